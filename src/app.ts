@@ -1,0 +1,25 @@
+import { createRouter } from './lib/openapi.ts';
+import { handleError, handleNotFound } from './middleware/error-handler.ts';
+import { jsonBodyGuard } from './middleware/json-body.ts';
+import { requestContext } from './middleware/request-context.ts';
+import { registerDocs } from './routes/docs/docs.index.ts';
+import { registerAuthRoutes } from './routes/auth/auth.index.ts';
+import { registerUserRoutes } from './routes/users/users.index.ts';
+import { registerApiKeyRoutes } from './routes/api-keys/api-keys.index.ts';
+
+/** The whole HTTP surface: conventions first (request id, body gate, error envelope), then the routes. */
+export function createApp() {
+  const app = createRouter();
+  app.use('*', requestContext);
+  app.use('/v1/*', jsonBodyGuard);
+  app.onError(handleError);
+  app.notFound(handleNotFound);
+
+  registerAuthRoutes(app);
+  registerUserRoutes(app);
+  registerApiKeyRoutes(app);
+  registerDocs(app);
+  return app;
+}
+
+export const app = createApp();

@@ -1,0 +1,23 @@
+import type { RateLimiter } from './durable-objects/rate-limiter.ts';
+import type { AuthContext } from './middleware/auth.ts';
+
+export type Environment = 'test' | 'live';
+
+/** Bindings of one deployment (see wrangler.toml); secrets come from `.dev.vars` or `wrangler secret put`. */
+export interface Env {
+  ENVIRONMENT: Environment;
+  DB: D1Database;
+  ASSETS: Fetcher;
+  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  JWT_SIGNING_KEY: string;
+  API_KEY_PEPPER: string;
+  CREDENTIALS_ENCRYPTION_KEYS: string;
+  ALLOW_INSECURE_WEBHOOKS?: string;
+}
+
+export interface AppVariables {
+  requestId: string;
+  auth: AuthContext;
+}
+
+export type AppEnv = { Bindings: Env; Variables: AppVariables };

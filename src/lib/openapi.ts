@@ -1,0 +1,124 @@
+import { OpenAPIHono, z, type Hook } from '@hono/zod-openapi';
+import type { AppEnv } from '../env.ts';
+import { ERROR_CODES, invalidRequest, type ErrorCode, type FieldIssue } from './errors.ts';
+
+/** Shared OpenAPI building blocks: envelopes, pagination, error responses, the router factory. */
+
+export const BEARER_AUTH = 'bearerAuth';
+export const bearerSecurity = [{ [BEARER_AUTH]: [] }];
+
+export const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:15:30.123Z' });
+
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: 'invalid_request' }),
+      message: z.string(),
+      category: z.enum(['validation', 'authentication', 'authorization', 'not_found', 'conflict', 'rate_limit', 'processor', 'configuration', 'internal']),
+      retryable: z.boolean(),
+      request_id: z.string().openapi({ example: 'req_3kqz7w1v0c9m2x8b' }),
+      details: z.record(z.string(), z.unknown()),
+    }),
+  })
+  .openapi('Error');
+
+export const PaginationSchema = z
+  .object({ limit: z.number().int(), offset: z.number().int(), total: z.number().int() })
+  .openapi('Pagination');
+
+export const PaginationQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: 'Page size, 1 to 100.', example: 50 }),
+  offset: z.coerce.number().int().min(0).default(0).openapi({ description: 'Items to skip.', example: 0 }),
+});
+
+export function dataEnvelope<T extends z.ZodType>(schema: T) {
+  return z.object({ data: schema });
+}
+
+export function listEnvelope<T extends z.ZodType>(schema: T) {
+  return z.object({ data: z.array(schema), pagination: PaginationSchema });
+}
+
+export function jsonContent<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { 'application/json': { schema } } };
+}
+
+export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
+  return { required: true, ...(description ? { description } : {}), content: { 'application/json': { schema } } };
+}
+
+/**
+ * The error responses of a route, grouped by status, each code with an example. Every route lists the
+ * codes it can answer with; `invalid_request` and `internal_error` apply to every route and are added here.
+ */
+export function errorResponses(...codes: ErrorCode[]) {
+  const all = new Set<ErrorCode>(['invalid_request', 'internal_error', ...codes]);
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of all) {
+    const status = ERROR_CODES[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorSchema; examples: Record<string, { value: unknown }> } } }> = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[status] = {
+      description: list.map((code) => `\`${code}\``).join(', '),
+      content: {
+        'application/json': {
+          schema: ErrorSchema,
+          examples: Object.fromEntries(list.map((code) => [code, { value: exampleError(code) }])),
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+function exampleError(code: ErrorCode) {
+  const spec = ERROR_CODES[code];
+  return {
+    error: {
+      code,
+      message: spec.message,
+      category: spec.category,
+      retryable: spec.retryable,
+      request_id: 'req_3kqz7w1v0c9m2x8b',
+      details: code === 'invalid_request' ? { fields: [{ field: 'amount.value', issue: 'Invalid decimal amount' }] } : {},
+    },
+  };
+}
+
+/** Turns zod issues into field names and messages; the offending values are never echoed. */
+export function zodIssuesToFields(error: z.ZodError, prefix?: string): FieldIssue[] {
+  const fields: FieldIssue[] = [];
+  for (const issue of error.issues) {
+    const base = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) fields.push({ field: base ? `${base}.${key}` : key, issue: 'Unknown field' });
+    } else {
+      fields.push({ field: base || '(body)', issue: issue.message });
+    }
+  }
+  return fields;
+}
+
+const TARGET_LABEL: Record<string, string> = { json: 'body', query: 'query parameter', param: 'path parameter', header: 'header' };
+
+export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
+  if (!result.success) {
+    const target = (result as { target?: string }).target ?? 'json';
+    const prefix = target === 'json' ? undefined : target;
+    throw invalidRequest(`Invalid ${TARGET_LABEL[target] ?? target}.`, zodIssuesToFields(result.error as z.ZodError, prefix));
+  }
+};
+
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({ strict: true, defaultHook: validationHook });
+}
+
+export type AppOpenAPI = ReturnType<typeof createRouter>;
+
+export type AppRouteHandler<R extends import('@hono/zod-openapi').RouteConfig> = import('@hono/zod-openapi').RouteHandler<R, import('../env.ts').AppEnv>;
+
+/** Path identifiers are opaque; anything unknown, malformed or foreign is answered as not found. */
+export const opaqueId = (name: string, example: string) =>
+  z.string().min(1).max(128).openapi({ param: { name, in: 'path' }, example });

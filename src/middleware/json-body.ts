@@ -1,0 +1,68 @@
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../env.ts';
+import { invalidRequest } from '../lib/errors.ts';
+
+export const MAX_BODY_BYTES = 64 * 1024;
+const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
+
+/**
+ * One gate for every request body, before any route sees it: at most 64 KiB (also when the length is
+ * not declared), `Content-Type: application/json`, valid UTF-8 JSON, and a JSON object. The raw text is
+ * handed on through Hono's body cache, so the route validator parses what was checked here.
+ */
+export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
+
+  const declared = c.req.header('content-length');
+  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+  const raw = await readCapped(c.req.raw.body, MAX_BODY_BYTES);
+  if (raw.byteLength === 0) {
+    // An empty body reads as {}, so a route that needs fields names the missing ones.
+    (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve('{}');
+    return next();
+  }
+
+  if (!JSON_CONTENT_TYPE.test(c.req.header('content-type') ?? '')) {
+    throw invalidRequest('Content-Type must be application/json.', [{ field: 'Content-Type', issue: 'Expected application/json' }], 415);
+  }
+  let text: string;
+  let parsed: unknown;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(raw);
+    parsed = JSON.parse(text);
+  } catch {
+    // The parser's message quotes the input, so it is not passed on.
+    throw invalidRequest('The body is not valid JSON.', [{ field: '(body)', issue: 'Malformed JSON' }]);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw invalidRequest('The body must be a JSON object.', [{ field: '(body)', issue: 'Expected a JSON object' }]);
+  }
+  (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
+  return next();
+};
+
+const tooLarge = () => invalidRequest(`The body exceeds ${MAX_BODY_BYTES} bytes.`, [{ field: '(body)', issue: `At most ${MAX_BODY_BYTES} bytes` }], 413);
+
+async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,57 @@
+import { swaggerUI } from '@hono/swagger-ui';
+import type { AppOpenAPI } from '../../lib/openapi.ts';
+import { BEARER_AUTH } from '../../lib/openapi.ts';
+
+export const OPENAPI_INFO = {
+  title: 'Payment Service API',
+  version: '1.0.0',
+  description: [
+    'One normalized API in front of several payment processors.',
+    '',
+    '- Amounts are `{ "value": "<decimal string>", "currency": "<ISO 4217>" }`; the value is never a number.',
+    '- Single resources come as `{ "data": ... }`, lists as `{ "data": [...], "pagination": { "limit", "offset", "total" } }`,',
+    '  errors as `{ "error": { "code", "message", "category", "retryable", "request_id", "details" } }`.',
+    '- Every response carries `X-Request-Id` (`req_...`); quote it, with the environment, when reporting a problem.',
+    '- Timestamps are ISO 8601 UTC with milliseconds. Request bodies are JSON objects of at most 64 KiB',
+    '  (`413 invalid_request` beyond, `415 invalid_request` for another Content-Type); unknown fields are refused.',
+    '- Authenticate with `Authorization: Bearer <credential>`: an API key (`sk_test_...` / `sk_live_...`) on business',
+    '  routes, or a user access token (JWT) from `POST /v1/auth/login` on business and management routes.',
+    '- Each deployment serves one environment (`test` or `live`); a key or token of the other environment is refused.',
+  ].join('\n'),
+};
+
+/** Strict CSP for the explorer: its scripts and styles are the Worker's own static assets, no inline code. */
+export const DOCS_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+export function registerDocs(app: AppOpenAPI) {
+  app.openAPIRegistry.registerComponent('securitySchemes', BEARER_AUTH, {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key (`sk_test_...`, `sk_live_...`) or a user access token (JWT) from `POST /v1/auth/login`.',
+  });
+
+  app.doc31('/openapi.json', (c) => ({
+    openapi: '3.1.0',
+    info: OPENAPI_INFO,
+    servers: [{ url: new URL(c.req.url).origin, description: `This deployment (${c.env.ENVIRONMENT})` }],
+  }));
+
+  const ui = swaggerUI({
+    url: '/openapi.json',
+    title: 'Payment Service API',
+    // Assets are served from this Worker (public/docs/assets), never from a CDN.
+    baseUrl: '/docs/assets',
+    manuallySwaggerUIHtml: (asset) => `
+      <div id="swagger-ui"></div>
+      ${asset.css.map((href) => `<link rel="stylesheet" href="${href}" />`).join('')}
+      ${asset.js.map((src) => `<script src="${src}"></script>`).join('')}
+      <script src="/docs/assets/init.js"></script>`,
+  });
+  app.get('/docs', async (c, next) => {
+    await ui(c as never, next);
+    c.res.headers.set('Content-Security-Policy', DOCS_CSP);
+    c.res.headers.set('X-Content-Type-Options', 'nosniff');
+    c.res.headers.set('Referrer-Policy', 'no-referrer');
+  });
+}

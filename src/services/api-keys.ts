@@ -1,0 +1,65 @@
+import { and, count, desc, eq } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { apiKeys, type ApiKeyRow } from '../db/schema/index.ts';
+import type { Environment } from '../env.ts';
+import { displayPrefix, generateApiKeySecret, hashApiKeySecret } from '../domain/api-key-secrets.ts';
+import { normalizeScopes, type Scope } from '../domain/scopes.ts';
+import { newId } from '../lib/ids.ts';
+import { toIso, toIsoOrNull } from '../lib/time.ts';
+
+export function toApiKeyResource(row: ApiKeyRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    environment: row.environment,
+    status: row.status,
+    created_at: toIso(row.createdAt),
+    last_used_at: toIsoOrNull(row.lastUsedAt),
+    revoked_at: toIsoOrNull(row.revokedAt),
+  };
+}
+
+export async function createApiKey(db: Db, pepper: string, input: { ownerId: string; name: string; scopes: Scope[]; environment: Environment }) {
+  const secret = generateApiKeySecret(input.environment);
+  const row: ApiKeyRow = {
+    id: newId('key'),
+    userId: input.ownerId,
+    name: input.name,
+    scopes: normalizeScopes(input.scopes),
+    environment: input.environment,
+    status: 'active',
+    secretHash: await hashApiKeySecret(pepper, secret),
+    prefix: displayPrefix(secret),
+    createdAt: Date.now(),
+    lastUsedAt: null,
+    revokedAt: null,
+  };
+  await db.insert(apiKeys).values(row).run();
+  return { row, secret };
+}
+
+export async function listApiKeys(db: Db, ownerId: string, environment: Environment, limit: number, offset: number) {
+  const scope = and(eq(apiKeys.userId, ownerId), eq(apiKeys.environment, environment));
+  const [rows, [{ total } = { total: 0 }]] = await db.batch([
+    db.select().from(apiKeys).where(scope).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(apiKeys).where(scope),
+  ]);
+  return { rows, total };
+}
+
+/** A key of this owner and environment, or undefined: foreign and unknown ids look the same. */
+export function findOwnedApiKey(db: Db, ownerId: string | null, environment: Environment, id: string) {
+  const conditions = [eq(apiKeys.id, id), eq(apiKeys.environment, environment)];
+  if (ownerId !== null) conditions.push(eq(apiKeys.userId, ownerId));
+  return db.select().from(apiKeys).where(and(...conditions)).get();
+}
+
+/** Idempotent: revoking a revoked key keeps its first revocation time. */
+export async function revokeApiKey(db: Db, row: ApiKeyRow): Promise<ApiKeyRow> {
+  if (row.status === 'revoked') return row;
+  const revokedAt = Date.now();
+  await db.update(apiKeys).set({ status: 'revoked', revokedAt }).where(and(eq(apiKeys.id, row.id), eq(apiKeys.status, 'active'))).run();
+  return { ...row, status: 'revoked', revokedAt };
+}

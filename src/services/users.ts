@@ -1,0 +1,108 @@
+import { count, desc, eq } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { users, type UserRow } from '../db/schema/index.ts';
+import { hashPassword } from '../domain/passwords.ts';
+import { BUSINESS_SCOPES, normalizeScopes, type Role, type Scope } from '../domain/scopes.ts';
+import { ApiError } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
+import { toIso } from '../lib/time.ts';
+
+export function toUserResource(row: UserRow) {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    scopes: row.scopes,
+    created_at: toIso(row.createdAt),
+    updated_at: toIso(row.updatedAt),
+  };
+}
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+export interface NewUser {
+  email: string;
+  name: string;
+  password: string;
+  role?: Role;
+  scopes?: Scope[];
+}
+
+export async function createUser(db: Db, input: NewUser): Promise<UserRow> {
+  const email = normalizeEmail(input.email);
+  if (await findUserByEmail(db, email)) throw new ApiError('email_taken');
+  const now = Date.now();
+  const row: UserRow = {
+    id: newId('usr'),
+    email,
+    name: input.name,
+    role: input.role ?? 'client',
+    scopes: normalizeScopes(input.scopes ?? BUSINESS_SCOPES),
+    passwordHash: await hashPassword(input.password),
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await db.insert(users).values(row).run();
+  } catch (error) {
+    // Two creations with one email at once: the unique index decides, the loser gets the same 409.
+    if (isUniqueViolation(error)) throw new ApiError('email_taken');
+    throw error;
+  }
+  return row;
+}
+
+export function findUserByEmail(db: Db, email: string) {
+  return db.select().from(users).where(eq(users.email, normalizeEmail(email))).get();
+}
+
+export function findUser(db: Db, id: string) {
+  return db.select().from(users).where(eq(users.id, id)).get();
+}
+
+export async function listUsers(db: Db, limit: number, offset: number) {
+  const [rows, [{ total } = { total: 0 }]] = await db.batch([
+    db.select().from(users).orderBy(desc(users.createdAt), desc(users.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(users),
+  ]);
+  return { rows, total };
+}
+
+export interface UserPatch {
+  email?: string;
+  name?: string;
+  role?: Role;
+  scopes?: Scope[];
+}
+
+export async function updateUser(db: Db, current: UserRow, patch: UserPatch): Promise<UserRow> {
+  const next: UserRow = {
+    ...current,
+    ...(patch.email !== undefined ? { email: normalizeEmail(patch.email) } : {}),
+    ...(patch.name !== undefined ? { name: patch.name } : {}),
+    ...(patch.role !== undefined ? { role: patch.role } : {}),
+    ...(patch.scopes !== undefined ? { scopes: normalizeScopes(patch.scopes) } : {}),
+    updatedAt: Math.max(Date.now(), current.updatedAt + 1),
+  };
+  if (next.email !== current.email) {
+    const other = await findUserByEmail(db, next.email);
+    if (other && other.id !== current.id) throw new ApiError('email_taken');
+  }
+  try {
+    await db
+      .update(users)
+      .set({ email: next.email, name: next.name, role: next.role, scopes: next.scopes, updatedAt: next.updatedAt })
+      .where(eq(users.id, current.id))
+      .run();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ApiError('email_taken');
+    throw error;
+  }
+  return next;
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  const message = error instanceof Error ? `${error.message} ${String((error as { cause?: unknown }).cause ?? '')}` : '';
+  return /UNIQUE constraint failed/i.test(message);
+}

@@ -1,0 +1,30 @@
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
+import { defineConfig } from 'vitest/config';
+
+// Tests run inside workerd with the `test` environment of wrangler.toml: real D1, Durable Objects and
+// static assets. Secrets are fixed test values here, never the developer's `.dev.vars`.
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations('./migrations');
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: './wrangler.toml', environment: 'test' },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            JWT_SIGNING_KEY: 'test-jwt-signing-key-0123456789abcdef0123456789',
+            API_KEY_PEPPER: 'test-api-key-pepper-0123456789abcdef',
+            CREDENTIALS_ENCRYPTION_KEYS: 'k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=',
+            ALLOW_INSECURE_WEBHOOKS: 'false',
+          },
+        },
+      }),
+    ],
+    test: {
+      setupFiles: ['./test/setup.ts'],
+      include: ['test/**/*.test.ts'],
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
+    },
+  };
+});
