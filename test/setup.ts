@@ -1,5 +1,21 @@
 import { applyD1Migrations } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
+import { afterAll, expect, vi } from 'vitest';
+import { findLeaks, recordLogLine } from './helpers/leak-scan.ts';
 
 // Every test file starts from the migrated schema (the call is a no-op when already applied).
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+
+// The Worker runs in the tests' isolate, so its log lines pass through this console.
+for (const level of ['log', 'info', 'warn', 'error'] as const) {
+  const original = console[level].bind(console);
+  vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
+    recordLogLine(args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
+    original(...args);
+  });
+}
+
+// No secret used by this file may appear in any response or log line but the one that issued it.
+afterAll(() => {
+  expect(findLeaks()).toEqual([]);
+});
