@@ -1,0 +1,86 @@
+import type { Channel, Money, PaymentOutcome, ProcessorRefundStatus } from '../types.ts';
+
+/**
+ * Pure mappings of the sandbox processor (CONTRACT.md, "Sandbox processor behaviour"): the outcome is
+ * chosen by the last two digits of the amount's minor units, which are the cents, or the last two
+ * integer digits for a currency without decimals.
+ */
+export type SandboxPaymentAnswer =
+  | { kind: 'outcome'; status: 'approved' | 'pending' | 'declined' | 'failed' }
+  | { kind: 'timeout' }
+  | { kind: 'unavailable' };
+
+export const lastTwoDigits = (amount: Money) => amount.minor % 100;
+
+/** The usual answer: POS approves at once; QR waits for the buyer to scan. */
+const usual = (channel: Channel): SandboxPaymentAnswer => ({ kind: 'outcome', status: channel === 'pos' ? 'approved' : 'pending' });
+
+export function sandboxPaymentAnswer(channel: Channel, amount: Money, attemptNumber: number): SandboxPaymentAnswer {
+  switch (lastTwoDigits(amount)) {
+    case 51:
+      // A QR decline arrives later, as a notification (test helper `decline`).
+      return channel === 'pos' ? { kind: 'outcome', status: 'declined' } : usual(channel);
+    case 52:
+      return attemptNumber === 1 ? { kind: 'timeout' } : usual(channel);
+    case 53:
+      return attemptNumber === 1 ? { kind: 'unavailable' } : usual(channel);
+    case 54:
+      return { kind: 'outcome', status: 'failed' };
+    default:
+      return usual(channel);
+  }
+}
+
+/** What the sandbox would answer when asked for the payment later (reconciliation). */
+export function sandboxPaymentStatus(channel: Channel, amount: Money): 'approved' | 'pending' | 'declined' | 'failed' {
+  const answer = sandboxPaymentAnswer(channel, amount, Number.MAX_SAFE_INTEGER);
+  return answer.kind === 'outcome' ? answer.status : 'pending';
+}
+
+export function sandboxRefundStatus(amount: Money): ProcessorRefundStatus {
+  return lastTwoDigits(amount) === 61 ? 'declined' : 'approved';
+}
+
+export function toPaymentOutcome(channel: Channel, status: PaymentOutcome['status'], reference: string, amount: Money): PaymentOutcome {
+  const showQr = channel === 'qr' && status === 'pending';
+  return {
+    status,
+    processorReference: reference,
+    action: showQr ? { type: 'display_qr', qrData: emvQrPayload(reference, amount) } : { type: 'none' },
+    processorStatus: `sandbox_${status}`,
+    ...(status === 'declined' ? { declineCode: 'sandbox_declined' } : {}),
+  };
+}
+
+/**
+ * An EMVCo merchant-presented QR payload (tag-length-value with a CRC-16/CCITT-FALSE checksum), as
+ * dynamic QR processors return; the client must show it unaltered.
+ */
+export function emvQrPayload(reference: string, amount: Money): string {
+  const tlv = (tag: string, value: string) => `${tag}${String(value.length).padStart(2, '0')}${value}`;
+  const decimals = amount.currency === 'CLP' ? 0 : 2;
+  const value = decimals === 0 ? String(amount.minor) : `${Math.floor(amount.minor / 100)}.${String(amount.minor % 100).padStart(2, '0')}`;
+  const body =
+    tlv('00', '01') +
+    tlv('01', '12') +
+    tlv('26', tlv('00', 'dev.sandbox.payments') + tlv('01', reference.slice(0, 25))) +
+    tlv('52', '0000') +
+    tlv('53', ISO_NUMERIC[amount.currency] ?? '999') +
+    tlv('54', value) +
+    tlv('58', 'US') +
+    tlv('59', 'SANDBOX MERCHANT') +
+    tlv('60', 'SANDBOX') +
+    '6304';
+  return body + crc16(body);
+}
+
+const ISO_NUMERIC: Record<string, string> = { USD: '840', EUR: '978', BRL: '986', ARS: '032', MXN: '484', CLP: '152', COP: '170', UYU: '858' };
+
+function crc16(text: string): string {
+  let crc = 0xffff;
+  for (const byte of new TextEncoder().encode(text)) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc.toString(16).toUpperCase().padStart(4, '0');
+}
