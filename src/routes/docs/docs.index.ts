@@ -49,9 +49,18 @@ export function registerDocs(app: AppOpenAPI) {
       <script src="/docs/assets/init.js"></script>`,
   });
   app.get('/docs', async (c, next) => {
-    await ui(c as never, next);
-    c.res.headers.set('Content-Security-Policy', DOCS_CSP);
-    c.res.headers.set('X-Content-Type-Options', 'nosniff');
-    c.res.headers.set('Referrer-Policy', 'no-referrer');
+    // The middleware answers with its own Response (it does not set c.res), so that one is returned.
+    const res = (await ui(c as never, next)) as Response;
+    res.headers.set('Content-Security-Policy', DOCS_CSP);
+    res.headers.set('X-Content-Type-Options', 'nosniff');
+    res.headers.set('Referrer-Policy', 'no-referrer');
+    return res;
+  });
+
+  // The explorer's files (public/docs/assets) pass through the Worker (`run_worker_first` in
+  // wrangler.toml), so they carry `X-Request-Id` like every other response.
+  app.get('/docs/assets/*', async (c) => {
+    const res = await c.env.ASSETS.fetch(c.req.raw);
+    return res.status === 404 ? c.notFound() : res;
   });
 }
