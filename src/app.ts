@@ -6,6 +6,9 @@ import { registerDocs } from './routes/docs/docs.index.ts';
 import { registerAuthRoutes } from './routes/auth/auth.index.ts';
 import { registerUserRoutes } from './routes/users/users.index.ts';
 import { registerApiKeyRoutes } from './routes/api-keys/api-keys.index.ts';
+import { registerConnectorRoutes } from './routes/connectors/connectors.index.ts';
+import { registerAccountPaymentMethodRoutes } from './routes/account-payment-methods/account-payment-methods.index.ts';
+import { registerPaymentMethodRoutes } from './routes/payment-methods/payment-methods.index.ts';
 
 /** The whole HTTP surface: conventions first (request id, body gate, error envelope), then the routes. */
 export function createApp() {
@@ -18,6 +21,9 @@ export function createApp() {
   registerAuthRoutes(app);
   registerUserRoutes(app);
   registerApiKeyRoutes(app);
+  registerConnectorRoutes(app);
+  registerAccountPaymentMethodRoutes(app);
+  registerPaymentMethodRoutes(app);
   registerDocs(app);
   return app;
 }

@@ -1,3 +1,4 @@
 export * from './users.ts';
 export * from './sessions.ts';
 export * from './api-keys.ts';
+export * from './payment-methods.ts';

@@ -1,0 +1,40 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { requireAuth } from '../../middleware/auth.ts';
+import { bearerSecurity, dataEnvelope, errorResponses, jsonContent, listEnvelope, opaqueId, PaginationQuery } from '../../lib/openapi.ts';
+import { PublicPaymentMethodSchema } from './payment-methods.schemas.ts';
+
+const tags = ['Payment methods'];
+const readers = [requireAuth({ accept: 'any', scope: 'payment_methods:read' })];
+
+export const listPaymentMethods = createRoute({
+  operationId: 'listPaymentMethods',
+  method: 'get',
+  path: '/v1/payment-methods',
+  tags,
+  summary: 'List usable payment methods',
+  description:
+    'With an API key: the active methods enabled for that key. With a user token: the owner’s methods in this environment (active and inactive). Scope `payment_methods:read`. Use `id` as `payment_method` when creating a payment.',
+  security: bearerSecurity,
+  middleware: readers,
+  request: { query: PaginationQuery },
+  responses: {
+    200: jsonContent(listEnvelope(PublicPaymentMethodSchema), 'A page of methods.'),
+    ...errorResponses('unauthorized', 'insufficient_scope'),
+  },
+});
+
+export const getPaymentMethod = createRoute({
+  operationId: 'getPaymentMethod',
+  method: 'get',
+  path: '/v1/payment-methods/{payment_method_id}',
+  tags,
+  summary: 'Get a usable payment method',
+  description: 'A method that does not exist, belongs to someone else, is deleted, or is not enabled for the key: `404 payment_method_not_found` (category `validation`); list the methods again.',
+  security: bearerSecurity,
+  middleware: readers,
+  request: { params: z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') }) },
+  responses: {
+    200: jsonContent(dataEnvelope(PublicPaymentMethodSchema), 'The method.'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_method_not_found'),
+  },
+});

@@ -1,0 +1,35 @@
+import { z } from '@hono/zod-openapi';
+import { CAPABILITIES } from '../../connectors/types.ts';
+import { Timestamp } from '../../lib/openapi.ts';
+
+export const CapabilitySchema = z.enum(CAPABILITIES).openapi('Capability');
+export const ChannelSchema = z.string().openapi({ description: 'Normalized channel, e.g. `pos` or `qr`; tolerate new values.', example: 'qr' });
+export const ProviderSchema = z.string().openapi({ description: 'Processor that executes operations, e.g. `sandbox`.', example: 'sandbox' });
+
+const SECRET_LIKE_KEY = /(secret|password|passwd|token|api[_-]?key|credential|private)/i;
+
+/** Presentation data: flat, small, and refused when a key looks like it carries a secret. */
+export const DisplayConfigurationSchema = z
+  .record(z.string().min(1).max(64), z.union([z.string().max(500), z.number(), z.boolean()]))
+  .superRefine((value, ctx) => {
+    const keys = Object.keys(value);
+    if (keys.length > 50) ctx.addIssue({ code: 'custom', message: 'At most 50 keys' });
+    for (const key of keys) {
+      if (SECRET_LIKE_KEY.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: 'Must not carry secrets; put them in credentials' });
+    }
+  })
+  .openapi('DisplayConfiguration', { description: 'Non-sensitive presentation data (at most 50 flat keys).', example: { label: 'Front counter', color: '#0a7' } });
+
+export const PublicPaymentMethodSchema = z
+  .object({
+    id: z.string().uuid().openapi({ example: '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91' }),
+    name: z.string().openapi({ example: 'Counter QR' }),
+    type: ChannelSchema,
+    provider: ProviderSchema,
+    environment: z.enum(['test', 'live']),
+    status: z.enum(['active', 'inactive']).openapi({ description: 'Only `active` methods take new operations.' }),
+    capabilities: z.array(CapabilitySchema),
+    metadata: z.record(z.string(), z.unknown()).openapi({ description: 'Non-sensitive presentation data.' }),
+    created_at: Timestamp,
+  })
+  .openapi('PaymentMethod');
