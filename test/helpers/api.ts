@@ -112,12 +112,16 @@ export function expectError(res: ApiResponse, status: number, code: string) {
 }
 
 /**
- * Secrets are tracked automatically: a password sent may appear in no response; a refresh token or API
+ * Secrets are tracked automatically: a password or processor credential sent may appear in no response; a refresh token or API
  * key secret may appear only in the response that issued it.
  */
 function trackSecretsOf(requestBody: unknown, responseBody: unknown, responseId: number) {
-  const sent = requestBody as { password?: unknown } | undefined;
+  const sent = requestBody as { password?: unknown; credentials?: unknown } | undefined;
   if (sent && typeof sent === 'object' && typeof sent.password === 'string') trackSecret('password', sent.password);
+  // Processor credentials are write-only: no response may ever carry one of their values.
+  if (sent && typeof sent === 'object' && sent.credentials && typeof sent.credentials === 'object') {
+    for (const value of Object.values(sent.credentials)) if (typeof value === 'string') trackSecret('credential', value);
+  }
   const data = (responseBody as { data?: Record<string, unknown> } | undefined)?.data;
   if (data && typeof data === 'object') {
     if (typeof data.refresh_token === 'string') trackSecret('refresh_token', data.refresh_token, responseId);
