@@ -1,0 +1,152 @@
+/**
+ * The payment state machine. Every status change of a payment goes through `applyTransition`, whether
+ * it comes from the processor's answer, a notification, a test helper, a cancel or a settled refund, so
+ * the rules of CONTRACT.md ("Transitions the seed leaves open") live in this one table.
+ */
+
+export const PAYMENT_STATUSES = [
+  'created',
+  'pending',
+  'processing',
+  'approved',
+  'declined',
+  'failed',
+  'expired',
+  'canceled',
+  'partially_refunded',
+  'refunded',
+] as const;
+
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+export type RefundedPaymentStatus = 'partially_refunded' | 'refunded';
+
+/**
+ * Allowed next statuses. Nothing leads back to `created`, `pending` or `processing` from a later
+ * status, so a late or out-of-order notification can never move a payment backwards.
+ * `partially_refunded -> partially_refunded` is another partial refund, the only repeatable step.
+ */
+export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
+  created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
+  pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
+  processing: ['approved', 'declined', 'failed', 'expired', 'canceled'],
+  // `canceled` from `approved` is a void, possible only before any refund (see TransitionGuards).
+  approved: ['partially_refunded', 'refunded', 'canceled'],
+  partially_refunded: ['partially_refunded', 'refunded'],
+  declined: [],
+  failed: [],
+  expired: [],
+  canceled: [],
+  refunded: [],
+};
+
+export interface TransitionGuards {
+  /**
+   * Whether any refund is recorded for the payment, whatever its status: CONTRACT.md allows a void
+   * only "while no refund exists", and a refund still in flight at the processor must not be voided
+   * from under it.
+   */
+  hasRefunds: boolean;
+  /**
+   * What the approved refunds make of the payment (`paymentStatusAfterRefunds`). The refund statuses
+   * are reachable only when they match it, so no notification can claim a refund the ledger does not
+   * hold. Absent means no approved refund.
+   */
+  refundOutcome?: RefundedPaymentStatus | null;
+}
+
+export type TransitionRefusal =
+  /** The payment already has this status: a repeated notification, nothing to do. */
+  | 'no_change'
+  /** The payment is in a final status, which never changes. */
+  | 'final'
+  /** Not in the table, e.g. a late `pending` after `approved`. */
+  | 'not_allowed'
+  /** A void after a refund was recorded. */
+  | 'refunds_exist'
+  /** A refund status that the approved refunds do not produce. */
+  | 'refund_mismatch';
+
+export type TransitionResult<S extends string> =
+  | { ok: true; status: S; updatedAt: number }
+  | { ok: false; reason: TransitionRefusal };
+
+export function isPaymentStatus(value: string): value is PaymentStatus {
+  return (PAYMENT_STATUSES as readonly string[]).includes(value);
+}
+
+export function isFinal(status: PaymentStatus): boolean {
+  return PAYMENT_TRANSITIONS[status].length === 0;
+}
+
+function refusal(from: PaymentStatus, to: PaymentStatus, guards: TransitionGuards): TransitionRefusal | null {
+  const allowed = PAYMENT_TRANSITIONS[from];
+  if (from === to && !allowed.includes(to)) return 'no_change';
+  if (allowed.length === 0) return 'final';
+  if (!allowed.includes(to)) return 'not_allowed';
+  if (from === 'approved' && to === 'canceled' && guards.hasRefunds) return 'refunds_exist';
+  if ((to === 'partially_refunded' || to === 'refunded') && to !== (guards.refundOutcome ?? null)) return 'refund_mismatch';
+  return null;
+}
+
+export function canTransition(from: PaymentStatus, to: PaymentStatus, guards: TransitionGuards): boolean {
+  return refusal(from, to, guards) === null;
+}
+
+/** Cancel from `created`, `pending`, `processing`, or `approved` before any refund (a void). */
+export function canCancel(status: PaymentStatus, hasRefunds: boolean): boolean {
+  return canTransition(status, 'canceled', { hasRefunds });
+}
+
+/** Refunds are accepted for `approved` and `partially_refunded` payments only. */
+export function canRefund(status: PaymentStatus): boolean {
+  return status === 'approved' || status === 'partially_refunded';
+}
+
+/**
+ * Strictly increasing per record even when the clock stands still or steps back (two changes in the
+ * same millisecond, or isolates with skewed clocks), because clients order updates by `updated_at`.
+ */
+export function nextUpdatedAt(previous: number, now: number): number {
+  return Math.max(now, previous + 1);
+}
+
+export function applyTransition(
+  current: { status: PaymentStatus; updatedAt: number },
+  to: PaymentStatus,
+  now: number,
+  guards: TransitionGuards,
+): TransitionResult<PaymentStatus> {
+  const reason = refusal(current.status, to, guards);
+  if (reason) return { ok: false, reason };
+  return { ok: true, status: to, updatedAt: nextUpdatedAt(current.updatedAt, now) };
+}
+
+export type PaymentEventType =
+  | 'payment.pending'
+  | 'payment.approved'
+  | 'payment.declined'
+  | 'payment.failed'
+  | 'payment.expired'
+  | 'payment.canceled'
+  | 'payment.refunded';
+
+const EVENT_TYPES: Readonly<Record<PaymentStatus, PaymentEventType | null>> = {
+  // `created` and `processing` are internal steps with nothing for a merchant to act on.
+  created: null,
+  pending: 'payment.pending',
+  processing: null,
+  approved: 'payment.approved',
+  declined: 'payment.declined',
+  failed: 'payment.failed',
+  expired: 'payment.expired',
+  canceled: 'payment.canceled',
+  // One event for both refund outcomes: the payload's status tells them apart.
+  partially_refunded: 'payment.refunded',
+  refunded: 'payment.refunded',
+};
+
+/** The webhook sent when a payment enters `status`, or null when that status sends none. */
+export function eventTypeFor(status: PaymentStatus): PaymentEventType | null {
+  return EVENT_TYPES[status];
+}
