@@ -1,0 +1,244 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CODES, type ErrorCode } from '../src/lib/errors.ts';
+import { call, type ApiResponse } from './helpers/api.ts';
+
+/** The served contract (/openapi.json) and its explorer (/docs). */
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+
+interface Operation {
+  method: string;
+  path: string;
+  operationId?: string;
+  security?: Array<Record<string, string[]>>;
+  responses: Record<string, { description?: string; content?: Record<string, { schema?: { $ref?: string }; examples?: Record<string, { value: any }> }> }>;
+}
+
+const REQUIRED_OPERATION_IDS = [
+  'login',
+  'refreshSession',
+  'logout',
+  'getCurrentUser',
+  'createUser',
+  'listUsers',
+  'getUser',
+  'updateUser',
+  'createApiKey',
+  'listApiKeys',
+  'revokeApiKey',
+];
+
+/**
+ * Success statuses of CONTRACT.md ("Success status codes"), as [method, path pattern, status]; the first
+ * match decides. Operations matching none (actions the table does not list) are not checked here.
+ */
+const SUCCESS_STATUS_RULES: Array<[string, RegExp, number]> = [
+  ['post', /^\/v1\/auth\/(login|refresh)$/, 201],
+  ['post', /^\/v1\/auth\/logout$/, 204],
+  ['delete', /^\/v1\/account\/payment-methods\/\{[^}]+\}$/, 204],
+  ['post', /\/(cancel|disable|revoke)$/, 200],
+  ['post', /^\/v1\/payments$/, 201],
+  ['post', /^\/v1\/payments\/\{[^}]+\}\/refunds$/, 201],
+  ['post', /^\/v1\/users$/, 201],
+  ['post', /^\/v1\/account\/payment-methods$/, 201],
+  ['post', /^\/v1\/account\/api-keys$/, 201],
+  ['post', /^\/v1\/account\/payment-methods\/\{[^}]+\}\/api-keys$/, 201],
+  ['get', /./, 200],
+  ['patch', /./, 200],
+];
+
+const expectedSuccessStatus = (op: Operation) =>
+  SUCCESS_STATUS_RULES.find(([method, pattern]) => method === op.method && pattern.test(op.path))?.[2];
+
+let specResponse: ApiResponse;
+let spec: any;
+let operations: Operation[];
+
+beforeAll(async () => {
+  specResponse = await call('GET', '/openapi.json');
+  spec = specResponse.body;
+  operations = [];
+  for (const [path, item] of Object.entries<Record<string, Operation>>(spec?.paths ?? {})) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (op) operations.push({ ...op, method, path });
+    }
+  }
+});
+
+const label = (op: Operation) => `${op.method.toUpperCase()} ${op.path} (${op.operationId ?? 'no operationId'})`;
+const isProtected = (op: Operation) =>
+  Array.isArray(op.security) && op.security.length > 0 && op.security.every((req) => Object.keys(req).length > 0);
+
+describe('/openapi.json', () => {
+  it('is OpenAPI 3.1.0 JSON describing this deployment', () => {
+    expect(specResponse.status).toBe(200);
+    expect(specResponse.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(spec.openapi).toBe('3.1.0');
+    expect(spec.info).toMatchObject({ title: expect.any(String), version: expect.any(String) });
+    expect(spec.servers?.[0]?.url).toBe('http://localhost');
+    expect(operations.length).toBeGreaterThanOrEqual(REQUIRED_OPERATION_IDS.length);
+  });
+
+  it('declares the bearer security scheme bearerAuth', () => {
+    expect(spec.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const op of operations) {
+      for (const requirement of op.security ?? []) {
+        for (const scheme of Object.keys(requirement)) expect(spec.components.securitySchemes, label(op)).toHaveProperty(scheme);
+      }
+    }
+  });
+
+  it('gives every operation a unique operationId, including those of the interface', () => {
+    const ids = operations.map((op) => op.operationId);
+    for (const op of operations) expect(op.operationId, label(op)).toMatch(/^[a-z][A-Za-z0-9]+$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(expect.arrayContaining(REQUIRED_OPERATION_IDS));
+  });
+
+  it('declares 400 and 500 on every operation, with the Error schema and an example per code', () => {
+    expect(spec.components.schemas.Error).toBeDefined();
+    for (const op of operations) {
+      expect(Object.keys(op.responses), label(op)).toEqual(expect.arrayContaining(['400', '500']));
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        const json = response.content?.['application/json'];
+        expect(json?.schema?.$ref, `${label(op)} ${status}`).toBe('#/components/schemas/Error');
+        const examples = Object.values(json?.examples ?? {});
+        expect(examples.length, `${label(op)} ${status} examples`).toBeGreaterThan(0);
+        for (const { value } of examples) {
+          const code = value?.error?.code as ErrorCode;
+          expect(ERROR_CODES, `${label(op)} ${status}: unknown code ${code}`).toHaveProperty(code);
+          // The example's code really answers with this status.
+          const spec = ERROR_CODES[code];
+          const allowedStatuses = code === 'invalid_request' ? [400, 413, 415] : [spec.status];
+          expect(allowedStatuses, `${label(op)} ${status} ${code}`).toContain(Number(status));
+          expect(value.error).toMatchObject({ category: spec.category, retryable: spec.retryable, request_id: expect.stringMatching(/^req_/) });
+          expect(Object.keys(value.error).sort()).toEqual(['category', 'code', 'details', 'message', 'request_id', 'retryable']);
+        }
+      }
+      const codes400 = Object.keys(op.responses['400']?.content?.['application/json']?.examples ?? {});
+      expect(codes400, label(op)).toContain('invalid_request');
+      const codes500 = Object.keys(op.responses['500']?.content?.['application/json']?.examples ?? {});
+      expect(codes500, label(op)).toContain('internal_error');
+    }
+  });
+
+  it('declares 401 on every protected operation', () => {
+    const protectedOps = operations.filter(isProtected);
+    expect(protectedOps.map((op) => op.operationId)).toEqual(
+      expect.arrayContaining(['getCurrentUser', 'createUser', 'listUsers', 'getUser', 'updateUser', 'createApiKey', 'listApiKeys', 'revokeApiKey']),
+    );
+    for (const op of protectedOps) {
+      expect(op.responses, label(op)).toHaveProperty('401');
+      expect(Object.keys(op.responses['401']!.content?.['application/json']?.examples ?? {}), label(op)).toContain('unauthorized');
+    }
+  });
+
+  it('login and refresh need no credential', () => {
+    for (const id of ['login', 'refreshSession']) {
+      const op = operations.find((o) => o.operationId === id)!;
+      expect(op.security ?? [], id).toEqual([]);
+    }
+  });
+
+  it('uses the success status of CONTRACT.md for each operation', () => {
+    const expected: Record<string, number> = {
+      login: 201,
+      refreshSession: 201,
+      logout: 204,
+      getCurrentUser: 200,
+      createUser: 201,
+      listUsers: 200,
+      getUser: 200,
+      updateUser: 200,
+      createApiKey: 201,
+      listApiKeys: 200,
+      revokeApiKey: 200,
+    };
+    for (const op of operations) {
+      const successes = Object.keys(op.responses).filter((status) => /^2\d\d$/.test(status)).map(Number);
+      expect(successes, label(op)).toHaveLength(1);
+      const want = expected[op.operationId!] ?? expectedSuccessStatus(op);
+      if (expected[op.operationId!] !== undefined) expect(expectedSuccessStatus(op), label(op)).toBe(expected[op.operationId!]);
+      if (want === undefined) continue;
+      expect(successes[0], label(op)).toBe(want);
+      const success = op.responses[String(want)]!;
+      if (want === 204) expect(success.content, `${label(op)}: 204 has no body`).toBeUndefined();
+      else expect(success.content?.['application/json']?.schema, label(op)).toBeDefined();
+    }
+  });
+
+  it('describes JSON request bodies as application/json', () => {
+    for (const op of operations) {
+      const body = (op as { requestBody?: { content?: Record<string, unknown> } }).requestBody;
+      if (body) expect(Object.keys(body.content ?? {}), label(op)).toEqual(['application/json']);
+    }
+  });
+});
+
+describe('/docs', () => {
+  let docs: ApiResponse;
+  beforeAll(async () => {
+    docs = await call('GET', '/docs');
+  });
+
+  it('serves the explorer as HTML', () => {
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(docs.text).toContain('id="swagger-ui"');
+  });
+
+  it('sends a strict Content-Security-Policy', () => {
+    const csp = docs.headers.get('content-security-policy') ?? '';
+    const directives = new Map(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .filter((parts) => parts[0])
+        .map(([name, ...sources]) => [name!.toLowerCase(), sources]),
+    );
+    expect(directives.get('default-src')).toEqual(["'none'"]);
+    expect(directives.get('script-src')).toEqual(["'self'"]);
+    expect(directives.get('object-src') ?? directives.get('default-src')).toEqual(["'none'"]);
+    expect(csp).not.toContain("'unsafe-inline'");
+    expect(csp).not.toContain("'unsafe-eval'");
+    expect(csp).not.toMatch(/https?:|\*/);
+    expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+    expect(docs.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('has no inline script and no URL to another host', () => {
+    const scripts = [...docs.text.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script\s*>/gi)];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const [tag, attributes, content] of scripts) {
+      expect(attributes, tag).toMatch(/\bsrc\s*=/i);
+      expect(content!.trim(), tag).toBe('');
+    }
+    expect(docs.text).not.toMatch(/\bon[a-z]+\s*=/i); // no inline event handlers
+    expect(docs.text).not.toMatch(/<style\b/i);
+    for (const [url] of docs.text.matchAll(/(?:https?:)?\/\/[^\s"'<>)]+/gi)) {
+      expect(new URL(url, 'http://localhost').host, url).toBe('localhost');
+    }
+  });
+
+  it('loads only assets that the Worker itself serves', async () => {
+    const refs = [...docs.text.matchAll(/\b(?:src|href)\s*=\s*"([^"]+)"/gi)].map((m) => m[1]!);
+    expect(refs.some((r) => r.endsWith('.js'))).toBe(true);
+    expect(refs.some((r) => r.endsWith('.css'))).toBe(true);
+    for (const ref of refs) {
+      expect(ref, ref).toMatch(/^\/docs\/assets\//);
+      const res = await call('GET', ref);
+      expect(res.status, ref).toBe(200);
+      expect(res.headers.get('content-type'), ref).toMatch(ref.endsWith('.css') ? /^text\/css/ : /javascript/);
+      expect(res.text.length, ref).toBeGreaterThan(0);
+    }
+  });
+
+  it('points the explorer at this deployment’s /openapi.json', async () => {
+    const init = await call('GET', '/docs/assets/init.js');
+    expect(init.status).toBe(200);
+    expect(init.text).toContain("url: '/openapi.json'");
+    expect(init.text).not.toMatch(/https?:\/\//);
+  });
+});
