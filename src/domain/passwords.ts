@@ -79,18 +79,27 @@ export interface VerifyResult {
   needsRehash: boolean;
 }
 
+/** A stored key shorter than this is corrupt: an empty one would compare equal to any password's. */
+const MIN_KEY_LENGTH = 16;
+
 export async function verifyPassword(password: string, encoded: string): Promise<VerifyResult> {
   const parsed = parse(encoded);
-  if (!parsed) return { valid: false, needsRehash: false };
+  if (!parsed || parsed.key.length < MIN_KEY_LENGTH) return { valid: false, needsRehash: false };
   let candidate: Uint8Array;
-  if (parsed.algorithm === 'scrypt') {
-    const { ln, r, p } = parsed.params;
-    if (!ln || !r || !p || ln > 20 || r > 16 || p > 16) return { valid: false, needsRehash: false };
-    candidate = await scrypt(password, parsed.salt, parsed.key.length, 2 ** ln, r, p);
-  } else {
-    const iterations = parsed.params.i;
-    if (!iterations || iterations > PRODUCTION_PBKDF2_MAX_ITERATIONS) return { valid: false, needsRehash: false };
-    candidate = await pbkdf2(password, parsed.salt, iterations, parsed.key.length);
+  try {
+    if (parsed.algorithm === 'scrypt') {
+      const { ln, r, p } = parsed.params;
+      if (!ln || !r || !p || ln > 20 || r > 16 || p > 16) return { valid: false, needsRehash: false };
+      candidate = await scrypt(password, parsed.salt, parsed.key.length, 2 ** ln, r, p);
+    } else {
+      const iterations = parsed.params.i;
+      if (!iterations || iterations > PRODUCTION_PBKDF2_MAX_ITERATIONS) return { valid: false, needsRehash: false };
+      candidate = await pbkdf2(password, parsed.salt, iterations, parsed.key.length);
+    }
+  } catch {
+    // Parameters the runtime refuses to compute (scrypt memory over `maxmem`, workerd's cost cap)
+    // can never verify; refusing them keeps a bad stored hash from turning a login into a 500.
+    return { valid: false, needsRehash: false };
   }
   const valid = candidate.length === parsed.key.length && timingSafeEqual(candidate, parsed.key);
   const current =
