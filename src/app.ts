@@ -9,6 +9,7 @@ import { registerApiKeyRoutes } from './routes/api-keys/api-keys.index.ts';
 import { registerConnectorRoutes } from './routes/connectors/connectors.index.ts';
 import { registerAccountPaymentMethodRoutes } from './routes/account-payment-methods/account-payment-methods.index.ts';
 import { registerPaymentMethodRoutes } from './routes/payment-methods/payment-methods.index.ts';
+import { registerPaymentRoutes } from './routes/payments/payments.index.ts';
 
 /** The whole HTTP surface: conventions first (request id, body gate, error envelope), then the routes. */
 export function createApp() {
@@ -24,6 +25,7 @@ export function createApp() {
   registerConnectorRoutes(app);
   registerAccountPaymentMethodRoutes(app);
   registerPaymentMethodRoutes(app);
+  registerPaymentRoutes(app);
   registerDocs(app);
   return app;
 }

@@ -1,3 +1,4 @@
+import type { IdempotencyStore } from './durable-objects/idempotency-store.ts';
 import type { RateLimiter } from './durable-objects/rate-limiter.ts';
 import type { AuthContext } from './middleware/auth.ts';
 
@@ -9,6 +10,7 @@ export interface Env {
   DB: D1Database;
   ASSETS: Fetcher;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  IDEMPOTENCY: DurableObjectNamespace<IdempotencyStore>;
   JWT_SIGNING_KEY: string;
   API_KEY_PEPPER: string;
   CREDENTIALS_ENCRYPTION_KEYS: string;

@@ -8,7 +8,7 @@ declare global {
     }
     interface GlobalProps {
       mainModule: typeof import('../src/index.ts');
-      durableNamespaces: 'RateLimiter';
+      durableNamespaces: 'RateLimiter' | 'IdempotencyStore';
     }
   }
 }

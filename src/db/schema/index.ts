@@ -2,3 +2,4 @@ export * from './users.ts';
 export * from './sessions.ts';
 export * from './api-keys.ts';
 export * from './payment-methods.ts';
+export * from './payments.ts';

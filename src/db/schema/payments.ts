@@ -1,0 +1,62 @@
+import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import type { Environment } from '../../env.ts';
+import type { PaymentStatus } from '../../domain/payment-state.ts';
+import type { RefundStatus } from '../../domain/refund-state.ts';
+import { paymentMethods } from './payment-methods.ts';
+import { users } from './users.ts';
+
+/**
+ * Payments. `version` grows by one with every change: writers read, decide through the state machine,
+ * and write back only if the version is unchanged (compare-and-set), so concurrent changes of one
+ * payment (refunds, notifications, cancel) never overwrite each other. The refunds table is the ledger;
+ * a refund change bumps its payment's version too.
+ */
+export const payments = sqliteTable('payments', {
+  id: text('id').primaryKey(),
+  ownerId: text('owner_id').notNull().references(() => users.id),
+  environment: text('environment').$type<Environment>().notNull(),
+  paymentMethodId: text('payment_method_id').notNull().references(() => paymentMethods.id),
+  apiKeyId: text('api_key_id'),
+  /** `key:<api_key_id>` or `user:<user_id>`: `external_reference` is unique within it. */
+  referenceScope: text('reference_scope').notNull(),
+  externalReference: text('external_reference').notNull(),
+  amountMinor: integer('amount_minor').notNull(),
+  currency: text('currency').notNull(),
+  status: text('status').$type<PaymentStatus>().notNull(),
+  version: integer('version').notNull(),
+  processorReference: text('processor_reference'),
+  /** Sent to the processor with every call for this payment's creation; never changes. */
+  processorIdempotencyKey: text('processor_idempotency_key').notNull(),
+  processorAttempts: integer('processor_attempts').notNull(),
+  processorStatus: text('processor_status'),
+  qrData: text('qr_data'),
+  description: text('description'),
+  metadata: text('metadata', { mode: 'json' }).$type<Record<string, unknown>>(),
+  webhookUrl: text('webhook_url'),
+  /** When a pending QR payment expires (its method's `qr_ttl_seconds`). */
+  expiresAt: integer('expires_at'),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+}, (t) => [
+  uniqueIndex('payments_reference_idx').on(t.referenceScope, t.externalReference),
+  index('payments_status_idx').on(t.status, t.updatedAt),
+]);
+
+export const refunds = sqliteTable('refunds', {
+  id: text('id').primaryKey(),
+  paymentId: text('payment_id').notNull().references(() => payments.id),
+  ownerId: text('owner_id').notNull(),
+  amountMinor: integer('amount_minor').notNull(),
+  currency: text('currency').notNull(),
+  status: text('status').$type<RefundStatus>().notNull(),
+  reason: text('reason'),
+  processorReference: text('processor_reference'),
+  processorIdempotencyKey: text('processor_idempotency_key').notNull(),
+  processorAttempts: integer('processor_attempts').notNull(),
+  processorStatus: text('processor_status'),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+}, (t) => [index('refunds_payment_idx').on(t.paymentId), index('refunds_status_idx').on(t.status, t.updatedAt)]);
+
+export type PaymentRow = typeof payments.$inferSelect;
+export type RefundRow = typeof refunds.$inferSelect;

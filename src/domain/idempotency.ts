@@ -1,0 +1,34 @@
+/**
+ * Idempotency keys and request fingerprints. A key names one logical attempt; the fingerprint is what
+ * makes two requests "the same": method, path and the body in canonical form (object keys sorted), so
+ * a client that re-serializes its body in another key order still replays rather than conflicts.
+ */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** Results are kept at least 24 hours (CONTRACT.md); the store forgets them a little later. */
+export const IDEMPOTENCY_RETENTION_MS = 25 * 60 * 60 * 1000;
+
+export type IdempotentOperation = 'create_payment' | 'cancel_payment' | 'create_refund';
+
+export function isValidIdempotencyKey(key: string): boolean {
+  return IDEMPOTENCY_KEY_PATTERN.test(key);
+}
+
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+}
+
+export async function requestFingerprint(method: string, path: string, body: unknown): Promise<string> {
+  const text = `${method.toUpperCase()} ${path}\n${canonicalJson(body ?? null)}`;
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** The Durable Object name for one (credential, operation, key) triple. */
+export function idempotencyScope(credentialId: string, operation: IdempotentOperation, key: string): string {
+  return `${credentialId}\n${operation}\n${key}`;
+}

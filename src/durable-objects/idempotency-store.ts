@@ -1,0 +1,131 @@
+import { DurableObject } from 'cloudflare:workers';
+import type { Env } from '../env.ts';
+import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
+import { ApiError } from '../lib/errors.ts';
+import { log } from '../lib/log.ts';
+import { cancelPayment } from '../services/payments/cancel-payment.ts';
+import { createPayment, type CreatePaymentBody } from '../services/payments/create-payment.ts';
+import { createRefund, type CreateRefundBody } from '../services/payments/create-refund.ts';
+import type { BusinessCaller, OperationContext, OperationResult } from '../services/payments/operation.ts';
+
+export type IdempotentCommand =
+  | { operation: 'create_payment'; body: CreatePaymentBody }
+  | { operation: 'cancel_payment'; paymentId: string }
+  | { operation: 'create_refund'; paymentId: string; body: CreateRefundBody };
+
+export interface IdempotentRequest {
+  fingerprint: string;
+  caller: BusinessCaller;
+  command: IdempotentCommand;
+}
+
+/** What the Worker sends back: the stored (or fresh) status and body text, byte for byte. */
+export interface IdempotentResponse {
+  status: number;
+  body: string;
+  replayed: boolean;
+  headers?: Record<string, string>;
+}
+
+interface StoredRecord {
+  fingerprint: string;
+  /** The payment or refund this key created, once created: a retry resumes it. */
+  resourceId: string | null;
+  response: { status: number; body: string } | null;
+  createdAt: number;
+}
+
+/**
+ * One object per (credential, operation, Idempotency-Key). It runs the operation itself, one request at
+ * a time, so two identical concurrent requests are one operation: the second waits for the first and
+ * gets its stored answer. Only final answers are stored; a retryable processor failure is not, and the
+ * retry resumes the same payment or refund (same processor-side idempotency key).
+ */
+export class IdempotencyStore extends DurableObject<Env> {
+  private running: Promise<unknown> | null = null;
+
+  async execute(request: IdempotentRequest): Promise<IdempotentResponse> {
+    while (this.running) await this.running.catch(() => undefined);
+    const run = this.executeAlone(request);
+    this.running = run;
+    try {
+      return await run;
+    } finally {
+      if (this.running === run) this.running = null;
+    }
+  }
+
+  private async executeAlone(request: IdempotentRequest): Promise<IdempotentResponse> {
+    const storage = this.ctx.storage;
+    const record = await storage.get<StoredRecord>('record');
+    if (record && record.fingerprint !== request.fingerprint) {
+      return errorResponse(new ApiError('idempotency_key_reused'), false);
+    }
+    if (record?.response) return { ...record.response, replayed: true };
+
+    let current: StoredRecord = record ?? { fingerprint: request.fingerprint, resourceId: null, response: null, createdAt: Date.now() };
+    let started = current.resourceId !== null;
+    const ctx: OperationContext = {
+      caller: request.caller,
+      environment: this.env.ENVIRONMENT,
+      resumeId: current.resourceId,
+      remember: async (resourceId) => {
+        started = true;
+        current = { ...current, resourceId };
+        await storage.put('record', current);
+      },
+    };
+
+    let result: OperationResult | null = null;
+    let failure: ApiError | null = null;
+    try {
+      result = await run(this.env, ctx, request.command);
+    } catch (error) {
+      if (!(error instanceof ApiError)) {
+        log('error', 'idempotent_operation_failed', { operation: request.command.operation, error_name: (error as Error)?.name, error_message: (error as Error)?.message });
+      }
+      failure = error instanceof ApiError ? error : new ApiError('internal_error');
+    }
+
+    // Kept: every success, and failures of an operation that started, unless a retry may still succeed.
+    const keep = result !== null || (failure !== null && started && !failure.retryable);
+    const response = result ? { status: result.status, body: JSON.stringify(result.body) } : errorBody(failure!);
+    if (keep) {
+      current = { ...current, response };
+      await storage.put('record', current);
+    }
+    if (started || keep) await this.scheduleCleanup();
+    return { ...response, replayed: false, ...(failure ? { headers: failure.headers } : {}) };
+  }
+
+  private async scheduleCleanup() {
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + IDEMPOTENCY_RETENTION_MS);
+  }
+
+  /** Forgets the key after the retention period (at least 24 hours). */
+  override async alarm(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+  }
+}
+
+function run(env: Env, ctx: OperationContext, command: IdempotentCommand): Promise<OperationResult> {
+  switch (command.operation) {
+    case 'create_payment':
+      return createPayment(env, ctx, command.body);
+    case 'cancel_payment':
+      return cancelPayment(env, ctx, command.paymentId);
+    case 'create_refund':
+      return createRefund(env, ctx, command.paymentId, command.body);
+  }
+}
+
+/** Error bodies carry a placeholder request id; the Worker puts the current request's id in. */
+export const REQUEST_ID_PLACEHOLDER = 'req_00000000000000000000';
+
+function errorBody(error: ApiError) {
+  return { status: error.status, body: JSON.stringify(error.toBody(REQUEST_ID_PLACEHOLDER)) };
+}
+
+function errorResponse(error: ApiError, replayed: boolean): IdempotentResponse {
+  return { ...errorBody(error), replayed };
+}

@@ -1,0 +1,170 @@
+import type { Capability } from '../../connectors/types.ts';
+import { createDb, type Db } from '../../db/client.ts';
+import { eq } from 'drizzle-orm';
+import { paymentMethods, payments, type PaymentMethodRow, type PaymentRow } from '../../db/schema/index.ts';
+import type { Env } from '../../env.ts';
+import { isSupportedCurrency, MoneyError, parseAmount } from '../../domain/money.ts';
+import { applyTransition } from '../../domain/payment-state.ts';
+import { ApiError, invalidRequest } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { zodIssuesToFields } from '../../lib/openapi.ts';
+import { findUsablePaymentMethod, methodStatus } from '../payment-methods.ts';
+import { isUniqueViolation } from '../users.ts';
+import type { OperationContext, OperationResult } from './operation.ts';
+import { referenceScopeOf } from './operation.ts';
+import { callConnector, connectorApiError, connectorFor } from './processor.ts';
+import { toPaymentResource } from './resources.ts';
+import { loadPayment, mutatePayment } from './store.ts';
+
+export interface CreatePaymentBody {
+  amount: { value: string; currency: string };
+  external_reference: string;
+  payment_method: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
+  configuration?: Record<string, unknown>;
+  webhook_url?: string;
+}
+
+/** A method the caller may use for a new operation needing `capability`; 404/422 otherwise. */
+export async function usableMethod(db: Db, ctx: OperationContext, methodId: string, capability: Capability): Promise<PaymentMethodRow> {
+  const method = await findUsablePaymentMethod(db, ctx.caller, ctx.environment, methodId);
+  if (!method || methodStatus(method) !== 'active') throw new ApiError('payment_method_not_found');
+  if (!method.capabilities.includes(capability)) {
+    throw new ApiError('capability_not_supported', `The payment method does not support ${capability}.`, { details: { capability } });
+  }
+  return method;
+}
+
+export async function createPayment(env: Env, ctx: OperationContext, body: CreatePaymentBody): Promise<OperationResult> {
+  const db = createDb(env);
+  if (ctx.resumeId) {
+    const payment = await loadPayment(db, ctx.resumeId);
+    if (payment) return callProcessor(env, db, payment, await methodById(db, payment.paymentMethodId), body);
+  }
+  const { payment, method } = await recordNewPayment(env, db, ctx, body);
+  return callProcessor(env, db, payment, method, body);
+}
+
+async function methodById(db: Db, id: string): Promise<PaymentMethodRow | undefined> {
+  return db.select().from(paymentMethods).where(eq(paymentMethods.id, id)).get();
+}
+
+/** Validates the request and records the payment as `created`, before anything reaches the processor. */
+async function recordNewPayment(env: Env, db: Db, ctx: OperationContext, body: CreatePaymentBody): Promise<{ payment: PaymentRow; method: PaymentMethodRow }> {
+  const method = await usableMethod(db, ctx, body.payment_method, 'payments');
+  const { version, storedConfiguration } = await connectorFor(env, method);
+  const currency = body.amount.currency;
+  if (!isSupportedCurrency(currency) || !version.currencies.includes(currency)) {
+    throw new ApiError('unsupported_currency', undefined, { details: { supported_currencies: version.currencies } });
+  }
+  let amountMinor: number;
+  try {
+    amountMinor = parseAmount(body.amount.value, currency);
+  } catch (error) {
+    if (error instanceof MoneyError) throw invalidRequest('Invalid amount.', [{ field: 'amount.value', issue: error.message }]);
+    throw error;
+  }
+  // The payment's configuration is merged over the method's and must still satisfy the version's schema.
+  const merged = version.configurationSchema.safeParse({ ...storedConfiguration, ...(body.configuration ?? {}) });
+  if (!merged.success) throw invalidRequest('Invalid configuration.', zodIssuesToFields(merged.error, 'configuration'));
+
+  const now = Date.now();
+  const id = newId('pay');
+  const row: PaymentRow = {
+    id,
+    ownerId: ctx.caller.ownerId,
+    environment: ctx.environment,
+    paymentMethodId: method.id,
+    apiKeyId: ctx.caller.kind === 'api_key' ? ctx.caller.apiKeyId : null,
+    referenceScope: referenceScopeOf(ctx.caller),
+    externalReference: body.external_reference,
+    amountMinor,
+    currency,
+    status: 'created',
+    version: 1,
+    processorReference: null,
+    processorIdempotencyKey: id,
+    processorAttempts: 0,
+    processorStatus: null,
+    qrData: null,
+    description: body.description ?? null,
+    metadata: body.metadata ?? null,
+    webhookUrl: body.webhook_url ?? null,
+    expiresAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await db.insert(payments).values(row).run();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ApiError('external_reference_conflict');
+    throw error;
+  }
+  await ctx.remember(id);
+  return { payment: row, method };
+}
+
+/**
+ * Asks the processor (again, when resuming) and records its answer. A payment the processor already
+ * answered for is not sent again: its current state is the result.
+ */
+async function callProcessor(env: Env, db: Db, payment: PaymentRow, method: PaymentMethodRow | undefined, body: CreatePaymentBody): Promise<OperationResult> {
+  const awaitingProcessor = payment.processorReference === null && (payment.status === 'created' || payment.status === 'pending');
+  if (!awaitingProcessor) return { status: 201, body: { data: toPaymentResource(payment, { withAction: true }) } };
+  // Deleted since the first attempt: its credentials are gone, so the processor cannot be asked again.
+  if (!method || method.secretsCiphertext === null) throw new ApiError('payment_method_not_found');
+
+  const { version, ctx: base, storedConfiguration } = await connectorFor(env, method);
+  const configuration = version.configurationSchema.parse({ ...storedConfiguration, ...(body.configuration ?? {}) }) as Record<string, unknown>;
+  const attemptNumber = payment.processorAttempts + 1;
+  const result = await callConnector(() =>
+    version.adapter.createPayment(
+      { ...base, configuration },
+      {
+        paymentId: payment.id,
+        processorIdempotencyKey: payment.processorIdempotencyKey,
+        attemptNumber,
+        amount: { minor: payment.amountMinor, currency: payment.currency },
+        externalReference: payment.externalReference,
+        ...(payment.description ? { description: payment.description } : {}),
+      },
+    ),
+  );
+
+  if (result.ok) {
+    const outcome = result.value;
+    const ttl = typeof configuration.qr_ttl_seconds === 'number' ? configuration.qr_ttl_seconds : null;
+    const { payment: saved } = await mutatePayment(db, payment.id, (current) => {
+      const now = Date.now();
+      const move = applyTransition(current, outcome.status, now, { hasRefunds: false });
+      const showsQr = outcome.action.type === 'display_qr';
+      return {
+        change: {
+          processorReference: outcome.processorReference,
+          processorStatus: outcome.processorStatus,
+          processorAttempts: attemptNumber,
+          qrData: outcome.action.type === 'display_qr' ? outcome.action.qrData : null,
+          expiresAt: showsQr && ttl !== null ? now + ttl * 1000 : null,
+          ...(move.ok ? { status: move.status, updatedAt: move.updatedAt } : {}),
+        },
+        result: null,
+      };
+    });
+    return { status: 201, body: { data: toPaymentResource(saved, { withAction: true }) } };
+  }
+
+  const error = result.error;
+  // A timeout leaves the outcome unknown: the payment waits as `pending` for a retry or reconciliation.
+  // Unavailable means the processor took nothing: it stays `created`. A rejected configuration fails it.
+  const target = error.kind === 'timeout' ? 'pending' : error.kind === 'configuration_invalid' ? 'failed' : error.kind === 'declined' ? 'declined' : null;
+  const { payment: saved } = await mutatePayment(db, payment.id, (current) => {
+    const move = target ? applyTransition(current, target, Date.now(), { hasRefunds: false }) : null;
+    return {
+      change: { processorAttempts: attemptNumber, processorStatus: error.kind, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) },
+      result: null,
+    };
+  });
+  if (error.kind === 'declined') return { status: 201, body: { data: toPaymentResource(saved, { withAction: true }) } };
+  throw connectorApiError(error);
+}

@@ -1,0 +1,162 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { createDb, type Db } from '../../db/client.ts';
+import { refunds, type PaymentMethodRow, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
+import type { Env } from '../../env.ts';
+import { MoneyError, parseAmount } from '../../domain/money.ts';
+import { applyTransition, canRefund } from '../../domain/payment-state.ts';
+import { applyRefundTransition, paymentStatusAfterRefunds, reserveRefund, type RefundStatus } from '../../domain/refund-state.ts';
+import { ApiError, invalidRequest } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { usableMethod } from './create-payment.ts';
+import type { OperationContext, OperationResult } from './operation.ts';
+import { ownerScope } from './operation.ts';
+import { callConnector, connectorApiError, connectorFor } from './processor.ts';
+import { toRefundResource } from './resources.ts';
+import { findPayment, mutatePayment, paymentAtVersion } from './store.ts';
+
+export interface CreateRefundBody {
+  amount: { value: string; currency: string };
+  reason?: string;
+}
+
+/**
+ * Refunds part or all of a payment. The amount is reserved against the refundable balance (approved
+ * plus in-flight refunds never exceed the payment) in the same compare-and-set that records the refund,
+ * before the processor is asked; a declined or failed refund releases it.
+ */
+export async function createRefund(env: Env, ctx: OperationContext, paymentId: string, body: CreateRefundBody): Promise<OperationResult> {
+  const db = createDb(env);
+  const payment = await findPayment(db, ownerScope(ctx), paymentId);
+  if (!payment) throw new ApiError('payment_not_found');
+  const method = await usableMethod(db, ctx, payment.paymentMethodId, 'refunds');
+
+  let refund: RefundRow | undefined = ctx.resumeId ? await db.select().from(refunds).where(eq(refunds.id, ctx.resumeId)).get() : undefined;
+  if (!refund) {
+    refund = await reserve(db, payment, body);
+    await ctx.remember(refund.id);
+  }
+  return callProcessor(env, db, method, payment, refund);
+}
+
+async function reserve(db: Db, payment: PaymentRow, body: CreateRefundBody): Promise<RefundRow> {
+  if (body.amount.currency !== payment.currency) {
+    throw new ApiError('unsupported_currency', `Refunds of this payment are in ${payment.currency}.`, { details: { currency: payment.currency } });
+  }
+  let amountMinor: number;
+  try {
+    amountMinor = parseAmount(body.amount.value, payment.currency);
+  } catch (error) {
+    if (error instanceof MoneyError) throw invalidRequest('Invalid amount.', [{ field: 'amount.value', issue: error.message }]);
+    throw error;
+  }
+  const id = newId('ref');
+  const { result } = await mutatePayment(db, payment.id, (current, ledger) => {
+    if (!canRefund(current.status)) {
+      throw new ApiError('invalid_state_transition', `A ${current.status} payment cannot be refunded.`, { details: { status: current.status } });
+    }
+    const fits = reserveRefund(current.amountMinor, ledger.map((r) => ({ status: r.status, amount: r.amountMinor })), amountMinor);
+    if (!fits.ok) throw new ApiError('refund_exceeds_balance', undefined, { details: { refundable_balance: fits.balance } });
+    const now = Date.now();
+    const row: RefundRow = {
+      id,
+      paymentId: current.id,
+      ownerId: current.ownerId,
+      amountMinor,
+      currency: current.currency,
+      status: 'created',
+      reason: body.reason ?? null,
+      processorReference: null,
+      processorIdempotencyKey: id,
+      processorAttempts: 0,
+      processorStatus: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    return {
+      // Only the version moves: the reservation is the refund row itself, written in the same batch.
+      change: {},
+      companions: (nextVersion) => [insertIfAtVersion(db, row, nextVersion)],
+      result: row,
+    };
+  });
+  return result;
+}
+
+/** Inserts the refund only inside the compare-and-set that reserved its amount. */
+function insertIfAtVersion(db: Db, row: RefundRow, version: number) {
+  // Columns in table order: insert-select writes them positionally.
+  return db.insert(refunds).select(
+    sql`select ${row.id}, ${row.paymentId}, ${row.ownerId}, ${row.amountMinor}, ${row.currency}, ${row.status}, ${row.reason}, null,
+      ${row.processorIdempotencyKey}, 0, null, ${row.createdAt}, ${row.updatedAt}
+    where ${paymentAtVersion(row.paymentId, version)}`,
+  );
+}
+
+async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment: PaymentRow, refund: RefundRow): Promise<OperationResult> {
+  const awaitingProcessor = refund.processorReference === null && (refund.status === 'created' || refund.status === 'pending');
+  if (!awaitingProcessor) return { status: 201, body: { data: toRefundResource(refund) } };
+  if (payment.processorReference === null) throw new ApiError('invalid_state_transition', 'The payment has no processor reference to refund.');
+
+  const { version, ctx } = await connectorFor(env, method);
+  const attemptNumber = refund.processorAttempts + 1;
+  const result = await callConnector(() =>
+    version.adapter.refundPayment(ctx, {
+      refundId: refund.id,
+      processorIdempotencyKey: refund.processorIdempotencyKey,
+      attemptNumber,
+      paymentProcessorReference: payment.processorReference!,
+      amount: { minor: refund.amountMinor, currency: refund.currency },
+      ...(refund.reason ? { reason: refund.reason } : {}),
+    }),
+  );
+
+  if (result.ok) {
+    const saved = await settleRefund(db, refund.id, payment.id, result.value.status, {
+      processorReference: result.value.processorReference,
+      processorStatus: result.value.processorStatus,
+      processorAttempts: attemptNumber,
+    });
+    return { status: 201, body: { data: toRefundResource(saved) } };
+  }
+  const error = result.error;
+  // Timeout: the processor may have refunded; the reservation holds while a retry or reconciliation asks.
+  // Unavailable: nothing happened; the refund stays `created`, still reserved, for the retry.
+  const target: RefundStatus | null = error.kind === 'timeout' ? 'pending' : error.kind === 'unavailable' ? null : error.kind === 'declined' ? 'declined' : 'failed';
+  const saved = await settleRefund(db, refund.id, payment.id, target, { processorStatus: error.kind, processorAttempts: attemptNumber });
+  if (error.kind === 'declined') return { status: 201, body: { data: toRefundResource(saved) } };
+  throw connectorApiError(error);
+}
+
+/**
+ * Moves a refund (and, when approved, its payment) through the state machines in one compare-and-set:
+ * the payment's refund status follows from the ledger including this refund.
+ */
+export async function settleRefund(
+  db: Db,
+  refundId: string,
+  paymentId: string,
+  to: RefundStatus | null,
+  fields: Partial<Pick<RefundRow, 'processorReference' | 'processorStatus' | 'processorAttempts'>>,
+): Promise<RefundRow> {
+  const { result } = await mutatePayment(db, paymentId, (payment, ledger) => {
+    const current = ledger.find((r) => r.id === refundId);
+    if (!current) throw new Error('refund vanished');
+    const now = Date.now();
+    const move = to ? applyRefundTransition(current, to, now) : null;
+    const next: RefundRow = { ...current, ...fields, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) };
+    const nextLedger = ledger.map((r) => (r.id === refundId ? next : r)).map((r) => ({ status: r.status, amount: r.amountMinor }));
+    const outcome = paymentStatusAfterRefunds(payment.amountMinor, nextLedger);
+    const paymentMove = outcome && next.status === 'approved' && current.status !== 'approved' ? applyTransition(payment, outcome, now, { hasRefunds: true, refundOutcome: outcome }) : null;
+    return {
+      change: paymentMove?.ok ? { status: paymentMove.status, updatedAt: paymentMove.updatedAt } : {},
+      companions: (nextVersion) => [
+        db
+          .update(refunds)
+          .set({ status: next.status, updatedAt: next.updatedAt, processorReference: next.processorReference, processorStatus: next.processorStatus, processorAttempts: next.processorAttempts })
+          .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, nextVersion))),
+      ],
+      result: next,
+    };
+  });
+  return result;
+}

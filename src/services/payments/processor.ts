@@ -1,0 +1,46 @@
+import { findConnectorVersion } from '../../connectors/registry.ts';
+import { ConnectorError, type ConnectorContext, type ConnectorVersion } from '../../connectors/types.ts';
+import type { PaymentMethodRow } from '../../db/schema/index.ts';
+import type { Env } from '../../env.ts';
+import { ApiError } from '../../lib/errors.ts';
+import { openSecrets } from '../payment-methods.ts';
+
+/** Builds the connector call for a method: its version's adapter and the freshly decrypted secrets. */
+export async function connectorFor(env: Env, method: PaymentMethodRow, configurationOverride?: Record<string, unknown>) {
+  const version = findConnectorVersion(method.connectorVersionId);
+  if (!version) throw new ApiError('connector_configuration_invalid', 'The payment method’s connector version is no longer available.');
+  const secrets = await openSecrets(env, method);
+  const configuration = configurationOverride ?? secrets.configuration;
+  const ctx: ConnectorContext = { credentials: secrets.credentials, configuration, environment: env.ENVIRONMENT, fetch: globalThis.fetch.bind(globalThis) };
+  return { version, ctx, storedConfiguration: secrets.configuration };
+}
+
+export type ConnectorCall<T> = { ok: true; value: T } | { ok: false; error: ConnectorError };
+
+/** Runs one adapter call; only `ConnectorError`s are outcomes, anything else is a bug and propagates. */
+export async function callConnector<T>(fn: () => Promise<T>): Promise<ConnectorCall<T>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    if (error instanceof ConnectorError) return { ok: false, error };
+    throw error;
+  }
+}
+
+/** The public error for a processor failure; the processor's own code is kept, its payload never is. */
+export function connectorApiError(error: ConnectorError): ApiError {
+  const details = error.processorCode ? { processor_code: error.processorCode } : {};
+  switch (error.kind) {
+    case 'declined':
+      return new ApiError('processor_declined', undefined, { details });
+    case 'timeout':
+      return new ApiError('processor_timeout', undefined, { details });
+    case 'unavailable':
+      return new ApiError('processor_unavailable', undefined, { details });
+    case 'configuration_invalid':
+    case 'invalid_notification':
+      return new ApiError('connector_configuration_invalid', undefined, { details });
+  }
+}
+
+export type { ConnectorVersion };

@@ -1,0 +1,41 @@
+import type { PaymentRow, RefundRow } from '../../db/schema/index.ts';
+import { formatAmount } from '../../domain/money.ts';
+import { toIso } from '../../lib/time.ts';
+
+export type ActionView = { type: 'none' } | { type: 'display_qr'; qr_data: string };
+
+/**
+ * The public payment. `action` is given by the create response, and by reads while a QR payment is
+ * still `pending` (a cashier who reloads must be able to show the same QR again); otherwise it is absent.
+ */
+export function toPaymentResource(row: PaymentRow, options: { withAction: boolean } = { withAction: false }) {
+  const action: ActionView | undefined =
+    row.status === 'pending' && row.qrData ? { type: 'display_qr', qr_data: row.qrData } : options.withAction ? { type: 'none' } : undefined;
+  return {
+    id: row.id,
+    status: row.status,
+    amount: { value: formatAmount(row.amountMinor, row.currency), currency: row.currency },
+    external_reference: row.externalReference,
+    payment_method: row.paymentMethodId,
+    processor_reference: row.processorReference,
+    ...(action ? { action } : {}),
+    description: row.description,
+    metadata: row.metadata,
+    webhook_url: row.webhookUrl,
+    created_at: toIso(row.createdAt),
+    updated_at: toIso(row.updatedAt),
+  };
+}
+
+export function toRefundResource(row: RefundRow) {
+  return {
+    id: row.id,
+    payment_id: row.paymentId,
+    status: row.status,
+    amount: { value: formatAmount(row.amountMinor, row.currency), currency: row.currency },
+    reason: row.reason,
+    processor_reference: row.processorReference,
+    created_at: toIso(row.createdAt),
+    updated_at: toIso(row.updatedAt),
+  };
+}
