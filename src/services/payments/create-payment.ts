@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm';
 import { paymentMethods, payments, type PaymentMethodRow, type PaymentRow } from '../../db/schema/index.ts';
 import type { Env } from '../../env.ts';
 import { isSupportedCurrency, MoneyError, parseAmount } from '../../domain/money.ts';
+import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { applyTransition } from '../../domain/payment-state.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -35,6 +36,9 @@ export async function usableMethod(db: Db, ctx: OperationContext, methodId: stri
   }
   return method;
 }
+
+/** The local-development exception of CONTRACT.md: plain http to localhost, in `test` only, when enabled. */
+export const allowsInsecureWebhooks = (env: Env) => env.ENVIRONMENT === 'test' && env.ALLOW_INSECURE_WEBHOOKS === 'true';
 
 export async function createPayment(env: Env, ctx: OperationContext, body: CreatePaymentBody): Promise<OperationResult> {
   const db = createDb(env);
@@ -69,6 +73,13 @@ async function recordNewPayment(env: Env, db: Db, ctx: OperationContext, body: C
   const merged = version.configurationSchema.safeParse({ ...storedConfiguration, ...(body.configuration ?? {}) });
   if (!merged.success) throw invalidRequest('Invalid configuration.', zodIssuesToFields(merged.error, 'configuration'));
 
+  let webhookUrl: string | null = null;
+  if (body.webhook_url !== undefined) {
+    const checked = validateWebhookUrl(body.webhook_url, { allowInsecureLocal: allowsInsecureWebhooks(env) });
+    if (!checked.ok) throw invalidRequest('Invalid webhook_url.', [{ field: 'webhook_url', issue: checked.reason }]);
+    webhookUrl = checked.url;
+  }
+
   const now = Date.now();
   const id = newId('pay');
   const row: PaymentRow = {
@@ -90,7 +101,7 @@ async function recordNewPayment(env: Env, db: Db, ctx: OperationContext, body: C
     qrData: null,
     description: body.description ?? null,
     metadata: body.metadata ?? null,
-    webhookUrl: body.webhook_url ?? null,
+    webhookUrl,
     expiresAt: null,
     createdAt: now,
     updatedAt: now,
