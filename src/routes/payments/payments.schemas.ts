@@ -83,5 +83,5 @@ export const IdempotencyHeaders = z.object({
   'idempotency-key': z
     .string()
     .optional()
-    .openapi({ param: { name: 'Idempotency-Key', in: 'header', required: true }, description: 'Required. 1 to 255 printable ASCII characters; one logical attempt; reuse it when retrying.', example: '7c1d7f0e-checkout-1042' }),
+    .openapi({ param: { in: 'header', required: true }, description: 'Required (`Idempotency-Key`). 1 to 255 printable ASCII characters; one logical attempt; reuse it when retrying.', example: '7c1d7f0e-checkout-1042' }),
 });
