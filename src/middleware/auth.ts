@@ -58,8 +58,9 @@ async function authenticateApiKey(c: Context<AppEnv>, secret: string): Promise<A
   const hash = await hashApiKeySecret(c.env.API_KEY_PEPPER, secret);
   const db = createDb(c.env);
   const key = await db
-    .select({ id: apiKeys.id, userId: apiKeys.userId, scopes: apiKeys.scopes, secretHash: apiKeys.secretHash, lastUsedAt: apiKeys.lastUsedAt })
+    .select({ id: apiKeys.id, userId: apiKeys.userId, scopes: apiKeys.scopes, ownerScopes: users.scopes, secretHash: apiKeys.secretHash, lastUsedAt: apiKeys.lastUsedAt })
     .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
     .where(and(eq(apiKeys.secretHash, hash), eq(apiKeys.status, 'active'), eq(apiKeys.environment, environment)))
     .get();
   if (!key || !timingSafeEqual(utf8(key.secretHash), utf8(hash))) return null;
@@ -68,7 +69,10 @@ async function authenticateApiKey(c: Context<AppEnv>, secret: string): Promise<A
   if (key.lastUsedAt === null || now - key.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
     c.executionCtx.waitUntil(db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, key.id)).run());
   }
-  return { kind: 'api_key', ownerId: key.userId, apiKeyId: key.id, role: null, scopes: key.scopes, environment };
+  // A key never holds more than its owner holds now: taking a scope from a user takes it from the
+  // user's existing keys at once, as a demotion does for the user's access tokens.
+  const scopes = key.scopes.filter((scope) => key.ownerScopes.includes(scope));
+  return { kind: 'api_key', ownerId: key.userId, apiKeyId: key.id, role: null, scopes, environment };
 }
 
 async function authenticateUser(c: Context<AppEnv>, token: string): Promise<AuthContext | null> {

@@ -59,7 +59,12 @@ export function findOwnedApiKey(db: Db, ownerId: string | null, environment: Env
 /** Idempotent: revoking a revoked key keeps its first revocation time. */
 export async function revokeApiKey(db: Db, row: ApiKeyRow): Promise<ApiKeyRow> {
   if (row.status === 'revoked') return row;
-  const revokedAt = Date.now();
-  await db.update(apiKeys).set({ status: 'revoked', revokedAt }).where(and(eq(apiKeys.id, row.id), eq(apiKeys.status, 'active'))).run();
-  return { ...row, status: 'revoked', revokedAt };
+  const revoked = await db
+    .update(apiKeys)
+    .set({ status: 'revoked', revokedAt: Date.now() })
+    .where(and(eq(apiKeys.id, row.id), eq(apiKeys.status, 'active')))
+    .returning()
+    .get();
+  // A concurrent revocation got there first: answer with the time it stored, not with our own.
+  return revoked ?? (await db.select().from(apiKeys).where(eq(apiKeys.id, row.id)).get()) ?? row;
 }

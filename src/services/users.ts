@@ -77,29 +77,28 @@ export interface UserPatch {
 }
 
 export async function updateUser(db: Db, current: UserRow, patch: UserPatch): Promise<UserRow> {
-  const next: UserRow = {
-    ...current,
+  // Only the fields sent are written: rewriting the others from `current` would let a concurrent
+  // patch (a user renaming itself while an admin demotes it) put back the values it read.
+  const changes: Partial<UserRow> = {
     ...(patch.email !== undefined ? { email: normalizeEmail(patch.email) } : {}),
     ...(patch.name !== undefined ? { name: patch.name } : {}),
     ...(patch.role !== undefined ? { role: patch.role } : {}),
     ...(patch.scopes !== undefined ? { scopes: normalizeScopes(patch.scopes) } : {}),
     updatedAt: Math.max(Date.now(), current.updatedAt + 1),
   };
-  if (next.email !== current.email) {
-    const other = await findUserByEmail(db, next.email);
+  if (changes.email !== undefined && changes.email !== current.email) {
+    const other = await findUserByEmail(db, changes.email);
     if (other && other.id !== current.id) throw new ApiError('email_taken');
   }
+  let updated: UserRow | undefined;
   try {
-    await db
-      .update(users)
-      .set({ email: next.email, name: next.name, role: next.role, scopes: next.scopes, updatedAt: next.updatedAt })
-      .where(eq(users.id, current.id))
-      .run();
+    updated = await db.update(users).set(changes).where(eq(users.id, current.id)).returning().get();
   } catch (error) {
     if (isUniqueViolation(error)) throw new ApiError('email_taken');
     throw error;
   }
-  return next;
+  if (!updated) throw new ApiError('user_not_found');
+  return updated;
 }
 
 export function isUniqueViolation(error: unknown): boolean {

@@ -15,7 +15,7 @@ export const createApiKey = createRoute({
   description: [
     'Creates a key for this deployment’s environment (`sk_test_...` on test, `sk_live_...` on live).',
     'The `secret` is in this response only; afterwards only its keyed hash exists.',
-    'The scopes must be among the owner’s own scopes (`403 insufficient_scope` otherwise).',
+    'The scopes must be among the owner’s own scopes (`403 insufficient_scope` otherwise); a key acts with at most its owner’s current scopes, so a scope later taken from the owner stops working on its keys at once.',
     '`user_id` (admins only, `403 insufficient_role` for a client) creates the key for another owner.',
   ].join(' '),
   security: bearerSecurity,
