@@ -4,8 +4,9 @@ import type { Capability, ConnectorVersion } from '../connectors/types.ts';
 import type { Db } from '../db/client.ts';
 import { apiKeyPaymentMethods, apiKeys, paymentMethods, type PaymentMethodRow } from '../db/schema/index.ts';
 import type { Env, Environment } from '../env.ts';
-import { decryptJson, encryptJson, parseKeyRing } from '../domain/credential-crypto.ts';
+import { CredentialDecryptionError, decryptJson, encryptJson, parseKeyRing } from '../domain/credential-crypto.ts';
 import { ApiError, invalidRequest, type FieldIssue } from '../lib/errors.ts';
+import { log } from '../lib/log.ts';
 import { zodIssuesToFields } from '../lib/openapi.ts';
 import { toIso } from '../lib/time.ts';
 
@@ -173,8 +174,11 @@ export async function updatePaymentMethod(env: Env, db: Db, row: PaymentMethodRo
   const version = connectorVersionOrThrow(row.connectorVersionId);
   let secretsCiphertext = row.secretsCiphertext;
   if (patch.credentials !== undefined || patch.configuration !== undefined) {
-    const current = await openSecrets(env, row);
-    const secrets = parseSecrets(version, patch.credentials ?? current.credentials, patch.configuration ?? current.configuration);
+    // A full replacement needs nothing of the old secrets: a method whose stored secrets can no longer
+    // be opened (a key retired too early, a row restored from elsewhere) stays repairable in place,
+    // keeping its id, its key links and its payments' reference.
+    const current = patch.credentials !== undefined && patch.configuration !== undefined ? null : await openSecretsToMerge(env, row);
+    const secrets = parseSecrets(version, patch.credentials ?? current?.credentials, patch.configuration ?? current?.configuration);
     secretsCiphertext = await seal(env, row.id, secrets);
   }
   const next: PaymentMethodRow = {
@@ -199,6 +203,20 @@ export async function updatePaymentMethod(env: Env, db: Db, row: PaymentMethodRo
     .where(and(eq(paymentMethods.id, row.id), isNull(paymentMethods.deletedAt)))
     .run();
   return next;
+}
+
+/**
+ * A partial secrets patch merges with what is stored. When that cannot be read, the answer is the
+ * administrator's error (not a retryable 500) and says how to repair it; the cause is logged by id only.
+ */
+async function openSecretsToMerge(env: Env, row: PaymentMethodRow): Promise<MethodSecrets> {
+  try {
+    return await openSecrets(env, row);
+  } catch (error) {
+    if (!(error instanceof CredentialDecryptionError)) throw error;
+    log('warn', 'payment_method_secrets_unreadable', { payment_method_id: row.id });
+    throw new ApiError('connector_configuration_invalid', 'The stored credentials cannot be read; send both `credentials` and `configuration` to replace them.');
+  }
 }
 
 /** Soft delete: secrets erased and key links disabled in one batch; payments keep their reference. */

@@ -10,17 +10,19 @@ import { sandboxPaymentAnswer, sandboxPaymentStatus, sandboxRefundStatus, toPaym
  */
 export const SANDBOX_CURRENCIES = ['USD', 'EUR', 'BRL', 'ARS', 'MXN', 'CLP', 'COP', 'UYU'];
 
+// Field descriptions use `.describe()`: `GET /v1/connectors` serves these schemas through
+// `z.toJSONSchema`, which reads zod's registry and drops `.openapi()` metadata.
 export const SandboxCredentials = z.strictObject({
-  api_key: z.string().min(8).max(256).openapi({ description: 'Any value of 8+ characters; `invalid-credentials` simulates a rejected key.' }),
+  api_key: z.string().min(8).max(256).describe('Any value of 8+ characters; `invalid-credentials` simulates a rejected key.'),
 });
 export type SandboxCredentials = z.infer<typeof SandboxCredentials>;
 
 const SandboxPosConfiguration = z.strictObject({
-  terminal_id: z.string().min(1).max(64).default('sandbox-terminal-1').openapi({ description: 'The POS terminal that takes the payment.' }),
+  terminal_id: z.string().min(1).max(64).default('sandbox-terminal-1').describe('The POS terminal that takes the payment.'),
 });
 
 const SandboxQrConfiguration = z.strictObject({
-  qr_ttl_seconds: z.number().int().min(60).max(86_400).default(900).openapi({ description: 'A pending QR payment expires after this many seconds.' }),
+  qr_ttl_seconds: z.number().int().min(60).max(86_400).default(900).describe('A pending QR payment expires after this many seconds.'),
 });
 
 /** Header carrying the sandbox's notification signature: hex HMAC-SHA256 of the raw body keyed by `api_key`. */
