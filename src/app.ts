@@ -10,6 +10,10 @@ import { registerConnectorRoutes } from './routes/connectors/connectors.index.ts
 import { registerAccountPaymentMethodRoutes } from './routes/account-payment-methods/account-payment-methods.index.ts';
 import { registerPaymentMethodRoutes } from './routes/payment-methods/payment-methods.index.ts';
 import { registerPaymentRoutes } from './routes/payments/payments.index.ts';
+import { registerEventRoutes } from './routes/events/events.index.ts';
+import { registerProcessorNotificationRoutes } from './routes/processor-notifications/processor-notifications.index.ts';
+import { registerTestHelperRoutes } from './routes/test-helpers/test-helpers.index.ts';
+import { registerWebhookSecretRoutes } from './routes/webhook-secret/webhook-secret.index.ts';
 
 /** The whole HTTP surface: conventions first (request id, body gate, error envelope), then the routes. */
 export function createApp() {
@@ -26,6 +30,10 @@ export function createApp() {
   registerAccountPaymentMethodRoutes(app);
   registerPaymentMethodRoutes(app);
   registerPaymentRoutes(app);
+  registerEventRoutes(app);
+  registerWebhookSecretRoutes(app);
+  registerProcessorNotificationRoutes(app);
+  registerTestHelperRoutes(app);
   registerDocs(app);
   return app;
 }

@@ -1,6 +1,7 @@
 import type { IdempotencyStore } from './durable-objects/idempotency-store.ts';
 import type { RateLimiter } from './durable-objects/rate-limiter.ts';
 import type { AuthContext } from './middleware/auth.ts';
+import type { WebhookMessage } from './services/webhooks/enqueue.ts';
 
 export type Environment = 'test' | 'live';
 
@@ -11,6 +12,7 @@ export interface Env {
   ASSETS: Fetcher;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   IDEMPOTENCY: DurableObjectNamespace<IdempotencyStore>;
+  WEBHOOKS: Queue<WebhookMessage>;
   JWT_SIGNING_KEY: string;
   API_KEY_PEPPER: string;
   CREDENTIALS_ENCRYPTION_KEYS: string;

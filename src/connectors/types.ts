@@ -95,6 +95,7 @@ export interface RefundOutcome {
 
 export interface RefundLookupInput {
   refundId: string;
+  amount: Money;
   processorReference: string | null;
   processorIdempotencyKey: string;
   paymentProcessorReference: string;
@@ -118,7 +119,8 @@ export interface ProcessorNotification {
   trusted: boolean;
 }
 
-export type ConnectorErrorKind = 'declined' | 'timeout' | 'unavailable' | 'configuration_invalid' | 'invalid_notification';
+/** `not_found`: the processor has no such payment or refund (only from the lookups). */
+export type ConnectorErrorKind = 'declined' | 'timeout' | 'unavailable' | 'configuration_invalid' | 'invalid_notification' | 'not_found';
 
 /**
  * The only error an adapter throws. The processor's own code is kept for `details`; its raw payload is

@@ -154,9 +154,10 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
       const read = await adapter.getPayment(ctx(), { ...lookup(1000), processorReference: created.processorReference });
       expect(read.processorReference).toBe(created.processorReference);
       expect(read.status).toBe(created.status);
-      expect((await adapter.getPayment(ctx(), lookup(1054))).status).toBe('failed');
-      // After a timeout the payment is found with the usual answer.
-      expect((await adapter.getPayment(ctx(), lookup(1052))).status).toBe(type === 'pos' ? 'approved' : 'pending');
+      expect((await adapter.getPayment(ctx(), lookup(1054, 'sbx_pay_x'))).status).toBe('failed');
+      expect((await adapter.getPayment(ctx(), lookup(1052, 'sbx_pay_x'))).status).toBe(type === 'pos' ? 'approved' : 'pending');
+      // A payment whose creation never got an answer is unknown to the sandbox.
+      expect((await connectorError(adapter.getPayment(ctx(), lookup(1052)))).kind).toBe('not_found');
     });
 
     it('cancelPayment cancels, keeping the reference', async () => {
@@ -188,9 +189,12 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
     });
 
     it('getRefund keeps the reference', async () => {
-      const read = await adapter.getRefund(ctx(), { refundId: 're_x', processorReference: 'sbx_ref_abc', processorIdempotencyKey: 'k', paymentProcessorReference: 'sbx_pay_x' });
+      const lookupRefund = (minor: number) => ({ refundId: 're_x', amount: { minor, currency: 'USD' }, processorReference: 'sbx_ref_abc', processorIdempotencyKey: 'k', paymentProcessorReference: 'sbx_pay_x' });
+      const read = await adapter.getRefund(ctx(), lookupRefund(500));
       expect(read.processorReference).toBe('sbx_ref_abc');
-      expect(['pending', 'processing', 'approved', 'declined', 'failed']).toContain(read.status);
+      expect(read.status).toBe('approved');
+      expect((await adapter.getRefund(ctx(), lookupRefund(561))).status).toBe('declined');
+      expect((await connectorError(adapter.getRefund(ctx(), { ...lookupRefund(500), processorReference: null }))).kind).toBe('not_found');
     });
 
     it("'invalid-credentials' → configuration_invalid on every operation, for every amount", async () => {
@@ -212,7 +216,7 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
               amount: { minor: 100, currency: 'USD' },
             }),
         ],
-        ['getRefund', () => adapter.getRefund(bad, { refundId: 're_x', processorReference: 'sbx_ref_x', processorIdempotencyKey: 'k', paymentProcessorReference: 'sbx_pay_x' })],
+        ['getRefund', () => adapter.getRefund(bad, { refundId: 're_x', amount: { minor: 100, currency: 'USD' }, processorReference: 'sbx_ref_x', processorIdempotencyKey: 'k', paymentProcessorReference: 'sbx_pay_x' })],
       ];
       for (const [name, run] of operations) {
         const error = await connectorError(run());

@@ -60,8 +60,9 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
     },
     async getPayment(ctx, input) {
       checkCredentials(ctx);
-      const reference = input.processorReference ?? (await referenceFor('sbx_pay', input.processorIdempotencyKey));
-      return toPaymentOutcome(channel, sandboxPaymentStatus(channel, input.amount), reference, input.amount);
+      // The sandbox only knows payments it answered for: one whose creation never got an answer is unknown.
+      if (input.processorReference === null) throw new ConnectorError('not_found', 'The sandbox has no such payment.', 'sandbox_not_found');
+      return toPaymentOutcome(channel, sandboxPaymentStatus(channel, input.amount), input.processorReference, input.amount);
     },
     async cancelPayment(ctx, input) {
       checkCredentials(ctx);
@@ -75,12 +76,9 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
     },
     async getRefund(ctx, input) {
       checkCredentials(ctx);
-      // The sandbox settles refunds at once, so asking again returns what the refund call returned.
-      return {
-        status: 'pending',
-        processorReference: input.processorReference ?? (await referenceFor('sbx_ref', input.processorIdempotencyKey)),
-        processorStatus: 'sandbox_unknown',
-      };
+      if (input.processorReference === null) throw new ConnectorError('not_found', 'The sandbox has no such refund.', 'sandbox_not_found');
+      const status = sandboxRefundStatus(input.amount);
+      return { status, processorReference: input.processorReference, processorStatus: `sandbox_${status}` };
     },
     async parseNotification(ctx, input): Promise<ProcessorNotification> {
       const presented = input.headers.get(SANDBOX_SIGNATURE_HEADER) ?? '';

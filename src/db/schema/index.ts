@@ -3,3 +3,4 @@ export * from './sessions.ts';
 export * from './api-keys.ts';
 export * from './payment-methods.ts';
 export * from './payments.ts';
+export * from './events.ts';

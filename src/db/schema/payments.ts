@@ -35,11 +35,15 @@ export const payments = sqliteTable('payments', {
   webhookUrl: text('webhook_url'),
   /** When a pending QR payment expires (its method's `qr_ttl_seconds`). */
   expiresAt: integer('expires_at'),
+  /** Last time reconciliation asked the processor about this payment. */
+  reconciledAt: integer('reconciled_at'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 }, (t) => [
   uniqueIndex('payments_reference_idx').on(t.referenceScope, t.externalReference),
   index('payments_status_idx').on(t.status, t.updatedAt),
+  index('payments_expiry_idx').on(t.status, t.expiresAt),
+  index('payments_processor_reference_idx').on(t.paymentMethodId, t.processorReference),
 ]);
 
 export const refunds = sqliteTable('refunds', {
@@ -54,9 +58,14 @@ export const refunds = sqliteTable('refunds', {
   processorIdempotencyKey: text('processor_idempotency_key').notNull(),
   processorAttempts: integer('processor_attempts').notNull(),
   processorStatus: text('processor_status'),
+  reconciledAt: integer('reconciled_at'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
-}, (t) => [index('refunds_payment_idx').on(t.paymentId), index('refunds_status_idx').on(t.status, t.updatedAt)]);
+}, (t) => [
+  index('refunds_payment_idx').on(t.paymentId),
+  index('refunds_status_idx').on(t.status, t.updatedAt),
+  index('refunds_processor_reference_idx').on(t.processorReference),
+]);
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type RefundRow = typeof refunds.$inferSelect;

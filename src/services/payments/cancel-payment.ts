@@ -41,7 +41,7 @@ export async function cancelPayment(env: Env, ctx: OperationContext, paymentId: 
   if (!result.ok) throw connectorApiError(result.error);
   const outcome = result.value;
 
-  const { payment: saved, result: moved } = await mutatePayment(db, payment.id, (latest, refunds) => {
+  const { payment: saved, result: moved } = await mutatePayment(env, payment.id, (latest, refunds) => {
     const move = applyTransition(latest, outcome.status, Date.now(), { hasRefunds: refunds.length > 0 });
     if (!move.ok) return { none: false };
     return { change: { status: move.status, updatedAt: move.updatedAt, processorStatus: outcome.processorStatus }, result: true };

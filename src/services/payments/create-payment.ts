@@ -103,6 +103,7 @@ async function recordNewPayment(env: Env, db: Db, ctx: OperationContext, body: C
     metadata: body.metadata ?? null,
     webhookUrl,
     expiresAt: null,
+    reconciledAt: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -146,7 +147,7 @@ async function callProcessor(env: Env, db: Db, payment: PaymentRow, method: Paym
   if (result.ok) {
     const outcome = result.value;
     const ttl = typeof configuration.qr_ttl_seconds === 'number' ? configuration.qr_ttl_seconds : null;
-    const { payment: saved } = await mutatePayment(db, payment.id, (current) => {
+    const { payment: saved } = await mutatePayment(env, payment.id, (current) => {
       const now = Date.now();
       const move = applyTransition(current, outcome.status, now, { hasRefunds: false });
       const showsQr = outcome.action.type === 'display_qr';
@@ -169,7 +170,7 @@ async function callProcessor(env: Env, db: Db, payment: PaymentRow, method: Paym
   // A timeout leaves the outcome unknown: the payment waits as `pending` for a retry or reconciliation.
   // Unavailable means the processor took nothing: it stays `created`. A rejected configuration fails it.
   const target = error.kind === 'timeout' ? 'pending' : error.kind === 'configuration_invalid' ? 'failed' : error.kind === 'declined' ? 'declined' : null;
-  const { payment: saved } = await mutatePayment(db, payment.id, (current) => {
+  const { payment: saved } = await mutatePayment(env, payment.id, (current) => {
     const move = target ? applyTransition(current, target, Date.now(), { hasRefunds: false }) : null;
     return {
       change: { processorAttempts: attemptNumber, processorStatus: error.kind, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) },

@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { createDb, type Db } from '../../db/client.ts';
 import { refunds, type PaymentMethodRow, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
 import type { Env } from '../../env.ts';
-import { MoneyError, parseAmount } from '../../domain/money.ts';
+import { formatAmount, MoneyError, parseAmount } from '../../domain/money.ts';
 import { applyTransition, canRefund } from '../../domain/payment-state.ts';
 import { applyRefundTransition, paymentStatusAfterRefunds, reserveRefund, type RefundStatus } from '../../domain/refund-state.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
@@ -32,13 +32,13 @@ export async function createRefund(env: Env, ctx: OperationContext, paymentId: s
 
   let refund: RefundRow | undefined = ctx.resumeId ? await db.select().from(refunds).where(eq(refunds.id, ctx.resumeId)).get() : undefined;
   if (!refund) {
-    refund = await reserve(db, payment, body);
+    refund = await reserve(env, db, payment, body);
     await ctx.remember(refund.id);
   }
   return callProcessor(env, db, method, payment, refund);
 }
 
-async function reserve(db: Db, payment: PaymentRow, body: CreateRefundBody): Promise<RefundRow> {
+async function reserve(env: Env, db: Db, payment: PaymentRow, body: CreateRefundBody): Promise<RefundRow> {
   if (body.amount.currency !== payment.currency) {
     throw new ApiError('unsupported_currency', `Refunds of this payment are in ${payment.currency}.`, { details: { currency: payment.currency } });
   }
@@ -50,12 +50,18 @@ async function reserve(db: Db, payment: PaymentRow, body: CreateRefundBody): Pro
     throw error;
   }
   const id = newId('ref');
-  const { result } = await mutatePayment(db, payment.id, (current, ledger) => {
-    if (!canRefund(current.status)) {
+  const { result } = await mutatePayment(env, payment.id, (current, ledger) => {
+    // `refunded` is a zero balance, not a wrong state: refunds racing the last one get the same answer
+    // whether they are decided before or after it settles.
+    if (!canRefund(current.status) && current.status !== 'refunded') {
       throw new ApiError('invalid_state_transition', `A ${current.status} payment cannot be refunded.`, { details: { status: current.status } });
     }
     const fits = reserveRefund(current.amountMinor, ledger.map((r) => ({ status: r.status, amount: r.amountMinor })), amountMinor);
-    if (!fits.ok) throw new ApiError('refund_exceeds_balance', undefined, { details: { refundable_balance: fits.balance } });
+    if (!fits.ok) {
+      // Amounts leave the service as decimal strings, never as minor units a client could misread.
+      const balance = { value: formatAmount(fits.balance, current.currency), currency: current.currency };
+      throw new ApiError('refund_exceeds_balance', undefined, { details: { refundable_balance: balance } });
+    }
     const now = Date.now();
     const row: RefundRow = {
       id,
@@ -69,13 +75,14 @@ async function reserve(db: Db, payment: PaymentRow, body: CreateRefundBody): Pro
       processorIdempotencyKey: id,
       processorAttempts: 0,
       processorStatus: null,
+      reconciledAt: null,
       createdAt: now,
       updatedAt: now,
     };
     return {
       // Only the version moves: the reservation is the refund row itself, written in the same batch.
       change: {},
-      companions: (nextVersion) => [insertIfAtVersion(db, row, nextVersion)],
+      companions: (readVersion) => [insertIfAtVersion(db, row, readVersion)],
       result: row,
     };
   });
@@ -84,10 +91,10 @@ async function reserve(db: Db, payment: PaymentRow, body: CreateRefundBody): Pro
 
 /** Inserts the refund only inside the compare-and-set that reserved its amount. */
 function insertIfAtVersion(db: Db, row: RefundRow, version: number) {
-  // Columns in table order: insert-select writes them positionally.
+  // Insert-select writes columns positionally, in schema order (reconciled_at is the null before created_at).
   return db.insert(refunds).select(
     sql`select ${row.id}, ${row.paymentId}, ${row.ownerId}, ${row.amountMinor}, ${row.currency}, ${row.status}, ${row.reason}, null,
-      ${row.processorIdempotencyKey}, 0, null, ${row.createdAt}, ${row.updatedAt}
+      ${row.processorIdempotencyKey}, 0, null, null, ${row.createdAt}, ${row.updatedAt}
     where ${paymentAtVersion(row.paymentId, version)}`,
   );
 }
@@ -111,7 +118,7 @@ async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment
   );
 
   if (result.ok) {
-    const saved = await settleRefund(db, refund.id, payment.id, result.value.status, {
+    const saved = await settleRefund(env, db, refund.id, payment.id, result.value.status, {
       processorReference: result.value.processorReference,
       processorStatus: result.value.processorStatus,
       processorAttempts: attemptNumber,
@@ -122,7 +129,7 @@ async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment
   // Timeout: the processor may have refunded; the reservation holds while a retry or reconciliation asks.
   // Unavailable: nothing happened; the refund stays `created`, still reserved, for the retry.
   const target: RefundStatus | null = error.kind === 'timeout' ? 'pending' : error.kind === 'unavailable' ? null : error.kind === 'declined' ? 'declined' : 'failed';
-  const saved = await settleRefund(db, refund.id, payment.id, target, { processorStatus: error.kind, processorAttempts: attemptNumber });
+  const saved = await settleRefund(env, db, refund.id, payment.id, target, { processorStatus: error.kind, processorAttempts: attemptNumber });
   if (error.kind === 'declined') return { status: 201, body: { data: toRefundResource(saved) } };
   throw connectorApiError(error);
 }
@@ -132,13 +139,14 @@ async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment
  * the payment's refund status follows from the ledger including this refund.
  */
 export async function settleRefund(
+  env: Env,
   db: Db,
   refundId: string,
   paymentId: string,
   to: RefundStatus | null,
-  fields: Partial<Pick<RefundRow, 'processorReference' | 'processorStatus' | 'processorAttempts'>>,
+  fields: Partial<Pick<RefundRow, 'processorReference' | 'processorStatus' | 'processorAttempts' | 'reconciledAt'>>,
 ): Promise<RefundRow> {
-  const { result } = await mutatePayment(db, paymentId, (payment, ledger) => {
+  const { result } = await mutatePayment(env, paymentId, (payment, ledger) => {
     const current = ledger.find((r) => r.id === refundId);
     if (!current) throw new Error('refund vanished');
     const now = Date.now();
@@ -149,11 +157,11 @@ export async function settleRefund(
     const paymentMove = outcome && next.status === 'approved' && current.status !== 'approved' ? applyTransition(payment, outcome, now, { hasRefunds: true, refundOutcome: outcome }) : null;
     return {
       change: paymentMove?.ok ? { status: paymentMove.status, updatedAt: paymentMove.updatedAt } : {},
-      companions: (nextVersion) => [
+      companions: (readVersion) => [
         db
           .update(refunds)
-          .set({ status: next.status, updatedAt: next.updatedAt, processorReference: next.processorReference, processorStatus: next.processorStatus, processorAttempts: next.processorAttempts })
-          .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, nextVersion))),
+          .set({ status: next.status, updatedAt: next.updatedAt, processorReference: next.processorReference, processorStatus: next.processorStatus, processorAttempts: next.processorAttempts, reconciledAt: next.reconciledAt })
+          .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, readVersion))),
       ],
       result: next,
     };

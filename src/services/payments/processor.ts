@@ -37,6 +37,8 @@ export function connectorApiError(error: ConnectorError): ApiError {
       return new ApiError('processor_timeout', undefined, { details });
     case 'unavailable':
       return new ApiError('processor_unavailable', undefined, { details });
+    case 'not_found':
+      return new ApiError('processor_unavailable', 'The processor does not know this operation yet.', { details });
     case 'configuration_invalid':
     case 'invalid_notification':
       return new ApiError('connector_configuration_invalid', undefined, { details });

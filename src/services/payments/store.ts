@@ -1,8 +1,14 @@
 import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import type { Db } from '../../db/client.ts';
-import { payments, refunds, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
-import type { Environment } from '../../env.ts';
+import { createDb } from '../../db/client.ts';
+import { paymentEvents, payments, refunds, webhookDeliveries, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
+import type { Env, Environment } from '../../env.ts';
+import { eventTypeFor } from '../../domain/payment-state.ts';
+import { newId } from '../../lib/ids.ts';
+import { toIso } from '../../lib/time.ts';
+import { enqueueDeliveries, type PendingDelivery } from '../webhooks/enqueue.ts';
+import { toPaymentResource } from './resources.ts';
 
 /** Reads and compare-and-set writes of payments; see the `version` column in db/schema/payments.ts. */
 
@@ -40,30 +46,67 @@ export type PaymentChange = Partial<Omit<PaymentRow, 'id' | 'version' | 'ownerId
 
 /**
  * Writes `change` if the payment is still at the version read, bumping the version; `companions` run
- * in the same D1 batch (one transaction) and must be conditioned with `paymentAtVersion(id, v + 1)`.
+ * in the same D1 batch (one transaction), before the update, and must be conditioned with
+ * `paymentAtVersion(id, v)`, v being the version read. Not `v + 1` after the update: a writer that lost
+ * the race to another writer of `v` would find the payment at `v + 1` and write its companions anyway
+ * (phantom refund reservations, refund updates without their payment change).
+ * A status change also writes its event (and the webhook delivery when the payment has a URL) in that
+ * batch: the outbox, so a change never exists without its event, nor an event without its change.
  * Returns the new row, or null when someone else changed the payment first (read again and retry).
  */
 export async function commitPaymentChange(
   db: Db,
   current: PaymentRow,
   change: PaymentChange,
-  companions: (nextVersion: number) => BatchItem<'sqlite'>[] = () => [],
-): Promise<PaymentRow | null> {
+  companions: (readVersion: number) => BatchItem<'sqlite'>[] = () => [],
+): Promise<{ payment: PaymentRow; deliveries: PendingDelivery[] } | null> {
   const nextVersion = current.version + 1;
-  const [update] = await db.batch([
-    db
-      .update(payments)
-      .set({ ...change, version: nextVersion })
-      .where(and(eq(payments.id, current.id), eq(payments.version, current.version))),
-    ...companions(nextVersion),
-  ]);
-  if (update.meta.changes !== 1) return null;
-  return { ...current, ...change, version: nextVersion };
+  const next: PaymentRow = { ...current, ...change, version: nextVersion };
+  const event = change.status !== undefined ? eventFor(next) : null;
+  const outbox: BatchItem<'sqlite'>[] = [];
+  const deliveries: PendingDelivery[] = [];
+  if (event) {
+    outbox.push(
+      db.insert(paymentEvents).select(
+        sql`select ${event.id}, ${next.id}, ${next.ownerId}, ${next.environment}, ${event.type}, ${event.payload}, ${event.createdAt}
+          where ${paymentAtVersion(next.id, current.version)}`,
+      ),
+    );
+    if (next.webhookUrl) {
+      outbox.push(
+        db.insert(webhookDeliveries).select(
+          sql`select ${event.id}, ${next.id}, ${next.ownerId}, ${next.webhookUrl}, 'pending', 0, ${event.createdAt}, null, null, null,
+            ${event.createdAt}, ${event.createdAt}
+          where ${paymentAtVersion(next.id, current.version)}`,
+        ),
+      );
+      deliveries.push({ eventId: event.id });
+    }
+  }
+  const update = db
+    .update(payments)
+    .set({ ...change, version: nextVersion })
+    .where(and(eq(payments.id, current.id), eq(payments.version, current.version)));
+  const statements: BatchItem<'sqlite'>[] = [...companions(current.version), ...outbox, update];
+  const results = await db.batch(statements as [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]);
+  const updated = results[statements.length - 1] as D1Result;
+  if (updated.meta.changes !== 1) return null;
+  return { payment: next, deliveries };
+}
+
+/** The event a payment's new status sends (Standard Webhooks body), or null for internal steps. */
+function eventFor(payment: PaymentRow) {
+  const type = eventTypeFor(payment.status);
+  if (!type) return null;
+  const id = newId('evt');
+  const createdAt = payment.updatedAt;
+  const payload = JSON.stringify({ id, type, created_at: toIso(createdAt), data: { payment: toPaymentResource(payment) } });
+  return { id, type, payload, createdAt };
 }
 
 export interface PaymentDecision<T> {
   change: PaymentChange;
-  companions?: (nextVersion: number) => BatchItem<'sqlite'>[];
+  companions?: (readVersion: number) => BatchItem<'sqlite'>[];
   /** Returned to the caller once the change is committed. */
   result: T;
 }
@@ -74,18 +117,22 @@ export interface PaymentDecision<T> {
  * contention only delays; it never loses or overwrites a change. `decide` returning null writes nothing.
  */
 export async function mutatePayment<T>(
-  db: Db,
+  env: Env,
   paymentId: string,
   decide: (payment: PaymentRow, refunds: RefundRow[]) => PaymentDecision<T> | { none: T },
   maxAttempts = 200,
 ): Promise<{ payment: PaymentRow; result: T }> {
+  const db = createDb(env);
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const loaded = await loadPaymentWithRefunds(db, paymentId);
     if (!loaded) throw new Error('payment vanished');
     const decision = decide(loaded.payment, loaded.refunds);
     if ('none' in decision) return { payment: loaded.payment, result: decision.none };
     const saved = await commitPaymentChange(db, loaded.payment, decision.change, decision.companions);
-    if (saved) return { payment: saved, result: decision.result };
+    if (saved) {
+      await enqueueDeliveries(env, saved.deliveries);
+      return { payment: saved.payment, result: decision.result };
+    }
     await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** Math.min(attempt, 5))));
   }
   throw new Error('payment change kept conflicting');

@@ -1,0 +1,122 @@
+import { and, eq, inArray, lte, sql } from 'drizzle-orm';
+import { createDb, type Db } from '../db/client.ts';
+import { paymentMethods, payments, refunds, type PaymentMethodRow } from '../db/schema/index.ts';
+import type { Env } from '../env.ts';
+import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
+import { applyTransition } from '../domain/payment-state.ts';
+import { log } from '../lib/log.ts';
+import { settleRefund } from '../services/payments/create-refund.ts';
+import { callConnector, connectorFor } from '../services/payments/processor.ts';
+import { mutatePayment } from '../services/payments/store.ts';
+
+/** A payment or refund untouched this long while not final is asked about at the processor. */
+export const RECONCILE_AFTER_MS = 10 * 60 * 1000;
+
+/**
+ * Nothing stays unknown forever: payments and refunds left `created`, `pending` or `processing` (a timeout,
+ * a lost notification, a crash between the processor call and our write) are looked up at the processor
+ * and its answer goes through the state machines. An operation the processor never saw and that can no
+ * longer be retried with its idempotency key (older than the key's retention) fails, releasing any
+ * refund reservation.
+ */
+export async function reconcile(env: Env, now: number, limit = 50): Promise<{ payments: number; refunds: number }> {
+  const db = createDb(env);
+  const staleBefore = now - RECONCILE_AFTER_MS;
+  const lastLook = (table: typeof payments | typeof refunds) => sql`coalesce(${table.reconciledAt}, ${table.updatedAt})`;
+  const stalePayments = await db
+    .select()
+    .from(payments)
+    .where(and(inArray(payments.status, ['created', 'pending', 'processing']), eq(payments.environment, env.ENVIRONMENT), lte(lastLook(payments), staleBefore)))
+    .limit(limit);
+  const staleRefunds = await db
+    .select({ refund: refunds, payment: payments })
+    .from(refunds)
+    .innerJoin(payments, eq(payments.id, refunds.paymentId))
+    .where(and(inArray(refunds.status, ['created', 'pending', 'processing']), eq(payments.environment, env.ENVIRONMENT), lte(lastLook(refunds), staleBefore)))
+    .limit(limit);
+
+  const methods = new Map<string, PaymentMethodRow | undefined>();
+  const methodOf = async (id: string) => {
+    if (!methods.has(id)) methods.set(id, await db.select().from(paymentMethods).where(eq(paymentMethods.id, id)).get());
+    return methods.get(id);
+  };
+
+  for (const payment of stalePayments) {
+    await reconcilePayment(env, db, payment, await methodOf(payment.paymentMethodId), now).catch((error) =>
+      log('error', 'reconcile_payment_failed', { payment_id: payment.id, error_name: (error as Error)?.name, error_message: (error as Error)?.message }),
+    );
+  }
+  for (const { refund, payment } of staleRefunds) {
+    await reconcileRefund(env, db, refund, payment, await methodOf(payment.paymentMethodId), now).catch((error) =>
+      log('error', 'reconcile_refund_failed', { refund_id: refund.id, error_name: (error as Error)?.name, error_message: (error as Error)?.message }),
+    );
+  }
+  return { payments: stalePayments.length, refunds: staleRefunds.length };
+}
+
+async function reconcilePayment(env: Env, db: Db, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
+  const expired = payment.createdAt <= now - IDEMPOTENCY_RETENTION_MS;
+  let target: typeof payment.status | null = null;
+  let processorReference: string | null = null;
+  if (method && method.secretsCiphertext !== null) {
+    const { version, ctx } = await connectorFor(env, method);
+    const read = await callConnector(() =>
+      version.adapter.getPayment(ctx, {
+        paymentId: payment.id,
+        processorReference: payment.processorReference,
+        processorIdempotencyKey: payment.processorIdempotencyKey,
+        amount: { minor: payment.amountMinor, currency: payment.currency },
+      }),
+    );
+    if (read.ok) {
+      target = read.value.status;
+      processorReference = read.value.processorReference;
+    } else if (read.error.kind === 'not_found' && expired) {
+      target = 'failed';
+    }
+  } else if (expired) {
+    // The method was deleted with its credentials: nobody can ask the processor any more.
+    target = 'failed';
+  }
+  await mutatePayment(env, payment.id, (current, ledger) => {
+    const move = target ? applyTransition(current, target, now, { hasRefunds: ledger.length > 0 }) : null;
+    return {
+      change: {
+        reconciledAt: now,
+        ...(current.processorReference === null && processorReference ? { processorReference } : {}),
+        ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}),
+      },
+      result: null,
+    };
+  });
+}
+
+async function reconcileRefund(env: Env, db: Db, refund: typeof refunds.$inferSelect, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
+  const expired = refund.createdAt <= now - IDEMPOTENCY_RETENTION_MS;
+  let target: typeof refund.status | null = null;
+  let processorReference: string | null = null;
+  if (method && method.secretsCiphertext !== null) {
+    const { version, ctx } = await connectorFor(env, method);
+    const read = await callConnector(() =>
+      version.adapter.getRefund(ctx, {
+        refundId: refund.id,
+        amount: { minor: refund.amountMinor, currency: refund.currency },
+        processorReference: refund.processorReference,
+        processorIdempotencyKey: refund.processorIdempotencyKey,
+        paymentProcessorReference: payment.processorReference ?? '',
+      }),
+    );
+    if (read.ok) {
+      target = read.value.status;
+      processorReference = read.value.processorReference;
+    } else if (read.error.kind === 'not_found' && expired) {
+      target = 'failed';
+    }
+  } else if (expired) {
+    target = 'failed';
+  }
+  await settleRefund(env, db, refund.id, payment.id, target, {
+    reconciledAt: now,
+    ...(refund.processorReference === null && processorReference ? { processorReference } : {}),
+  });
+}
