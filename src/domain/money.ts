@@ -5,7 +5,10 @@
  * (2^53), so a plain `number` holds it exactly and D1 stores it as an INTEGER.
  */
 
-/** ISO 4217 minor units of the currencies the service accepts (the sandbox connector's list). */
+/**
+ * ISO 4217 minor units of the currencies the service accepts: the sandbox connector's list, plus THB and
+ * SGD for Stripe's QR methods (PromptPay, PayNow). A connector version still lists which of them it takes.
+ */
 export const CURRENCY_MINOR_UNITS = {
   USD: 2,
   EUR: 2,
@@ -15,6 +18,8 @@ export const CURRENCY_MINOR_UNITS = {
   UYU: 2,
   COP: 2,
   CLP: 0,
+  THB: 2,
+  SGD: 2,
 } as const satisfies Record<string, number>;
 
 export type Currency = keyof typeof CURRENCY_MINOR_UNITS;
