@@ -22,9 +22,9 @@ function reasonOf(run: () => unknown): string | undefined {
 }
 
 describe('currencies', () => {
-  it('lists the sandbox currencies and Stripe QR currencies (THB, SGD) with their ISO 4217 minor units', () => {
-    expect(CURRENCY_MINOR_UNITS).toEqual({ USD: 2, EUR: 2, BRL: 2, ARS: 2, MXN: 2, UYU: 2, COP: 2, CLP: 0, THB: 2, SGD: 2 });
-    expect([...SUPPORTED_CURRENCIES].sort()).toEqual(['ARS', 'BRL', 'CLP', 'COP', 'EUR', 'MXN', 'SGD', 'THB', 'USD', 'UYU']);
+  it('lists the sandbox currencies, Stripe QR currencies (THB, SGD) and Mercado Pago Peru (PEN) with their ISO 4217 minor units', () => {
+    expect(CURRENCY_MINOR_UNITS).toEqual({ USD: 2, EUR: 2, BRL: 2, ARS: 2, MXN: 2, UYU: 2, COP: 2, CLP: 0, THB: 2, SGD: 2, PEN: 2 });
+    expect([...SUPPORTED_CURRENCIES].sort()).toEqual(['ARS', 'BRL', 'CLP', 'COP', 'EUR', 'MXN', 'PEN', 'SGD', 'THB', 'USD', 'UYU']);
   });
 
   it.each(['usd', 'GBP', 'JPY', '', 'US', 'USDD', 'toString', '__proto__', 'constructor'])('refuses %j', (code) => {
