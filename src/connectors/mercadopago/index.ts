@@ -1,0 +1,340 @@
+import { z } from '@hono/zod-openapi';
+import { sha256Hex } from '../../lib/encoding.ts';
+import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
+import { ConnectorError } from '../types.ts';
+import {
+  buildOrderRequest,
+  buildRefundRequest,
+  currencyOfSite,
+  firstPayment,
+  mapRefundStatus,
+  MERCADOPAGO_API_BASE,
+  MERCADOPAGO_TIMEOUT_MS,
+  MercadoPagoOrder,
+  MercadoPagoUser,
+  minorOf,
+  normalizeFetchFailure,
+  normalizeHttpError,
+  notificationId,
+  orderToOutcome,
+  parseAnswer,
+  parseNotificationBody,
+  parseSignatureHeader,
+  processorIdempotencyKey,
+  processorStatusOf,
+  refundIdOf,
+  signatureManifest,
+  verifySignature,
+  type MercadoPagoOperation,
+  type MercadoPagoOrderRefund,
+} from './transformers.ts';
+
+/**
+ * Mercado Pago through its Orders API: dynamic QR orders (`type: qr`, the code in
+ * `type_response.qr_data`) and Point terminal orders (`type: point`). Stateless: every call carries the
+ * method's access token, every POST an `X-Idempotency-Key` derived from ours, and notifications are
+ * verified with the `x-signature` scheme. Mercado Pago decides the currency by the account's country,
+ * so a payment in another currency is refused before any order exists.
+ */
+
+export const MERCADOPAGO_CURRENCIES = ['ARS', 'BRL', 'MXN', 'CLP', 'COP', 'UYU', 'PEN'];
+
+// `.describe()` rather than `.openapi()`: GET /v1/connectors serves these through z.toJSONSchema.
+export const MercadoPagoCredentials = z.strictObject({
+  access_token: z
+    .string()
+    .min(16)
+    .max(256)
+    .regex(/^(APP_USR|TEST)-[A-Za-z0-9_-]+$/)
+    .describe('The application’s access token (`APP_USR-…`, or `TEST-…` in the test environment only; Mercado Pago test users also have `APP_USR-` tokens).'),
+  webhook_secret: z
+    .string()
+    .min(16)
+    .max(256)
+    .describe('The secret signature of the application’s webhooks (Your integrations → Webhooks), used to verify `x-signature`. Point the webhook URL at /v1/processor-notifications/{payment_method_id}.'),
+});
+export type MercadoPagoCredentials = z.infer<typeof MercadoPagoCredentials>;
+
+const PosId = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/);
+
+export const MercadoPagoQrConfiguration = z.strictObject({
+  external_pos_id: PosId.optional().describe('The `external_id` of the Mercado Pago point of sale (store POS) whose QR shows the order. Required to take a payment; may be given per payment.'),
+  qr_ttl_seconds: z.number().int().min(60).max(86_400).default(900).describe('A pending QR order expires after this many seconds (`expiration_time`).'),
+});
+export type MercadoPagoQrConfiguration = z.infer<typeof MercadoPagoQrConfiguration>;
+
+export const MercadoPagoPosConfiguration = z.strictObject({
+  terminal_id: PosId.optional().describe('The Point terminal that takes the payment (e.g. `NEWLAND_N950__N950NCB801293324`). Required to take a payment; may be given per payment.'),
+});
+export type MercadoPagoPosConfiguration = z.infer<typeof MercadoPagoPosConfiguration>;
+
+type Configuration = Partial<MercadoPagoQrConfiguration & MercadoPagoPosConfiguration>;
+type Ctx = ConnectorContext<MercadoPagoCredentials, Configuration>;
+
+function checkCredentials(ctx: Ctx) {
+  const token = ctx.credentials?.access_token;
+  if (typeof token !== 'string' || token.length === 0) throw new ConnectorError('configuration_invalid', 'The Mercado Pago access token is missing.', 'missing_access_token');
+  // Test credentials can never move real money: refused in live. (`APP_USR-` tokens of test users are
+  // indistinguishable from production ones, so nothing is refused in test.)
+  if (ctx.environment === 'live' && token.startsWith('TEST-')) {
+    throw new ConnectorError('configuration_invalid', 'A Mercado Pago TEST- access token cannot be used in live.', 'test_token_in_live');
+  }
+}
+
+interface CallOptions {
+  operation: MercadoPagoOperation;
+  body?: unknown;
+  idempotencyKey?: string;
+}
+
+/** One request to the fixed base URL; anything but a 2xx becomes a `ConnectorError` without its payload. */
+async function mpCall(ctx: Ctx, method: 'GET' | 'POST', path: string, options: CallOptions): Promise<unknown> {
+  const headers: Record<string, string> = { Authorization: `Bearer ${ctx.credentials.access_token}`, Accept: 'application/json' };
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  if (method === 'POST') {
+    if (!options.idempotencyKey) throw new Error('every Mercado Pago POST carries an X-Idempotency-Key');
+    headers['X-Idempotency-Key'] = options.idempotencyKey;
+  }
+  let status: number;
+  let text: string;
+  try {
+    const res = await ctx.fetch(`${MERCADOPAGO_API_BASE}${path}`, {
+      method,
+      headers,
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+      signal: AbortSignal.timeout(MERCADOPAGO_TIMEOUT_MS),
+    });
+    status = res.status;
+    text = await res.text();
+  } catch (error) {
+    throw normalizeFetchFailure(error);
+  }
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (status < 200 || status > 299) throw normalizeHttpError(options.operation, status, json);
+  return json;
+}
+
+const orderPath = (id: string, suffix = '') => `/v1/orders/${encodeURIComponent(id)}${suffix}`;
+
+async function getOrder(ctx: Ctx, id: string): Promise<MercadoPagoOrder> {
+  return parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'GET', orderPath(id), { operation: 'lookup' }));
+}
+
+/** The account's currency (GET /users/me → `site_id`): an order is always charged in it. */
+async function accountCurrency(ctx: Ctx): Promise<string | null> {
+  const user = parseAnswer(MercadoPagoUser, await mpCall(ctx, 'GET', '/users/me', { operation: 'create' }));
+  return currencyOfSite(user.site_id);
+}
+
+const notFound = (what: string) => new ConnectorError('not_found', `Mercado Pago has no such ${what}.`, 'not_found');
+
+/** Our refund among the refunds an answer lists: the one of our transaction and amount, newest first. */
+function findRefund(refunds: MercadoPagoOrderRefund[], options: { transactionId?: string; amountMinor?: number; currency: string }): MercadoPagoOrderRefund | undefined {
+  for (let i = refunds.length - 1; i >= 0; i--) {
+    const refund = refunds[i]!;
+    if (options.transactionId && refund.transaction_id && refund.transaction_id !== options.transactionId) continue;
+    if (options.amountMinor !== undefined && refund.amount != null && minorOf(refund.amount, options.currency) !== options.amountMinor) continue;
+    return refund;
+  }
+  return undefined;
+}
+
+function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCredentials, Configuration> {
+  const outcome = (order: MercadoPagoOrder): PaymentOutcome => orderToOutcome(channel, order);
+
+  return {
+    async createPayment(ctx, input) {
+      checkCredentials(ctx);
+      const config = ctx.configuration ?? {};
+      if (channel === 'qr' && !config.external_pos_id) {
+        throw new ConnectorError('configuration_invalid', 'A Mercado Pago QR payment needs configuration.external_pos_id.', 'missing_external_pos_id');
+      }
+      if (channel === 'pos' && !config.terminal_id) {
+        throw new ConnectorError('configuration_invalid', 'A Mercado Pago Point payment needs configuration.terminal_id.', 'missing_terminal_id');
+      }
+      const currency = await accountCurrency(ctx);
+      if (currency !== input.amount.currency) {
+        throw new ConnectorError('configuration_invalid', `This Mercado Pago account charges in ${currency ?? 'another currency'}, not ${input.amount.currency}.`, 'currency_mismatch');
+      }
+      const body = buildOrderRequest(channel, input, {
+        ...(config.external_pos_id ? { externalPosId: config.external_pos_id } : {}),
+        ...(config.terminal_id ? { terminalId: config.terminal_id } : {}),
+        ...(typeof config.qr_ttl_seconds === 'number' ? { qrTtlSeconds: config.qr_ttl_seconds } : {}),
+      });
+      const key = await processorIdempotencyKey('order', input.processorIdempotencyKey);
+      return outcome(parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', '/v1/orders', { operation: 'create', body, idempotencyKey: key })));
+    },
+
+    async getPayment(ctx, input) {
+      checkCredentials(ctx);
+      // The Orders API is read by id; an order whose creation never got an answer has no id we know
+      // (a retry of the creation with the same key recovers it).
+      if (input.processorReference === null) throw notFound('order');
+      return outcome(await getOrder(ctx, input.processorReference));
+    },
+
+    async cancelPayment(ctx, input) {
+      checkCredentials(ctx);
+      if (input.processorReference === null) {
+        // Never answered: no QR code or terminal prompt reached anyone, and a QR order expires by itself.
+        return { status: 'canceled', processorReference: null, action: { type: 'none' }, processorStatus: 'not_created' };
+      }
+      const order = await getOrder(ctx, input.processorReference);
+      const current = outcome(order);
+      switch (current.status) {
+        case 'canceled':
+          return current;
+        case 'approved':
+          return voidOrder(ctx, order, input.processorIdempotencyKey);
+        case 'pending':
+        case 'processing': {
+          const key = await processorIdempotencyKey('cancel', input.processorIdempotencyKey);
+          const canceled = parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', orderPath(order.id, '/cancel'), { operation: 'cancel', idempotencyKey: key }));
+          return outcome(canceled);
+        }
+        default:
+          // Declined, failed or expired at the processor already: that is the payment's truth.
+          return current;
+      }
+    },
+
+    async refundPayment(ctx, input) {
+      checkCredentials(ctx);
+      const order = await getOrder(ctx, input.paymentProcessorReference);
+      const transactionId = firstPayment(order)?.id;
+      // Full when it is the whole order (the core never lets refunds exceed it): decided from the
+      // request alone, so a retry sends the same body under the same key.
+      const full = minorOf(order.total_amount, input.amount.currency) === input.amount.minor;
+      const body = buildRefundRequest(full, transactionId, input.amount);
+      const key = await processorIdempotencyKey('refund', input.processorIdempotencyKey);
+      const answer = parseAnswer(
+        MercadoPagoOrder,
+        await mpCall(ctx, 'POST', orderPath(order.id, '/refund'), { operation: 'refund', ...(body ? { body } : {}), idempotencyKey: key }),
+      );
+      const refund = findRefund(answer.transactions?.refunds ?? [], {
+        ...(full ? {} : { transactionId, amountMinor: input.amount.minor }),
+        currency: input.amount.currency,
+      });
+      if (!refund) {
+        // Accepted without naming the refund: the order itself tells whether it is refunded.
+        return { status: answer.status === 'refunded' ? 'approved' : 'pending', processorReference: null, processorStatus: processorStatusOf(answer) };
+      }
+      return refundOutcome(refund);
+    },
+
+    async getRefund(ctx, input) {
+      checkCredentials(ctx);
+      if (input.processorReference === null) throw notFound('refund');
+      const order = await getOrder(ctx, input.paymentProcessorReference);
+      const refund = (order.transactions?.refunds ?? []).find((r) => r.id === input.processorReference);
+      if (!refund) throw notFound('refund');
+      return refundOutcome(refund);
+    },
+
+    async parseNotification(ctx, input): Promise<ProcessorNotification> {
+      const invalid = (message: string) => new ConnectorError('invalid_notification', message);
+      let url: URL;
+      try {
+        url = new URL(input.url);
+      } catch {
+        throw invalid('The notification URL is not understood.');
+      }
+      const body = parseNotificationBody(input.rawBody);
+      const queryDataId = url.searchParams.get('data.id');
+      const signature = input.headers.get('x-signature');
+
+      if (signature === null) {
+        // Unsigned news (IPN-style `?topic=…&id=…`, which Mercado Pago does not sign): only the id is
+        // used, and the core reads the order from Mercado Pago instead of believing anything here. Its
+        // event id is unique, so nobody can use unsigned news to pre-empt a real event's id.
+        const id =
+          notificationId(queryDataId) ??
+          notificationId(url.searchParams.get('id')) ??
+          notificationId(body.data?.id) ??
+          notificationId(body.resource?.split('/').pop());
+        if (!id) throw invalid('The notification names no resource.');
+        return { eventId: `mp_unsigned_${crypto.randomUUID()}`, resource: 'payment', processorReference: id, status: null, trusted: false };
+      }
+
+      const requestId = input.headers.get('x-request-id');
+      if (requestId !== null && !/^[\x21-\x7e]{1,256}$/.test(requestId)) throw invalid('The notification’s x-request-id is not understood.');
+      if (queryDataId !== null && queryDataId.length > 256) throw invalid('The notification’s data.id is not understood.');
+      const check = await verifySignature(ctx.credentials.webhook_secret, signature, { dataId: queryDataId, requestId }, Date.now());
+      if (!check.ok) throw invalid(check.reason === 'stale' ? 'The notification signature is too old or too new.' : 'The notification signature does not verify.');
+
+      // Only `data.id`, `x-request-id` and `ts` are signed, not the body: the body may route the news
+      // (order or refund) but its status is never believed. `status: null` makes the core read the
+      // order from Mercado Pago, so a replayed signature with an altered body can change nothing.
+      const bodyId = body.data?.id;
+      if (queryDataId !== null && bodyId != null && String(bodyId).toLowerCase() !== queryDataId.toLowerCase()) {
+        throw invalid('The notification body names another resource than the signed data.id.');
+      }
+      const orderId = notificationId(queryDataId) ?? notificationId(bodyId);
+      if (!orderId) throw invalid('The notification names no order.');
+      // The event id is the signed triple: a redelivery of the same notification is a duplicate, and no
+      // one without the secret can produce another notification's id.
+      const { ts } = parseSignatureHeader(signature)!;
+      const eventId = `mp_${(await sha256Hex(signatureManifest({ dataId: queryDataId, requestId, ts }))).slice(0, 40)}`;
+      const refundId = refundIdOf(body);
+      if (refundId) return { eventId, resource: 'refund', processorReference: refundId, status: null, trusted: true };
+      return { eventId, resource: 'payment', processorReference: orderId, status: null, trusted: true };
+    },
+  };
+}
+
+function refundOutcome(refund: MercadoPagoOrderRefund): RefundOutcome {
+  return { status: mapRefundStatus(refund.status), processorReference: refund.id, processorStatus: refund.status ?? 'unknown' };
+}
+
+/**
+ * A void of a processed order: Mercado Pago cancels only orders nobody paid yet, so the whole order is
+ * refunded, and the payment is canceled once that refund is processed. While it is still in progress
+ * the cancel answers `unavailable`; retrying it (same key) finds the refund instead of making another.
+ */
+async function voidOrder(ctx: Ctx, order: MercadoPagoOrder, ourKey: string): Promise<PaymentOutcome> {
+  const canceled = (answer: MercadoPagoOrder): PaymentOutcome => ({ status: 'canceled', processorReference: order.id, action: { type: 'none' }, processorStatus: processorStatusOf(answer) });
+  if (order.status === 'refunded') return canceled(order);
+  const key = await processorIdempotencyKey('void', ourKey);
+  const answer = parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', orderPath(order.id, '/refund'), { operation: 'refund', idempotencyKey: key }));
+  const refunds = answer.transactions?.refunds ?? [];
+  const statuses = refunds.map((r) => mapRefundStatus(r.status));
+  if (statuses.some((s) => s === 'declined' || s === 'failed')) {
+    throw new ConnectorError('declined', 'Mercado Pago refused to refund the order, so it cannot be voided.', 'void_refund_rejected');
+  }
+  if (answer.status === 'refunded' || (statuses.length > 0 && statuses.every((s) => s === 'approved'))) return canceled(answer);
+  throw new ConnectorError('unavailable', 'Mercado Pago is still processing the refund that voids the order; retry the cancel.', 'void_in_progress');
+}
+
+const common = {
+  provider: 'mercadopago',
+  version: '1',
+  status: 'published' as const,
+  capabilities: ['payments', 'refunds', 'cancellations'] as ConnectorVersion['capabilities'],
+  currencies: MERCADOPAGO_CURRENCIES,
+  credentialsSchema: MercadoPagoCredentials,
+};
+
+export const mercadoPagoQrV1: ConnectorVersion = {
+  ...common,
+  id: 'cnv_mercadopago_qr_v1',
+  definitionId: 'cnd_mercadopago_qr',
+  name: 'Mercado Pago QR',
+  type: 'qr',
+  configurationSchema: MercadoPagoQrConfiguration,
+  adapter: mercadoPagoAdapter('qr'),
+};
+
+export const mercadoPagoPosV1: ConnectorVersion = {
+  ...common,
+  id: 'cnv_mercadopago_pos_v1',
+  definitionId: 'cnd_mercadopago_pos',
+  name: 'Mercado Pago Point',
+  type: 'pos',
+  configurationSchema: MercadoPagoPosConfiguration,
+  adapter: mercadoPagoAdapter('pos'),
+};

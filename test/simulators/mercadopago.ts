@@ -1,0 +1,555 @@
+import { formatAmount, parseAmount } from '../../src/domain/money.ts';
+import { bytesToHex, hmacSha256 } from '../../src/lib/encoding.ts';
+
+/**
+ * A local stand-in for Mercado Pago's Orders API (https://api.mercadopago.com), written from its public
+ * reference: POST /v1/orders (`qr` dynamic orders with `type_response.qr_data`, `point` terminal orders),
+ * GET /v1/orders/{id}, POST /v1/orders/{id}/cancel, POST /v1/orders/{id}/refund, GET /users/me, the
+ * `X-Idempotency-Key` replay, `{ errors: [{ code, message, details }] }` error bodies, and webhooks signed
+ * with `x-signature: ts=…,v1=…` over `id:{data.id};request-id:{x-request-id};ts:{ts};`.
+ *
+ * Amounts drive outcomes like the sandbox (CONTRACT.md), by the last two digits of the minor units:
+ * 51 → Point order declined (failed / rejected_by_issuer), QR as usual (decline later through `decline`);
+ * 52 → the first request with a key is processed but its answer lost (a TimeoutError is thrown at once);
+ * 53 → the first request with a key answers 503 and does nothing; 54 → order failed (processing_error).
+ * Point orders complete at once (processed) unless declined: the terminal is simulated. A refund of an
+ * amount ending in 61 is rejected. Switches in `faults` force the other cases.
+ *
+ * `fetch` is fetch-compatible: inject it as `ctx.fetch`, or route `globalThis.fetch` to it.
+ */
+
+export const MP_BASE = 'https://api.mercadopago.com';
+const SITE_OF: Record<string, { site: string; country: string; numeric: string; code: string }> = {
+  ARS: { site: 'MLA', country: 'AR', numeric: '032', code: 'ARG' },
+  BRL: { site: 'MLB', country: 'BR', numeric: '986', code: 'BRA' },
+  MXN: { site: 'MLM', country: 'MX', numeric: '484', code: 'MEX' },
+  CLP: { site: 'MLC', country: 'CL', numeric: '152', code: 'CHL' },
+  COP: { site: 'MCO', country: 'CO', numeric: '170', code: 'COL' },
+  UYU: { site: 'MLU', country: 'UY', numeric: '858', code: 'URY' },
+  PEN: { site: 'MPE', country: 'PE', numeric: '604', code: 'PER' },
+};
+
+export interface SimAccount {
+  accessToken: string;
+  webhookSecret: string;
+  currency: string;
+  userId: number;
+  /** Where Mercado Pago posts this application's webhooks (the payment method's notification URL). */
+  notificationUrl: string;
+  /** Known stores' POS and Point terminals; null accepts any. */
+  posIds: Set<string> | null;
+  terminalIds: Set<string> | null;
+}
+
+export interface SimPayment {
+  id: string;
+  amount: string;
+  status: string;
+  status_detail: string;
+}
+
+export interface SimRefund {
+  id: string;
+  transaction_id: string;
+  reference_id: string;
+  amount: string;
+  status: string;
+}
+
+export interface SimOrder {
+  id: string;
+  token: string;
+  type: 'qr' | 'point';
+  status: string;
+  statusDetail: string;
+  externalReference: string;
+  description: string | undefined;
+  totalAmount: string;
+  totalMinor: number;
+  currency: string;
+  expirationTime: string | undefined;
+  config: Record<string, unknown>;
+  qrData: string | undefined;
+  payment: SimPayment;
+  refunds: SimRefund[];
+  version: number;
+  createdDate: string;
+  lastUpdatedDate: string;
+}
+
+export interface SimRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** A notification as Mercado Pago would deliver it: POST `url` with these headers and body. */
+export interface SimNotification {
+  url: string;
+  /** `url` without origin, for `call('POST', path, …)`. */
+  path: string;
+  headers: Record<string, string>;
+  rawBody: string;
+}
+
+export interface SimEvent {
+  orderId: string;
+  action: string;
+  /** The notification's `data`: the order when the event happened. */
+  data: Record<string, unknown>;
+}
+
+export type NotificationKind = 'signed' | 'forged' | 'stale' | 'unsigned' | 'altered_body';
+
+export interface Faults {
+  /** The next N requests throw a TimeoutError before reaching the API (nothing happens). */
+  timeoutNext: number;
+  /** The next N requests answer 503 (nothing happens). */
+  unavailableNext: number;
+  /** The next N requests answer 429. */
+  rateLimitNext: number;
+  /** Every request answers 401, as for a revoked or mistyped token. */
+  invalidToken: boolean;
+  /** Point orders are declined (failed / rejected_by_issuer) whatever the amount. */
+  declineAll: boolean;
+  /** Point orders wait on the terminal (`at_terminal`) instead of completing at once. */
+  pointWaitsAtTerminal: boolean;
+  /** Refunds stay `processing` until `settleRefund`. */
+  refundsProcessing: boolean;
+  /** The next QR order carries this `qr_data` instead of the generated one. */
+  qrData: string | null;
+  /** Fetch itself fails (DNS, TLS, connection reset): a TypeError. */
+  networkError: boolean;
+}
+
+const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+const mpError = (status: number, code: string, message: string, details: string[] = []) => json(status, { errors: [{ code, message, details }] });
+
+const ULID_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const ulid = () => {
+  const bytes = crypto.getRandomValues(new Uint8Array(26));
+  return `01${Array.from(bytes.slice(2), (b) => ULID_ALPHABET[b & 31]).join('')}`;
+};
+
+function tlv(tag: string, value: string) {
+  return `${tag}${String(value.length).padStart(2, '0')}${value}`;
+}
+
+function crc16(text: string): string {
+  let crc = 0xffff;
+  for (const byte of new TextEncoder().encode(text)) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc.toString(16).toUpperCase().padStart(4, '0');
+}
+
+/** An EMVCo merchant-presented payload shaped like Mercado Pago's dynamic QR codes. */
+function emvQr(order: { id: string; totalAmount: string; currency: string }): string {
+  const site = SITE_OF[order.currency]!;
+  const body =
+    tlv('00', '01') +
+    tlv('01', '12') +
+    tlv('43', tlv('00', 'COM.MERCADOLIBRE') + tlv('01', '306') + tlv('02', order.id.slice(-20))) +
+    tlv('52', '5611') +
+    tlv('53', site.numeric) +
+    tlv('54', order.totalAmount) +
+    tlv('58', site.country) +
+    tlv('59', 'COMERCIO DE PRUEBA') +
+    tlv('60', 'CIUDAD') +
+    tlv('62', tlv('05', order.id.slice(-25))) +
+    '6304';
+  return body + crc16(body);
+}
+
+export class MercadoPagoSimulator {
+  readonly accounts = new Map<string, SimAccount>();
+  readonly orders = new Map<string, SimOrder>();
+  readonly requests: SimRequest[] = [];
+  /** Events Mercado Pago notifies (each state change adds one), with the order as it was then. */
+  readonly events: SimEvent[] = [];
+  readonly faults: Faults = {
+    timeoutNext: 0,
+    unavailableNext: 0,
+    rateLimitNext: 0,
+    invalidToken: false,
+    declineAll: false,
+    pointWaitsAtTerminal: false,
+    refundsProcessing: false,
+    qrData: null,
+    networkError: false,
+  };
+  private readonly idempotency = new Map<string, { fingerprint: string; status: number; body: string }>();
+  private readonly seenKeys = new Set<string>();
+  private readonly now: () => number;
+
+  constructor(options: { now?: () => number } = {}) {
+    this.now = options.now ?? Date.now;
+  }
+
+  addAccount(options: Partial<Omit<SimAccount, 'posIds' | 'terminalIds'>> & { posIds?: string[]; terminalIds?: string[] } = {}): SimAccount {
+    const account: SimAccount = {
+      accessToken: options.accessToken ?? `TEST-${Math.floor(Math.random() * 1e15)}-${crypto.randomUUID().replace(/-/g, '')}`,
+      webhookSecret: options.webhookSecret ?? bytesToHex(crypto.getRandomValues(new Uint8Array(32))),
+      currency: options.currency ?? 'ARS',
+      userId: options.userId ?? 100_000_000 + Math.floor(Math.random() * 900_000_000),
+      notificationUrl: options.notificationUrl ?? 'https://merchant.example/notifications',
+      posIds: options.posIds ? new Set(options.posIds) : null,
+      terminalIds: options.terminalIds ? new Set(options.terminalIds) : null,
+    };
+    if (!SITE_OF[account.currency]) throw new Error(`no Mercado Pago site charges ${account.currency}`);
+    this.accounts.set(account.accessToken, account);
+    return account;
+  }
+
+  /** Orders created with this `external_reference` (our payment id). */
+  ordersFor(externalReference: string): SimOrder[] {
+    return [...this.orders.values()].filter((o) => o.externalReference === externalReference);
+  }
+
+  /** Requests to a path (method and path as `POST /v1/orders`). */
+  requestsTo(method: string, pathPrefix: string): SimRequest[] {
+    return this.requests.filter((r) => r.method === method && r.path.startsWith(pathPrefix));
+  }
+
+  readonly fetch = (async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    const url = new URL(request.url);
+    if (url.origin !== MP_BASE) throw new TypeError(`simulator: no route to ${url.origin}`);
+    const text = request.method === 'GET' ? '' : await request.text();
+    let body: unknown = undefined;
+    if (text) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    }
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, key) => (headers[key] = value));
+    this.requests.push({ method: request.method, path: url.pathname + url.search, headers, body });
+
+    if (this.faults.networkError) throw new TypeError('Network connection lost.');
+    if (this.faults.timeoutNext > 0) {
+      this.faults.timeoutNext--;
+      throw new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    }
+    if (this.faults.unavailableNext > 0) {
+      this.faults.unavailableNext--;
+      return mpError(503, 'service_unavailable', 'Service temporarily unavailable. Internal trace 7f3a: upstream pool exhausted.');
+    }
+    if (this.faults.rateLimitNext > 0) {
+      this.faults.rateLimitNext--;
+      return mpError(429, 'too_many_requests', 'Too many requests.');
+    }
+
+    const token = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
+    const account = token ? this.accounts.get(token) : undefined;
+    if (this.faults.invalidToken || !account) {
+      return json(401, { code: 'unauthorized', message: `invalid access token ${token?.slice(0, 12) ?? ''}…`, errors: [{ code: 'unauthorized', message: 'Invalid credentials.', details: [] }] });
+    }
+
+    const path = url.pathname;
+    if (request.method === 'GET' && path === '/users/me') {
+      const site = SITE_OF[account.currency]!;
+      return json(200, { id: account.userId, nickname: 'TESTUSER', site_id: site.site, country_id: site.country, email: 'test_user@testuser.com' });
+    }
+
+    const orderMatch = /^\/v1\/orders(?:\/([^/]+)(?:\/(cancel|refund))?)?$/.exec(path);
+    if (!orderMatch) return json(404, { message: 'resource not found', error: 'not_found', status: 404, cause: [] });
+    const orderId = orderMatch[1] ? decodeURIComponent(orderMatch[1]) : undefined;
+    const action = orderMatch[2];
+
+    if (request.method === 'GET' && orderId && !action) {
+      const order = this.orders.get(orderId);
+      if (!order || order.token !== account.accessToken) return mpError(404, 'order_not_found', 'Order not found.');
+      return json(200, this.orderJson(order));
+    }
+    if (request.method !== 'POST') return json(405, { message: 'method not allowed', error: 'method_not_allowed', status: 405, cause: [] });
+
+    // Every POST of the Orders API carries an idempotency key; a replay answers the first answer.
+    const key = request.headers.get('x-idempotency-key');
+    if (!key) return mpError(400, 'required_properties', 'The header X-Idempotency-Key is required.', ['X-Idempotency-Key']);
+    const scope = `${account.accessToken}|${key}`;
+    const fingerprint = `${request.method} ${path} ${text}`;
+    const stored = this.idempotency.get(scope);
+    if (stored) {
+      if (stored.fingerprint !== fingerprint) return mpError(409, 'idempotency_key_already_used', 'The idempotency key was already used with a different request.');
+      return new Response(stored.body, { status: stored.status, headers: { 'content-type': 'application/json', 'x-idempotency-replayed': 'true' } });
+    }
+    const firstTime = !this.seenKeys.has(scope);
+    this.seenKeys.add(scope);
+
+    let lostAnswer = false;
+    let res: Response;
+    if (!orderId) {
+      const amountRule = this.amountRule(account, body);
+      if (amountRule === 53 && firstTime) return mpError(503, 'service_unavailable', 'Service temporarily unavailable.');
+      lostAnswer = amountRule === 52 && firstTime;
+      res = this.createOrder(account, body);
+    } else {
+      const order = this.orders.get(orderId);
+      if (!order || order.token !== account.accessToken) res = mpError(404, 'order_not_found', 'Order not found.');
+      else res = action === 'cancel' ? this.cancelOrder(order) : action === 'refund' ? this.refundOrder(order, body) : json(404, { message: 'resource not found', error: 'not_found', status: 404, cause: [] });
+    }
+    // Answers are kept for the key (errors the request caused included); a 5xx never is.
+    const resBody = await res.text();
+    if (res.status < 500) this.idempotency.set(scope, { fingerprint, status: res.status, body: resBody });
+    if (lostAnswer) throw new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    return new Response(resBody, { status: res.status, headers: res.headers });
+  }) as typeof fetch;
+
+  private amountRule(account: SimAccount, body: unknown): number | null {
+    const total = (body as { total_amount?: unknown } | undefined)?.total_amount;
+    if (typeof total !== 'string') return null;
+    try {
+      return parseAmount(total, account.currency) % 100;
+    } catch {
+      return null;
+    }
+  }
+
+  private createOrder(account: SimAccount, body: unknown): Response {
+    const b = (body && typeof body === 'object' ? body : {}) as Record<string, any>;
+    const missing: string[] = [];
+    if (b.type !== 'qr' && b.type !== 'point') return mpError(400, 'property_value', 'type must be one of qr, point.', ['type']);
+    if (typeof b.external_reference !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(b.external_reference)) missing.push('external_reference');
+    if (typeof b.total_amount !== 'string') missing.push('total_amount');
+    const payments = b.transactions?.payments;
+    if (!Array.isArray(payments) || payments.length !== 1 || typeof payments[0]?.amount !== 'string') missing.push('transactions.payments');
+    if (b.type === 'qr' && typeof b.config?.qr?.external_pos_id !== 'string') missing.push('config.qr.external_pos_id');
+    if (b.type === 'qr' && b.config?.qr?.mode !== 'dynamic') missing.push('config.qr.mode');
+    if (b.type === 'point' && typeof b.config?.point?.terminal_id !== 'string') missing.push('config.point.terminal_id');
+    if (missing.length) return mpError(400, 'required_properties', 'Required properties are missing or invalid.', missing);
+    let totalMinor: number;
+    try {
+      totalMinor = parseAmount(b.total_amount, account.currency);
+      if (parseAmount(payments[0].amount, account.currency) !== totalMinor) throw new Error('amounts differ');
+    } catch {
+      return mpError(400, 'property_value', 'total_amount is not a valid amount for this site, or differs from the payments.', ['total_amount']);
+    }
+    if (b.type === 'qr' && account.posIds && !account.posIds.has(b.config.qr.external_pos_id)) return mpError(404, 'pos_not_found', 'The POS does not exist.');
+    if (b.type === 'point' && account.terminalIds && !account.terminalIds.has(b.config.point.terminal_id)) return mpError(404, 'terminal_not_found', 'The terminal does not exist.');
+
+    const id = `ORD${ulid()}`;
+    const now = new Date(this.now()).toISOString();
+    const rule = totalMinor % 100;
+    const order: SimOrder = {
+      id,
+      token: account.accessToken,
+      type: b.type,
+      status: 'created',
+      statusDetail: 'created',
+      externalReference: b.external_reference,
+      description: typeof b.description === 'string' ? b.description : undefined,
+      totalAmount: formatAmount(totalMinor, account.currency),
+      totalMinor,
+      currency: account.currency,
+      expirationTime: typeof b.expiration_time === 'string' ? b.expiration_time : undefined,
+      config: b.config,
+      qrData: undefined,
+      payment: { id: `PAY${ulid()}`, amount: formatAmount(totalMinor, account.currency), status: 'created', status_detail: 'ready_to_process' },
+      refunds: [],
+      version: 1,
+      createdDate: now,
+      lastUpdatedDate: now,
+    };
+    this.orders.set(id, order);
+    if (rule === 54) {
+      this.move(order, 'failed', 'processing_error', { status: 'failed', status_detail: 'processing_error' }, false);
+    } else if (order.type === 'point') {
+      if (rule === 51 || this.faults.declineAll) this.move(order, 'failed', 'failed', { status: 'failed', status_detail: 'rejected_by_issuer' }, false);
+      else if (this.faults.pointWaitsAtTerminal) this.move(order, 'at_terminal', 'at_terminal', { status: 'created', status_detail: 'ready_to_process' }, false);
+      else this.move(order, 'processed', 'accredited', { status: 'processed', status_detail: 'accredited' }, false);
+    } else {
+      order.qrData = this.faults.qrData ?? emvQr(order);
+      this.faults.qrData = null;
+    }
+    return json(201, this.orderJson(order));
+  }
+
+  private cancelOrder(order: SimOrder): Response {
+    // Only an order nobody has started paying can be canceled through the API.
+    if (order.status !== 'created') return mpError(409, 'order_cannot_be_canceled', `The order is ${order.status} and cannot be canceled.`);
+    this.move(order, 'canceled', 'canceled', { status: 'canceled', status_detail: 'canceled' });
+    return json(200, this.orderJson(order));
+  }
+
+  private refundOrder(order: SimOrder, body: unknown): Response {
+    if (order.status !== 'processed') return mpError(409, 'order_cannot_be_refunded', `The order is ${order.status} and cannot be refunded.`);
+    const taken = order.refunds.filter((r) => r.status !== 'rejected' && r.status !== 'failed').reduce((sum, r) => sum + parseAmount(r.amount, order.currency), 0);
+    const remaining = order.totalMinor - taken;
+    let amountMinor = remaining;
+    if (body !== undefined) {
+      const transactions = (body as { transactions?: unknown }).transactions;
+      const t = Array.isArray(transactions) && transactions.length === 1 ? (transactions[0] as { id?: unknown; amount?: unknown }) : null;
+      if (!t || t.id !== order.payment.id || typeof t.amount !== 'string') return mpError(400, 'property_value', 'transactions must name the order’s payment and an amount.', ['transactions']);
+      try {
+        amountMinor = parseAmount(t.amount, order.currency);
+      } catch {
+        return mpError(400, 'property_value', 'amount is not valid.', ['transactions.amount']);
+      }
+    }
+    if (amountMinor <= 0 || amountMinor > remaining) return mpError(400, 'invalid_refund_amount', 'The amount exceeds what can be refunded.', ['transactions.amount']);
+    const status = amountMinor % 100 === 61 ? 'rejected' : this.faults.refundsProcessing ? 'processing' : 'processed';
+    const refund: SimRefund = { id: `REF${ulid()}`, transaction_id: order.payment.id, reference_id: String(Math.floor(Math.random() * 1e11)), amount: formatAmount(amountMinor, order.currency), status };
+    order.refunds.push(refund);
+    this.afterRefund(order);
+    return json(201, this.orderJson(order));
+  }
+
+  private afterRefund(order: SimOrder) {
+    const refunded = order.refunds.filter((r) => r.status === 'processed').reduce((sum, r) => sum + parseAmount(r.amount, order.currency), 0);
+    if (refunded === 0) {
+      order.version++;
+      return;
+    }
+    if (refunded >= order.totalMinor) this.move(order, 'refunded', 'refunded', { status: 'refunded', status_detail: 'refunded' });
+    else this.move(order, 'processed', 'partially_refunded', { status: 'processed', status_detail: 'partially_refunded' }, true, 'order.refunded');
+  }
+
+  private move(order: SimOrder, status: string, detail: string, payment: Pick<SimPayment, 'status' | 'status_detail'>, notify = true, action = `order.${status}`) {
+    order.status = status;
+    order.statusDetail = detail;
+    order.payment = { ...order.payment, ...payment };
+    order.version++;
+    order.lastUpdatedDate = new Date(this.now()).toISOString();
+    if (notify) this.events.push({ orderId: order.id, action, data: this.notificationData(order) });
+  }
+
+  private notificationData(order: SimOrder): Record<string, unknown> {
+    return {
+      id: order.id,
+      external_reference: order.externalReference,
+      status: order.status,
+      status_detail: order.statusDetail,
+      total_paid_amount: order.status === 'processed' || order.status === 'refunded' ? order.totalAmount : formatAmount(0, order.currency),
+      type: order.type,
+      version: order.version,
+      transactions: { payments: [{ ...order.payment }], ...(order.refunds.length ? { refunds: order.refunds.map((r) => ({ ...r })) } : {}) },
+    };
+  }
+
+  /** The order as the API answers it. */
+  orderJson(order: SimOrder): Record<string, unknown> {
+    return {
+      id: order.id,
+      type: order.type,
+      processing_mode: 'automatic',
+      external_reference: order.externalReference,
+      ...(order.description !== undefined ? { description: order.description } : {}),
+      total_amount: order.totalAmount,
+      ...(order.status === 'processed' || order.status === 'refunded' ? { total_paid_amount: order.totalAmount } : {}),
+      country_code: SITE_OF[order.currency]!.code,
+      user_id: String(this.accounts.get(order.token)?.userId ?? 0),
+      status: order.status,
+      status_detail: order.statusDetail,
+      currency: order.currency,
+      created_date: order.createdDate,
+      last_updated_date: order.lastUpdatedDate,
+      ...(order.expirationTime ? { expiration_time: order.expirationTime } : {}),
+      integration_data: { application_id: '1234567890123456' },
+      transactions: {
+        payments: [{ ...order.payment, ...(order.type === 'point' ? { payment_method: { type: 'credit_card', installments: 1 } } : {}) }],
+        ...(order.refunds.length ? { refunds: order.refunds.map((r) => ({ ...r })) } : {}),
+      },
+      config: order.config,
+      ...(order.type === 'qr' && order.qrData ? { type_response: { qr_data: order.qrData } } : {}),
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // The buyer, the terminal and Mercado Pago's back office
+  // -------------------------------------------------------------------------------------------------
+
+  private order(id: string): SimOrder {
+    const order = this.orders.get(id);
+    if (!order) throw new Error(`simulator: no order ${id}`);
+    return order;
+  }
+
+  /** The buyer paid the QR (or the card went through on the terminal). */
+  pay(orderId: string) {
+    this.move(this.order(orderId), 'processed', 'accredited', { status: 'processed', status_detail: 'accredited' });
+  }
+
+  decline(orderId: string, detail = 'rejected_by_issuer') {
+    this.move(this.order(orderId), 'failed', 'failed', { status: 'failed', status_detail: detail });
+  }
+
+  fail(orderId: string) {
+    this.move(this.order(orderId), 'failed', 'processing_error', { status: 'failed', status_detail: 'processing_error' });
+  }
+
+  expire(orderId: string) {
+    this.move(this.order(orderId), 'expired', 'expired', { status: 'expired', status_detail: 'expired' });
+  }
+
+  /** A refund that was `processing` completes (or is rejected). */
+  settleRefund(orderId: string, refundId: string, status: 'processed' | 'rejected' | 'failed' = 'processed') {
+    const order = this.order(orderId);
+    const refund = order.refunds.find((r) => r.id === refundId);
+    if (!refund) throw new Error(`simulator: no refund ${refundId}`);
+    refund.status = status;
+    this.afterRefund(order);
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Notifications
+  // -------------------------------------------------------------------------------------------------
+
+  /** Every event Mercado Pago would have notified, signed now, in the order they happened (`orderId` filters). */
+  async delivered(orderId?: string): Promise<SimNotification[]> {
+    const out: SimNotification[] = [];
+    for (const event of this.events) if (!orderId || event.orderId === orderId) out.push(await this.notification(event.orderId, { event }));
+    return out;
+  }
+
+  /**
+   * A notification about an order, as Mercado Pago delivers it to the account's webhook URL:
+   * `signed` correctly; `forged` signed with another secret; `stale` signed with a `ts` 10 minutes old;
+   * `altered_body` correctly signed but its body claims `processed` (the signature does not cover the
+   * body); `unsigned` in the IPN style (`?id=…&topic=order`, no `x-signature`).
+   */
+  async notification(
+    orderId: string,
+    options: { kind?: NotificationKind; event?: SimEvent; requestId?: string | null; ts?: number; lowercaseIdInManifest?: boolean } = {},
+  ): Promise<SimNotification> {
+    const order = this.order(orderId);
+    const account = this.accounts.get(order.token)!;
+    const kind = options.kind ?? 'signed';
+    const base = new URL(account.notificationUrl);
+    if (kind === 'unsigned') {
+      base.searchParams.set('id', order.id);
+      base.searchParams.set('topic', 'order');
+      const rawBody = JSON.stringify({ resource: `${MP_BASE}/v1/orders/${order.id}`, topic: 'order' });
+      return { url: base.toString(), path: base.pathname + base.search, headers: { 'content-type': 'application/json' }, rawBody };
+    }
+    base.searchParams.set('data.id', order.id);
+    base.searchParams.set('type', 'order');
+    const action = options.event?.action ?? `order.${order.status}`;
+    const data = { ...(options.event?.data ?? this.notificationData(order)) };
+    if (kind === 'altered_body') Object.assign(data, { status: 'processed', status_detail: 'accredited', total_paid_amount: order.totalAmount });
+    const rawBody = JSON.stringify({
+      action,
+      api_version: 'v1',
+      application_id: '1234567890123456',
+      date_created: new Date(this.now()).toISOString(),
+      live_mode: false,
+      type: 'order',
+      user_id: String(account.userId),
+      data,
+    });
+    const ts = options.ts ?? (kind === 'stale' ? Math.floor(this.now() / 1000) - 600 : Math.floor(this.now() / 1000));
+    const requestId = options.requestId === undefined ? crypto.randomUUID() : options.requestId;
+    const secret = kind === 'forged' ? bytesToHex(crypto.getRandomValues(new Uint8Array(32))) : account.webhookSecret;
+    const id = options.lowercaseIdInManifest === false ? order.id : order.id.toLowerCase();
+    const manifest = `id:${id};${requestId !== null ? `request-id:${requestId};` : ''}ts:${ts};`;
+    const v1 = bytesToHex(await hmacSha256(secret, manifest));
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}` };
+    if (requestId !== null) headers['x-request-id'] = requestId;
+    return { url: base.toString(), path: base.pathname + base.search, headers, rawBody };
+  }
+}
