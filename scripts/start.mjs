@@ -4,10 +4,13 @@
 //   3. makes sure the bootstrap admin exists (BOOTSTRAP_ADMIN_EMAIL / BOOTSTRAP_ADMIN_PASSWORD);
 //   4. runs `wrangler dev --env test` on http://localhost:${PORT:-8787}.
 // Running it again keeps `.dev.vars`, the database and the admin as they are.
+// PAYMENT_SERVICE_STATE_DIR=<dir> (optional; the Node test project uses it) keeps everything in <dir>
+// instead: the vars file is <dir>/.dev.vars (created the same way, given to wrangler dev with --env-file)
+// and the local D1 / Durable Object state is <dir>/state (--persist-to); the developer's data is untouched.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 18)) {
@@ -16,7 +19,11 @@ if (major < 22 || (major === 22 && minor < 18)) {
 }
 const { ensureAdmin, isPlausibleEmail, ROOT, runWrangler, wranglerBin } = await import('./lib/admin.mjs');
 
-const DEV_VARS = join(ROOT, '.dev.vars');
+const STATE_DIR = process.env.PAYMENT_SERVICE_STATE_DIR ? resolve(process.env.PAYMENT_SERVICE_STATE_DIR) : null;
+const DEV_VARS = STATE_DIR ? join(STATE_DIR, '.dev.vars') : join(ROOT, '.dev.vars');
+// Extra wrangler arguments for a separate state directory (none by default: .dev.vars, .wrangler/state).
+const PERSIST = STATE_DIR ? ['--persist-to', join(STATE_DIR, 'state')] : [];
+const VARS_FILE = STATE_DIR ? ['--env-file', DEV_VARS] : [];
 const EXAMPLE = join(ROOT, '.dev.vars.example');
 const ENV = 'test';
 
@@ -67,13 +74,13 @@ const missing = Object.keys(generators).filter((name) => !vars[name] || vars[nam
 if (missing.length > 0) fail(`.dev.vars lacks a value for ${missing.join(', ')}; delete it to have a fresh one generated.`);
 
 console.log('Applying the D1 migrations to the local database...');
-const migrated = await runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--env', ENV], { env: { CI: 'true' } });
+const migrated = await runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...PERSIST, '--env', ENV], { env: { CI: 'true' } });
 if (migrated.code !== 0) fail(`applying the migrations failed (exit ${migrated.code}).`);
 
 const email = vars.BOOTSTRAP_ADMIN_EMAIL || 'admin@example.com';
 const password = vars.BOOTSTRAP_ADMIN_PASSWORD || 'admin-password';
 if (!isPlausibleEmail(email)) fail('BOOTSTRAP_ADMIN_EMAIL is not an email address.');
-const admin = await ensureAdmin({ env: ENV, target: ['--local'], email, name: 'Local Admin', password });
+const admin = await ensureAdmin({ env: ENV, target: ['--local', ...PERSIST], email, name: 'Local Admin', password });
 if (admin.created === true) console.log(`Bootstrap admin created: ${admin.email}`);
 else if (admin.created === false) console.log(`Bootstrap admin present: ${admin.email} (an existing user is never changed).`);
 else console.log(`Bootstrap admin ensured: ${admin.email}`);
@@ -81,7 +88,7 @@ else console.log(`Bootstrap admin ensured: ${admin.email}`);
 const port = process.env.PORT || '8787';
 console.log(`Prepared in ${((Date.now() - started) / 1000).toFixed(1)} s. Starting wrangler dev on http://localhost:${port} (docs: /docs)...`);
 
-const child = spawn(process.execPath, [wranglerBin(), 'dev', '--env', ENV, '--port', port, '--ip', '127.0.0.1'], {
+const child = spawn(process.execPath, [wranglerBin(), 'dev', '--env', ENV, '--port', port, '--ip', '127.0.0.1', ...PERSIST, ...VARS_FILE], {
   cwd: ROOT,
   stdio: 'inherit',
   // Offline by default: no metrics, and no fetch of the `Request.cf` sample from the network.
