@@ -7,28 +7,31 @@ import { ERROR_CODES, invalidRequest, type ErrorCode, type FieldIssue } from './
 export const BEARER_AUTH = 'bearerAuth';
 export const bearerSecurity = [{ [BEARER_AUTH]: [] }];
 
-export const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:15:30.123Z' });
+export const Timestamp = z.string().max(30).openapi({ format: 'date-time', example: '2026-11-21T10:15:30.123Z' });
 
 export const ErrorSchema = z
   .object({
     error: z.object({
-      code: z.string().openapi({ example: 'invalid_request' }),
-      message: z.string(),
+      code: z.string().max(64).regex(/^[a-z][a-z0-9_]*$/).openapi({ example: 'invalid_request' }),
+      message: z.string().max(1000),
       category: z.enum(['validation', 'authentication', 'authorization', 'not_found', 'conflict', 'rate_limit', 'processor', 'configuration', 'internal']),
       retryable: z.boolean(),
-      request_id: z.string().openapi({ example: 'req_3kqz7w1v0c9m2x8b' }),
+      request_id: z.string().max(64).regex(/^req_[0-9a-z]+$/).openapi({ example: 'req_3kqz7w1v0c9m2x8b' }),
       details: z.record(z.string(), z.unknown()),
     }),
   })
   .openapi('Error');
 
+/** A count or position: 0 to 2^31 - 1 (OpenAPI `int32`). */
+const PageInt = z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32' });
+
 export const PaginationSchema = z
-  .object({ limit: z.number().int(), offset: z.number().int(), total: z.number().int() })
+  .object({ limit: PageInt.min(1).max(100), offset: PageInt, total: PageInt })
   .openapi('Pagination');
 
 export const PaginationQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: 'Page size, 1 to 100.', example: 50 }),
-  offset: z.coerce.number().int().min(0).default(0).openapi({ description: 'Items to skip.', example: 0 }),
+  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: 'Page size, 1 to 100.', example: 50, format: 'int32' }),
+  offset: z.coerce.number().int().min(0).max(2_147_483_647).default(0).openapi({ description: 'Items to skip.', example: 0, format: 'int32' }),
 });
 
 export function dataEnvelope<T extends z.ZodType>(schema: T) {
@@ -36,7 +39,7 @@ export function dataEnvelope<T extends z.ZodType>(schema: T) {
 }
 
 export function listEnvelope<T extends z.ZodType>(schema: T) {
-  return z.object({ data: z.array(schema), pagination: PaginationSchema });
+  return z.object({ data: z.array(schema).max(100), pagination: PaginationSchema });
 }
 
 export function jsonContent<T extends z.ZodType>(schema: T, description: string) {
