@@ -1,0 +1,250 @@
+// A whole merchant flow against a running `test` deployment, with the generated client
+// (examples/api-types.ts from `npm run generate:client`, used through openapi-fetch):
+//   log in as the admin -> create an API key -> create a sandbox QR payment method -> enable it for the key
+//   -> QR payment (Idempotency-Key, webhook_url) -> test-helper approval -> partial refund -> full refund
+//   -> every webhook received by a local receiver, verified with the account's signing secret.
+//
+//   npm start                                   # in another terminal
+//   npm run example:merchant-flow               # = node examples/merchant-flow.ts (Node 22.18+)
+//
+// BASE_URL (default http://localhost:8787), ADMIN_EMAIL / ADMIN_PASSWORD (default the local bootstrap admin).
+// The webhook receiver listens on 127.0.0.1 (random port): the local deployment may call it because
+// `.dev.vars` sets ALLOW_INSECURE_WEBHOOKS=true. Amounts stay decimal strings throughout.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import createClient from 'openapi-fetch';
+import { Webhook } from 'standardwebhooks';
+import type { components, paths } from './api-types.ts';
+
+type Schemas = components['schemas'];
+type ApiError = Schemas['Error'];
+type Payment = Schemas['Payment'];
+
+const BASE_URL = process.env.BASE_URL ?? 'http://localhost:8787';
+const ADMIN_EMAIL = process.env.ADMIN_EMAIL ?? 'admin@example.com';
+const ADMIN_PASSWORD = process.env.ADMIN_PASSWORD ?? 'admin-password';
+/** Upper bound for the webhooks to arrive (the local queue delivers within seconds). */
+const WEBHOOK_WAIT_MS = Number(process.env.WEBHOOK_WAIT_MS ?? 60_000);
+
+/** Thrown for an answer in the error envelope; `error.code` is typed from the description. */
+class ApiCallError extends Error {
+  readonly status: number;
+  readonly body: ApiError['error'];
+  constructor(step: string, status: number, body: ApiError['error']) {
+    super(`${step}: HTTP ${status} ${body.code} (${body.message}) request_id=${body.request_id}`);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** openapi-fetch answers `{ data }` on 2xx and `{ error }` (typed as the error envelope) otherwise. */
+function must<T>(step: string, result: { data?: T; error?: ApiError; response: Response }): T {
+  if (result.error !== undefined) throw new ApiCallError(step, result.response.status, result.error.error);
+  if (result.data === undefined) throw new Error(`${step}: HTTP ${result.response.status} without a body`);
+  return result.data;
+}
+
+function expectStatus(step: string, payment: Payment, status: Payment['status']) {
+  if (payment.status !== status) throw new Error(`${step}: payment ${payment.id} is ${payment.status}, expected ${status}`);
+}
+
+const log = (message: string) => console.log(`merchant-flow: ${message}`);
+
+interface ReceivedWebhook {
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A tiny webhook receiver on 127.0.0.1: records every POST to /hook and answers 204. */
+async function startReceiver() {
+  const received: ReceivedWebhook[] = [];
+  const readBody = (req: IncomingMessage) =>
+    new Promise<string>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      req.on('error', reject);
+    });
+  const server = createServer(async (req, res) => {
+    if (req.method !== 'POST' || req.url !== '/hook') {
+      res.writeHead(404).end();
+      return;
+    }
+    const body = await readBody(req);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name] = value;
+    received.push({ headers, body });
+    res.writeHead(204).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export async function runMerchantFlow(baseUrl = BASE_URL) {
+  // 1. Log in as the admin: a user access token for the management routes.
+  const anonymous = createClient<paths>({ baseUrl });
+  const session = must(
+    'login',
+    await anonymous.POST('/v1/auth/login', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } }),
+  ).data;
+  const admin = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${session.access_token}` } });
+  log('logged in');
+
+  // 2. An API key with every business scope; its secret is shown only in this answer.
+  const key = must(
+    'create API key',
+    await admin.POST('/v1/account/api-keys', {
+      body: {
+        name: `merchant-flow ${new Date().toISOString()}`,
+        scopes: ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'],
+      },
+    }),
+  ).data;
+  log(`API key ${key.id} (${key.environment})`);
+
+  // 3. A sandbox QR method: its connector version comes from GET /v1/connectors.
+  const connectors = must('list connectors', await admin.GET('/v1/connectors', { params: { query: { limit: 100 } } })).data;
+  const version = connectors
+    .filter((connector) => connector.provider === 'sandbox' && connector.type === 'qr')
+    .flatMap((connector) => connector.versions)
+    .find((v) => v.status === 'published');
+  if (!version) throw new Error('no published sandbox QR connector version');
+  const method = must(
+    'create payment method',
+    await admin.POST('/v1/account/payment-methods', {
+      body: {
+        connector_definition_version_id: version.id,
+        name: 'Counter QR (merchant-flow)',
+        credentials: { api_key: `sandbox-${randomBytes(12).toString('hex')}` },
+      },
+    }),
+  ).data;
+  log(`payment method ${method.id} (${method.provider} ${method.type})`);
+
+  // 4. Enable the method for the key.
+  must(
+    'enable method for key',
+    await admin.POST('/v1/account/payment-methods/{payment_method_id}/api-keys', {
+      params: { path: { payment_method_id: method.id } },
+      body: { api_key_id: key.id },
+    }),
+  );
+
+  // From here on the merchant's server uses the API key only.
+  const merchant = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${key.secret}` } });
+  const receiver = await startReceiver();
+  try {
+    // 5. A QR payment: the sandbox answers `pending` with a QR to display.
+    const createKey = randomUUID();
+    const paymentRequest: Schemas['CreatePaymentRequest'] = {
+      amount: { value: '25.00', currency: 'USD' },
+      external_reference: `order-${randomUUID()}`,
+      payment_method: method.id,
+      description: 'Two coffees',
+      webhook_url: receiver.url,
+    };
+    const created = must(
+      'create payment',
+      await merchant.POST('/v1/payments', { params: { header: { 'idempotency-key': createKey } }, body: paymentRequest }),
+    ).data;
+    expectStatus('create payment', created, 'pending');
+    if (created.action?.type !== 'display_qr') throw new Error(`create payment: action ${created.action?.type}, expected display_qr`);
+    log(`payment ${created.id} ${created.status}, ${created.amount.value} ${created.amount.currency}, action ${created.action.type}`);
+
+    // A network retry with the same key and body returns the stored result, not a second payment.
+    const replayed = must(
+      'replay create payment',
+      await merchant.POST('/v1/payments', { params: { header: { 'idempotency-key': createKey } }, body: paymentRequest }),
+    ).data;
+    if (replayed.id !== created.id) throw new Error(`replay created another payment (${replayed.id})`);
+
+    // 6. The customer pays: the test helper delivers the processor's news.
+    const approved = must(
+      'approve (test helper)',
+      await merchant.POST('/v1/test-helpers/payments/{payment_id}/{action}', {
+        params: { path: { payment_id: created.id, action: 'approve' } },
+      }),
+    ).data;
+    expectStatus('approve', approved, 'approved');
+    log(`payment ${approved.id} ${approved.status}`);
+
+    // 7. A partial refund, then a refund of the rest.
+    const refund = (value: string) =>
+      merchant.POST('/v1/payments/{payment_id}/refunds', {
+        params: { path: { payment_id: created.id }, header: { 'idempotency-key': randomUUID() } },
+        body: { amount: { value, currency: 'USD' }, reason: 'Customer returned the item' },
+      });
+    const partial = must('partial refund', await refund('10.00')).data;
+    if (partial.status !== 'approved') throw new Error(`partial refund is ${partial.status}`);
+    const afterPartial = must('get payment', await merchant.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: created.id } } })).data;
+    expectStatus('after partial refund', afterPartial, 'partially_refunded');
+    log(`refund ${partial.id} ${partial.amount.value} ${partial.status}; payment ${afterPartial.status}`);
+
+    // More than the balance is refused in the typed error envelope.
+    const tooMuch = await refund('15.01');
+    if (tooMuch.error?.error.code !== 'refund_exceeds_balance') {
+      throw new Error(`refund over the balance: HTTP ${tooMuch.response.status}, expected 422 refund_exceeds_balance`);
+    }
+    log(`refund of 15.01 refused: ${tooMuch.response.status} ${tooMuch.error.error.code} (${tooMuch.error.error.category})`);
+
+    const rest = must('full refund', await refund('15.00')).data;
+    if (rest.status !== 'approved') throw new Error(`refund of the rest is ${rest.status}`);
+    const refunded = must('get payment', await merchant.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: created.id } } })).data;
+    expectStatus('after full refund', refunded, 'refunded');
+    log(`refund ${rest.id} ${rest.amount.value} ${rest.status}; payment ${refunded.status}`);
+
+    // 8. The webhooks: payment.pending, payment.approved and one payment.refunded per refund, each
+    // verified with the account's signing secret (Standard Webhooks).
+    const { secret } = must('webhook secret', await admin.GET('/v1/account/webhook-secret')).data;
+    const verifier = new Webhook(secret);
+    const expected = ['payment.pending', 'payment.approved', 'payment.refunded:partially_refunded', 'payment.refunded:refunded'];
+    const deadline = Date.now() + WEBHOOK_WAIT_MS;
+    let seen: string[] = [];
+    for (;;) {
+      seen = [];
+      for (const hook of receiver.received) {
+        const event = verifier.verify(hook.body, hook.headers) as { id: string; type: string; data: { payment: Payment } };
+        if (event.id !== hook.headers['webhook-id']) throw new Error(`webhook ${hook.headers['webhook-id']} carries event ${event.id}`);
+        if (event.data.payment.id !== created.id) throw new Error(`webhook for another payment: ${event.data.payment.id}`);
+        const label = event.type === 'payment.refunded' ? `${event.type}:${event.data.payment.status}` : event.type;
+        if (!seen.includes(label)) seen.push(label);
+      }
+      if (expected.every((label) => seen.includes(label))) break;
+      if (Date.now() > deadline) {
+        throw new Error(`webhooks: received ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)} within ${WEBHOOK_WAIT_MS} ms`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    log(`${receiver.received.length} webhooks received and verified: ${seen.join(', ')}`);
+
+    // The service's own record of those deliveries agrees.
+    const events = must(
+      'list events',
+      await merchant.GET('/v1/payments/{payment_id}/events', { params: { path: { payment_id: created.id }, query: { limit: 100 } } }),
+    ).data;
+    const receivedIds = new Set(receiver.received.map((hook) => hook.headers['webhook-id']));
+    for (const event of events) {
+      if (!receivedIds.has(event.id)) throw new Error(`event ${event.id} (${event.type}) was never received`);
+    }
+    log(`${events.length} events listed, each delivered`);
+    return { paymentId: created.id, events: events.length, webhooks: receiver.received.length };
+  } finally {
+    await receiver.close();
+  }
+}
+
+if (process.argv[1] && import.meta.filename === process.argv[1]) {
+  runMerchantFlow().then(
+    (result) => log(`done: ${JSON.stringify(result)}`),
+    (error: unknown) => {
+      console.error(`merchant-flow failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,32 @@
+// Runs examples/merchant-flow.ts as a merchant would (`node examples/merchant-flow.ts`, BASE_URL set)
+// against the test server: log in, API key, sandbox QR method, link, QR payment, test-helper approval,
+// partial and full refund, and every webhook received and verified. It exits 0 only when all of it held.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { expect, inject, it } from 'vitest';
+
+const SCRIPT = join(import.meta.dirname, '..', 'examples', 'merchant-flow.ts');
+
+function run(env: Record<string, string>) {
+  return new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [SCRIPT], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+it('the example merchant flow completes against the local server, webhooks verified', async () => {
+  const { code, output } = await run({
+    BASE_URL: inject('baseUrl'),
+    ADMIN_EMAIL: inject('adminEmail'),
+    ADMIN_PASSWORD: inject('adminPassword'),
+  });
+  expect(output).not.toContain('merchant-flow failed');
+  expect(code, output).toBe(0);
+  expect(output).toContain('payment.pending, payment.approved, payment.refunded:partially_refunded, payment.refunded:refunded');
+  expect(output).toMatch(/merchant-flow: 4 events listed, each delivered/);
+  expect(output).toMatch(/merchant-flow: done: \{"paymentId":"pay_[0-9a-z]+","events":4,"webhooks":\d+\}/);
+});
