@@ -1,7 +1,6 @@
 import { mercadoPagoPosV1, mercadoPagoQrV1 } from './mercadopago/index.ts';
 import { sandboxPosV1, sandboxQrV1 } from './sandbox/index.ts';
 import { stripePosV1, stripeQrV1 } from './stripe/index.ts';
-import { stripePosV1, stripeQrV1 } from './stripe/index.ts';
 import type { ConnectorDefinition, ConnectorVersion } from './types.ts';
 
 /**
@@ -11,8 +10,6 @@ import type { ConnectorDefinition, ConnectorVersion } from './types.ts';
 export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [
   { id: 'cnd_sandbox_pos', provider: 'sandbox', name: 'Sandbox POS', type: 'pos', versions: [sandboxPosV1] },
   { id: 'cnd_sandbox_qr', provider: 'sandbox', name: 'Sandbox QR', type: 'qr', versions: [sandboxQrV1] },
-  { id: 'cnd_stripe_pos', provider: 'stripe', name: 'Stripe Terminal', type: 'pos', versions: [stripePosV1] },
-  { id: 'cnd_stripe_qr', provider: 'stripe', name: 'Stripe QR (PromptPay, PayNow)', type: 'qr', versions: [stripeQrV1] },
   { id: 'cnd_stripe_pos', provider: 'stripe', name: 'Stripe Terminal', type: 'pos', versions: [stripePosV1] },
   { id: 'cnd_stripe_qr', provider: 'stripe', name: 'Stripe QR (PromptPay, PayNow)', type: 'qr', versions: [stripeQrV1] },
   { id: 'cnd_mercadopago_pos', provider: 'mercadopago', name: 'Mercado Pago Point', type: 'pos', versions: [mercadoPagoPosV1] },
