@@ -1,0 +1,318 @@
+import { env } from 'cloudflare:workers';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
+import { MercadoPagoSimulator, MP_BASE, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
+
+/**
+ * Mercado Pago end to end through the API: methods created with POST /v1/account/payment-methods, the
+ * Worker's outbound fetch routed to the Orders API simulator (the Worker runs in the tests' isolate),
+ * payments, cancels, refunds and processor notifications through their public routes.
+ */
+
+const TERMINAL = 'NEWLAND_N950__N950NCB801293324';
+const POS_ID = 'STORE001POS001';
+
+const sim = new MercadoPagoSimulator();
+let session: Session;
+let apiKey: { id: string; secret: string };
+let account: SimAccount;
+let pos: string;
+let qr: string;
+
+function outboundUrl(input: RequestInfo | URL): string {
+  return typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+}
+
+const originalFetch = globalThis.fetch;
+
+beforeAll(async () => {
+  vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => (outboundUrl(input).startsWith(`${MP_BASE}/`) ? sim.fetch(input, init) : originalFetch(input, init)));
+  session = await seedSession();
+  apiKey = await createKey(session);
+  account = sim.addAccount({ currency: 'ARS' });
+  pos = await addMethod('cnv_mercadopago_pos_v1', account, { terminal_id: TERMINAL });
+  qr = await addMethod('cnv_mercadopago_qr_v1', account, { external_pos_id: POS_ID, qr_ttl_seconds: 600 });
+});
+
+afterAll(() => {
+  vi.mocked(globalThis.fetch).mockRestore();
+});
+
+beforeEach(() => {
+  Object.assign(sim.faults, { timeoutNext: 0, unavailableNext: 0, rateLimitNext: 0, invalidToken: false, declineAll: false, pointWaitsAtTerminal: false, refundsProcessing: false, qrData: null, networkError: false });
+});
+
+async function addMethod(versionId: string, a: SimAccount, configuration?: Record<string, unknown>): Promise<string> {
+  const res = await call('POST', '/v1/account/payment-methods', {
+    token: session.accessToken,
+    body: { connector_definition_version_id: versionId, name: 'Mercado Pago', credentials: { access_token: a.accessToken, webhook_secret: a.webhookSecret }, ...(configuration ? { configuration } : {}) },
+  });
+  expect(res.status, res.text).toBe(201);
+  expect(res.body.data).toMatchObject({ provider: 'mercadopago', type: versionId.includes('_qr_') ? 'qr' : 'pos' });
+  const link = await call('POST', `/v1/account/payment-methods/${res.body.data.id}/api-keys`, { token: session.accessToken, body: { api_key_id: apiKey.id } });
+  expect(link.status, link.text).toBe(201);
+  return res.body.data.id;
+}
+
+function pay(method: string, value: string, options: { key?: string; currency?: string; configuration?: Record<string, unknown>; reference?: string } = {}) {
+  const body = {
+    amount: { value, currency: options.currency ?? 'ARS' },
+    external_reference: options.reference ?? `order-${crypto.randomUUID()}`,
+    payment_method: method,
+    ...(options.configuration ? { configuration: options.configuration } : {}),
+  };
+  return call('POST', '/v1/payments', { token: apiKey.secret, body, headers: { 'Idempotency-Key': options.key ?? crypto.randomUUID() } });
+}
+
+const post = (path: string, body?: unknown, key: string = crypto.randomUUID()) =>
+  call('POST', path, { token: apiKey.secret, ...(body !== undefined ? { body } : {}), headers: { 'Idempotency-Key': key } });
+
+const getPayment = (id: string) => call('GET', `/v1/payments/${id}`, { token: apiKey.secret });
+
+const deliver = (n: SimNotification, headers: Record<string, string> = {}) => call('POST', n.path, { rawBody: n.rawBody, headers: { ...n.headers, ...headers } });
+
+async function paymentRowByReference(reference: string) {
+  return env.DB.prepare('SELECT * FROM payments WHERE external_reference = ?').bind(reference).first<{ id: string; status: string; processor_reference: string | null }>();
+}
+
+async function refundRow(id: string) {
+  return env.DB.prepare('SELECT * FROM refunds WHERE id = ?').bind(id).first<{ status: string; processor_reference: string | null }>();
+}
+
+function notifyingTo(method: string) {
+  account.notificationUrl = `http://localhost/v1/processor-notifications/${method}`;
+}
+
+async function pendingQr(value = '40.00'): Promise<{ payment: any; orderId: string }> {
+  const res = await pay(qr, value);
+  expect(res.status, res.text).toBe(201);
+  expect(res.body.data.status).toBe('pending');
+  return { payment: res.body.data, orderId: res.body.data.processor_reference };
+}
+
+describe('Mercado Pago payments through the API', () => {
+  it('lists both versions in GET /v1/connectors with their schemas', async () => {
+    const res = await call('GET', '/v1/connectors?limit=100', { token: session.accessToken });
+    const mp = (res.body.data as any[]).filter((c) => c.provider === 'mercadopago');
+    expect(mp.map((c) => c.type).sort()).toEqual(['pos', 'qr']);
+    for (const c of mp) {
+      const schema = c.versions[0].credentials_schema;
+      expect(schema.required.sort()).toEqual(['access_token', 'webhook_secret']);
+      expect(schema.additionalProperties).toBe(false);
+    }
+  });
+
+  it('Point: approved, the order named after our payment id', async () => {
+    const reference = `order-${crypto.randomUUID()}`;
+    const res = await pay(pos, '25.00', { reference });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.data).toMatchObject({ status: 'approved', amount: { value: '25.00', currency: 'ARS' }, action: { type: 'none' } });
+    const [order] = sim.ordersFor(res.body.data.id);
+    expect(order).toMatchObject({ id: res.body.data.processor_reference, totalAmount: '25.00', type: 'point' });
+    expect(order!.description).toContain(reference);
+  });
+
+  it('Point: ending 51 → 201 declined; ending 54 → 201 failed', async () => {
+    expect((await pay(pos, '25.51')).body.data.status).toBe('declined');
+    expect((await pay(pos, '25.54')).body.data.status).toBe('failed');
+  });
+
+  it('ending 52: 504 processor_timeout, then the retry with the same key resumes the same order', async () => {
+    const key = crypto.randomUUID();
+    const reference = `order-${crypto.randomUUID()}`;
+    expectError(await pay(pos, '25.52', { key, reference }), 504, 'processor_timeout');
+    const row = await paymentRowByReference(reference);
+    expect(row!.status).toBe('pending');
+    expect(sim.ordersFor(row!.id)).toHaveLength(1);
+    const retry = await pay(pos, '25.52', { key, reference });
+    expect(retry.status, retry.text).toBe(201);
+    expect(retry.body.data).toMatchObject({ id: row!.id, status: 'approved', processor_reference: sim.ordersFor(row!.id)[0]!.id });
+    expect(sim.ordersFor(row!.id)).toHaveLength(1);
+  });
+
+  it('ending 53: 503 processor_unavailable with Mercado Pago’s code, then the retry creates one order', async () => {
+    const key = crypto.randomUUID();
+    const reference = `order-${crypto.randomUUID()}`;
+    const error = expectError(await pay(qr, '25.53', { key, reference }), 503, 'processor_unavailable');
+    expect(error.details).toEqual({ processor_code: 'service_unavailable' });
+    const row = await paymentRowByReference(reference);
+    expect(row!.status).toBe('created');
+    expect(sim.ordersFor(row!.id)).toHaveLength(0);
+    const retry = await pay(qr, '25.53', { key, reference });
+    expect(retry.body.data.status).toBe('pending');
+    expect(sim.ordersFor(row!.id)).toHaveLength(1);
+  });
+
+  it('5xx from Mercado Pago: 503, nothing of its body in the response', async () => {
+    sim.faults.unavailableNext = 10;
+    const res = await pay(pos, '25.00');
+    expectError(res, 503, 'processor_unavailable');
+    expect(res.text).not.toContain('Internal trace');
+  });
+
+  it('invalid credentials: 422 connector_configuration_invalid with the processor code only', async () => {
+    const stranger = sim.addAccount();
+    const method = await addMethod('cnv_mercadopago_pos_v1', stranger, { terminal_id: TERMINAL });
+    sim.accounts.delete(stranger.accessToken);
+    const res = await pay(method, '25.00');
+    const error = expectError(res, 422, 'connector_configuration_invalid');
+    expect(error.details).toEqual({ processor_code: 'unauthorized' });
+    expect(res.text).not.toContain('invalid access token');
+  });
+
+  it('a payment in another currency than the account’s is refused with 422, and a currency Mercado Pago lacks with unsupported_currency', async () => {
+    expect(expectError(await pay(pos, '25.00', { currency: 'BRL' }), 422, 'connector_configuration_invalid').details).toEqual({ processor_code: 'currency_mismatch' });
+    expectError(await pay(pos, '25.00', { currency: 'USD' }), 422, 'unsupported_currency');
+  });
+
+  it('a Point method without terminal_id needs one per payment', async () => {
+    const method = await addMethod('cnv_mercadopago_pos_v1', account);
+    expect(expectError(await pay(method, '25.00'), 422, 'connector_configuration_invalid').details).toEqual({ processor_code: 'missing_terminal_id' });
+    const res = await pay(method, '25.00', { configuration: { terminal_id: TERMINAL } });
+    expect(res.body.data.status).toBe('approved');
+  });
+
+  it('QR: pending with Mercado Pago’s qr_data unaltered, also when read again', async () => {
+    sim.faults.qrData = '00020101021243650016COM.MERCADOLIBRE02013063638f1d2 <&> ünï 6304ABCD';
+    const { payment, orderId } = await pendingQr();
+    expect(payment.action).toEqual({ type: 'display_qr', qr_data: sim.orders.get(orderId)!.qrData });
+    expect(payment.action.qr_data).toBe('00020101021243650016COM.MERCADOLIBRE02013063638f1d2 <&> ünï 6304ABCD');
+    expect((await getPayment(payment.id)).body.data.action).toEqual(payment.action);
+    expect(sim.orders.get(orderId)!.expirationTime).toBe('PT10M');
+  });
+});
+
+describe('Mercado Pago cancel and refund through the API', () => {
+  it('cancel of a pending QR payment cancels the order', async () => {
+    const { payment, orderId } = await pendingQr();
+    const res = await post(`/v1/payments/${payment.id}/cancel`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.status).toBe('canceled');
+    expect(sim.orders.get(orderId)!.status).toBe('canceled');
+  });
+
+  it('cancel of an approved Point payment is a void: the order is refunded in full', async () => {
+    const created = await pay(pos, '30.00');
+    const res = await post(`/v1/payments/${created.body.data.id}/cancel`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.status).toBe('canceled');
+    expect(sim.orders.get(created.body.data.processor_reference)!.status).toBe('refunded');
+  });
+
+  it('cancel of a Point order Mercado Pago will not cancel: 402 processor_declined, payment unchanged', async () => {
+    sim.faults.pointWaitsAtTerminal = true;
+    const created = await pay(pos, '30.00');
+    expect(created.body.data.status).toBe('pending');
+    const error = expectError(await post(`/v1/payments/${created.body.data.id}/cancel`), 402, 'processor_declined');
+    expect(error.details).toEqual({ processor_code: 'order_cannot_be_canceled' });
+    expect((await getPayment(created.body.data.id)).body.data.status).toBe('pending');
+  });
+
+  it('partial then full refunds, and a rejected one', async () => {
+    const created = await pay(pos, '100.00');
+    const id = created.body.data.id;
+    const order = sim.orders.get(created.body.data.processor_reference)!;
+    const first = await post(`/v1/payments/${id}/refunds`, { amount: { value: '30.00', currency: 'ARS' } });
+    expect(first.status, first.text).toBe(201);
+    expect(first.body.data).toMatchObject({ status: 'approved', processor_reference: order.refunds[0]!.id });
+    expect((await getPayment(id)).body.data.status).toBe('partially_refunded');
+    const rejected = await post(`/v1/payments/${id}/refunds`, { amount: { value: '10.61', currency: 'ARS' } });
+    expect(rejected.body.data.status).toBe('declined');
+    const rest = await post(`/v1/payments/${id}/refunds`, { amount: { value: '70.00', currency: 'ARS' } });
+    expect(rest.body.data.status).toBe('approved');
+    expect((await getPayment(id)).body.data.status).toBe('refunded');
+    expect(order.status).toBe('refunded');
+    expect(order.refunds.filter((r) => r.status === 'processed')).toHaveLength(2);
+  });
+
+  it('a full refund of the whole payment sends Mercado Pago no body', async () => {
+    const created = await pay(pos, '55.00');
+    const res = await post(`/v1/payments/${created.body.data.id}/refunds`, { amount: { value: '55.00', currency: 'ARS' } });
+    expect(res.body.data.status).toBe('approved');
+    const orderId = created.body.data.processor_reference;
+    expect(sim.requestsTo('POST', `/v1/orders/${orderId}/refund`).map((r) => r.body)).toEqual([undefined]);
+    expect((await getPayment(created.body.data.id)).body.data.status).toBe('refunded');
+  });
+});
+
+describe('Mercado Pago notifications through the API', () => {
+  beforeAll(() => notifyingTo(qr));
+
+  it('a signed notification: the order is read from Mercado Pago and the payment moves; its redelivery is a duplicate', async () => {
+    const { payment, orderId } = await pendingQr();
+    sim.pay(orderId);
+    const [n] = await sim.delivered(orderId);
+    const res = await deliver(n!);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toEqual({ received: true, outcome: 'applied' });
+    expect((await getPayment(payment.id)).body.data.status).toBe('approved');
+    expect((await deliver(n!)).body.data).toEqual({ received: true, outcome: 'duplicate' });
+  });
+
+  it('forged and stale notifications are refused with 401 and change nothing', async () => {
+    const { payment, orderId } = await pendingQr();
+    sim.pay(orderId);
+    expectError(await deliver(await sim.notification(orderId, { kind: 'forged' })), 401, 'unauthorized');
+    expectError(await deliver(await sim.notification(orderId, { kind: 'stale' })), 401, 'unauthorized');
+    const good = await sim.notification(orderId);
+    expectError(await deliver(good, { 'x-request-id': crypto.randomUUID() }), 401, 'unauthorized');
+    expect((await getPayment(payment.id)).body.data.status).toBe('pending');
+  });
+
+  it('an unsigned (IPN-style) notification is not believed: the order is re-fetched', async () => {
+    const { payment, orderId } = await pendingQr();
+    const n = await sim.notification(orderId, { kind: 'unsigned' });
+    expect(n.path).toContain('topic=order');
+    const before = sim.requestsTo('GET', `/v1/orders/${orderId}`).length;
+    // Mercado Pago still says `created`: nothing to apply.
+    expect((await deliver(n)).body.data.outcome).toBe('ignored');
+    sim.pay(orderId);
+    expect((await deliver(n)).body.data.outcome).toBe('applied');
+    expect(sim.requestsTo('GET', `/v1/orders/${orderId}`).length).toBe(before + 2);
+    expect((await getPayment(payment.id)).body.data.status).toBe('approved');
+  });
+
+  it('a correctly signed notification whose body claims a payment that did not happen changes nothing', async () => {
+    const { payment, orderId } = await pendingQr();
+    const res = await deliver(await sim.notification(orderId, { kind: 'altered_body' }));
+    expect(res.status).toBe(200);
+    expect(res.body.data.outcome).not.toBe('applied');
+    expect((await getPayment(payment.id)).body.data.status).toBe('pending');
+  });
+
+  it('a decline arrives as a notification (QR ending 51)', async () => {
+    const { payment, orderId } = await pendingQr('40.51');
+    sim.decline(orderId);
+    const [n] = await sim.delivered(orderId);
+    expect((await deliver(n!)).body.data.outcome).toBe('applied');
+    expect((await getPayment(payment.id)).body.data.status).toBe('declined');
+  });
+
+  it('a late notification after a cancel changes nothing', async () => {
+    const { payment, orderId } = await pendingQr();
+    const early = await sim.notification(orderId); // the order was `created` when Mercado Pago sent this
+    expect((await post(`/v1/payments/${payment.id}/cancel`)).body.data.status).toBe('canceled');
+    expect((await deliver(early)).body.data.outcome).toBe('ignored');
+    expect((await getPayment(payment.id)).body.data.status).toBe('canceled');
+  });
+
+  it('refund news: a refund still processing is settled by Mercado Pago’s notification', async () => {
+    notifyingTo(pos);
+    try {
+      const created = await pay(pos, '80.00');
+      sim.faults.refundsProcessing = true;
+      const refund = await post(`/v1/payments/${created.body.data.id}/refunds`, { amount: { value: '20.00', currency: 'ARS' } });
+      expect(refund.status, refund.text).toBe(201);
+      expect(refund.body.data.status).toBe('processing');
+      const orderId = created.body.data.processor_reference;
+      sim.settleRefund(orderId, refund.body.data.processor_reference);
+      const [n] = await sim.delivered(orderId);
+      const res: ApiResponse = await deliver(n!);
+      expect(res.body.data.outcome).toBe('applied');
+      expect((await refundRow(refund.body.data.id))!.status).toBe('approved');
+      expect((await getPayment(created.body.data.id)).body.data.status).toBe('partially_refunded');
+    } finally {
+      notifyingTo(qr);
+    }
+  });
+});
