@@ -389,7 +389,8 @@ export class StripeSimulator {
     const url = new URL(request.url);
     if (url.origin !== STRIPE_ORIGIN) throw new TypeError(`The Stripe simulator refuses network access to ${url.origin}`);
     const method = request.method.toUpperCase();
-    const rawBody = method === 'POST' ? await request.text() : '';
+    // Read as bytes: workerd warns when .text() is called on a form body, which Stripe's bodies are.
+    const rawBody = method === 'POST' ? new TextDecoder().decode(await request.arrayBuffer()) : '';
     const params = parseForm(method === 'POST' ? rawBody : url.search.slice(1));
     const idempotencyKey = request.headers.get('idempotency-key');
     const headers: Record<string, string> = {};
