@@ -1,6 +1,6 @@
 import { createRouter } from './lib/openapi.ts';
 import { handleError, handleNotFound } from './middleware/error-handler.ts';
-import { jsonBodyGuard } from './middleware/json-body.ts';
+import { declareBodyGateResponses, jsonBodyGuard } from './middleware/json-body.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { registerDocs } from './routes/docs/docs.index.ts';
 import { registerAuthRoutes } from './routes/auth/auth.index.ts';
@@ -35,6 +35,7 @@ export function createApp() {
   registerProcessorNotificationRoutes(app);
   registerTestHelperRoutes(app);
   registerDocs(app);
+  declareBodyGateResponses(app);
   return app;
 }
 

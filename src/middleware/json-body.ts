@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../env.ts';
-import { invalidRequest } from '../lib/errors.ts';
+import { invalidRequest, type ApiError } from '../lib/errors.ts';
+import { ErrorSchema, type AppOpenAPI } from '../lib/openapi.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
@@ -22,9 +23,7 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
     return next();
   }
 
-  if (!JSON_CONTENT_TYPE.test(c.req.header('content-type') ?? '')) {
-    throw invalidRequest('Content-Type must be application/json.', [{ field: 'Content-Type', issue: 'Expected application/json' }], 415);
-  }
+  if (!JSON_CONTENT_TYPE.test(c.req.header('content-type') ?? '')) throw unsupportedMediaType();
   let text: string;
   let parsed: unknown;
   try {
@@ -42,6 +41,29 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 const tooLarge = () => invalidRequest(`The body exceeds ${MAX_BODY_BYTES} bytes.`, [{ field: '(body)', issue: `At most ${MAX_BODY_BYTES} bytes` }], 413);
+const unsupportedMediaType = () => invalidRequest('Content-Type must be application/json.', [{ field: 'Content-Type', issue: 'Expected application/json' }], 415);
+
+/**
+ * The gate answers 413 and 415 `invalid_request` on every route it guards (every `/v1/` operation but
+ * GET), whether or not the route takes a body; this adds those answers to each such operation's
+ * description, after the routes are registered.
+ */
+export function declareBodyGateResponses(app: AppOpenAPI) {
+  const gate = { 413: gateResponse(tooLarge()), 415: gateResponse(unsupportedMediaType()) };
+  for (const definition of app.openAPIRegistry.definitions) {
+    if (definition.type !== 'route') continue;
+    const { route } = definition;
+    if (route.method === 'get' || route.method === 'head' || route.method === 'options' || !route.path.startsWith('/v1/')) continue;
+    route.responses = { ...route.responses, ...gate };
+  }
+}
+
+function gateResponse(error: ApiError) {
+  return {
+    description: `\`${error.code}\`: ${error.message}`,
+    content: { 'application/json': { schema: ErrorSchema, examples: { [error.code]: { value: error.toBody('req_3kqz7w1v0c9m2x8b') } } } },
+  };
+}
 
 async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
   if (!body) return new Uint8Array(0);
