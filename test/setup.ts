@@ -1,6 +1,7 @@
 import { applyD1Migrations } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterAll, expect, vi } from 'vitest';
+import { conformanceMismatches } from './helpers/conformance.ts';
 import { findLeaks, recordLogLine } from './helpers/leak-scan.ts';
 
 // Every test file starts from the migrated schema (the call is a no-op when already applied).
@@ -18,4 +19,10 @@ for (const level of ['log', 'info', 'warn', 'error'] as const) {
 // No secret used by this file may appear in any response or log line but the one that issued it.
 afterAll(() => {
   expect(findLeaks()).toEqual([]);
+});
+
+// Every response this file received through `call` matches the served /openapi.json: route described,
+// status declared, body valid against the declared schema (test/helpers/conformance.ts).
+afterAll(() => {
+  expect(conformanceMismatches()).toEqual([]);
 });

@@ -4,9 +4,13 @@ import { users } from '../../src/db/schema/index.ts';
 import { hashPassword } from '../../src/domain/passwords.ts';
 import { BUSINESS_SCOPES, type Role, type Scope } from '../../src/domain/scopes.ts';
 import { newId } from '../../src/lib/ids.ts';
+import { checkConformance } from './conformance.ts';
 import { recordResponse, trackSecret } from './leak-scan.ts';
 
-/** Everything the suite sends goes through `call`, so every response body is recorded for the leak scan. */
+/**
+ * Everything the suite sends goes through `call`, so every response body is recorded for the leak scan
+ * and checked against the served description (test/helpers/conformance.ts).
+ */
 export interface CallOptions {
   body?: unknown;
   /** Sent as-is instead of JSON.stringify(body). */
@@ -45,6 +49,8 @@ export async function call<T = any>(method: string, path: string, options: CallO
     parsed = undefined;
   }
   const id = recordResponse(`${method} ${path}`, res.status, text);
+  // Every response is also checked against the served /openapi.json (asserted in test/setup.ts).
+  await checkConformance({ method, path, status: res.status, contentType: res.headers.get('content-type'), text });
   trackSecretsOf(options.body, parsed, id);
   return { status: res.status, headers: res.headers, text, body: parsed as T, id };
 }
