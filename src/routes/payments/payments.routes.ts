@@ -69,7 +69,7 @@ export const createRefund = createRoute({
   tags: ['Refunds'],
   summary: 'Refund a payment wholly or partly',
   description: [
-    'Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments (`409 invalid_state_transition`).',
+    'Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments (`409 invalid_state_transition`); a `refunded` payment has nothing left (`422 refund_exceeds_balance`).',
     'The amount is in the payment’s currency (`422 unsupported_currency`) and at most the refundable balance: the amount less approved and in-flight refunds (`422 refund_exceeds_balance`).',
     'The refund is a resource: 201 with `status` `approved`, `declined`, `pending`... After a timeout, repeat the same request with the same `Idempotency-Key`; never a new key, since the processor may already have refunded.',
   ].join(' '),
