@@ -292,6 +292,26 @@ describe('Stripe notifications through POST /v1/processor-notifications/{payment
     expect((await getPayment(payment.id)).body.data.status).toBe('approved');
   });
 
+  it.each([
+    ['succeed', 'approved'],
+    ['decline', 'declined'],
+    ['fail', 'failed'],
+    ['cancel', 'canceled'],
+  ] as const)('the simulator’s settlePayment(%s) on a pending QR payment → %s', async (outcome, status) => {
+    const payment = await pendingQr();
+    const res = await notify(qr, await sim.settlePayment(payment.processor_reference, outcome));
+    expect(res.body.data.outcome).toBe('applied');
+    expect((await getPayment(payment.id)).body.data.status).toBe(status);
+  });
+
+  it('the simulator’s settlePayment on a POS payment waiting at the reader', async () => {
+    sim.readerMode = 'manual';
+    const res = await pay(pos, '30.00');
+    expect(res.body.data.status).toBe('pending');
+    expect((await notify(pos, await sim.settlePayment(res.body.data.processor_reference, 'decline'))).body.data.outcome).toBe('applied');
+    expect((await getPayment(res.body.data.id)).body.data.status).toBe('declined');
+  });
+
   it('an event about something we do not know → 200 unknown_resource', async () => {
     const res = await notify(qr, await sim.deliver(sim.makeEvent('customer.created', { id: stripeId('cus'), object: 'customer' })));
     expect(res.status).toBe(200);

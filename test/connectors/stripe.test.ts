@@ -331,6 +331,22 @@ describe('Stripe POS adapter', () => {
     }
   });
 
+  it('every request carries an abort signal (its timeout) and goes to the fixed base URL', async () => {
+    const sim = new StripeSimulator();
+    const seen: { url: string; signal: AbortSignal | null | undefined }[] = [];
+    const spying: typeof fetch = (input, init) => {
+      seen.push({ url: String(input instanceof Request ? input.url : input), signal: init?.signal });
+      return sim.fetch(input, init);
+    };
+    await pos.createPayment(ctx(sim, posConfig(), { fetch: spying }), paymentInput(2500));
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    for (const request of seen) {
+      expect(request.url.startsWith('https://api.stripe.com/v1/')).toBe(true);
+      expect(request.signal).toBeInstanceOf(AbortSignal);
+      expect(request.signal!.aborted).toBe(false);
+    }
+  });
+
   it('a reader still waiting for the card → pending, not approved; the outcome comes with the card', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
     const input = paymentInput(2500);

@@ -330,6 +330,34 @@ export class StripeSimulator {
     this.failAttempt(pi, { type: 'card_error', code: 'payment_method_provider_decline', decline_code: 'generic_decline', message: 'The payment was declined.' });
   }
 
+  /**
+   * The processor's asynchronous news for a waiting PaymentIntent, whatever its channel (a card at the
+   * reader, a QR scan, an abandonment), returned as the signed delivery of the event it causes: what a
+   * behavioural suite sends to POST /v1/processor-notifications/{method} where the sandbox has test helpers.
+   */
+  async settlePayment(paymentIntentId: string, outcome: 'succeed' | 'decline' | 'fail' | 'cancel'): Promise<SignedDelivery> {
+    const pi = this.paymentIntents.get(paymentIntentId);
+    if (!pi) throw new Error(`no PaymentIntent ${paymentIntentId}`);
+    const reader = [...this.readers.values()].find((r) => r.action?.status === 'in_progress' && r.action.process_payment_intent.payment_intent === pi.id);
+    if (outcome === 'cancel') {
+      if (reader?.action) Object.assign(reader.action, { status: 'failed', failure_code: 'canceled', failure_message: 'The action was canceled.' });
+      pi.status = 'canceled';
+      pi.canceled_at = nowSeconds();
+      pi.cancellation_reason = 'abandoned';
+      pi.next_action = null;
+      this.emit('payment_intent.canceled', pi);
+      return this.deliver(this.eventFor('payment_intent.canceled', pi.id));
+    }
+    if (reader) this.presentCard(reader.id, outcome);
+    else if (outcome === 'succeed') this.payQr(pi.id);
+    else if (outcome === 'decline') this.declineQr(pi.id);
+    else {
+      this.mustQr(pi.id);
+      this.failAttempt(pi, { type: 'api_error', code: 'payment_method_provider_timeout', message: 'The payment method provider failed.' });
+    }
+    return this.deliver(this.eventFor(outcome === 'succeed' ? 'payment_intent.succeeded' : 'payment_intent.payment_failed', pi.id));
+  }
+
   settleRefund(refundId: string, status: 'succeeded' | 'failed', failureReason: string | null = status === 'failed' ? 'unknown' : null) {
     const refund = this.refunds.get(refundId);
     if (!refund) throw new Error(`no refund ${refundId}`);
