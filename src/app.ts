@@ -1,4 +1,5 @@
 import { createRouter } from './lib/openapi.ts';
+import { d1StatsHeader } from './middleware/d1-stats.ts';
 import { handleError, handleNotFound } from './middleware/error-handler.ts';
 import { declareBodyGateResponses, jsonBodyGuard } from './middleware/json-body.ts';
 import { requestContext } from './middleware/request-context.ts';
@@ -19,6 +20,7 @@ import { registerWebhookSecretRoutes } from './routes/webhook-secret/webhook-sec
 export function createApp() {
   const app = createRouter();
   app.use('*', requestContext);
+  app.use('*', d1StatsHeader);
   app.use('/v1/*', jsonBodyGuard);
   app.onError(handleError);
   app.notFound(handleNotFound);
