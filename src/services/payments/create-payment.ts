@@ -15,7 +15,7 @@ import type { OperationContext, OperationResult } from './operation.ts';
 import { referenceScopeOf } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
-import { loadPayment, mutatePayment } from './store.ts';
+import { loadPayment, mutatePayment, type MutateOptions } from './store.ts';
 
 export interface CreatePaymentBody {
   amount: { value: string; currency: string };
@@ -46,8 +46,10 @@ export async function createPayment(env: Env, ctx: OperationContext, body: Creat
     const payment = await loadPayment(db, ctx.resumeId);
     if (payment) return callProcessor(env, db, payment, await methodById(db, payment.paymentMethodId), body);
   }
-  const { payment, method } = await recordNewPayment(env, db, ctx, body);
-  return callProcessor(env, db, payment, method, body);
+  const { payment, method, connector } = await recordNewPayment(env, db, ctx, body);
+  // Fresh: the processor call reuses the opened secrets, and the first compare-and-set starts from the
+  // row just inserted (no refunds can exist yet) instead of reading it back.
+  return callProcessor(env, db, payment, method, body, { connector, known: { payment, refunds: [] } });
 }
 
 async function methodById(db: Db, id: string): Promise<PaymentMethodRow | undefined> {
@@ -55,9 +57,15 @@ async function methodById(db: Db, id: string): Promise<PaymentMethodRow | undefi
 }
 
 /** Validates the request and records the payment as `created`, before anything reaches the processor. */
-async function recordNewPayment(env: Env, db: Db, ctx: OperationContext, body: CreatePaymentBody): Promise<{ payment: PaymentRow; method: PaymentMethodRow }> {
+async function recordNewPayment(
+  env: Env,
+  db: Db,
+  ctx: OperationContext,
+  body: CreatePaymentBody,
+): Promise<{ payment: PaymentRow; method: PaymentMethodRow; connector: Connector }> {
   const method = await usableMethod(db, ctx, body.payment_method, 'payments');
-  const { version, storedConfiguration } = await connectorFor(env, method);
+  const connector = await connectorFor(env, method);
+  const { version, storedConfiguration } = connector;
   const currency = body.amount.currency;
   if (!isSupportedCurrency(currency) || !version.currencies.includes(currency)) {
     throw new ApiError('unsupported_currency', undefined, { details: { supported_currencies: version.currencies } });
@@ -114,20 +122,36 @@ async function recordNewPayment(env: Env, db: Db, ctx: OperationContext, body: C
     throw error;
   }
   await ctx.remember(id);
-  return { payment: row, method };
+  return { payment: row, method, connector };
+}
+
+type Connector = Awaited<ReturnType<typeof connectorFor>>;
+
+interface FreshPayment {
+  /** The method's connector with its secrets, as opened while validating. */
+  connector: Connector;
+  /** The row as inserted, for the first compare-and-set. */
+  known: MutateOptions['known'];
 }
 
 /**
  * Asks the processor (again, when resuming) and records its answer. A payment the processor already
  * answered for is not sent again: its current state is the result.
  */
-async function callProcessor(env: Env, db: Db, payment: PaymentRow, method: PaymentMethodRow | undefined, body: CreatePaymentBody): Promise<OperationResult> {
+async function callProcessor(
+  env: Env,
+  db: Db,
+  payment: PaymentRow,
+  method: PaymentMethodRow | undefined,
+  body: CreatePaymentBody,
+  fresh?: FreshPayment,
+): Promise<OperationResult> {
   const awaitingProcessor = payment.processorReference === null && (payment.status === 'created' || payment.status === 'pending');
   if (!awaitingProcessor) return { status: 201, body: { data: toPaymentResource(payment, { withAction: true }) } };
   // Deleted since the first attempt: its credentials are gone, so the processor cannot be asked again.
   if (!method || method.secretsCiphertext === null) throw new ApiError('payment_method_not_found');
 
-  const { version, ctx: base, storedConfiguration } = await connectorFor(env, method);
+  const { version, ctx: base, storedConfiguration } = fresh?.connector ?? (await connectorFor(env, method));
   const configuration = version.configurationSchema.parse({ ...storedConfiguration, ...(body.configuration ?? {}) }) as Record<string, unknown>;
   const attemptNumber = payment.processorAttempts + 1;
   const result = await callConnector(() =>
@@ -162,7 +186,7 @@ async function callProcessor(env: Env, db: Db, payment: PaymentRow, method: Paym
         },
         result: null,
       };
-    });
+    }, { known: fresh?.known });
     return { status: 201, body: { data: toPaymentResource(saved, { withAction: true }) } };
   }
 
@@ -176,7 +200,7 @@ async function callProcessor(env: Env, db: Db, payment: PaymentRow, method: Paym
       change: { processorAttempts: attemptNumber, processorStatus: error.kind, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) },
       result: null,
     };
-  });
+  }, { known: fresh?.known });
   if (error.kind === 'declined') return { status: 201, body: { data: toPaymentResource(saved, { withAction: true }) } };
   throw connectorApiError(error);
 }

@@ -111,6 +111,16 @@ export interface PaymentDecision<T> {
   result: T;
 }
 
+export interface MutateOptions {
+  maxAttempts?: number;
+  /**
+   * The payment and its ledger as the caller last wrote or read them (e.g. the row it just inserted):
+   * the first attempt decides from them instead of reading again. Safe because the write is a
+   * compare-and-set on their `version`: if anything changed since, it fails and the row is read.
+   */
+  known?: { payment: PaymentRow; refunds: RefundRow[] };
+}
+
 /**
  * The one way a payment changes: decide from the current row and its refund ledger (through the state
  * machines), then compare-and-set. On a conflict the row is read again and the decision re-made, so
@@ -120,13 +130,16 @@ export async function mutatePayment<T>(
   env: Env,
   paymentId: string,
   decide: (payment: PaymentRow, refunds: RefundRow[]) => PaymentDecision<T> | { none: T },
-  maxAttempts = 200,
+  { maxAttempts = 200, known }: MutateOptions = {},
 ): Promise<{ payment: PaymentRow; result: T }> {
   const db = createDb(env);
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    const loaded = await loadPaymentWithRefunds(db, paymentId);
+    const fromKnown = attempt === 0 && known?.payment.id === paymentId;
+    const loaded = fromKnown ? known : await loadPaymentWithRefunds(db, paymentId);
     if (!loaded) throw new Error('payment vanished');
     const decision = decide(loaded.payment, loaded.refunds);
+    // Writing nothing checks nothing: a "no change" is only answered from a fresh read.
+    if ('none' in decision && fromKnown) continue;
     if ('none' in decision) return { payment: loaded.payment, result: decision.none };
     const saved = await commitPaymentChange(db, loaded.payment, decision.change, decision.companions);
     if (saved) {
