@@ -4,6 +4,7 @@ import { createDb, type Db } from '../../db/client.ts';
 import { paymentMethods, payments, processorNotifications, refunds, type PaymentMethodRow } from '../../db/schema/index.ts';
 import type { Env } from '../../env.ts';
 import { applyTransition } from '../../domain/payment-state.ts';
+import { canRefundTransition } from '../../domain/refund-state.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
 import { settleRefund } from './create-refund.ts';
@@ -98,6 +99,9 @@ async function applyRefundNews(env: Env, db: Db, method: PaymentMethodRow, versi
     status = read.value.status;
   }
   const before = found.refund.status;
+  // settleRefund writes even when the state machine refuses (bumping the payment's version), and news
+  // that is refused must change nothing, as for payments. A refund that moves meanwhile is re-judged there.
+  if (!canRefundTransition(before, status)) return 'ignored';
   const after = await settleRefund(env, db, found.refund.id, found.payment.id, status, {});
   return after.status !== before ? 'applied' : 'ignored';
 }

@@ -11,6 +11,9 @@ import { signingSecrets } from './secrets.ts';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
+/** Clock skew between the queue and the Worker tolerated when judging whether an attempt is due. */
+export const DUE_TOLERANCE_MS = 5_000;
+
 export type DeliveryOutcome =
   | { kind: 'done' }
   | { kind: 'retry'; delaySeconds: number };
@@ -28,6 +31,10 @@ export async function deliverEvent(env: Env, db: Db, eventId: string, now = Date
     .get();
   if (!found || found.delivery.status !== 'pending') return { kind: 'done' };
   const { delivery, event } = found;
+  // A message arriving before the delivery is due is a duplicate (a redelivery or a relay while a retry
+  // was already queued): attempting would hit the receiver again now and start a second retry chain, and
+  // every further duplicate another. The message queued for the due time carries the delivery on.
+  if (delivery.nextAttemptAt !== null && delivery.nextAttemptAt > now + DUE_TOLERANCE_MS) return { kind: 'done' };
   const attemptNumber = delivery.attempts + 1;
 
   let statusCode: number | null = null;

@@ -1,0 +1,228 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { Webhook } from 'standardwebhooks';
+import { vi } from 'vitest';
+import { handleWebhookBatch } from '../../src/queues/webhook-delivery.ts';
+import type { WebhookMessage } from '../../src/services/webhooks/enqueue.ts';
+import { call, type Session } from './api.ts';
+import { allowSecretIn, trackSecret } from './leak-scan.ts';
+
+/**
+ * Webhook test plumbing. The test deployment has a real queue consumer: a message sent to
+ * `env.WEBHOOKS` would be delivered in the background, racing the test. `captureQueue` keeps every
+ * message instead, and `drainQueue` plays the consumer (with the queue's retry semantics) on demand.
+ * `receiver` replaces global `fetch`, which is what the Worker's deliveries call in this isolate.
+ */
+
+export interface CapturedQueue {
+  /** Event ids sent to the queue and not yet consumed. */
+  pending: string[];
+  /** Every event id ever sent, in order. */
+  sent: string[];
+  restore: () => void;
+}
+
+export function captureQueue(): CapturedQueue {
+  const queue: CapturedQueue = { pending: [], sent: [], restore: () => {} };
+  const sendBatch = vi.spyOn(env.WEBHOOKS, 'sendBatch').mockImplementation(async (messages: Iterable<MessageSendRequest<WebhookMessage>>) => {
+    for (const m of messages) {
+      queue.pending.push(m.body.eventId);
+      queue.sent.push(m.body.eventId);
+    }
+    return undefined as never;
+  });
+  const send = vi.spyOn(env.WEBHOOKS, 'send').mockImplementation(async (body: WebhookMessage) => {
+    queue.pending.push(body.eventId);
+    queue.sent.push(body.eventId);
+    return undefined as never;
+  });
+  queue.restore = () => {
+    sendBatch.mockRestore();
+    send.mockRestore();
+  };
+  return queue;
+}
+
+export interface ConsumerRound {
+  eventIds: string[];
+  acked: string[];
+  retried: { eventId: string; delaySeconds: number | undefined }[];
+}
+
+/** One consumer run over `eventIds` (one batch), as the queue would deliver them. */
+export async function consumeOnce(eventIds: string[], attempts = 1): Promise<ConsumerRound> {
+  const messages = eventIds.map((eventId, i) => ({ id: `msg-${i}-${eventId}`, timestamp: new Date(), attempts, body: { eventId } }));
+  const batch = createMessageBatch<WebhookMessage>('payment-webhooks-test', messages);
+  // getQueueResult reports which messages were retried but not the delay asked for: record it here.
+  const delays = new Map<string, number | undefined>();
+  for (const message of batch.messages) {
+    const retry = message.retry.bind(message);
+    Object.defineProperty(message, 'retry', {
+      value: (options?: QueueRetryOptions) => {
+        delays.set(message.id, options?.delaySeconds);
+        retry(options);
+      },
+    });
+  }
+  await handleWebhookBatch(batch, env);
+  const result = await getQueueResult(batch, createExecutionContext());
+  const byMsg = new Map(messages.map((m) => [m.id, m.body.eventId]));
+  return {
+    eventIds,
+    acked: result.explicitAcks.map((id) => byMsg.get(id)!),
+    retried: result.retryMessages.map((r) => ({ eventId: byMsg.get(r.msgId)!, delaySeconds: delays.get(r.msgId) })),
+  };
+}
+
+/**
+ * The retry delay has passed: the consumer reads the clock (Date.now()), so instead of waiting, the
+ * deliveries' planned attempt time is brought to now, as it would be when the queue hands the retry back.
+ */
+export async function elapseUntilDue(eventIds: string[]) {
+  const now = Date.now();
+  for (const id of new Set(eventIds)) {
+    await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND status = 'pending' AND next_attempt_at > ?").bind(now, id, now).run();
+  }
+}
+
+/**
+ * Plays the queue until nothing is left: the captured messages, then every message the consumer asked
+ * to retry, once its delay has passed (`elapseUntilDue`; the delay asked for is returned for inspection).
+ */
+export async function drainQueue(queue: CapturedQueue, maxRounds = 50): Promise<ConsumerRound[]> {
+  const rounds: ConsumerRound[] = [];
+  let next = queue.pending.splice(0);
+  for (let round = 1; next.length > 0; round++) {
+    if (round > maxRounds) throw new Error('queue did not drain');
+    const result = await consumeOnce(next, round);
+    rounds.push(result);
+    const retried = result.retried.map((r) => r.eventId);
+    await elapseUntilDue(retried);
+    next = [...retried, ...queue.pending.splice(0)];
+  }
+  return rounds;
+}
+
+export interface ReceivedWebhook {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: string;
+  redirect: RequestInit['redirect'];
+  signal: AbortSignal | null | undefined;
+}
+
+export type ReceiverAnswer = (request: ReceivedWebhook, nthForThisId: number) => Response | Promise<Response>;
+
+export interface Receiver {
+  /** Every request the Worker sent, in order (whatever the answer). */
+  requests: ReceivedWebhook[];
+  restore: () => void;
+}
+
+/** Replaces global fetch with a webhook receiver; `answer` decides each response (or throws). */
+export function receiver(answer: ReceiverAnswer = () => new Response(null, { status: 204 })): Receiver {
+  const requests: ReceivedWebhook[] = [];
+  const perId = new Map<string, number>();
+  const spy = vi.spyOn(globalThis, 'fetch').mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    const received: ReceivedWebhook = {
+      url: input instanceof Request ? input.url : String(input),
+      method: init?.method ?? 'GET',
+      headers: Object.fromEntries(headers),
+      body: typeof init?.body === 'string' ? init.body : await new Response(init?.body ?? null).text(),
+      redirect: init?.redirect,
+      signal: init?.signal,
+    };
+    requests.push(received);
+    const id = received.headers['webhook-id'] ?? '';
+    const n = (perId.get(id) ?? 0) + 1;
+    perId.set(id, n);
+    return answer(received, n);
+  });
+  return { requests, restore: () => spy.mockRestore() };
+}
+
+/** A receiver answer that never comes: rejects when the request's signal fires (as fetch does). */
+export function hang(request: ReceivedWebhook): Promise<Response> {
+  return new Promise((_, reject) => {
+    const signal = request.signal;
+    if (!signal) return reject(new Error('no timeout signal on the delivery'));
+    if (signal.aborted) return reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason));
+  });
+}
+
+/** `standardwebhooks` verification of a received request; returns the parsed body or throws. */
+export function verifyWith(secret: string, request: Pick<ReceivedWebhook, 'headers' | 'body'>) {
+  return new Webhook(secret).verify(request.body, request.headers) as WebhookBody;
+}
+
+export interface WebhookBody {
+  id: string;
+  type: string;
+  created_at: string;
+  data: { payment: Record<string, any> & { id: string; status: string; updated_at: string } };
+}
+
+/**
+ * GET /v1/account/webhook-secret. The response legitimately carries the secret: the leak scan allows
+ * it there (and in every later GET of the same secret) and nowhere else.
+ */
+export async function getWebhookSecret(session: Session) {
+  const res = await call('GET', '/v1/account/webhook-secret', { token: session.accessToken });
+  if (res.status !== 200) throw new Error(`webhook secret: ${res.status} ${res.text}`);
+  trackOrAllow(res.body.data.secret, res.id);
+  return { res, secret: res.body.data.secret as string, previousExpiresAt: res.body.data.previous_secret_expires_at as string | null };
+}
+
+export async function rotateWebhookSecret(session: Session) {
+  const res = await call('POST', '/v1/account/webhook-secret/rotate', { token: session.accessToken });
+  if (res.status !== 200) throw new Error(`webhook secret rotation: ${res.status} ${res.text}`);
+  trackOrAllow(res.body.data.secret, res.id);
+  return { res, secret: res.body.data.secret as string, previousExpiresAt: res.body.data.previous_secret_expires_at as string | null };
+}
+
+// Every response that legitimately returned each secret. `call` also tracks any `data.secret` (as an
+// API key secret, allowed in its own response only), so each entry for the value is allowed in all of them.
+const returnedIn = new Map<string, number[]>();
+function trackOrAllow(secret: string, responseId: number) {
+  const ids = returnedIn.get(secret) ?? [];
+  if (ids.length === 0) trackSecret('webhook_secret', secret, responseId);
+  ids.push(responseId);
+  returnedIn.set(secret, ids);
+  for (const id of ids) allowSecretIn(secret, id);
+}
+
+/** Event ids of a payment, oldest first, from D1. */
+export async function eventIdsOf(paymentId: string): Promise<string[]> {
+  const { results } = await env.DB.prepare('SELECT id FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid').bind(paymentId).all<{ id: string }>();
+  return results.map((r) => r.id);
+}
+
+export interface EventRow {
+  id: string;
+  payment_id: string;
+  type: string;
+  payload: string;
+  created_at: number;
+}
+
+export async function eventRowsOf(paymentId: string): Promise<EventRow[]> {
+  const { results } = await env.DB.prepare('SELECT * FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid').bind(paymentId).all<EventRow>();
+  return results;
+}
+
+export interface DeliveryRow {
+  event_id: string;
+  url: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+}
+
+export async function deliveryRow(eventId: string): Promise<DeliveryRow | null> {
+  return env.DB.prepare('SELECT * FROM webhook_deliveries WHERE event_id = ?').bind(eventId).first<DeliveryRow>();
+}

@@ -1,0 +1,331 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { IDEMPOTENCY_RETENTION_MS } from '../../src/domain/idempotency.ts';
+import worker from '../../src/index.ts';
+import { expireQrPayments } from '../../src/jobs/expire-qr-payments.ts';
+import { reconcile, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
+import { OVERDUE_AFTER_MS, relayOverdueWebhooks } from '../../src/jobs/relay-webhooks.ts';
+import { runScheduledJobs } from '../../src/jobs/scheduled.ts';
+import { newId } from '../../src/lib/ids.ts';
+import { call, expectError } from '../helpers/api.ts';
+import { addSandboxMethod, linkMethod, paymentBody, paymentRow, paymentRowsByReference, postIdempotent, refundRows, SANDBOX_QR, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import {
+  captureQueue,
+  consumeOnce,
+  deliveryRow,
+  drainQueue,
+  elapseUntilDue,
+  eventIdsOf,
+  eventRowsOf,
+  getWebhookSecret,
+  receiver,
+  verifyWith,
+  type CapturedQueue,
+  type Receiver,
+} from '../helpers/webhooks.ts';
+
+const HOOK = 'https://hooks.example.com/webhooks';
+const MINUTE = 60_000;
+// Every stale row of this file is looked at in one run, however many other tests left behind.
+const ALL = 10_000;
+
+let m: Merchant;
+let secret: string;
+let queue: CapturedQueue;
+let rx: Receiver | undefined;
+
+beforeAll(async () => {
+  m = await setupMerchant();
+  ({ secret } = await getWebhookSecret(m.session));
+});
+
+beforeEach(() => {
+  queue = captureQueue();
+});
+
+afterEach(() => {
+  queue.restore();
+  rx?.restore();
+  rx = undefined;
+});
+
+interface Row {
+  status: string;
+  expires_at: number | null;
+  processor_reference: string | null;
+  created_at: number;
+  updated_at: number;
+  reconciled_at: number | null;
+}
+
+const row = async (id: string) => (await paymentRow(id)) as unknown as Row;
+const eventTypes = async (id: string) => (await eventRowsOf(id)).map((e) => e.type);
+const getPayment = (id: string) => call('GET', `/v1/payments/${id}`, { token: m.key.secret });
+
+async function pay(method: string, value: string, extra: Record<string, unknown> = { webhook_url: HOOK }, merchant = m) {
+  const res = await merchant.pay(paymentBody(method, value, extra));
+  expect(res.status, res.text).toBe(201);
+  return res.body.data as { id: string; status: string; updated_at: string };
+}
+
+/**
+ * Delivers what is queued for `paymentId` and returns the verified bodies. Events of a job run with a
+ * future `now` are due at that time: the clock is taken there first.
+ */
+async function deliveredFor(paymentId: string) {
+  rx = receiver();
+  await elapseUntilDue(queue.pending);
+  await drainQueue(queue);
+  const bodies = rx.requests.map((r) => verifyWith(secret, r)).filter((b) => b.data.payment.id === paymentId);
+  rx.restore();
+  rx = undefined;
+  return bodies;
+}
+
+describe('QR expiry', () => {
+  it('a pending QR payment expires once the clock passes expires_at (default qr_ttl_seconds 900), not before, with payment.expired', async () => {
+    const before = Date.now();
+    const payment = await pay(m.qr.id, '70.00');
+    const after = Date.now();
+    const { expires_at: expiresAt } = await row(payment.id);
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 900_000);
+    expect(expiresAt).toBeLessThanOrEqual(after + 900_000);
+
+    await runScheduledJobs(env, expiresAt! - 1);
+    expect((await row(payment.id)).status).toBe('pending');
+    expect(await eventTypes(payment.id)).toEqual(['payment.pending']);
+
+    const result = await runScheduledJobs(env, expiresAt!);
+    expect(result.expired).toBeGreaterThanOrEqual(1);
+    const read = await getPayment(payment.id);
+    expect(read.body.data.status).toBe('expired');
+    expect(read.body.data.action).toBeUndefined();
+    expect(Date.parse(read.body.data.updated_at)).toBeGreaterThanOrEqual(expiresAt!);
+    expect(await eventTypes(payment.id)).toEqual(['payment.pending', 'payment.expired']);
+    const bodies = await deliveredFor(payment.id);
+    expect(bodies.map((b) => [b.type, b.data.payment.status])).toEqual(
+      expect.arrayContaining([
+        ['payment.pending', 'pending'],
+        ['payment.expired', 'expired'],
+      ]),
+    );
+
+    // Once expired it stays so; a later run changes nothing.
+    await runScheduledJobs(env, expiresAt! + 3600_000);
+    expect(await eventTypes(payment.id)).toEqual(['payment.pending', 'payment.expired']);
+    // And the buyer's late approval cannot revive it.
+    const late = await call('POST', `/v1/test-helpers/payments/${payment.id}/approve`, { token: m.key.secret });
+    expect(late.body.data.status).toBe('expired');
+  });
+
+  it('through the Worker’s own cron handler', async () => {
+    const payment = await pay(m.qr.id, '70.01');
+    const { expires_at: expiresAt } = await row(payment.id);
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: expiresAt! + 1, cron: '* * * * *' }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect((await row(payment.id)).status).toBe('expired');
+  });
+
+  it('a method configured with qr_ttl_seconds 60 expires its payments after 60 s', async () => {
+    const method = await addSandboxMethod(m.session, SANDBOX_QR, undefined, { configuration: { qr_ttl_seconds: 60 } });
+    await linkMethod(m.session, method.id, m.key.id);
+    const before = Date.now();
+    const payment = await pay(method.id, '71.00');
+    const { expires_at: expiresAt } = await row(payment.id);
+    expect(expiresAt! - before).toBeGreaterThanOrEqual(60_000);
+    expect(expiresAt! - before).toBeLessThan(900_000);
+
+    expect(await expireQrPayments(env, expiresAt! - 1, ALL)).toBeGreaterThanOrEqual(0);
+    expect((await row(payment.id)).status).toBe('pending');
+    await expireQrPayments(env, expiresAt!, ALL);
+    expect((await row(payment.id)).status).toBe('expired');
+    expect(await eventTypes(payment.id)).toEqual(['payment.pending', 'payment.expired']);
+  });
+
+  it('an approved payment is never expired', async () => {
+    const qr = await pay(m.qr.id, '72.00');
+    await call('POST', `/v1/test-helpers/payments/${qr.id}/approve`, { token: m.key.secret });
+    const pos = await pay(m.pos.id, '72.00');
+    const far = Date.now() + 30 * 24 * 3600_000;
+    await expireQrPayments(env, far, ALL);
+    await runScheduledJobs(env, far);
+    expect((await row(qr.id)).status).toBe('approved');
+    expect((await row(pos.id)).status).toBe('approved');
+    expect(await eventTypes(qr.id)).toEqual(['payment.pending', 'payment.approved']);
+  });
+});
+
+describe('reconciliation of payments', () => {
+  it('a POS payment left pending by a .52 timeout, unknown to the processor: pending while younger than 25 h, failed after', async () => {
+    const body = paymentBody(m.pos.id, '73.52', { webhook_url: HOOK });
+    expectError(await m.pay(body), 504, 'processor_timeout');
+    const id = (await paymentRowsByReference(body.external_reference))[0]!.id;
+    const start = await row(id);
+    expect(start).toMatchObject({ status: 'pending', processor_reference: null });
+
+    await reconcile(env, start.updated_at + RECONCILE_AFTER_MS + MINUTE, ALL);
+    expect((await row(id)).status).toBe('pending');
+    expect((await row(id)).reconciled_at).toBe(start.updated_at + RECONCILE_AFTER_MS + MINUTE);
+    const lastYoungLook = start.created_at + IDEMPOTENCY_RETENTION_MS - MINUTE;
+    await reconcile(env, lastYoungLook, ALL);
+    expect((await row(id)).status).toBe('pending');
+    expect(await eventTypes(id)).toEqual(['payment.pending']);
+
+    // The next look (10 minutes after the last one) finds it past 25 h.
+    const end = lastYoungLook + RECONCILE_AFTER_MS;
+    expect(end).toBeGreaterThan(start.created_at + IDEMPOTENCY_RETENTION_MS);
+    await reconcile(env, end, ALL);
+    const after = await row(id);
+    expect(after.status).toBe('failed');
+    expect(after.updated_at).toBe(end);
+    expect(await eventTypes(id)).toEqual(['payment.pending', 'payment.failed']);
+    const bodies = await deliveredFor(id);
+    expect(bodies.find((b) => b.type === 'payment.failed')!.data.payment.status).toBe('failed');
+  });
+
+  it('a POS payment left created by a .53 outage fails after 25 h too', async () => {
+    const body = paymentBody(m.pos.id, '73.53');
+    expectError(await m.pay(body), 503, 'processor_unavailable');
+    const id = (await paymentRowsByReference(body.external_reference))[0]!.id;
+    const start = await row(id);
+    expect(start.status).toBe('created');
+    await reconcile(env, start.created_at + 2 * RECONCILE_AFTER_MS, ALL);
+    expect((await row(id)).status).toBe('created');
+    await reconcile(env, start.created_at + IDEMPOTENCY_RETENTION_MS + MINUTE, ALL);
+    expect((await row(id)).status).toBe('failed');
+    expect(await eventTypes(id)).toEqual(['payment.failed']);
+  });
+
+  it('a payment the processor knows, left pending (lost notification), is reconciled through the state machine with its event', async () => {
+    const approved = await pay(m.pos.id, '74.00');
+    const failed = await pay(m.pos.id, '74.54');
+    expect(failed.status).toBe('failed');
+    const longAgo = Date.now() - 3600_000;
+    for (const id of [approved.id, failed.id]) {
+      await env.DB.prepare("UPDATE payments SET status = 'pending', updated_at = ?, version = version + 1 WHERE id = ?").bind(longAgo, id).run();
+    }
+    expect((await row(approved.id)).processor_reference).not.toBeNull();
+    const now = Date.now();
+    await reconcile(env, now, ALL);
+    expect((await row(approved.id)).status).toBe('approved');
+    expect((await row(failed.id)).status).toBe('failed');
+    expect((await row(approved.id)).updated_at).toBeGreaterThanOrEqual(now);
+    expect(await eventTypes(approved.id)).toEqual(['payment.approved', 'payment.approved']);
+    expect(await eventTypes(failed.id)).toEqual(['payment.failed', 'payment.failed']);
+    const bodies = await deliveredFor(approved.id);
+    expect(bodies.map((b) => b.data.payment.status)).toEqual(['approved', 'approved']);
+  });
+
+  it('a pending QR payment the processor still reports pending stays pending, without events; a young payment is not asked about', async () => {
+    const qr = await pay(m.qr.id, '75.00');
+    const start = await row(qr.id);
+    await reconcile(env, start.updated_at + RECONCILE_AFTER_MS - 1, ALL);
+    expect((await row(qr.id)).reconciled_at).toBeNull();
+    await reconcile(env, start.updated_at + RECONCILE_AFTER_MS, ALL);
+    expect(await row(qr.id)).toMatchObject({ status: 'pending', reconciled_at: start.updated_at + RECONCILE_AFTER_MS, updated_at: start.updated_at });
+    expect(await eventTypes(qr.id)).toEqual(['payment.pending']);
+  });
+});
+
+describe('reconciliation of refunds', () => {
+  async function insertRefund(paymentId: string, amountMinor: number, processorReference: string | null, at: number) {
+    const id = newId('ref');
+    await env.DB.prepare(
+      `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
+    )
+      .bind(id, paymentId, m.session.user.id, amountMinor, processorReference, id, at, at)
+      .run();
+    return id;
+  }
+  const refund = (paymentId: string, value: string) => postIdempotent(`/v1/payments/${paymentId}/refunds`, m.key.secret, { amount: { value, currency: 'USD' } });
+
+  it('pending refunds are settled per the processor (.61 declined, others approved); a decline releases its reservation', async () => {
+    const payment = await pay(m.pos.id, '100.00');
+    const longAgo = Date.now() - 3600_000;
+    const declining = await insertRefund(payment.id, 4061, 'sbx_ref_reconcile_declined', longAgo);
+    const approving = await insertRefund(payment.id, 3000, 'sbx_ref_reconcile_approved', longAgo);
+    // Both pending refunds reserve their amounts: 29.39 is left.
+    const over = expectError(await refund(payment.id, '30.00'), 422, 'refund_exceeds_balance');
+    expect(over.details).toEqual({ refundable_balance: { value: '29.39', currency: 'USD' } });
+
+    await reconcile(env, Date.now(), ALL);
+    const byId = Object.fromEntries((await refundRows(payment.id)).map((r) => [r.id, r.status]));
+    expect(byId[declining]).toBe('declined');
+    expect(byId[approving]).toBe('approved');
+    expect((await row(payment.id)).status).toBe('partially_refunded');
+    expect(await eventTypes(payment.id)).toEqual(['payment.approved', 'payment.refunded']);
+    const bodies = await deliveredFor(payment.id);
+    expect(bodies.find((b) => b.type === 'payment.refunded')!.data.payment.status).toBe('partially_refunded');
+
+    // The declined refund's 40.61 is free again: 70.00 remains, and refunds it all.
+    const rest = await refund(payment.id, '70.00');
+    expect(rest.status, rest.text).toBe(201);
+    expect(rest.body.data.status).toBe('approved');
+    expect((await row(payment.id)).status).toBe('refunded');
+  });
+
+  it('a refund the processor never saw stays pending (reserved) for 25 h, then fails and releases its amount', async () => {
+    const payment = await pay(m.pos.id, '80.00');
+    const createdAt = Date.now() - 3600_000;
+    const lost = await insertRefund(payment.id, 8000, null, createdAt);
+    expectError(await refund(payment.id, '0.01'), 422, 'refund_exceeds_balance');
+    await reconcile(env, Date.now(), ALL);
+    expect((await refundRows(payment.id)).find((r) => r.id === lost)!.status).toBe('pending');
+    await reconcile(env, createdAt + IDEMPOTENCY_RETENTION_MS + MINUTE, ALL);
+    expect((await refundRows(payment.id)).find((r) => r.id === lost)!.status).toBe('failed');
+    expect((await row(payment.id)).status).toBe('approved');
+    expect((await refund(payment.id, '80.00')).body.data.status).toBe('approved');
+  });
+});
+
+describe('relay of overdue deliveries', () => {
+  it('a delivery whose queue message was lost is re-queued once overdue, and delivered', async () => {
+    const payment = await pay(m.qr.id, '76.00');
+    const [eventId] = await eventIdsOf(payment.id);
+    // The message is lost: only the outbox row knows the delivery is owed.
+    queue.pending.length = 0;
+    const due = (await deliveryRow(eventId!))!.next_attempt_at!;
+    await relayOverdueWebhooks(env, due + OVERDUE_AFTER_MS - 1, ALL);
+    expect(queue.pending).not.toContain(eventId);
+    await relayOverdueWebhooks(env, due + OVERDUE_AFTER_MS, ALL);
+    expect(queue.pending).toContain(eventId);
+    const bodies = await deliveredFor(payment.id);
+    expect(bodies.map((b) => b.id)).toContain(eventId);
+    expect((await deliveryRow(eventId!))!.status).toBe('succeeded');
+    // Delivered deliveries are not relayed again.
+    await relayOverdueWebhooks(env, Date.now() + 24 * 3600_000, ALL);
+    expect(queue.pending).not.toContain(eventId);
+  });
+
+  it('a failed queue send loses nothing: the payment is created, and the relay sends the delivery later', async () => {
+    queue.restore();
+    const failing = vi.spyOn(env.WEBHOOKS, 'sendBatch').mockRejectedValue(new Error('queue unavailable'));
+    let payment: { id: string };
+    try {
+      payment = await pay(m.qr.id, '77.00');
+    } finally {
+      failing.mockRestore();
+      queue = captureQueue();
+    }
+    const [eventId] = await eventIdsOf(payment.id);
+    expect((await deliveryRow(eventId!))!.status).toBe('pending');
+    await runScheduledJobs(env, Date.now() + OVERDUE_AFTER_MS + MINUTE);
+    expect(queue.pending).toContain(eventId);
+    rx = receiver();
+    await consumeOnce([eventId!]);
+    expect(rx.requests.map((r) => verifyWith(secret, r).id)).toEqual([eventId]);
+  });
+});
+
+describe('jobs stay in their environment and owner-agnostic', () => {
+  it('another owner’s pending QR payment expires by the same job', async () => {
+    const other = await setupMerchant();
+    const payment = await pay(other.qr.id, '78.00', {}, other);
+    const { expires_at: expiresAt } = await row(payment.id);
+    await expireQrPayments(env, expiresAt!, ALL);
+    expect((await row(payment.id)).status).toBe('expired');
+  });
+});

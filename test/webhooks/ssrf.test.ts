@@ -1,0 +1,96 @@
+import { env } from 'cloudflare:workers';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { call, expectError } from '../helpers/api.ts';
+import { paymentBody, paymentRowsByReference, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import { captureQueue, consumeOnce, deliveryRow, eventIdsOf, receiver, type CapturedQueue, type Receiver } from '../helpers/webhooks.ts';
+
+/**
+ * Issue 5, point 5, through the API: every spelling of an address the service must not call is
+ * refused on creation (400 naming webhook_url, nothing recorded), and again before each delivery.
+ */
+const REFUSED = [
+  'https://127.1/',
+  'https://2130706433/',
+  'https://0x7f000001/',
+  'https://[::ffff:127.0.0.1]/',
+  'https://user:pass@hooks.example.com/',
+  'https://hooks.example.com./',
+  'http://hooks.example.com/',
+  'https://169.254.169.254/',
+  'https://10.0.0.1/',
+  'https://100.64.0.1/',
+  'https://metadata.google.internal/',
+  // More of the same families.
+  'https://127.0.0.1/',
+  'https://localhost/',
+  'http://localhost/',
+  'http://127.0.0.1/',
+  'https://0177.0.0.1/',
+  'https://[::1]/',
+  'https://[0:0:0:0:0:ffff:7f00:1]/',
+  'https://@hooks.example.com/',
+  'https://192.168.1.1/',
+  'https://172.16.0.1/',
+  'https://[fd00::1]/',
+  'https://[fe80::1]/',
+  'https://0.0.0.0/',
+  'https://metadata/',
+  'ftp://hooks.example.com/',
+];
+
+let m: Merchant;
+let queue: CapturedQueue;
+let rx: Receiver | undefined;
+
+beforeAll(async () => {
+  m = await setupMerchant();
+});
+
+beforeEach(() => {
+  queue = captureQueue();
+});
+
+afterEach(() => {
+  queue.restore();
+  rx?.restore();
+  rx = undefined;
+});
+
+describe('webhook_url on POST /v1/payments', () => {
+  it.each(REFUSED)('%s → 400 invalid_request naming webhook_url, nothing created', async (url) => {
+    const body = paymentBody(m.pos.id, '30.00', { webhook_url: url });
+    const res = await m.pay(body);
+    const error = expectError(res, 400, 'invalid_request');
+    expect((error.details.fields as { field: string }[]).map((f) => f.field)).toContain('webhook_url');
+    // The refusal does not echo the URL back.
+    expect(res.text).not.toContain(url);
+    expect(await paymentRowsByReference(body.external_reference)).toEqual([]);
+  });
+
+  it('https://hooks.example.com/webhooks is accepted (201) and stored as given', async () => {
+    const res = await m.pay(paymentBody(m.qr.id, '30.00', { webhook_url: 'https://hooks.example.com/webhooks' }));
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.data.webhook_url).toBe('https://hooks.example.com/webhooks');
+  });
+});
+
+describe('checked again before each delivery', () => {
+  it.each(['https://127.1/hook', 'https://169.254.169.254/latest/meta-data/', 'http://hooks.example.com/webhooks', 'https://[::ffff:10.0.0.1]/'])(
+    'a stored URL changed to %s: no fetch, attempt recorded as url_refused, delivery dead',
+    async (blocked) => {
+      const created = await m.pay(paymentBody(m.qr.id, '31.00', { webhook_url: 'https://hooks.example.com/webhooks' }));
+      expect(created.status).toBe(201);
+      const [eventId] = await eventIdsOf(created.body.data.id);
+      await env.DB.prepare('UPDATE webhook_deliveries SET url = ? WHERE event_id = ?').bind(blocked, eventId).run();
+      rx = receiver();
+      const round = await consumeOnce(queue.pending.splice(0));
+      expect(round.acked).toEqual([eventId]);
+      expect(round.retried).toEqual([]);
+      expect(rx.requests).toEqual([]);
+      expect(await deliveryRow(eventId!)).toMatchObject({ status: 'dead', attempts: 1, last_error: 'url_refused', last_status_code: null, next_attempt_at: null });
+      const listed = await call('GET', `/v1/payments/${created.body.data.id}/events`, { token: m.key.secret });
+      expect(listed.body.data[0].delivery).toMatchObject({ status: 'dead', last_error: 'url_refused' });
+      expect(listed.body.data[0].delivery.attempt_log).toMatchObject([{ attempt: 1, status_code: null, error: 'url_refused' }]);
+    },
+  );
+});
