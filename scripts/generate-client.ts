@@ -1,12 +1,15 @@
 // `npm run generate:client`: writes examples/api-types.ts (openapi-typescript types for openapi-fetch)
-// from the served contract. Reads `${BASE_URL:-http://localhost:8787}/openapi.json` from a running
-// `npm start`, or the file given with `--from <openapi.json>`. The file is committed;
-// test-node/client-up-to-date.test.ts regenerates it from the live description and fails on a difference.
+// from the served contract. By default it starts a throwaway local server from the working tree (like the
+// Node tests: temporary state, free port; about 20 s) and reads its /openapi.json; with BASE_URL it reads
+// `${BASE_URL}/openapi.json` of a running server instead, with `--from <file>` a saved description.
+// The file is committed; test-node/client-up-to-date.test.ts regenerates it from the live description
+// and fails on a difference.
 // Runs on Node 22.18+ (type stripping): `npm run` uses the project's own Node.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, COMMENT_HEADER, type OpenAPI3 } from 'openapi-typescript';
+import { startLocalServer } from './lib/local-server.ts';
 
 export const CLIENT_TYPES_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'examples', 'api-types.ts');
 
@@ -29,11 +32,21 @@ async function main() {
     const file = process.argv[fromIndex + 1];
     if (!file) throw new Error('--from needs a file');
     spec = JSON.parse(readFileSync(file, 'utf8'));
-  } else {
-    const base = process.env.BASE_URL ?? 'http://localhost:8787';
-    const res = await fetch(new URL('/openapi.json', base));
-    if (!res.ok) throw new Error(`GET ${base}/openapi.json answered ${res.status}; is \`npm start\` running?`);
+  } else if (process.env.BASE_URL) {
+    const res = await fetch(new URL('/openapi.json', process.env.BASE_URL));
+    if (!res.ok) throw new Error(`GET ${process.env.BASE_URL}/openapi.json answered ${res.status}`);
     spec = await res.json();
+  } else {
+    const logFile = join(dirname(CLIENT_TYPES_PATH), '..', 'test-results', 'generate-client-server.log');
+    console.log('Starting a throwaway local server...');
+    const server = await startLocalServer({ logFile });
+    try {
+      const res = await fetch(`${server.baseUrl}/openapi.json`);
+      if (!res.ok) throw new Error(`GET /openapi.json answered ${res.status}`);
+      spec = await res.json();
+    } finally {
+      await server.stop();
+    }
   }
   writeFileSync(CLIENT_TYPES_PATH, await generateClientTypes(spec));
   console.log(`Wrote ${CLIENT_TYPES_PATH}`);

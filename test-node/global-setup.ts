@@ -1,17 +1,11 @@
-// Starts the service the way a user does (`npm start` = scripts/start.mjs) for the Node test project, in
-// a fresh temporary state directory (PAYMENT_SERVICE_STATE_DIR: its own .dev.vars with fresh secrets and
-// ALLOW_INSECURE_WEBHOOKS=true from .dev.vars.example, its own D1 / Durable Object state), so the
-// developer's `.dev.vars` and `.wrangler/state` are never touched. Picks a free port, waits until
-// GET /openapi.json answers, provides the base URL to the tests (`inject('baseUrl')`), and on teardown
-// ends the whole process group (start.mjs, wrangler, workerd) and removes the directory.
+// Starts the service the way a user does (`npm start` = scripts/start.mjs) for the Node test project:
+// a fresh temporary state directory (never the developer's `.dev.vars` or `.wrangler/state`), a free
+// port, ready once GET /openapi.json answers (scripts/lib/local-server.ts). Provides the base URL and the
+// bootstrap admin to the tests (`inject('baseUrl')`), and on teardown ends the whole process group.
 // The server's output goes to test-results/node-server.log.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { startLocalServer } from '../scripts/lib/local-server.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,94 +17,12 @@ declare module 'vitest' {
   }
 }
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const READY_TIMEOUT_MS = 120_000;
-export const SERVER_LOG = join(ROOT, 'test-results', 'node-server.log');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // The group is gone already.
-  }
-}
-
-async function waitUntilReady(baseUrl: string, child: ChildProcess) {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (exited(child)) throw new Error(`npm start exited (${child.exitCode ?? child.signalCode}) before serving; see ${SERVER_LOG}`);
-    try {
-      const res = await fetch(`${baseUrl}/openapi.json`, { signal: AbortSignal.timeout(5_000) });
-      if (res.ok) {
-        await res.json();
-        return;
-      }
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`the server did not answer GET /openapi.json within ${READY_TIMEOUT_MS / 1000} s; see ${SERVER_LOG}`);
-}
+export const SERVER_LOG = join(import.meta.dirname, '..', 'test-results', 'node-server.log');
 
 export default async function setup(project: TestProject) {
-  const stateDir = mkdtempSync(join(tmpdir(), 'payment-service-node-tests-'));
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  mkdirSync(dirname(SERVER_LOG), { recursive: true });
-  const log = createWriteStream(SERVER_LOG);
-
-  // process.execPath: the Node running vitest (the project's Node 22 under `npm test`).
-  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start.mjs')], {
-    cwd: ROOT,
-    // Its own process group, so teardown reaches wrangler and workerd too.
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PORT: String(port), PAYMENT_SERVICE_STATE_DIR: stateDir, CI: 'true' },
-  });
-  child.stdout?.pipe(log, { end: false });
-  child.stderr?.pipe(log, { end: false });
-
-  const teardown = async () => {
-    if (!exited(child)) {
-      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      killGroup(child, 'SIGTERM');
-      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 10_000);
-      await gone;
-      clearTimeout(timer);
-    }
-    // Children that outlived start.mjs (wrangler, workerd) share its group.
-    killGroup(child, 'SIGKILL');
-    log.end();
-    rmSync(stateDir, { recursive: true, force: true });
-  };
-
-  try {
-    await waitUntilReady(baseUrl, child);
-  } catch (error) {
-    await teardown();
-    throw error;
-  }
-
-  const vars = readFileSync(join(stateDir, '.dev.vars'), 'utf8');
-  const value = (name: string, fallback: string) => new RegExp(`^${name}=(.+)$`, 'm').exec(vars)?.[1]?.trim() || fallback;
-  project.provide('baseUrl', baseUrl);
-  project.provide('adminEmail', value('BOOTSTRAP_ADMIN_EMAIL', 'admin@example.com'));
-  project.provide('adminPassword', value('BOOTSTRAP_ADMIN_PASSWORD', 'admin-password'));
-  return teardown;
+  const server = await startLocalServer({ logFile: SERVER_LOG });
+  project.provide('baseUrl', server.baseUrl);
+  project.provide('adminEmail', server.adminEmail);
+  project.provide('adminPassword', server.adminPassword);
+  return server.stop;
 }
