@@ -1,0 +1,140 @@
+// The bench's baseline Worker (bench/run.ts): per operation, only the work no payment API on this
+// platform can skip, so the service's numbers can be read as a ratio to it.
+//   POST /payments                 one Durable Object call (the idempotency record) + one D1 batch write
+//   GET  /payments/:id             one indexed D1 read
+//   POST /payments (same key)      one Durable Object call answering the stored body (a replay)
+//   POST /payments/:id/refunds     one Durable Object call + one D1 batch write
+// No authentication, validation or processor. Every response carries `X-D1-Stats`, measured with the
+// service's own meter (src/lib/d1-stats.ts), so both sides pay the same for it.
+import { DurableObject } from 'cloudflare:workers';
+import { D1_STATS_HEADER, emptyD1Stats, formatD1Stats, meteredD1, type D1Stats } from '../../../src/lib/d1-stats.ts';
+
+interface Env {
+  DB: D1Database;
+  STORE: DurableObjectNamespace<BaselineStore>;
+}
+
+type Command = { operation: 'create_payment'; body: string } | { operation: 'create_refund'; paymentId: string; body: string };
+
+interface Answer {
+  status: number;
+  body: string;
+  replayed: boolean;
+  stats: D1Stats;
+}
+
+interface PaymentInput {
+  amount?: { value?: string; currency?: string };
+  external_reference?: string;
+  payment_method?: string;
+}
+
+const toMinor = (value: string | undefined) => Math.round(Number(value ?? '0') * 100);
+const toValue = (minor: number) => (minor / 100).toFixed(2);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** One per idempotency key, like the service's IdempotencyStore: the first call writes, later ones replay. */
+export class BaselineStore extends DurableObject<Env> {
+  async run(command: Command): Promise<Answer> {
+    const stored = await this.ctx.storage.get<{ status: number; body: string }>('response');
+    if (stored) return { ...stored, replayed: true, stats: emptyD1Stats() };
+    const stats = emptyD1Stats();
+    const db = meteredD1(this.env.DB, stats);
+    const response = command.operation === 'create_payment' ? await createPayment(db, command.body) : await createRefund(db, command.paymentId, command.body);
+    await this.ctx.storage.put('response', response);
+    return { ...response, replayed: false, stats };
+  }
+}
+
+async function createPayment(db: D1Database, text: string) {
+  const input = JSON.parse(text) as PaymentInput;
+  const now = Date.now();
+  const id = `pay_${crypto.randomUUID().replaceAll('-', '')}`;
+  const minor = toMinor(input.amount?.value);
+  const currency = input.amount?.currency ?? 'USD';
+  const data = {
+    id,
+    status: 'approved',
+    amount: { value: toValue(minor), currency },
+    external_reference: input.external_reference ?? id,
+    payment_method: input.payment_method ?? 'pm',
+    processor_reference: `sbx_pay_${id.slice(4, 28)}`,
+    action: { type: 'none' },
+    description: null,
+    metadata: null,
+    webhook_url: null,
+    created_at: iso(now),
+    updated_at: iso(now),
+  };
+  const eventId = `evt_${crypto.randomUUID().replaceAll('-', '')}`;
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO payments (id, owner_id, environment, payment_method_id, api_key_id, reference_scope, external_reference, amount_minor, currency,
+          status, version, processor_reference, processor_idempotency_key, processor_attempts, processor_status, description, created_at, updated_at)
+         VALUES (?, 'usr_baseline', 'test', ?, 'key_baseline', 'key:baseline', ?, ?, ?, 'approved', 2, ?, ?, 1, 'sandbox_approved', NULL, ?, ?)`,
+      )
+      .bind(id, data.payment_method, data.external_reference, minor, currency, data.processor_reference, id, now, now),
+    db
+      .prepare('INSERT INTO payment_events (id, payment_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)')
+      .bind(eventId, id, 'payment.approved', JSON.stringify({ id: eventId, type: 'payment.approved', data: { payment: data } }), now),
+  ]);
+  return { status: 201, body: JSON.stringify({ data }) };
+}
+
+async function createRefund(db: D1Database, paymentId: string, text: string) {
+  const input = JSON.parse(text) as PaymentInput;
+  const now = Date.now();
+  const id = `ref_${crypto.randomUUID().replaceAll('-', '')}`;
+  const minor = toMinor(input.amount?.value);
+  const currency = input.amount?.currency ?? 'USD';
+  await db.batch([
+    db.prepare("INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'approved', ?, ?)").bind(id, paymentId, minor, currency, now, now),
+    db.prepare("UPDATE payments SET version = version + 1, status = 'partially_refunded', updated_at = ? WHERE id = ?").bind(now, paymentId),
+  ]);
+  const data = { id, payment_id: paymentId, status: 'approved', amount: { value: toValue(minor), currency }, reason: null, processor_reference: `sbx_ref_${id.slice(4, 28)}`, created_at: iso(now), updated_at: iso(now) };
+  return { status: 201, body: JSON.stringify({ data }) };
+}
+
+const json = (status: number, body: string, headers: Record<string, string> = {}) => new Response(body, { status, headers: { 'Content-Type': 'application/json', ...headers } });
+
+async function idempotent(env: Env, request: Request, name: string, command: (body: string) => Command): Promise<Response> {
+  const key = request.headers.get('idempotency-key');
+  if (!key) return json(400, '{"error":"idempotency_key_required"}');
+  const answer = await env.STORE.get(env.STORE.idFromName(name + key)).run(command(await request.text()));
+  return json(answer.status, answer.body, { [D1_STATS_HEADER]: formatD1Stats(answer.stats), ...(answer.replayed ? { 'Idempotent-Replayed': 'true' } : {}) });
+}
+
+export default {
+  async fetch(request, env): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    const parts = pathname.split('/').filter(Boolean);
+    if (request.method === 'POST' && pathname === '/payments') {
+      return idempotent(env, request, 'create_payment:', (body) => ({ operation: 'create_payment', body }));
+    }
+    if (request.method === 'GET' && parts.length === 2 && parts[0] === 'payments') {
+      const stats = emptyD1Stats();
+      const row = await meteredD1(env.DB, stats).prepare('SELECT * FROM payments WHERE id = ?').bind(parts[1]).first<Record<string, unknown>>();
+      if (!row) return json(404, '{"error":"payment_not_found"}', { [D1_STATS_HEADER]: formatD1Stats(stats) });
+      const data = {
+        id: row.id,
+        status: row.status,
+        amount: { value: toValue(Number(row.amount_minor)), currency: row.currency },
+        external_reference: row.external_reference,
+        payment_method: row.payment_method_id,
+        processor_reference: row.processor_reference,
+        description: row.description,
+        metadata: null,
+        webhook_url: null,
+        created_at: iso(Number(row.created_at)),
+        updated_at: iso(Number(row.updated_at)),
+      };
+      return json(200, JSON.stringify({ data }), { [D1_STATS_HEADER]: formatD1Stats(stats) });
+    }
+    if (request.method === 'POST' && parts.length === 3 && parts[0] === 'payments' && parts[2] === 'refunds') {
+      const paymentId = parts[1]!;
+      return idempotent(env, request, 'create_refund:', (body) => ({ operation: 'create_refund', paymentId, body }));
+    }
+    return json(404, '{"error":"not_found"}');
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,722 @@
+// `npm run bench`: the service against a baseline Worker, on the same runtime, in one run.
+//
+//   1. Starts the service (`wrangler dev --env test`, fresh --persist-to and .dev.vars in a temporary
+//      directory, migrations applied, an admin from scripts/lib/admin.mjs, `--var BENCH_D1_STATS:true`)
+//      and the baseline (bench/baseline: its own D1 and a trivial Durable Object, only the work no
+//      payment API can skip), each on a free 127.0.0.1 port in its own process group.
+//   2. Creates, through the API, an API key, a sandbox POS method linked to it, and a pool of large
+//      approved payments (and the same in the baseline).
+//   3. For each operation (create payment, get payment, idempotent replay, refund) drives both with the
+//      same autocannon load: a discarded warm-up, then rounds alternating which side goes first.
+//   4. Prints and writes bench/RESULTS.md: requests/s, p50/p99 latency, errors and non-2xx, the ratio
+//      to the baseline, D1 statements / round trips / rows per operation (sampled `X-D1-Stats`) and
+//      workerd CPU time per request (/proc utime+stime of each side's workerd processes per round).
+//   5. Stops every process it started (whole process groups) and removes the temporary directory.
+//
+// Knobs (environment): BENCH_DURATION (s per round, 5), BENCH_ROUNDS (4), BENCH_WARMUP (s, 3),
+// BENCH_CONNECTIONS (16), BENCH_POOL (payments for reads and refunds, 256), BENCH_SAMPLES (5),
+// BENCH_OPS (comma list of create,get,replay,refund). Loopback only. Not part of `npm test`.
+import autocannon from 'autocannon';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { ensureAdmin, ROOT, runWrangler, wranglerBin } from '../scripts/lib/admin.mjs';
+import { D1_OPERATION_STATS_HEADER, D1_STATS_HEADER, parseD1Stats, type D1Stats } from '../src/lib/d1-stats.ts';
+
+const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+if (major < 22 || (major === 22 && minor < 18)) {
+  console.error(`npm run bench needs Node 22.18+ (found ${process.version}); run it through npm, which uses the project's own Node.`);
+  process.exit(1);
+}
+
+function intSetting(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    console.error(`${name} must be an integer from ${min} to ${max} (got ${raw}).`);
+    process.exit(1);
+  }
+  return value;
+}
+
+const DURATION_S = intSetting('BENCH_DURATION', 5, 1, 120);
+const ROUNDS = intSetting('BENCH_ROUNDS', 4, 1, 20);
+const WARMUP_S = intSetting('BENCH_WARMUP', 3, 1, 60);
+const CONNECTIONS = intSetting('BENCH_CONNECTIONS', 16, 16, 256);
+const POOL = intSetting('BENCH_POOL', 256, 16, 5000);
+const SAMPLES = intSetting('BENCH_SAMPLES', 5, 1, 50);
+const OPERATION_NAMES = ['create', 'get', 'replay', 'refund'] as const;
+type OperationName = (typeof OPERATION_NAMES)[number];
+const SELECTED = (process.env.BENCH_OPS ?? OPERATION_NAMES.join(',')).split(',').map((s) => s.trim()) as OperationName[];
+for (const name of SELECTED) {
+  if (!OPERATION_NAMES.includes(name)) {
+    console.error(`BENCH_OPS: unknown operation ${name} (known: ${OPERATION_NAMES.join(', ')}).`);
+    process.exit(1);
+  }
+}
+/** Whatever happens, the run ends (and cleans up) after this long. */
+const DEADLINE_MS = 45 * 60_000;
+const READY_TIMEOUT_MS = 180_000;
+const HOST = '127.0.0.1';
+const RESULTS_FILE = join(ROOT, 'bench', 'RESULTS.md');
+const RUN_ID = randomBytes(4).toString('hex');
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+const log = (message: string) => console.log(`[bench] ${message}`);
+
+// ------------------------------------------------------------------ processes
+
+interface Server {
+  name: 'service' | 'baseline';
+  child: ChildProcess;
+  baseUrl: string;
+  logFile: string;
+}
+
+const started: ChildProcess[] = [];
+let tempDir: string | null = null;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, HOST, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone.
+  }
+}
+
+/** Ends every process group this run started (wrangler and its workerd children), then the temp dir. */
+async function cleanup() {
+  for (const child of started) if (!exited(child)) killGroup(child, 'SIGTERM');
+  const deadline = Date.now() + 10_000;
+  while (started.some((child) => !exited(child)) && Date.now() < deadline) await sleep(100);
+  // Children that outlived their wrangler (workerd) share its group.
+  for (const child of started) killGroup(child, 'SIGKILL');
+  if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+  tempDir = null;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function startWrangler(name: Server['name'], args: string[], readyPath: string): Promise<Server> {
+  const port = await freePort();
+  const inspectorPort = await freePort();
+  const logFile = join(tempDir!, `${name}.log`);
+  const fd = openSync(logFile, 'w');
+  const child = spawn(
+    process.execPath,
+    [wranglerBin(), 'dev', ...args, '--port', String(port), '--ip', HOST, '--inspector-port', String(inspectorPort), '--inspector-ip', HOST, '--show-interactive-dev-session=false', '--log-level', 'warn'],
+    {
+      cwd: ROOT,
+      // Its own process group: the cleanup reaches wrangler and every workerd it starts.
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', CI: 'true' },
+    },
+  );
+  closeSync(fd);
+  started.push(child);
+  const baseUrl = `http://${HOST}:${port}`;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (exited(child)) throw new Error(`${name}: wrangler dev exited (${child.exitCode ?? child.signalCode}); see its log:\n${tail(logFile)}`);
+    try {
+      const res = await fetch(baseUrl + readyPath, { signal: AbortSignal.timeout(5_000) });
+      await res.arrayBuffer();
+      if (res.status < 500) return { name, child, baseUrl, logFile };
+    } catch {
+      // Not listening yet.
+    }
+    await sleep(250);
+  }
+  throw new Error(`${name}: not ready within ${READY_TIMEOUT_MS / 1000} s; see its log:\n${tail(logFile)}`);
+}
+
+function tail(file: string, lines = 30) {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** The workerd processes of a server's process group. */
+function workerdPids(server: Server): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(Number(entry));
+    if (stat && stat.comm === 'workerd' && stat.pgrp === server.child.pid) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+function procStat(pid: number): { comm: string; pgrp: number; ticks: number } | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // "pid (comm) state ppid pgrp ... utime stime ...": comm may hold spaces, so split after the last ')'.
+  const close = text.lastIndexOf(')');
+  const comm = text.slice(text.indexOf('(') + 1, close);
+  const fields = text.slice(close + 2).split(' ');
+  return { comm, pgrp: Number(fields[2]), ticks: Number(fields[11]) + Number(fields[12]) };
+}
+
+/** utime + stime of the server's workerd processes, in clock ticks. */
+function cpuTicks(pids: number[]): number {
+  return pids.reduce((sum, pid) => sum + (procStat(pid)?.ticks ?? 0), 0);
+}
+
+function workerdVersion(pids: number[]): string {
+  for (const pid of pids) {
+    try {
+      return execFileSync(readlinkSync(`/proc/${pid}/exe`), ['--version'], { encoding: 'utf8' }).trim();
+    } catch {
+      // Try the next one.
+    }
+  }
+  return 'unknown';
+}
+
+// ------------------------------------------------------------------ HTTP set-up
+
+interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+async function http(baseUrl: string, method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpAnswer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.Authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(baseUrl + path, {
+    method,
+    headers,
+    ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, body };
+}
+
+function expectStatus(step: string, answer: HttpAnswer, status: number) {
+  if (answer.status !== status) throw new Error(`${step}: expected ${status}, got ${answer.status} ${answer.text.slice(0, 500)}`);
+}
+
+/** Runs `task` for 0..count-1 with at most `parallel` in flight. */
+async function inParallel(count: number, parallel: number, task: (index: number) => Promise<void>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
+}
+
+// ------------------------------------------------------------------ operations
+
+/** One HTTP request as both fetch (samples) and autocannon (load) send it. */
+interface RequestSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+interface Side {
+  server: Server;
+  /** Builds the n-th request of an operation (fresh keys and references where the operation needs them). */
+  request: Record<OperationName, (n: number) => RequestSpec>;
+}
+
+const LABELS: Record<OperationName, string> = {
+  create: 'create payment (POS, approved)',
+  get: 'get payment',
+  replay: 'idempotent replay',
+  refund: 'refund (0.01 of a large payment)',
+};
+
+const json = { 'Content-Type': 'application/json' };
+const LARGE = '1000000.00';
+
+async function prepareService(server: Server, adminEmail: string, adminPassword: string): Promise<Side> {
+  const base = server.baseUrl;
+  const login = await http(base, 'POST', '/v1/auth/login', { body: { email: adminEmail, password: adminPassword } });
+  expectStatus('login', login, 201);
+  const token = login.body.data.access_token as string;
+  const key = await http(base, 'POST', '/v1/account/api-keys', {
+    token,
+    body: { name: `bench ${RUN_ID}`, scopes: ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'] },
+  });
+  expectStatus('create API key', key, 201);
+  const apiKey = key.body.data.secret as string;
+  const method = await http(base, 'POST', '/v1/account/payment-methods', {
+    token,
+    body: { connector_definition_version_id: 'cnv_sandbox_pos_v1', name: 'Bench POS', credentials: { api_key: `bench-${randomUUID()}` } },
+  });
+  expectStatus('create payment method', method, 201);
+  const methodId = method.body.data.id as string;
+  expectStatus('link method', await http(base, 'POST', `/v1/account/payment-methods/${methodId}/api-keys`, { token, body: { api_key_id: key.body.data.id } }), 201);
+
+  const auth = { Authorization: `Bearer ${apiKey}` };
+  const payment = (reference: string, value: string) => JSON.stringify({ amount: { value, currency: 'USD' }, external_reference: reference, payment_method: methodId });
+  const pool = await createPool(server, (i) => ({ method: 'POST', path: '/v1/payments', headers: { ...auth, ...json, 'Idempotency-Key': `pool-${RUN_ID}-${i}` }, body: payment(`pool-${RUN_ID}-${i}`, LARGE) }));
+  const replay: RequestSpec = { method: 'POST', path: '/v1/payments', headers: { ...auth, ...json, 'Idempotency-Key': `replay-${RUN_ID}` }, body: payment(`replay-${RUN_ID}`, '10.00') };
+  expectStatus('replay seed', await send(base, replay), 201);
+  return {
+    server,
+    request: {
+      create: (n) => ({ method: 'POST', path: '/v1/payments', headers: { ...auth, ...json, 'Idempotency-Key': `create-${RUN_ID}-${n}` }, body: payment(`create-${RUN_ID}-${n}`, '10.00') }),
+      get: (n) => ({ method: 'GET', path: `/v1/payments/${pool[n % pool.length]}`, headers: auth }),
+      replay: () => replay,
+      refund: (n) => ({
+        method: 'POST',
+        path: `/v1/payments/${pool[n % pool.length]}/refunds`,
+        headers: { ...auth, ...json, 'Idempotency-Key': `refund-${RUN_ID}-${n}` },
+        body: JSON.stringify({ amount: { value: '0.01', currency: 'USD' } }),
+      }),
+    },
+  };
+}
+
+async function prepareBaseline(server: Server): Promise<Side> {
+  const base = server.baseUrl;
+  const payment = (reference: string, value: string) => JSON.stringify({ amount: { value, currency: 'USD' }, external_reference: reference, payment_method: 'pm_baseline' });
+  const pool = await createPool(server, (i) => ({ method: 'POST', path: '/payments', headers: { ...json, 'Idempotency-Key': `pool-${RUN_ID}-${i}` }, body: payment(`pool-${RUN_ID}-${i}`, LARGE) }));
+  const replay: RequestSpec = { method: 'POST', path: '/payments', headers: { ...json, 'Idempotency-Key': `replay-${RUN_ID}` }, body: payment(`replay-${RUN_ID}`, '10.00') };
+  expectStatus('baseline replay seed', await send(base, replay), 201);
+  return {
+    server,
+    request: {
+      create: (n) => ({ method: 'POST', path: '/payments', headers: { ...json, 'Idempotency-Key': `create-${RUN_ID}-${n}` }, body: payment(`create-${RUN_ID}-${n}`, '10.00') }),
+      get: (n) => ({ method: 'GET', path: `/payments/${pool[n % pool.length]}`, headers: {} }),
+      replay: () => replay,
+      refund: (n) => ({
+        method: 'POST',
+        path: `/payments/${pool[n % pool.length]}/refunds`,
+        headers: { ...json, 'Idempotency-Key': `refund-${RUN_ID}-${n}` },
+        body: JSON.stringify({ amount: { value: '0.01', currency: 'USD' } }),
+      }),
+    },
+  };
+}
+
+async function createPool(server: Server, spec: (i: number) => RequestSpec): Promise<string[]> {
+  const ids: string[] = new Array(POOL);
+  await inParallel(POOL, 8, async (i) => {
+    const answer = await send(server.baseUrl, spec(i));
+    expectStatus(`${server.name} pool payment`, answer, 201);
+    if (answer.body?.data?.status !== 'approved') throw new Error(`${server.name} pool payment is ${answer.body?.data?.status}, expected approved`);
+    ids[i] = answer.body.data.id as string;
+  });
+  return ids;
+}
+
+const send = (baseUrl: string, spec: RequestSpec) => http(baseUrl, spec.method, spec.path, { headers: spec.headers, ...(spec.body !== undefined ? { body: spec.body } : {}) });
+
+// ------------------------------------------------------------------ load
+
+interface Round {
+  seconds: number;
+  requests: number;
+  latencies: number[];
+  errors: number;
+  non2xx: number;
+  cpuTicks: number;
+  /** Responses per status code, and the first bodies of non-2xx answers (to say what went wrong). */
+  statuses: Map<number, number>;
+  failures: string[];
+}
+
+/** Request numbers are global per side and operation, so every request of a run gets fresh keys. */
+const counters = new Map<string, number>();
+
+async function load(side: Side, operation: OperationName, seconds: number): Promise<Round> {
+  const pids = workerdPids(side.server);
+  const counterKey = `${side.server.name}:${operation}`;
+  const nextRequest = () => {
+    const n = counters.get(counterKey) ?? 0;
+    counters.set(counterKey, n + 1);
+    return side.request[operation](n);
+  };
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  const failures: string[] = [];
+  const before = cpuTicks(pids);
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: side.server.baseUrl,
+        connections: CONNECTIONS,
+        duration: seconds,
+        timeout: 30,
+        requests: [
+          {
+            setupRequest: (request) => {
+              const spec = nextRequest();
+              return { ...request, method: spec.method, path: spec.path, headers: spec.headers, ...(spec.body !== undefined ? { body: spec.body } : {}) };
+            },
+            onResponse: (status, body) => {
+              statuses.set(status, (statuses.get(status) ?? 0) + 1);
+              if ((status < 200 || status > 299) && failures.length < 3) failures.push(`${status} ${body.slice(0, 300)}`);
+            },
+          },
+        ],
+      },
+      (error, res) => (error ? reject(error) : resolve(res)),
+    );
+    instance.on('response', (_client, _status, _bytes, responseTime) => latencies.push(responseTime));
+  });
+  const after = cpuTicks(pids);
+  return {
+    seconds: result.duration,
+    requests: result.requests.total,
+    latencies,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    cpuTicks: Math.max(0, after - before),
+    statuses,
+    failures,
+  };
+}
+
+/** The D1 work of single requests, from `X-D1-Stats` (the service meters only while BENCH_D1_STATS is on). */
+async function sampleD1(side: Side, operation: OperationName): Promise<{ total: D1Stats | null; operation: D1Stats | null; statuses: number[] }> {
+  const totals: D1Stats[] = [];
+  const operations: D1Stats[] = [];
+  const statuses: number[] = [];
+  const counterKey = `${side.server.name}:${operation}`;
+  for (let i = 0; i < SAMPLES; i++) {
+    const n = counters.get(counterKey) ?? 0;
+    counters.set(counterKey, n + 1);
+    const answer = await send(side.server.baseUrl, side.request[operation](n));
+    statuses.push(answer.status);
+    const total = parseD1Stats(answer.headers.get(D1_STATS_HEADER));
+    if (total) totals.push(total);
+    const own = parseD1Stats(answer.headers.get(D1_OPERATION_STATS_HEADER));
+    if (own) operations.push(own);
+  }
+  return { total: medianStats(totals), operation: medianStats(operations), statuses };
+}
+
+function medianStats(samples: D1Stats[]): D1Stats | null {
+  if (samples.length === 0) return null;
+  const field = (name: keyof D1Stats) => percentile(samples.map((s) => s[name]), 50);
+  return { statements: field('statements'), roundTrips: field('roundTrips'), rowsRead: field('rowsRead'), rowsWritten: field('rowsWritten'), unmetered: field('unmetered') };
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+interface Totals {
+  rounds: Round[];
+  d1: { total: D1Stats | null; operation: D1Stats | null; statuses: number[] };
+}
+
+function summarize(totals: Totals) {
+  const seconds = totals.rounds.reduce((s, r) => s + r.seconds, 0);
+  const requests = totals.rounds.reduce((s, r) => s + r.requests, 0);
+  const latencies = totals.rounds.flatMap((r) => r.latencies);
+  const ticks = totals.rounds.reduce((s, r) => s + r.cpuTicks, 0);
+  return {
+    rps: seconds > 0 ? requests / seconds : 0,
+    requests,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors: totals.rounds.reduce((s, r) => s + r.errors, 0),
+    non2xx: totals.rounds.reduce((s, r) => s + r.non2xx, 0),
+    cpuMsPerRequest: requests > 0 ? ((ticks / CLK_TCK) * 1000) / requests : NaN,
+    roundRps: totals.rounds.map((r) => (r.seconds > 0 ? r.requests / r.seconds : 0)),
+    statuses: mergeStatuses(totals.rounds),
+    failures: totals.rounds.flatMap((r) => r.failures).slice(0, 3),
+  };
+}
+
+function mergeStatuses(rounds: Round[]): string {
+  const all = new Map<number, number>();
+  for (const round of rounds) for (const [status, count] of round.statuses) all.set(status, (all.get(status) ?? 0) + count);
+  return [...all.entries()].sort(([a], [b]) => a - b).map(([status, count]) => `${status}×${count}`).join(' ');
+}
+
+// ------------------------------------------------------------------ report
+
+interface OperationResult {
+  name: OperationName;
+  service: ReturnType<typeof summarize>;
+  baseline: ReturnType<typeof summarize>;
+  serviceD1: Totals['d1'];
+  baselineD1: Totals['d1'];
+  ratio: number;
+  roundRatios: number[];
+}
+
+const fmt = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+const d1Cell = (stats: D1Stats | null, pick: (s: D1Stats) => number) => (stats ? String(pick(stats)) : 'n/a');
+/** Rows, marked when some statements could not be metered (their rows are missing from the count). */
+const rowsCell = (stats: D1Stats | null, pick: (s: D1Stats) => number) => (stats ? `${pick(stats)}${stats.unmetered > 0 ? ` (+${stats.unmetered} unmetered)` : ''}` : 'n/a');
+
+function machine() {
+  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown';
+  return { model, cores: os.cpus().length, memoryGiB: os.totalmem() / 2 ** 30, node: process.version, platform: `${os.type()} ${os.release()} ${os.arch()}` };
+}
+
+interface Target {
+  label: string;
+  ok: boolean | null;
+  detail: string;
+}
+
+function targets(results: OperationResult[]): Target[] {
+  const by = (name: OperationName) => results.find((r) => r.name === name);
+  const list: Target[] = [];
+  const create = by('create');
+  const get = by('get');
+  if (create) list.push({ label: 'create payment ≥ 0.5× baseline', ok: create.ratio >= 0.5, detail: `${fmt(create.ratio, 2)}×` });
+  if (get) list.push({ label: 'get payment ≥ 0.7× baseline', ok: get.ratio >= 0.7, detail: `${fmt(get.ratio, 2)}×` });
+  if (create) {
+    const own = create.serviceD1.operation;
+    const total = create.serviceD1.total;
+    list.push({
+      label: 'create payment ≤ 2 D1 round trips besides the idempotency object',
+      ok: own ? own.roundTrips <= 2 : null,
+      detail: `${own ? own.roundTrips : 'n/a'} inside the idempotency object (${total ? total.roundTrips : 'n/a'} for the whole request, auth included)`,
+    });
+  }
+  if (get) {
+    const total = get.serviceD1.total;
+    list.push({ label: 'rows read per get payment ≤ 2', ok: total ? total.rowsRead <= 2 : null, detail: `${total ? total.rowsRead : 'n/a'} rows read` });
+  }
+  return list;
+}
+
+function renderMarkdown(results: OperationResult[], info: { workerd: string; date: string; seconds: number }, notes: string): string {
+  const m = machine();
+  const lines: string[] = [];
+  lines.push('# Benchmark: the service against its platform baseline');
+  lines.push('');
+  lines.push('Written by `npm run bench` (bench/run.ts); only the Notes section is kept from one run to the next.');
+  lines.push('The baseline (bench/baseline) does only the unavoidable work of each operation on the same runtime:');
+  lines.push('create = one Durable Object call + one D1 batch write; get = one indexed D1 read; replay = one Durable');
+  lines.push('Object call answering a stored body; refund = one Durable Object call + one D1 batch write. Ratios compare');
+  lines.push('the two measured in the same run, in alternating rounds, so a busy machine slows both alike.');
+  lines.push('');
+  lines.push('## Machine');
+  lines.push('');
+  lines.push(`- CPU: ${m.model}, ${m.cores} cores; memory ${fmt(m.memoryGiB, 1)} GiB; ${m.platform}`);
+  lines.push(`- Node ${m.node}; ${info.workerd} (wrangler dev, local mode)`);
+  lines.push(`- Date: ${info.date}; run took ${fmt(info.seconds / 60, 1)} min`);
+  lines.push(`- Load: autocannon, ${CONNECTIONS} connections, warm-up ${WARMUP_S} s per side (discarded), ${ROUNDS} rounds × ${DURATION_S} s per side, order alternating by round`);
+  lines.push(`- Pool: ${POOL} approved payments of ${LARGE} USD per side for reads and refunds (refunds spread over the pool)`);
+  lines.push('');
+  lines.push('## Results');
+  lines.push('');
+  lines.push('| operation | side | req/s | ratio | p50 ms | p99 ms | errors | non-2xx | D1 statements | D1 round trips | rows read | rows written | workerd CPU ms/req |');
+  lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of results) {
+    for (const side of ['service', 'baseline'] as const) {
+      const s = r[side];
+      const d1 = side === 'service' ? r.serviceD1.total : r.baselineD1.total;
+      lines.push(
+        `| ${side === 'service' ? LABELS[r.name] : ''} | ${side} | ${fmt(s.rps)} | ${side === 'service' ? `**${fmt(r.ratio, 2)}×**` : '1.00×'} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${s.errors} | ${s.non2xx} | ${d1Cell(d1, (x) => x.statements)} | ${d1Cell(d1, (x) => x.roundTrips)} | ${rowsCell(d1, (x) => x.rowsRead)} | ${rowsCell(d1, (x) => x.rowsWritten)} | ${fmt(s.cpuMsPerRequest, 2)} |`,
+      );
+    }
+  }
+  lines.push('');
+  lines.push('D1 columns: the median of ' + SAMPLES + ' single requests after the load, from `X-D1-Stats` (D1\'s own `meta.rows_read` / `rows_written`, the idempotency object\'s share included).');
+  lines.push('CPU: utime + stime of the side\'s workerd processes (wrangler\'s proxy and the Worker runtime) over its rounds, divided by its requests.');
+  lines.push('');
+  lines.push('Per-round ratios (service ÷ baseline, requests/s):');
+  lines.push('');
+  for (const r of results) lines.push(`- ${LABELS[r.name]}: ${r.roundRatios.map((x) => fmt(x, 2)).join(', ')}`);
+  const failing = results.flatMap((r) => (['service', 'baseline'] as const).filter((side) => r[side].non2xx > 0 || r[side].errors > 0).map((side) => ({ r, side })));
+  if (failing.length > 0) {
+    lines.push('');
+    lines.push('Non-2xx answers and errors (status × count; first bodies):');
+    lines.push('');
+    for (const { r, side } of failing) {
+      lines.push(`- ${LABELS[r.name]}, ${side}: ${r[side].statuses}; ${r[side].errors} connection errors`);
+      for (const body of r[side].failures) lines.push(`  - \`${body.replaceAll('`', "'").replaceAll('\n', ' ')}\``);
+    }
+  }
+  const withOperation = results.filter((r) => r.serviceD1.operation);
+  if (withOperation.length > 0) {
+    lines.push('');
+    lines.push('Inside the idempotency object (`X-D1-Stats-Operation`):');
+    lines.push('');
+    for (const r of withOperation) {
+      const o = r.serviceD1.operation!;
+      lines.push(`- ${LABELS[r.name]}: ${o.statements} statements, ${o.roundTrips} round trips, ${o.rowsRead} rows read, ${o.rowsWritten} rows written`);
+    }
+  }
+  lines.push('');
+  lines.push('## Targets');
+  lines.push('');
+  for (const t of targets(results)) lines.push(`- ${t.ok === null ? '?' : t.ok ? 'met' : '**missed**'}: ${t.label}: ${t.detail}`);
+  lines.push('');
+  lines.push('## Notes');
+  lines.push('');
+  lines.push(notes.trim() ? notes.trim() : '<!-- notes:start -->\n(none yet)\n<!-- notes:end -->');
+  lines.push('');
+  return lines.join('\n');
+}
+
+/** The hand-written Notes of the previous RESULTS.md, kept verbatim. */
+function previousNotes(): string {
+  if (!existsSync(RESULTS_FILE)) return '';
+  const text = readFileSync(RESULTS_FILE, 'utf8');
+  const match = /<!-- notes:start -->[\s\S]*?<!-- notes:end -->/.exec(text);
+  return match ? match[0] : '';
+}
+
+// ------------------------------------------------------------------ main
+
+async function main() {
+  const began = Date.now();
+  tempDir = mkdtempSync(join(os.tmpdir(), 'payment-service-bench-'));
+  const serviceState = join(tempDir, 'service-state');
+  const baselineState = join(tempDir, 'baseline-state');
+  mkdirSync(serviceState);
+  mkdirSync(baselineState);
+  const devVars = join(tempDir, '.dev.vars');
+  writeFileSync(
+    devVars,
+    [
+      `JWT_SIGNING_KEY=${randomBytes(32).toString('base64url')}`,
+      `API_KEY_PEPPER=${randomBytes(32).toString('base64url')}`,
+      `CREDENTIALS_ENCRYPTION_KEYS=k1:${randomBytes(32).toString('base64')}`,
+      'ALLOW_INSECURE_WEBHOOKS=false',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  const baselineConfig = join('bench', 'baseline', 'wrangler.toml');
+
+  log(`temporary state in ${tempDir}`);
+  log('applying migrations (service and baseline)...');
+  for (const [args, name] of [
+    [['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', serviceState, '--env', 'test'], 'service'],
+    [['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', baselineState, '-c', baselineConfig], 'baseline'],
+  ] as const) {
+    const migrated = await runWrangler([...args], { capture: true, env: { CI: 'true' } });
+    if (migrated.code !== 0) throw new Error(`${name} migrations failed (exit ${migrated.code}):\n${migrated.stdout}`);
+  }
+  const adminEmail = `bench-${RUN_ID}@example.com`;
+  const adminPassword = randomBytes(18).toString('base64url');
+  await ensureAdmin({ env: 'test', target: ['--local', '--persist-to', serviceState], email: adminEmail, name: 'Bench Admin', password: adminPassword });
+
+  log('starting the service and the baseline (wrangler dev)...');
+  const [serviceServer, baselineServer] = await Promise.all([
+    startWrangler('service', ['--env', 'test', '--persist-to', serviceState, '--env-file', devVars, '--var', 'BENCH_D1_STATS:true'], '/openapi.json'),
+    startWrangler('baseline', ['-c', baselineConfig, '--persist-to', baselineState], '/payments/none'),
+  ]);
+  const workerd = workerdVersion(workerdPids(serviceServer));
+  log(`service on ${serviceServer.baseUrl}, baseline on ${baselineServer.baseUrl} (${workerd})`);
+
+  log(`creating the API key, the sandbox POS method and ${POOL} payments per side...`);
+  const [service, baseline] = await Promise.all([prepareService(serviceServer, adminEmail, adminPassword), prepareBaseline(baselineServer)]);
+
+  const results: OperationResult[] = [];
+  for (const operation of SELECTED) {
+    log(`${LABELS[operation]}: warm-up ${WARMUP_S} s per side...`);
+    await load(service, operation, WARMUP_S);
+    await load(baseline, operation, WARMUP_S);
+    const rounds: Record<'service' | 'baseline', Round[]> = { service: [], baseline: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? [service, baseline] : [baseline, service];
+      for (const side of order) rounds[side.server.name].push(await load(side, operation, DURATION_S));
+      const s = rounds.service.at(-1)!;
+      const b = rounds.baseline.at(-1)!;
+      log(`  round ${round + 1}/${ROUNDS}: service ${fmt(s.requests / s.seconds)} req/s, baseline ${fmt(b.requests / b.seconds)} req/s`);
+    }
+    const serviceD1 = await sampleD1(service, operation);
+    const baselineD1 = await sampleD1(baseline, operation);
+    const serviceSummary = summarize({ rounds: rounds.service, d1: serviceD1 });
+    const baselineSummary = summarize({ rounds: rounds.baseline, d1: baselineD1 });
+    const result: OperationResult = {
+      name: operation,
+      service: serviceSummary,
+      baseline: baselineSummary,
+      serviceD1,
+      baselineD1,
+      ratio: baselineSummary.rps > 0 ? serviceSummary.rps / baselineSummary.rps : NaN,
+      roundRatios: serviceSummary.roundRps.map((rps, i) => rps / (baselineSummary.roundRps[i] || NaN)),
+    };
+    results.push(result);
+    const d1 = serviceD1.total;
+    log(
+      `  => ${fmt(result.ratio, 2)}× baseline (service ${fmt(serviceSummary.rps)} req/s p50 ${fmt(serviceSummary.p50)} p99 ${fmt(serviceSummary.p99)} ms, ` +
+        `errors ${serviceSummary.errors}, non-2xx ${serviceSummary.non2xx}, CPU ${fmt(serviceSummary.cpuMsPerRequest, 2)} ms/req; ` +
+        `statuses ${serviceSummary.statuses}; D1 ${d1 ? `${d1.statements} statements / ${d1.roundTrips} round trips / ${d1.rowsRead} read / ${d1.rowsWritten} written${d1.unmetered ? ` / ${d1.unmetered} unmetered` : ''}` : 'n/a'})`,
+    );
+    for (const body of [...serviceSummary.failures, ...baselineSummary.failures]) log(`  non-2xx: ${body}`);
+  }
+
+  const markdown = renderMarkdown(results, { workerd, date: new Date().toISOString(), seconds: (Date.now() - began) / 1000 }, previousNotes());
+  writeFileSync(RESULTS_FILE, markdown);
+  console.log('');
+  console.log(markdown.slice(markdown.indexOf('## Results'), markdown.indexOf('## Notes')).trim());
+  console.log('');
+  log('ratios to the baseline: ' + results.map((r) => `${r.name} ${fmt(r.ratio, 2)}×`).join(', '));
+  log(`wrote ${RESULTS_FILE}`);
+}
+
+const watchdog = setTimeout(() => {
+  console.error(`[bench] still running after ${DEADLINE_MS / 60_000} min: stopping.`);
+  void cleanup().finally(() => process.exit(1));
+}, DEADLINE_MS);
+watchdog.unref();
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    console.error(`[bench] ${signal}: stopping.`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (error) {
+  console.error(`[bench] failed: ${(error as Error).stack ?? error}`);
+  exitCode = 1;
+} finally {
+  await cleanup();
+}
+process.exit(exitCode);
