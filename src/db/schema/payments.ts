@@ -37,6 +37,8 @@ export const payments = sqliteTable('payments', {
   expiresAt: integer('expires_at'),
   /** Last time reconciliation asked the processor about this payment. */
   reconciledAt: integer('reconciled_at'),
+  /** Set while a cancellation is at the processor; refunds wait (see services/payments/cancel-payment.ts). */
+  cancelRequestedAt: integer('cancel_requested_at'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 }, (t) => [

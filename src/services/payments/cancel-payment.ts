@@ -7,7 +7,14 @@ import type { OperationContext, OperationResult } from './operation.ts';
 import { ownerScope } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
-import { findPayment, loadPaymentWithRefunds, mutatePayment } from './store.ts';
+import { findPayment, mutatePayment } from './store.ts';
+import type { PaymentRow } from '../../db/schema/index.ts';
+
+/** A cancellation claims its payment this long at most; a crashed one stops blocking refunds after it. */
+export const CANCELLATION_CLAIM_MS = 5 * 60 * 1000;
+
+export const cancellationInProgress = (payment: PaymentRow, now: number) =>
+  payment.cancelRequestedAt !== null && now - payment.cancelRequestedAt < CANCELLATION_CLAIM_MS;
 
 /**
  * Cancels a payment: from `created`, `pending` or `processing`, or a void of an `approved` payment no
@@ -18,15 +25,19 @@ export async function cancelPayment(env: Env, ctx: OperationContext, paymentId: 
   const payment = await findPayment(db, ownerScope(ctx), paymentId);
   if (!payment) throw new ApiError('payment_not_found');
   const method = await usableMethod(db, ctx, payment.paymentMethodId, 'cancellations');
-  const ledger = await loadPaymentWithRefunds(db, payment.id);
-  if (!ledger || !canCancel(ledger.payment.status, ledger.refunds.length > 0)) {
-    throw new ApiError('invalid_state_transition', `A ${ledger?.payment.status ?? payment.status} payment cannot be canceled.`, {
-      details: { status: ledger?.payment.status ?? payment.status },
-    });
-  }
+  // Claim the payment for the cancellation before asking the processor: from then on no refund can be
+  // reserved (a refund sent to the processor on a voided charge would fail or, worse, pay out twice).
+  const { payment: current } = await mutatePayment(env, payment.id, (latest, refunds) => {
+    const now = Date.now();
+    if (!canCancel(latest.status, refunds.length > 0) || cancellationInProgress(latest, now)) {
+      throw new ApiError('invalid_state_transition', `A ${latest.status} payment cannot be canceled${cancellationInProgress(latest, now) ? ' while another cancellation is in progress' : ''}.`, {
+        details: { status: latest.status },
+      });
+    }
+    return { change: { cancelRequestedAt: now }, result: null };
+  });
   await ctx.remember(payment.id);
 
-  const current = ledger.payment;
   const { version, ctx: connectorCtx } = await connectorFor(env, method);
   const result = await callConnector(() =>
     version.adapter.cancelPayment(connectorCtx, {
@@ -38,13 +49,17 @@ export async function cancelPayment(env: Env, ctx: OperationContext, paymentId: 
       currentStatus: current.status === 'approved' || current.status === 'processing' ? current.status : 'pending',
     }),
   );
-  if (!result.ok) throw connectorApiError(result.error);
+  if (!result.ok) {
+    // The processor said no (or nothing): release the claim so refunds are possible again.
+    await mutatePayment(env, payment.id, () => ({ change: { cancelRequestedAt: null }, result: null }));
+    throw connectorApiError(result.error);
+  }
   const outcome = result.value;
 
   const { payment: saved, result: moved } = await mutatePayment(env, payment.id, (latest, refunds) => {
     const move = applyTransition(latest, outcome.status, Date.now(), { hasRefunds: refunds.length > 0 });
-    if (!move.ok) return { none: false };
-    return { change: { status: move.status, updatedAt: move.updatedAt, processorStatus: outcome.processorStatus }, result: true };
+    if (!move.ok) return { change: { cancelRequestedAt: null }, result: false };
+    return { change: { status: move.status, updatedAt: move.updatedAt, processorStatus: outcome.processorStatus, cancelRequestedAt: null }, result: true };
   });
   if (!moved && saved.status !== 'canceled') {
     // Something else settled the payment while the processor was asked (e.g. a refund or a final notification).

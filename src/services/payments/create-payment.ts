@@ -5,7 +5,7 @@ import { paymentMethods, payments, type PaymentMethodRow, type PaymentRow } from
 import type { Env } from '../../env.ts';
 import { isSupportedCurrency, MoneyError, parseAmount } from '../../domain/money.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
-import { applyTransition } from '../../domain/payment-state.ts';
+import { applyTransition, nextUpdatedAt } from '../../domain/payment-state.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { zodIssuesToFields } from '../../lib/openapi.ts';
@@ -112,6 +112,7 @@ async function recordNewPayment(
     webhookUrl,
     expiresAt: null,
     reconciledAt: null,
+    cancelRequestedAt: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -174,15 +175,18 @@ async function callProcessor(
     const { payment: saved } = await mutatePayment(env, payment.id, (current) => {
       const now = Date.now();
       const move = applyTransition(current, outcome.status, now, { hasRefunds: false });
-      const showsQr = outcome.action.type === 'display_qr';
+      const qrData = outcome.action.type === 'display_qr' ? outcome.action.qrData : null;
+      // A reference or QR appearing without a status change (a timed-out QR payment, resumed) is still an
+      // update clients see, so `updated_at` moves too.
+      const visible = current.processorReference !== outcome.processorReference || current.qrData !== qrData;
       return {
         change: {
           processorReference: outcome.processorReference,
           processorStatus: outcome.processorStatus,
           processorAttempts: attemptNumber,
-          qrData: outcome.action.type === 'display_qr' ? outcome.action.qrData : null,
-          expiresAt: showsQr && ttl !== null ? now + ttl * 1000 : null,
-          ...(move.ok ? { status: move.status, updatedAt: move.updatedAt } : {}),
+          qrData,
+          expiresAt: qrData !== null && ttl !== null ? now + ttl * 1000 : null,
+          ...(move.ok ? { status: move.status, updatedAt: move.updatedAt } : visible ? { updatedAt: nextUpdatedAt(current.updatedAt, now) } : {}),
         },
         result: null,
       };

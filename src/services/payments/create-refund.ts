@@ -7,12 +7,13 @@ import { applyTransition, canRefund } from '../../domain/payment-state.ts';
 import { applyRefundTransition, paymentStatusAfterRefunds, reserveRefund, type RefundStatus } from '../../domain/refund-state.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { cancellationInProgress } from './cancel-payment.ts';
 import { usableMethod } from './create-payment.ts';
 import type { OperationContext, OperationResult } from './operation.ts';
 import { ownerScope } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
 import { toRefundResource } from './resources.ts';
-import { findPayment, mutatePayment, paymentAtVersion } from './store.ts';
+import { findPayment, insertRowIf, mutatePayment, paymentAtVersion } from './store.ts';
 
 export interface CreateRefundBody {
   amount: { value: string; currency: string };
@@ -53,6 +54,9 @@ async function reserve(env: Env, db: Db, payment: PaymentRow, body: CreateRefund
   const { result } = await mutatePayment(env, payment.id, (current, ledger) => {
     // `refunded` is a zero balance, not a wrong state: refunds racing the last one get the same answer
     // whether they are decided before or after it settles.
+    if (cancellationInProgress(current, Date.now())) {
+      throw new ApiError('invalid_state_transition', 'A cancellation of this payment is in progress.', { details: { status: current.status } });
+    }
     if (!canRefund(current.status) && current.status !== 'refunded') {
       throw new ApiError('invalid_state_transition', `A ${current.status} payment cannot be refunded.`, { details: { status: current.status } });
     }
@@ -91,12 +95,7 @@ async function reserve(env: Env, db: Db, payment: PaymentRow, body: CreateRefund
 
 /** Inserts the refund only inside the compare-and-set that reserved its amount. */
 function insertIfAtVersion(db: Db, row: RefundRow, version: number) {
-  // Insert-select writes columns positionally, in schema order (reconciled_at is the null before created_at).
-  return db.insert(refunds).select(
-    sql`select ${row.id}, ${row.paymentId}, ${row.ownerId}, ${row.amountMinor}, ${row.currency}, ${row.status}, ${row.reason}, null,
-      ${row.processorIdempotencyKey}, 0, null, null, ${row.createdAt}, ${row.updatedAt}
-    where ${paymentAtVersion(row.paymentId, version)}`,
-  );
+  return insertRowIf(db, refunds, row, paymentAtVersion(row.paymentId, version));
 }
 
 async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment: PaymentRow, refund: RefundRow): Promise<OperationResult> {

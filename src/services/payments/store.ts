@@ -1,4 +1,5 @@
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
+import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { BatchItem } from 'drizzle-orm/batch';
 import type { Db } from '../../db/client.ts';
 import { createDb } from '../../db/client.ts';
@@ -38,6 +39,19 @@ export async function loadPaymentWithRefunds(db: Db, id: string): Promise<{ paym
   return payment ? { payment, refunds: refundRows } : null;
 }
 
+/**
+ * `INSERT ... SELECT <row> WHERE <condition>`: a row written only if the condition holds inside the batch.
+ * Values are laid out from the table's own column list (encoded as Drizzle would), so adding a column
+ * cannot shift them.
+ */
+export function insertRowIf<T extends SQLiteTable>(db: Db, table: T, row: T['$inferInsert'], condition: SQL) {
+  const values = Object.entries(getTableColumns(table)).map(([key, column]) => {
+    const value = (row as Record<string, unknown>)[key];
+    return value === undefined || value === null ? sql`null` : sql`${column.mapToDriverValue(value)}`;
+  });
+  return db.insert(table).select(sql`select ${sql.join(values, sql`, `)} where ${condition}`);
+}
+
 /** SQL condition true only while the payment is at `version`: ties companion writes to the CAS. */
 export const paymentAtVersion = (paymentId: string, version: number): SQL =>
   sql`exists (select 1 from ${payments} where ${payments.id} = ${paymentId} and ${payments.version} = ${version})`;
@@ -67,17 +81,15 @@ export async function commitPaymentChange(
   const deliveries: PendingDelivery[] = [];
   if (event) {
     outbox.push(
-      db.insert(paymentEvents).select(
-        sql`select ${event.id}, ${next.id}, ${next.ownerId}, ${next.environment}, ${event.type}, ${event.payload}, ${event.createdAt}
-          where ${paymentAtVersion(next.id, current.version)}`,
-      ),
+      insertRowIf(db, paymentEvents, { ...event, paymentId: next.id, ownerId: next.ownerId, environment: next.environment }, paymentAtVersion(next.id, current.version)),
     );
     if (next.webhookUrl) {
       outbox.push(
-        db.insert(webhookDeliveries).select(
-          sql`select ${event.id}, ${next.id}, ${next.ownerId}, ${next.webhookUrl}, 'pending', 0, ${event.createdAt}, null, null, null,
-            ${event.createdAt}, ${event.createdAt}
-          where ${paymentAtVersion(next.id, current.version)}`,
+        insertRowIf(
+          db,
+          webhookDeliveries,
+          { eventId: event.id, paymentId: next.id, ownerId: next.ownerId, url: next.webhookUrl, status: 'pending', attempts: 0, nextAttemptAt: event.createdAt, createdAt: event.createdAt, updatedAt: event.createdAt },
+          paymentAtVersion(next.id, current.version),
         ),
       );
       deliveries.push({ eventId: event.id });

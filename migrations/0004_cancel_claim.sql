@@ -1,0 +1,1 @@
+ALTER TABLE `payments` ADD `cancel_requested_at` integer;
