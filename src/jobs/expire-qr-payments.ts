@@ -1,28 +1,66 @@
 import { and, eq, isNotNull, lte } from 'drizzle-orm';
 import { createDb } from '../db/client.ts';
-import { payments } from '../db/schema/index.ts';
+import { paymentMethods, payments, type PaymentRow } from '../db/schema/index.ts';
 import type { Env } from '../env.ts';
 import { applyTransition } from '../domain/payment-state.ts';
+import { log } from '../lib/log.ts';
+import { callConnector, connectorFor } from '../services/payments/processor.ts';
 import { mutatePayment } from '../services/payments/store.ts';
+
+/** When the processor cannot be reached to withdraw a QR, it is expired anyway this long after its TTL. */
+export const EXPIRY_GRACE_MS = 60 * 60 * 1000;
 
 /**
  * Pending QR payments past their method's `qr_ttl_seconds` become `expired` (and send `payment.expired`),
- * whether or not anyone asks about them again. Runs from the cron trigger; returns how many expired.
+ * whether or not anyone asks about them again. The QR is withdrawn at the processor first, so a buyer
+ * cannot pay a code we consider dead; if the processor refuses because the buyer already paid, its
+ * answer is applied instead. Runs from the cron trigger; returns how many expired.
  */
 export async function expireQrPayments(env: Env, now: number, limit = 100): Promise<number> {
-  const due = await createDb(env)
-    .select({ id: payments.id })
+  const db = createDb(env);
+  const due = await db
+    .select()
     .from(payments)
     .where(and(eq(payments.status, 'pending'), isNotNull(payments.expiresAt), lte(payments.expiresAt, now), eq(payments.environment, env.ENVIRONMENT)))
     .limit(limit);
   let expired = 0;
-  for (const { id } of due) {
-    const { result } = await mutatePayment<boolean>(env, id, (current, refunds) => {
-      if (current.expiresAt === null || current.expiresAt > now) return { none: false };
-      const move = applyTransition(current, 'expired', now, { hasRefunds: refunds.length > 0 });
-      return move.ok ? { change: { status: move.status, updatedAt: move.updatedAt }, result: true } : { none: false };
-    });
-    if (result) expired++;
+  for (const payment of due) {
+    try {
+      const verdict = await withdrawAtProcessor(env, payment, now);
+      if (verdict.kind === 'wait') continue;
+      const target = verdict.kind === 'settled' ? verdict.status : 'expired';
+      const { result } = await mutatePayment<boolean>(env, payment.id, (current, refunds) => {
+        if (current.expiresAt === null || current.expiresAt > now) return { none: false };
+        const move = applyTransition(current, target, now, { hasRefunds: refunds.length > 0 });
+        return move.ok ? { change: { status: move.status, updatedAt: move.updatedAt }, result: move.status === 'expired' } : { none: false };
+      });
+      if (result) expired++;
+    } catch (error) {
+      log('error', 'qr_expiry_failed', { payment_id: payment.id, error_name: (error as Error)?.name, error_message: (error as Error)?.message });
+    }
   }
   return expired;
+}
+
+type Verdict = { kind: 'expire' } | { kind: 'settled'; status: PaymentRow['status'] } | { kind: 'wait' };
+
+async function withdrawAtProcessor(env: Env, payment: PaymentRow, now: number): Promise<Verdict> {
+  const method = await createDb(env).select().from(paymentMethods).where(eq(paymentMethods.id, payment.paymentMethodId)).get();
+  // Deleted with its credentials: nothing can be asked; the processor's own expiry applies.
+  if (!method || method.secretsCiphertext === null) return { kind: 'expire' };
+  const { version, ctx } = await connectorFor(env, method);
+  const lookup = {
+    paymentId: payment.id,
+    processorReference: payment.processorReference,
+    processorIdempotencyKey: payment.processorIdempotencyKey,
+    amount: { minor: payment.amountMinor, currency: payment.currency },
+  };
+  const canceled = await callConnector(() => version.adapter.cancelPayment(ctx, { ...lookup, processorIdempotencyKey: `${payment.processorIdempotencyKey}:expire`, currentStatus: 'pending' }));
+  if (canceled.ok) return canceled.value.status === 'canceled' ? { kind: 'expire' } : { kind: 'settled', status: canceled.value.status };
+  if (canceled.error.kind === 'declined') {
+    // Refused: most likely paid meanwhile. Believe the processor's own account of the payment.
+    const read = await callConnector(() => version.adapter.getPayment(ctx, lookup));
+    if (read.ok) return { kind: 'settled', status: read.value.status };
+  }
+  return now > (payment.expiresAt ?? now) + EXPIRY_GRACE_MS ? { kind: 'expire' } : { kind: 'wait' };
 }

@@ -42,14 +42,17 @@ export async function reconcile(env: Env, now: number, limit = 50): Promise<{ pa
   };
 
   for (const payment of stalePayments) {
-    await reconcilePayment(env, db, payment, await methodOf(payment.paymentMethodId), now).catch((error) =>
-      log('error', 'reconcile_payment_failed', { payment_id: payment.id, error_name: (error as Error)?.name, error_message: (error as Error)?.message }),
-    );
+    await reconcilePayment(env, db, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
+      log('error', 'reconcile_payment_failed', { payment_id: payment.id, error_name: (error as Error)?.name, error_message: (error as Error)?.message });
+      // Mark it looked at anyway, so one broken row cannot take every run's place in the limit.
+      await mutatePayment(env, payment.id, () => ({ change: { reconciledAt: now }, result: null })).catch(() => undefined);
+    });
   }
   for (const { refund, payment } of staleRefunds) {
-    await reconcileRefund(env, db, refund, payment, await methodOf(payment.paymentMethodId), now).catch((error) =>
-      log('error', 'reconcile_refund_failed', { refund_id: refund.id, error_name: (error as Error)?.name, error_message: (error as Error)?.message }),
-    );
+    await reconcileRefund(env, db, refund, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
+      log('error', 'reconcile_refund_failed', { refund_id: refund.id, error_name: (error as Error)?.name, error_message: (error as Error)?.message });
+      await settleRefund(env, db, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
+    });
   }
   return { payments: stalePayments.length, refunds: staleRefunds.length };
 }
