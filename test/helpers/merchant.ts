@@ -84,6 +84,7 @@ export interface PaymentDbRow {
   processor_idempotency_key: string;
   processor_attempts: number;
   version: number;
+  expires_at: number | null;
   created_at: number;
   updated_at: number;
 }
