@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency.ts';
 import { PAYMENT_STATUSES } from '../../domain/payment-state.ts';
 import { REFUND_STATUSES } from '../../domain/refund-state.ts';
 import { Timestamp } from '../../lib/openapi.ts';
@@ -85,5 +86,5 @@ export const IdempotencyHeaders = z.object({
     .string()
     .optional()
     // Checked by requireIdempotencyKey (domain/idempotency.ts); the limits here describe that check.
-    .openapi({ param: { in: 'header', required: true }, minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$', description: 'Required (`Idempotency-Key`). 1 to 255 printable ASCII characters; one logical attempt; reuse it when retrying.', example: '7c1d7f0e-checkout-1042' }),
+    .openapi({ param: { in: 'header', required: true }, minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source, description: 'Required (`Idempotency-Key`). 1 to 255 printable ASCII characters; one logical attempt; reuse it when retrying.', example: '7c1d7f0e-checkout-1042' }),
 });
