@@ -1,0 +1,387 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
+import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
+import { paymentRowsByReference } from '../helpers/merchant.ts';
+import { MercadoPagoSimulator, MP_BASE, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
+import { STRIPE_ORIGIN, StripeSimulator, stripeId, type SignedDelivery } from '../simulators/stripe.ts';
+
+/**
+ * One behavioural suite for the whole payment, cancel and refund flow, run unchanged against every
+ * connector: the built-in sandbox, Stripe against its simulator and Mercado Pago against its simulator
+ * (the Worker runs in this isolate, so its outbound fetch is answered by the simulator installed as the
+ * global fetch). A profile supplies only what differs between processors: how to create the POS and QR
+ * methods, the currencies, how to install its processor, and how "the buyer paid" or "the buyer's bank
+ * declined" reaches us for a pending QR payment (the sandbox's test helpers; a real processor's signed
+ * notification to /v1/processor-notifications/{method}). The test body below never looks at the profile's
+ * name, and goes through the public API only, with one exception: a 504/503 answer carries no payment id,
+ * so the payment that was kept (pending / created) is read by its external_reference from D1.
+ */
+
+type Channel = 'pos' | 'qr';
+type Payment = { id: string; status: string; processor_reference: string | null; updated_at: string; action?: { type: string; qr_data?: string }; [key: string]: unknown };
+
+interface MethodSpec {
+  connector_definition_version_id: string;
+  credentials: Record<string, string>;
+  configuration?: Record<string, unknown>;
+}
+
+/** What a profile is told when it must act as the processor for one payment. */
+interface ProcessorNewsContext {
+  /** The payment method the payment was made with (where its processor sends notifications). */
+  methodId: string;
+  /** The merchant's API key secret (the sandbox's test helpers take the same auth as reading the payment). */
+  token: string;
+  payment: Payment;
+}
+
+/** News already sent once; `again` sends the very same news a second time. */
+interface SentNews {
+  response: ApiResponse;
+  again: () => Promise<ApiResponse>;
+}
+
+interface Profile {
+  name: string;
+  currencies: Record<Channel, string>;
+  /** Before the profile's tests: the processor answers the Worker's outbound requests from now on. */
+  install: () => void;
+  uninstall: () => void;
+  method: (channel: Channel) => MethodSpec;
+  /** The processor's asynchronous news for a pending QR payment: the buyer paid, or the buyer's bank declined. */
+  settleQr: (ctx: ProcessorNewsContext, outcome: 'paid' | 'declined') => Promise<SentNews>;
+  /** A notification saying the payment is still pending, sent after it was settled (omitted when the profile cannot send one). */
+  latePending?: (ctx: ProcessorNewsContext) => Promise<ApiResponse>;
+  /** How many payments the processor holds for our payment id (omitted when the processor's state is not observable). */
+  processorPaymentCount?: (paymentId: string) => number;
+}
+
+const urlOf = (input: RequestInfo | URL) => (typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+
+/** Routes the Worker's outbound fetch to one simulator; anything else would be the network, which tests never reach. */
+function installFetch(origin: string, simFetch: typeof fetch) {
+  vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
+    if (urlOf(input).startsWith(`${origin}/`)) return simFetch(input, init);
+    return Promise.reject(new TypeError(`network access refused in tests: ${urlOf(input)}`));
+  });
+}
+
+const uninstallFetch = () => vi.mocked(globalThis.fetch).mockRestore();
+
+const postNotification = (methodId: string, rawBody: string, headers: Record<string, string>, query = '') =>
+  call('POST', `/v1/processor-notifications/${methodId}${query}`, { rawBody, headers });
+
+// ---------------------------------------------------------------------------------------------------------
+// Sandbox: the built-in processor, driven by its test helpers.
+
+function sandboxProfile(): Profile {
+  const apiKey = `sbx-${crypto.randomUUID()}`;
+  const helper = (ctx: ProcessorNewsContext, action: 'approve' | 'decline') => call('POST', `/v1/test-helpers/payments/${ctx.payment.id}/${action}`, { token: ctx.token });
+  return {
+    name: 'sandbox',
+    currencies: { pos: 'USD', qr: 'USD' },
+    install: () => {},
+    uninstall: () => {},
+    method: (channel) => ({ connector_definition_version_id: channel === 'pos' ? 'cnv_sandbox_pos_v1' : 'cnv_sandbox_qr_v1', credentials: { api_key: apiKey } }),
+    async settleQr(ctx, outcome) {
+      const action = outcome === 'paid' ? 'approve' : 'decline';
+      return { response: await helper(ctx, action), again: () => helper(ctx, action) };
+    },
+    async latePending(ctx) {
+      // The sandbox's own signed notification, as its processor would send it.
+      const rawBody = JSON.stringify({ id: `sbxevt_${crypto.randomUUID()}`, resource: 'payment', reference: ctx.payment.processor_reference, status: 'pending' });
+      const signature = await signSandboxNotification({ api_key: apiKey }, rawBody);
+      return postNotification(ctx.methodId, rawBody, { 'Content-Type': 'application/json', [SANDBOX_SIGNATURE_HEADER]: signature });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Stripe: Terminal (USD, one reader) and PromptPay (THB) against the Stripe simulator.
+
+function stripeProfile(): Profile {
+  const sim = new StripeSimulator();
+  const secretKey = `sk_test_${stripeId('k').slice(2)}`;
+  const send = (methodId: string, delivery: SignedDelivery) => postNotification(methodId, delivery.rawBody, delivery.headers);
+  return {
+    name: 'Stripe',
+    currencies: { pos: 'USD', qr: 'THB' },
+    install: () => installFetch(STRIPE_ORIGIN, sim.fetch),
+    uninstall: uninstallFetch,
+    method: (channel) => ({
+      connector_definition_version_id: channel === 'pos' ? 'cnv_stripe_pos_v1' : 'cnv_stripe_qr_v1',
+      credentials: { secret_key: secretKey, webhook_secret: sim.webhookSecret },
+      configuration: channel === 'pos' ? { reader_id: 'tmr_FlowCounter01' } : { payment_method_type: 'promptpay' },
+    }),
+    async settleQr(ctx, outcome) {
+      const delivery = await sim.settlePayment(ctx.payment.processor_reference!, outcome === 'paid' ? 'succeed' : 'decline');
+      return { response: await send(ctx.methodId, delivery), again: () => send(ctx.methodId, delivery) };
+    },
+    async latePending(ctx) {
+      // The PaymentIntent's requires_action event (it was waiting for the scan), delivered after its success.
+      return send(ctx.methodId, await sim.deliver(sim.eventFor('payment_intent.requires_action', ctx.payment.processor_reference!)));
+    },
+    processorPaymentCount: (paymentId) => sim.paymentIntentCount(paymentId),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Mercado Pago: Point (one terminal) and dynamic QR (one store POS) in ARS against the Orders API simulator.
+
+function mercadoPagoProfile(): Profile {
+  const sim = new MercadoPagoSimulator();
+  let account: SimAccount | undefined;
+  const accountOf = () => (account ??= sim.addAccount({ currency: 'ARS' }));
+  const send = (n: SimNotification) => call('POST', n.path, { rawBody: n.rawBody, headers: n.headers });
+  /** Mercado Pago posts to the application's webhook URL: the method's notification route. */
+  const notifyingTo = (methodId: string) => (accountOf().notificationUrl = `http://localhost/v1/processor-notifications/${methodId}`);
+  return {
+    name: 'Mercado Pago',
+    currencies: { pos: 'ARS', qr: 'ARS' },
+    install: () => installFetch(MP_BASE, sim.fetch),
+    uninstall: uninstallFetch,
+    method: (channel) => ({
+      connector_definition_version_id: channel === 'pos' ? 'cnv_mercadopago_pos_v1' : 'cnv_mercadopago_qr_v1',
+      credentials: { access_token: accountOf().accessToken, webhook_secret: accountOf().webhookSecret },
+      configuration: channel === 'pos' ? { terminal_id: 'NEWLAND_N950__N950NCB801293324' } : { external_pos_id: 'STORE001POS001' },
+    }),
+    async settleQr(ctx, outcome) {
+      notifyingTo(ctx.methodId);
+      const orderId = ctx.payment.processor_reference!;
+      if (outcome === 'paid') sim.pay(orderId);
+      else sim.decline(orderId);
+      // The notification of that event, signed as Mercado Pago signs it.
+      const n = (await sim.delivered(orderId)).at(-1)!;
+      return { response: await send(n), again: () => send(n) };
+    },
+    async latePending(ctx) {
+      notifyingTo(ctx.methodId);
+      const orderId = ctx.payment.processor_reference!;
+      // The `order.created` news, arriving after the payment was settled (its body says `created`).
+      return send(await sim.notification(orderId, { event: { orderId, action: 'order.created', data: { id: orderId, status: 'created', status_detail: 'created', type: 'qr' } } }));
+    },
+    processorPaymentCount: (paymentId) => sim.ordersFor(paymentId).length,
+  };
+}
+
+const PROFILES: Profile[] = [sandboxProfile(), stripeProfile(), mercadoPagoProfile()];
+
+// ---------------------------------------------------------------------------------------------------------
+// The suite: identical for every profile.
+
+describe.each(PROFILES)('the payment flow with the $name connectors', (profile) => {
+  let session: Session;
+  let apiKey: { id: string; secret: string };
+  const methods = {} as Record<Channel, string>;
+
+  beforeAll(async () => {
+    profile.install();
+    session = await seedSession();
+    apiKey = await createKey(session);
+    for (const channel of ['pos', 'qr'] as const) {
+      const spec = profile.method(channel);
+      const created = await call('POST', '/v1/account/payment-methods', { token: session.accessToken, body: { name: `Flow ${channel}`, ...spec } });
+      expect(created.status, created.text).toBe(201);
+      expect(created.body.data).toMatchObject({ type: channel, capabilities: ['payments', 'refunds', 'cancellations'] });
+      methods[channel] = created.body.data.id;
+      const link = await call('POST', `/v1/account/payment-methods/${methods[channel]}/api-keys`, { token: session.accessToken, body: { api_key_id: apiKey.id } });
+      expect(link.status, link.text).toBe(201);
+    }
+  });
+
+  afterAll(() => profile.uninstall());
+
+  const bodyFor = (channel: Channel, value: string, reference = `order-${crypto.randomUUID()}`) => ({
+    amount: { value, currency: profile.currencies[channel] },
+    external_reference: reference,
+    payment_method: methods[channel],
+  });
+  const pay = (body: unknown, key: string = crypto.randomUUID()) => call('POST', '/v1/payments', { token: apiKey.secret, body, headers: { 'Idempotency-Key': key } });
+  const get = (id: string) => call('GET', `/v1/payments/${id}`, { token: apiKey.secret });
+  const cancel = (id: string, key: string = crypto.randomUUID()) => call('POST', `/v1/payments/${id}/cancel`, { token: apiKey.secret, headers: { 'Idempotency-Key': key } });
+  const refund = (payment: Payment, value: string, key: string = crypto.randomUUID()) =>
+    call('POST', `/v1/payments/${payment.id}/refunds`, {
+      token: apiKey.secret,
+      body: { amount: { value, currency: (payment.amount as { currency: string }).currency } },
+      headers: { 'Idempotency-Key': key },
+    });
+  const eventTypes = async (id: string): Promise<string[]> => {
+    const res = await call('GET', `/v1/payments/${id}/events?limit=100`, { token: apiKey.secret });
+    expect(res.status, res.text).toBe(200);
+    return (res.body.data as { type: string }[]).map((e) => e.type);
+  };
+  const news = (payment: Payment): ProcessorNewsContext => ({ methodId: methods.qr, token: apiKey.secret, payment });
+
+  async function approvedPos(value = '100.00'): Promise<Payment> {
+    const res = await pay(bodyFor('pos', value));
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.data.status).toBe('approved');
+    return res.body.data;
+  }
+
+  async function pendingQr(value = '40.00'): Promise<Payment> {
+    const res = await pay(bodyFor('qr', value));
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.data.status).toBe('pending');
+    return res.body.data;
+  }
+
+  /** The payment the service kept for a request that got no payment back (504/503 name none). */
+  async function keptPayment(reference: string) {
+    const rows = await paymentRowsByReference(reference);
+    expect(rows).toHaveLength(1);
+    return rows[0]!;
+  }
+
+  describe('POS', () => {
+    it('approved with action none; the replay with the same key is byte-identical; the external_reference cannot be reused', async () => {
+      const body = bodyFor('pos', '25.00');
+      const key = crypto.randomUUID();
+      const res = await pay(body, key);
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.data).toMatchObject({ status: 'approved', action: { type: 'none' }, amount: { value: '25.00', currency: profile.currencies.pos }, external_reference: body.external_reference });
+      expect(res.body.data.processor_reference).toEqual(expect.any(String));
+
+      const replay = await pay(body, key);
+      expect(replay.status).toBe(201);
+      expect(replay.text).toBe(res.text);
+      if (profile.processorPaymentCount) expect(profile.processorPaymentCount(res.body.data.id)).toBe(1);
+
+      expectError(await pay(body), 409, 'external_reference_conflict');
+      expectError(await pay({ ...body, amount: { value: '26.00', currency: profile.currencies.pos } }), 409, 'external_reference_conflict');
+      expect((await get(res.body.data.id)).body.data.status).toBe('approved');
+    });
+
+    it('ending 51 → 201 declined', async () => {
+      const res = await pay(bodyFor('pos', '10.51'));
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.data.status).toBe('declined');
+      expect((await get(res.body.data.id)).body.data.status).toBe('declined');
+    });
+
+    it('ending 54 → 201 failed', async () => {
+      const res = await pay(bodyFor('pos', '10.54'));
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.data.status).toBe('failed');
+    });
+
+    it('ending 52 → 504 processor_timeout, the payment kept pending; the retry with the same key → 201 approved, the same payment, one at the processor', async () => {
+      const body = bodyFor('pos', '10.52');
+      const key = crypto.randomUUID();
+      const first = await pay(body, key);
+      const error = expectError(first, 504, 'processor_timeout');
+      expect(error.retryable).toBe(true);
+      const kept = await keptPayment(body.external_reference);
+      expect(kept.status).toBe('pending');
+      expect((await get(kept.id)).body.data.status).toBe('pending');
+
+      const retry = await pay(body, key);
+      expect(retry.status, retry.text).toBe(201);
+      expect(retry.body.data).toMatchObject({ id: kept.id, status: 'approved', action: { type: 'none' } });
+      if (profile.processorPaymentCount) expect(profile.processorPaymentCount(kept.id)).toBe(1);
+      expect((await pay(body, key)).text).toBe(retry.text);
+    });
+
+    it('ending 53 → 503 processor_unavailable, the payment kept created; the retry with the same key → 201 approved', async () => {
+      const body = bodyFor('pos', '10.53');
+      const key = crypto.randomUUID();
+      const error = expectError(await pay(body, key), 503, 'processor_unavailable');
+      expect(error.retryable).toBe(true);
+      const kept = await keptPayment(body.external_reference);
+      expect(kept.status).toBe('created');
+
+      const retry = await pay(body, key);
+      expect(retry.status, retry.text).toBe(201);
+      expect(retry.body.data).toMatchObject({ id: kept.id, status: 'approved', action: { type: 'none' } });
+      if (profile.processorPaymentCount) expect(profile.processorPaymentCount(kept.id)).toBe(1);
+    });
+  });
+
+  describe('QR', () => {
+    it('pending with a QR code shown while pending; the buyer pays → approved through the processor’s news; repeated and late news change nothing', async () => {
+      const payment = await pendingQr();
+      expect(payment.action).toMatchObject({ type: 'display_qr', qr_data: expect.stringMatching(/\S/) });
+      const read = await get(payment.id);
+      expect(read.body.data.status).toBe('pending');
+      expect(read.body.data.action).toEqual(payment.action);
+
+      const sent = await profile.settleQr(news(payment), 'paid');
+      expect(sent.response.status, sent.response.text).toBe(200);
+      const approved = (await get(payment.id)).body.data;
+      expect(approved.status).toBe('approved');
+      expect(approved.updated_at > payment.updated_at).toBe(true);
+      expect((await eventTypes(payment.id)).filter((t) => t === 'payment.approved')).toHaveLength(1);
+
+      const again = await sent.again();
+      expect(again.status, again.text).toBe(200);
+      if (profile.latePending) {
+        const late = await profile.latePending(news(payment));
+        expect(late.status, late.text).toBe(200);
+      }
+      const after = (await get(payment.id)).body.data;
+      expect(after).toEqual(approved);
+      expect((await eventTypes(payment.id)).filter((t) => t === 'payment.approved')).toHaveLength(1);
+    });
+
+    it('the buyer’s bank declines → declined', async () => {
+      const payment = await pendingQr('40.51');
+      const sent = await profile.settleQr(news(payment), 'declined');
+      expect(sent.response.status, sent.response.text).toBe(200);
+      expect((await get(payment.id)).body.data.status).toBe('declined');
+      expect(await eventTypes(payment.id)).toContain('payment.declined');
+    });
+  });
+
+  describe('refunds', () => {
+    it('partial, declined (ending 61, balance unchanged), the full remainder, then nothing left', async () => {
+      const payment = await approvedPos('100.00');
+      const partial = await refund(payment, '30.00');
+      expect(partial.status, partial.text).toBe(201);
+      expect(partial.body.data).toMatchObject({ status: 'approved', payment_id: payment.id, amount: { value: '30.00', currency: profile.currencies.pos } });
+      expect((await get(payment.id)).body.data.status).toBe('partially_refunded');
+
+      const declined = await refund(payment, '10.61');
+      expect(declined.status, declined.text).toBe(201);
+      expect(declined.body.data.status).toBe('declined');
+      expect((await get(payment.id)).body.data.status).toBe('partially_refunded');
+
+      // The declined refund took nothing: the remainder is still 70.00.
+      const rest = await refund(payment, '70.00');
+      expect(rest.status, rest.text).toBe(201);
+      expect(rest.body.data.status).toBe('approved');
+      expect((await get(payment.id)).body.data.status).toBe('refunded');
+
+      expectError(await refund(payment, '0.01'), 422, 'refund_exceeds_balance');
+      expect((await get(payment.id)).body.data.status).toBe('refunded');
+    });
+
+    it('a pending QR payment cannot be refunded: 409 invalid_state_transition', async () => {
+      const payment = await pendingQr();
+      expectError(await refund(payment, '1.00'), 409, 'invalid_state_transition');
+      expect((await get(payment.id)).body.data.status).toBe('pending');
+    });
+  });
+
+  describe('cancel', () => {
+    it('a pending QR payment → 200 canceled', async () => {
+      const payment = await pendingQr();
+      const res = await cancel(payment.id);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.status).toBe('canceled');
+      expect((await get(payment.id)).body.data.status).toBe('canceled');
+    });
+
+    it('an approved POS payment with no refund is voided → 200 canceled; again with a new key → 409, with the same key the replay', async () => {
+      const payment = await approvedPos('60.00');
+      const key = crypto.randomUUID();
+      const res = await cancel(payment.id, key);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.status).toBe('canceled');
+      expectError(await cancel(payment.id), 409, 'invalid_state_transition');
+      const replay = await cancel(payment.id, key);
+      expect(replay.status).toBe(200);
+      expect(replay.text).toBe(res.text);
+      expect((await get(payment.id)).body.data.status).toBe('canceled');
+    });
+  });
+});
