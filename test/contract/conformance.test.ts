@@ -72,6 +72,36 @@ describe('response conformance checker', () => {
     expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, [payment()]))).not.toEqual([]);
   });
 
+  it('catches a field the schema does not declare, but not inside an open record', () => {
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), card_number: '4242' } }))).toEqual(['/data/card_number: not declared by the schema']);
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), amount: { value: '1.00', currency: 'USD', cents: 100 } } })).join('\n')).toMatch(/\/data\/amount\/cents/);
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: payment(), debug: true })).join('\n')).toMatch(/\/debug: not declared/);
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 404, { error: { ...envelope('payment_not_found').error, stack: 'at x' } })).join('\n')).toMatch(/\/error\/stack/);
+    expect(problemsOf(res('GET', '/v1/nowhere', 404, { error: { ...envelope('not_found').error, stack: 'at x' } })).join('\n')).toMatch(/\/error\/stack/);
+    // Open by declaration: metadata and error details take any keys.
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), metadata: { anything: 'goes' } } }))).toEqual([]);
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 404, { error: { ...envelope('payment_not_found').error, details: { any: 1 } } }))).toEqual([]);
+  });
+
+  it('follows allOf: both parts declare fields', () => {
+    const key = {
+      id: 'key_1',
+      name: 'k',
+      prefix: 'sk_test_Xy3q',
+      scopes: ['payments:read'],
+      environment: 'test',
+      status: 'active',
+      created_at: ISO,
+      last_used_at: null,
+      revoked_at: null,
+      secret: 'sk_test_secret',
+    };
+    expect(problemsOf(res('POST', '/v1/account/api-keys', 201, { data: key }))).toEqual([]);
+    expect(problemsOf(res('POST', '/v1/account/api-keys', 201, { data: { ...key, secret_hash: 'x' } }))).toEqual(['/data/secret_hash: not declared by the schema']);
+    const { secret: _dropped, ...withoutSecret } = key;
+    expect(problemsOf(res('POST', '/v1/account/api-keys', 201, { data: withoutSecret })).join('\n')).toMatch(/secret/);
+  });
+
   it('catches a broken error envelope and an error code the operation does not list', () => {
     const { request_id: _dropped, ...noRequestId } = envelope('payment_not_found').error;
     expect(problemsOf(res('GET', '/v1/payments/pay_1', 404, { error: noRequestId })).join('\n')).toMatch(/request_id/);

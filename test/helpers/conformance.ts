@@ -155,10 +155,67 @@ export function createConformance(doc: any): Conformance {
     return (leaves.length > 0 ? leaves : result.errors).slice(0, MAX_ERRORS).map((e) => `${e.instanceLocation || '#'}: ${e.error}`);
   }
 
+  function deref(schema: Schema | boolean): Schema | boolean {
+    let current = schema;
+    for (let hops = 0; typeof current === 'object' && current.$ref !== undefined && hops < 32; hops++) {
+      const target = lookup[current.__absolute_ref__ ?? current.$ref];
+      if (target === undefined) return current;
+      current = target;
+    }
+    return current;
+  }
+
+  /**
+   * Properties of `instance` that its schema does not declare, where the schema names its properties
+   * and does not open the object to others (`additionalProperties` / `patternProperties`). Follows
+   * `$ref`, `allOf`, the matching branch of `anyOf` / `oneOf`, properties and array items.
+   */
+  function undeclaredFields(instance: unknown, schema: Schema | boolean, at: string): string[] {
+    if (instance === null || typeof instance !== 'object') return [];
+    const branches: Schema[] = [];
+    const collect = (node: Schema | boolean) => {
+      const resolved = deref(node);
+      if (typeof resolved !== 'object') return;
+      branches.push(resolved);
+      for (const part of resolved.allOf ?? []) collect(part);
+      for (const alternatives of [resolved.anyOf, resolved.oneOf]) {
+        const match = alternatives?.find((alternative) => validate(instance, alternative, '2020-12', lookup, true).valid);
+        if (match) collect(match);
+      }
+    };
+    collect(schema);
+    const out: string[] = [];
+    if (Array.isArray(instance)) {
+      for (const branch of branches) {
+        if (branch.items === undefined || Array.isArray(branch.items)) continue;
+        instance.forEach((item, i) => out.push(...undeclaredFields(item, branch.items as Schema | boolean, `${at}/${i}`)));
+      }
+      return out;
+    }
+    const declared = new Map<string, Array<Schema | boolean>>();
+    let open = false;
+    let named = false;
+    for (const branch of branches) {
+      if (branch.properties) named = true;
+      if ((branch.additionalProperties !== undefined && branch.additionalProperties !== false) || branch.patternProperties || branch.unevaluatedProperties !== undefined) open = true;
+      for (const [name, sub] of Object.entries(branch.properties ?? {})) declared.set(name, [...(declared.get(name) ?? []), sub]);
+    }
+    for (const [name, value] of Object.entries(instance)) {
+      const subs = declared.get(name);
+      if (!subs) {
+        if (named && !open) out.push(`${at}/${name}: not declared by the schema`);
+        continue;
+      }
+      for (const sub of subs) out.push(...undeclaredFields(value, sub, `${at}/${name}`));
+    }
+    return out;
+  }
+
   function expectNotFoundEnvelope(res: ObservedResponse, json: unknown, why: string): string[] {
     if (res.status !== 404) return [`${why}: expected the 404 not_found envelope, got status ${res.status}`];
     if (json === undefined) return [`${why}: the 404 body is not JSON`];
     const problems = errorSchema === undefined ? ['components.schemas.Error is missing'] : schemaErrors(json, errorSchema);
+    if (errorSchema !== undefined && problems.length === 0) problems.push(...undeclaredFields(json, errorSchema, '').slice(0, MAX_ERRORS));
     const code = (json as { error?: { code?: unknown } })?.error?.code;
     if (code !== 'not_found') problems.push(`${why}: expected error code not_found, got ${String(code)}`);
     return problems;
@@ -213,7 +270,13 @@ export function createConformance(doc: any): Conformance {
 
     const problems: string[] = [];
     const schema = responseSchemas.get(`${label} ${declaredKey} ${media}`);
-    if (schema !== undefined) problems.push(...schemaErrors(json, schema));
+    if (schema !== undefined) {
+      const errors = schemaErrors(json, schema);
+      problems.push(...errors);
+      // A field the code sends but the description does not name is drift too (the schemas leave
+      // objects open to additions, so validation alone would not notice it).
+      if (errors.length === 0) problems.push(...undeclaredFields(json, schema, '').slice(0, MAX_ERRORS));
+    }
     // An error's code must be one the operation lists for this status (its examples, see errorResponses).
     const code = (json as { error?: { code?: unknown } })?.error?.code;
     const listed = Object.values(content.examples ?? {})
