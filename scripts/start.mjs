@@ -9,8 +9,8 @@
 // and the local D1 / Durable Object state is <dir>/state (--persist-to); the developer's data is untouched.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 18)) {
@@ -34,6 +34,7 @@ const generators = {
 };
 
 function createDevVars() {
+  mkdirSync(dirname(DEV_VARS), { recursive: true });
   const lines = readFileSync(EXAMPLE, 'utf8').split('\n');
   const out = lines.map((line) => {
     const match = /^([A-Z0-9_]+)=generate\s*$/.exec(line);
