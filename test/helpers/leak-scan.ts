@@ -19,48 +19,67 @@ interface TrackedSecret {
   alsoAllowed?: number[];
 }
 
-const responses: RecordedResponse[] = [];
-const logLines: string[] = [];
-const secrets: TrackedSecret[] = [];
-let nextId = 1;
-
-export function recordResponse(label: string, status: number, text: string): number {
-  const id = nextId++;
-  responses.push({ id, label, status, text });
-  return id;
-}
-
-export function recordLogLine(line: string) {
-  logLines.push(line);
-}
-
-export function trackSecret(kind: string, value: string, allowedResponseId: number | null = null) {
-  if (value.length >= 8) secrets.push({ kind, value, allowedResponseId });
-}
-
-/** Allows an already tracked secret in one more response, for secrets an endpoint returns on every read. */
-export function allowSecretIn(value: string, responseId: number) {
-  for (const secret of secrets) if (secret.value === value) (secret.alsoAllowed ??= []).push(responseId);
-}
-
 export interface Leak {
   kind: string;
   where: string;
 }
 
-export function findLeaks(): Leak[] {
-  const leaks: Leak[] = [];
-  for (const secret of secrets) {
-    for (const res of responses) {
-      if (res.id !== secret.allowedResponseId && !secret.alsoAllowed?.includes(res.id) && res.text.includes(secret.value)) {
-        leaks.push({ kind: secret.kind, where: `response #${res.id} ${res.label} (${res.status})` });
+/** One scan's records; the suite uses the default instance below, the scanner's own test makes others. */
+export class LeakScanner {
+  private readonly responses: RecordedResponse[] = [];
+  private readonly logLines: string[] = [];
+  private readonly secrets: TrackedSecret[] = [];
+  private nextId = 1;
+
+  recordResponse(label: string, status: number, text: string): number {
+    const id = this.nextId++;
+    this.responses.push({ id, label, status, text });
+    return id;
+  }
+
+  recordLogLine(line: string) {
+    this.logLines.push(line);
+  }
+
+  trackSecret(kind: string, value: string, allowedResponseId: number | null = null) {
+    if (value.length >= 8) this.secrets.push({ kind, value, allowedResponseId });
+  }
+
+  /** Allows an already tracked secret in one more response, for secrets an endpoint returns on every read. */
+  allowSecretIn(value: string, responseId: number) {
+    for (const secret of this.secrets) if (secret.value === value) (secret.alsoAllowed ??= []).push(responseId);
+  }
+
+  isTracked(value: string): boolean {
+    return this.secrets.some((secret) => secret.value === value);
+  }
+
+  findLeaks(): Leak[] {
+    const leaks: Leak[] = [];
+    for (const secret of this.secrets) {
+      for (const res of this.responses) {
+        if (res.id !== secret.allowedResponseId && !secret.alsoAllowed?.includes(res.id) && res.text.includes(secret.value)) {
+          leaks.push({ kind: secret.kind, where: `response #${res.id} ${res.label} (${res.status})` });
+        }
+      }
+      for (const line of this.logLines) {
+        if (line.includes(secret.value)) leaks.push({ kind: secret.kind, where: 'log line' });
       }
     }
-    for (const line of logLines) {
-      if (line.includes(secret.value)) leaks.push({ kind: secret.kind, where: 'log line' });
-    }
+    return leaks;
   }
-  return leaks;
+
+  counts() {
+    return { responses: this.responses.length, logLines: this.logLines.length, secrets: this.secrets.length };
+  }
 }
 
-export const recordedCounts = () => ({ responses: responses.length, logLines: logLines.length, secrets: secrets.length });
+const suiteScanner = new LeakScanner();
+
+export const recordResponse = (label: string, status: number, text: string) => suiteScanner.recordResponse(label, status, text);
+export const recordLogLine = (line: string) => suiteScanner.recordLogLine(line);
+export const trackSecret = (kind: string, value: string, allowedResponseId: number | null = null) => suiteScanner.trackSecret(kind, value, allowedResponseId);
+export const allowSecretIn = (value: string, responseId: number) => suiteScanner.allowSecretIn(value, responseId);
+export const isTracked = (value: string) => suiteScanner.isTracked(value);
+export const findLeaks = () => suiteScanner.findLeaks();
+export const recordedCounts = () => suiteScanner.counts();
