@@ -6,6 +6,7 @@ import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { applyTransition } from '../domain/payment-state.ts';
 import { log } from '../lib/log.ts';
 import { settleRefund } from '../services/payments/create-refund.ts';
+import type { ConnectorContext, ConnectorVersion } from '../connectors/types.ts';
 import { callConnector, connectorFor } from '../services/payments/processor.ts';
 import { mutatePayment } from '../services/payments/store.ts';
 
@@ -57,30 +58,40 @@ export async function reconcile(env: Env, now: number, limit = 50): Promise<{ pa
   return { payments: stalePayments.length, refunds: staleRefunds.length };
 }
 
+interface Verdict<S> {
+  target: S | null;
+  processorReference: string | null;
+}
+
+/**
+ * What the processor says of an operation, as a target status: its own answer; `failed` when it does not
+ * know the operation and the operation can no longer be retried with its key (or nobody can ask any more,
+ * the method's credentials being deleted); otherwise nothing, and we ask again later.
+ */
+async function askProcessor<S>(
+  env: Env,
+  method: PaymentMethodRow | undefined,
+  createdAt: number,
+  now: number,
+  lookup: (version: ConnectorVersion, ctx: ConnectorContext) => Promise<{ status: S; processorReference: string | null }>,
+): Promise<Verdict<S | 'failed'>> {
+  const expired = createdAt <= now - IDEMPOTENCY_RETENTION_MS;
+  if (!method || method.secretsCiphertext === null) return { target: expired ? 'failed' : null, processorReference: null };
+  const { version, ctx } = await connectorFor(env, method);
+  const read = await callConnector(() => lookup(version, ctx));
+  if (read.ok) return { target: read.value.status, processorReference: read.value.processorReference };
+  return { target: read.error.kind === 'not_found' && expired ? 'failed' : null, processorReference: null };
+}
+
 async function reconcilePayment(env: Env, db: Db, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
-  const expired = payment.createdAt <= now - IDEMPOTENCY_RETENTION_MS;
-  let target: typeof payment.status | null = null;
-  let processorReference: string | null = null;
-  if (method && method.secretsCiphertext !== null) {
-    const { version, ctx } = await connectorFor(env, method);
-    const read = await callConnector(() =>
-      version.adapter.getPayment(ctx, {
-        paymentId: payment.id,
-        processorReference: payment.processorReference,
-        processorIdempotencyKey: payment.processorIdempotencyKey,
-        amount: { minor: payment.amountMinor, currency: payment.currency },
-      }),
-    );
-    if (read.ok) {
-      target = read.value.status;
-      processorReference = read.value.processorReference;
-    } else if (read.error.kind === 'not_found' && expired) {
-      target = 'failed';
-    }
-  } else if (expired) {
-    // The method was deleted with its credentials: nobody can ask the processor any more.
-    target = 'failed';
-  }
+  const { target, processorReference } = await askProcessor(env, method, payment.createdAt, now, (version, ctx) =>
+    version.adapter.getPayment(ctx, {
+      paymentId: payment.id,
+      processorReference: payment.processorReference,
+      processorIdempotencyKey: payment.processorIdempotencyKey,
+      amount: { minor: payment.amountMinor, currency: payment.currency },
+    }),
+  );
   await mutatePayment(env, payment.id, (current, ledger) => {
     const move = target ? applyTransition(current, target, now, { hasRefunds: ledger.length > 0 }) : null;
     return {
@@ -95,29 +106,15 @@ async function reconcilePayment(env: Env, db: Db, payment: typeof payments.$infe
 }
 
 async function reconcileRefund(env: Env, db: Db, refund: typeof refunds.$inferSelect, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
-  const expired = refund.createdAt <= now - IDEMPOTENCY_RETENTION_MS;
-  let target: typeof refund.status | null = null;
-  let processorReference: string | null = null;
-  if (method && method.secretsCiphertext !== null) {
-    const { version, ctx } = await connectorFor(env, method);
-    const read = await callConnector(() =>
-      version.adapter.getRefund(ctx, {
-        refundId: refund.id,
-        amount: { minor: refund.amountMinor, currency: refund.currency },
-        processorReference: refund.processorReference,
-        processorIdempotencyKey: refund.processorIdempotencyKey,
-        paymentProcessorReference: payment.processorReference ?? '',
-      }),
-    );
-    if (read.ok) {
-      target = read.value.status;
-      processorReference = read.value.processorReference;
-    } else if (read.error.kind === 'not_found' && expired) {
-      target = 'failed';
-    }
-  } else if (expired) {
-    target = 'failed';
-  }
+  const { target, processorReference } = await askProcessor(env, method, refund.createdAt, now, (version, ctx) =>
+    version.adapter.getRefund(ctx, {
+      refundId: refund.id,
+      amount: { minor: refund.amountMinor, currency: refund.currency },
+      processorReference: refund.processorReference,
+      processorIdempotencyKey: refund.processorIdempotencyKey,
+      paymentProcessorReference: payment.processorReference ?? '',
+    }),
+  );
   await settleRefund(env, db, refund.id, payment.id, target, {
     reconciledAt: now,
     ...(refund.processorReference === null && processorReference ? { processorReference } : {}),
