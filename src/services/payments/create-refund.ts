@@ -13,7 +13,7 @@ import type { OperationContext, OperationResult } from './operation.ts';
 import { ownerScope } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
 import { toRefundResource } from './resources.ts';
-import { findPayment, insertRowIf, mutatePayment, paymentAtVersion } from './store.ts';
+import { findPaymentWithRefunds, insertRowIf, mutatePayment, paymentAtVersion, type MutateOptions } from './store.ts';
 
 export interface CreateRefundBody {
   amount: { value: string; currency: string };
@@ -27,19 +27,26 @@ export interface CreateRefundBody {
  */
 export async function createRefund(env: Env, ctx: OperationContext, paymentId: string, body: CreateRefundBody): Promise<OperationResult> {
   const db = createDb(env);
-  const payment = await findPayment(db, ownerScope(ctx), paymentId);
-  if (!payment) throw new ApiError('payment_not_found');
+  // The ledger comes with the payment: the reservation's first compare-and-set decides from it.
+  const found = await findPaymentWithRefunds(db, ownerScope(ctx), paymentId);
+  if (!found) throw new ApiError('payment_not_found');
+  const { payment } = found;
   const method = await usableMethod(db, ctx, payment.paymentMethodId, 'refunds');
 
   let refund: RefundRow | undefined = ctx.resumeId ? await db.select().from(refunds).where(eq(refunds.id, ctx.resumeId)).get() : undefined;
+  let known: Known | undefined;
   if (!refund) {
-    refund = await reserve(env, db, payment, body);
+    ({ refund, known } = await reserve(env, db, found, body));
     await ctx.remember(refund.id);
   }
-  return callProcessor(env, db, method, payment, refund);
+  return callProcessor(env, db, method, payment, refund, known);
 }
 
-async function reserve(env: Env, db: Db, payment: PaymentRow, body: CreateRefundBody): Promise<RefundRow> {
+/** A payment and its ledger as last written here: a compare-and-set may start from them (store.ts). */
+type Known = NonNullable<MutateOptions['known']>;
+
+async function reserve(env: Env, db: Db, found: Known, body: CreateRefundBody): Promise<{ refund: RefundRow; known: Known }> {
+  const { payment } = found;
   if (body.amount.currency !== payment.currency) {
     throw new ApiError('unsupported_currency', `Refunds of this payment are in ${payment.currency}.`, { details: { currency: payment.currency } });
   }
@@ -51,7 +58,9 @@ async function reserve(env: Env, db: Db, payment: PaymentRow, body: CreateRefund
     throw error;
   }
   const id = newId('ref');
-  const { result } = await mutatePayment(env, payment.id, (current, ledger) => {
+  let decidedLedger: RefundRow[] = [];
+  const { payment: reserved, result } = await mutatePayment(env, payment.id, (current, ledger) => {
+    decidedLedger = ledger;
     // `refunded` is a zero balance, not a wrong state: refunds racing the last one get the same answer
     // whether they are decided before or after it settles.
     if (cancellationInProgress(current, Date.now())) {
@@ -89,8 +98,9 @@ async function reserve(env: Env, db: Db, payment: PaymentRow, body: CreateRefund
       companions: (readVersion) => [insertIfAtVersion(db, row, readVersion)],
       result: row,
     };
-  });
-  return result;
+  }, { known: found });
+  // What this compare-and-set wrote: the settlement's first attempt starts from it.
+  return { refund: result, known: { payment: reserved, refunds: [...decidedLedger, result] } };
 }
 
 /** Inserts the refund only inside the compare-and-set that reserved its amount. */
@@ -98,7 +108,7 @@ function insertIfAtVersion(db: Db, row: RefundRow, version: number) {
   return insertRowIf(db, refunds, row, paymentAtVersion(row.paymentId, version));
 }
 
-async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment: PaymentRow, refund: RefundRow): Promise<OperationResult> {
+async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment: PaymentRow, refund: RefundRow, known?: Known): Promise<OperationResult> {
   const awaitingProcessor = refund.processorReference === null && (refund.status === 'created' || refund.status === 'pending');
   if (!awaitingProcessor) return { status: 201, body: { data: toRefundResource(refund) } };
   if (payment.processorReference === null) throw new ApiError('invalid_state_transition', 'The payment has no processor reference to refund.');
@@ -121,14 +131,14 @@ async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment
       processorReference: result.value.processorReference,
       processorStatus: result.value.processorStatus,
       processorAttempts: attemptNumber,
-    });
+    }, known);
     return { status: 201, body: { data: toRefundResource(saved) } };
   }
   const error = result.error;
   // Timeout: the processor may have refunded; the reservation holds while a retry or reconciliation asks.
   // Unavailable: nothing happened; the refund stays `created`, still reserved, for the retry.
   const target: RefundStatus | null = error.kind === 'timeout' ? 'pending' : error.kind === 'unavailable' ? null : error.kind === 'declined' ? 'declined' : 'failed';
-  const saved = await settleRefund(env, db, refund.id, payment.id, target, { processorStatus: error.kind, processorAttempts: attemptNumber });
+  const saved = await settleRefund(env, db, refund.id, payment.id, target, { processorStatus: error.kind, processorAttempts: attemptNumber }, known);
   if (error.kind === 'declined') return { status: 201, body: { data: toRefundResource(saved) } };
   throw connectorApiError(error);
 }
@@ -144,6 +154,7 @@ export async function settleRefund(
   paymentId: string,
   to: RefundStatus | null,
   fields: Partial<Pick<RefundRow, 'processorReference' | 'processorStatus' | 'processorAttempts' | 'reconciledAt'>>,
+  known?: Known,
 ): Promise<RefundRow> {
   const { result } = await mutatePayment(env, paymentId, (payment, ledger) => {
     const current = ledger.find((r) => r.id === refundId);
@@ -164,6 +175,6 @@ export async function settleRefund(
       ],
       result: next,
     };
-  });
+  }, { known });
   return result;
 }

@@ -26,6 +26,16 @@ export function findPayment(db: Db, scope: PaymentOwnerScope, id: string) {
     .get();
 }
 
+/** `findPayment` with the payment's refund ledger, in one round trip (null when not the caller's). */
+export async function findPaymentWithRefunds(db: Db, scope: PaymentOwnerScope, id: string): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
+  const [paymentRows, refundRows] = await db.batch([
+    db.select().from(payments).where(and(eq(payments.id, id), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment))),
+    db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt)),
+  ]);
+  const payment = paymentRows[0];
+  return payment ? { payment, refunds: refundRows } : null;
+}
+
 export function loadPayment(db: Db, id: string) {
   return db.select().from(payments).where(eq(payments.id, id)).get();
 }
