@@ -20,10 +20,10 @@ import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { ensureAdmin, ROOT, runWrangler, wranglerBin } from '../scripts/lib/admin.mjs';
+import { exited, freePort, killGroup } from '../scripts/lib/local-server.ts';
 import { D1_OPERATION_STATS_HEADER, D1_STATS_HEADER, parseD1Stats, type D1Stats } from '../src/lib/d1-stats.ts';
 
 const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
@@ -85,30 +85,6 @@ interface Server {
 const started: ChildProcess[] = [];
 let tempDir: string | null = null;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, HOST, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // The group is gone.
-  }
-}
-
-/** Ends every process group this run started (wrangler and its workerd children), then the temp dir. */
 async function cleanup() {
   for (const child of started) if (!exited(child)) killGroup(child, 'SIGTERM');
   const deadline = Date.now() + 10_000;

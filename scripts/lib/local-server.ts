@@ -23,7 +23,8 @@ export interface LocalServer {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+/** A free TCP port on 127.0.0.1 (bound and released at once). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -35,9 +36,10 @@ function freePort(): Promise<number> {
   });
 }
 
-const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+export const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
+/** Signals the whole process group of `child` (it must have been spawned `detached`). */
+export function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
   if (child.pid === undefined) return;
   try {
     process.kill(-child.pid, signal);
