@@ -3,7 +3,7 @@ import type { Env } from '../env.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { withD1Stats, type D1Stats } from '../lib/d1-stats.ts';
 import { ApiError } from '../lib/errors.ts';
-import { log } from '../lib/log.ts';
+import { errorFields, log } from '../lib/log.ts';
 import { cancelPayment } from '../services/payments/cancel-payment.ts';
 import { createPayment, type CreatePaymentBody } from '../services/payments/create-payment.ts';
 import { createRefund, type CreateRefundBody } from '../services/payments/create-refund.ts';
@@ -86,7 +86,7 @@ export class IdempotencyStore extends DurableObject<Env> {
       result = await run(env, ctx, request.command);
     } catch (error) {
       if (!(error instanceof ApiError)) {
-        log('error', 'idempotent_operation_failed', { operation: request.command.operation, error_name: (error as Error)?.name, error_message: (error as Error)?.message });
+        log('error', 'idempotent_operation_failed', { operation: request.command.operation, ...errorFields(error) });
       }
       failure = error instanceof ApiError ? error : new ApiError('internal_error');
     }

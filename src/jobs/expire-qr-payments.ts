@@ -1,9 +1,10 @@
 import { and, eq, isNotNull, lte } from 'drizzle-orm';
 import { createDb } from '../db/client.ts';
-import { paymentMethods, payments, type PaymentRow } from '../db/schema/index.ts';
+import { payments, type PaymentRow } from '../db/schema/index.ts';
 import type { Env } from '../env.ts';
 import { applyTransition } from '../domain/payment-state.ts';
-import { log } from '../lib/log.ts';
+import { errorFields, log } from '../lib/log.ts';
+import { findPaymentMethodById } from '../services/payment-methods.ts';
 import { callConnector, connectorFor } from '../services/payments/processor.ts';
 import { mutatePayment } from '../services/payments/store.ts';
 
@@ -36,7 +37,7 @@ export async function expireQrPayments(env: Env, now: number, limit = 100): Prom
       });
       if (result) expired++;
     } catch (error) {
-      log('error', 'qr_expiry_failed', { payment_id: payment.id, error_name: (error as Error)?.name, error_message: (error as Error)?.message });
+      log('error', 'qr_expiry_failed', { payment_id: payment.id, ...errorFields(error) });
     }
   }
   return expired;
@@ -45,7 +46,7 @@ export async function expireQrPayments(env: Env, now: number, limit = 100): Prom
 type Verdict = { kind: 'expire' } | { kind: 'settled'; status: PaymentRow['status'] } | { kind: 'wait' };
 
 async function withdrawAtProcessor(env: Env, payment: PaymentRow, now: number): Promise<Verdict> {
-  const method = await createDb(env).select().from(paymentMethods).where(eq(paymentMethods.id, payment.paymentMethodId)).get();
+  const method = await findPaymentMethodById(createDb(env), payment.paymentMethodId);
   // Deleted with its credentials: nothing can be asked; the processor's own expiry applies.
   if (!method || method.secretsCiphertext === null) return { kind: 'expire' };
   const { version, ctx } = await connectorFor(env, method);

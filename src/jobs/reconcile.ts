@@ -1,12 +1,13 @@
 import { and, eq, inArray, lte, sql } from 'drizzle-orm';
 import { createDb, type Db } from '../db/client.ts';
-import { paymentMethods, payments, refunds, type PaymentMethodRow } from '../db/schema/index.ts';
+import { payments, refunds, type PaymentMethodRow } from '../db/schema/index.ts';
 import type { Env } from '../env.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { applyTransition } from '../domain/payment-state.ts';
-import { log } from '../lib/log.ts';
+import { errorFields, log } from '../lib/log.ts';
 import { settleRefund } from '../services/payments/create-refund.ts';
 import type { ConnectorContext, ConnectorVersion } from '../connectors/types.ts';
+import { findPaymentMethodById } from '../services/payment-methods.ts';
 import { callConnector, connectorFor } from '../services/payments/processor.ts';
 import { mutatePayment } from '../services/payments/store.ts';
 
@@ -38,20 +39,20 @@ export async function reconcile(env: Env, now: number, limit = 50): Promise<{ pa
 
   const methods = new Map<string, PaymentMethodRow | undefined>();
   const methodOf = async (id: string) => {
-    if (!methods.has(id)) methods.set(id, await db.select().from(paymentMethods).where(eq(paymentMethods.id, id)).get());
+    if (!methods.has(id)) methods.set(id, await findPaymentMethodById(db, id));
     return methods.get(id);
   };
 
   for (const payment of stalePayments) {
     await reconcilePayment(env, db, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
-      log('error', 'reconcile_payment_failed', { payment_id: payment.id, error_name: (error as Error)?.name, error_message: (error as Error)?.message });
+      log('error', 'reconcile_payment_failed', { payment_id: payment.id, ...errorFields(error) });
       // Mark it looked at anyway, so one broken row cannot take every run's place in the limit.
       await mutatePayment(env, payment.id, () => ({ change: { reconciledAt: now }, result: null })).catch(() => undefined);
     });
   }
   for (const { refund, payment } of staleRefunds) {
     await reconcileRefund(env, db, refund, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
-      log('error', 'reconcile_refund_failed', { refund_id: refund.id, error_name: (error as Error)?.name, error_message: (error as Error)?.message });
+      log('error', 'reconcile_refund_failed', { refund_id: refund.id, ...errorFields(error) });
       await settleRefund(env, db, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
     });
   }

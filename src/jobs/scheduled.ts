@@ -1,5 +1,5 @@
 import type { Env } from '../env.ts';
-import { log } from '../lib/log.ts';
+import { errorFields, log } from '../lib/log.ts';
 import { expireQrPayments } from './expire-qr-payments.ts';
 import { reconcile } from './reconcile.ts';
 import { relayOverdueWebhooks } from './relay-webhooks.ts';
@@ -8,7 +8,7 @@ import { relayOverdueWebhooks } from './relay-webhooks.ts';
 export async function runScheduledJobs(env: Env, now: number) {
   const results = await Promise.allSettled([expireQrPayments(env, now), reconcile(env, now), relayOverdueWebhooks(env, now)]);
   const [expired, reconciled, relayed] = results.map((r) => (r.status === 'fulfilled' ? r.value : null));
-  for (const r of results) if (r.status === 'rejected') log('error', 'scheduled_job_failed', { error_name: (r.reason as Error)?.name, error_message: (r.reason as Error)?.message });
+  for (const r of results) if (r.status === 'rejected') log('error', 'scheduled_job_failed', errorFields(r.reason));
   log('info', 'scheduled_jobs', { expired, reconciled, relayed });
   return { expired, reconciled, relayed };
 }

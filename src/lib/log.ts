@@ -8,3 +8,9 @@ export function log(level: 'info' | 'warn' | 'error', event: string, fields: Rec
   else if (level === 'warn') console.warn(line);
   else console.log(line);
 }
+
+/** What a log line may say of a caught error: its class and message, never a stack or the objects involved. */
+export function errorFields(error: unknown): { error_name: string | undefined; error_message: string | undefined } {
+  const e = error as Error | undefined;
+  return { error_name: e?.name, error_message: e?.message };
+}

@@ -1,6 +1,6 @@
 import { createDb } from '../db/client.ts';
 import type { Env } from '../env.ts';
-import { log } from '../lib/log.ts';
+import { errorFields, log } from '../lib/log.ts';
 import { deliverEvent } from '../services/webhooks/deliver.ts';
 import type { WebhookMessage } from '../services/webhooks/enqueue.ts';
 
@@ -16,7 +16,7 @@ export async function handleWebhookBatch(batch: MessageBatch<WebhookMessage>, en
       if (outcome.kind === 'retry') message.retry({ delaySeconds: outcome.delaySeconds });
       else message.ack();
     } catch (error) {
-      log('error', 'webhook_delivery_crashed', { event_id: message.body.eventId, error_name: (error as Error)?.name, error_message: (error as Error)?.message });
+      log('error', 'webhook_delivery_crashed', { event_id: message.body.eventId, ...errorFields(error) });
       message.retry({ delaySeconds: 30 });
     }
   }

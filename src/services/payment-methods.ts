@@ -141,6 +141,14 @@ export async function createPaymentMethod(env: Env, db: Db, ownerId: string, inp
   return row;
 }
 
+/**
+ * A method by id alone, whatever its owner or state: for work on an existing payment or refund, whose
+ * method was checked when the operation began (resuming, reconciling, expiring, test helpers).
+ */
+export function findPaymentMethodById(db: Db, id: string): Promise<PaymentMethodRow | undefined> {
+  return db.select().from(paymentMethods).where(eq(paymentMethods.id, id)).get();
+}
+
 export async function listAccountPaymentMethods(db: Db, ownerId: string, environment: Environment, limit: number, offset: number) {
   const where = and(eq(paymentMethods.userId, ownerId), eq(paymentMethods.environment, environment), isNull(paymentMethods.deletedAt));
   const [rows, [{ total } = { total: 0 }]] = await db.batch([

@@ -1,13 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { eq } from 'drizzle-orm';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxNotification, type SandboxCredentials } from '../../connectors/sandbox/index.ts';
 import { createDb } from '../../db/client.ts';
-import { paymentMethods } from '../../db/schema/index.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { bearerSecurity, dataEnvelope, errorResponses, jsonContent, opaqueId, type AppOpenAPI, type AppRouteHandler } from '../../lib/openapi.ts';
 import { requireAuth } from '../../middleware/auth.ts';
-import { openSecrets } from '../../services/payment-methods.ts';
+import { findPaymentMethodById, openSecrets } from '../../services/payment-methods.ts';
 import { receiveProcessorNotification } from '../../services/payments/processor-news.ts';
 import { toPaymentResource } from '../../services/payments/resources.ts';
 import { findPayment } from '../../services/payments/store.ts';
@@ -45,7 +43,7 @@ const handler: AppRouteHandler<typeof simulateProcessorNews> = async (c) => {
   const scope = { ownerId: auth.ownerId, environment: c.env.ENVIRONMENT };
   const payment = await findPayment(db, scope, payment_id);
   if (!payment) throw new ApiError('payment_not_found');
-  const method = await db.select().from(paymentMethods).where(eq(paymentMethods.id, payment.paymentMethodId)).get();
+  const method = await findPaymentMethodById(db, payment.paymentMethodId);
   if (!method || method.provider !== 'sandbox') throw new ApiError('capability_not_supported', 'Test helpers drive sandbox payment methods only.');
   if (payment.processorReference === null) throw new ApiError('invalid_state_transition', 'The sandbox never answered for this payment.');
   const rawBody = JSON.stringify({ id: newId('sbxevt'), resource: 'payment', reference: payment.processorReference, status: ACTIONS[action] });

@@ -1,7 +1,6 @@
 import type { Capability } from '../../connectors/types.ts';
 import { createDb, type Db } from '../../db/client.ts';
-import { eq } from 'drizzle-orm';
-import { paymentMethods, payments, type PaymentMethodRow, type PaymentRow } from '../../db/schema/index.ts';
+import { payments, type PaymentMethodRow, type PaymentRow } from '../../db/schema/index.ts';
 import type { Env } from '../../env.ts';
 import { isSupportedCurrency, MoneyError, parseAmount } from '../../domain/money.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
@@ -9,7 +8,7 @@ import { applyTransition, nextUpdatedAt } from '../../domain/payment-state.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { zodIssuesToFields } from '../../lib/openapi.ts';
-import { findUsablePaymentMethod, methodStatus } from '../payment-methods.ts';
+import { findPaymentMethodById, findUsablePaymentMethod, methodStatus } from '../payment-methods.ts';
 import { isUniqueViolation } from '../users.ts';
 import type { OperationContext, OperationResult } from './operation.ts';
 import { referenceScopeOf } from './operation.ts';
@@ -44,16 +43,12 @@ export async function createPayment(env: Env, ctx: OperationContext, body: Creat
   const db = createDb(env);
   if (ctx.resumeId) {
     const payment = await loadPayment(db, ctx.resumeId);
-    if (payment) return callProcessor(env, db, payment, await methodById(db, payment.paymentMethodId), body);
+    if (payment) return callProcessor(env, db, payment, await findPaymentMethodById(db, payment.paymentMethodId), body);
   }
   const { payment, method, connector } = await recordNewPayment(env, db, ctx, body);
   // Fresh: the processor call reuses the opened secrets, and the first compare-and-set starts from the
   // row just inserted (no refunds can exist yet) instead of reading it back.
   return callProcessor(env, db, payment, method, body, { connector, known: { payment, refunds: [] } });
-}
-
-async function methodById(db: Db, id: string): Promise<PaymentMethodRow | undefined> {
-  return db.select().from(paymentMethods).where(eq(paymentMethods.id, id)).get();
 }
 
 /** Validates the request and records the payment as `created`, before anything reaches the processor. */
