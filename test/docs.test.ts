@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import errorsPage from '../docs/errors.md?raw';
+import statesPage from '../docs/states.md?raw';
+import { eventTypeFor, PAYMENT_STATUSES, PAYMENT_TRANSITIONS } from '../src/domain/payment-state.ts';
+import { REFUND_STATUSES, REFUND_TRANSITIONS } from '../src/domain/refund-state.ts';
+import { ERROR_CODES } from '../src/lib/errors.ts';
+
+/**
+ * docs/ holds the interface decisions in prose and tables; the code holds them as data. These tests read
+ * the tables back so that a change of one without the other fails.
+ */
+
+/** The rows of the markdown table that follows `heading`, as trimmed cells, without backticks. */
+function tableAfter(page: string, heading: string): string[][] {
+  const start = page.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`no heading ${heading}`);
+  const lines = page.slice(start + heading.length + 2).split('\n');
+  const first = lines.findIndex((line) => line.startsWith('|'));
+  const rows: string[][] = [];
+  for (const line of lines.slice(first)) {
+    if (!line.startsWith('|')) break;
+    rows.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim().replaceAll('`', '')),
+    );
+  }
+  // Header and separator rows.
+  return rows.slice(2);
+}
+
+const list = (cell: string) => (cell === '' ? [] : cell.split(',').map((s) => s.trim()));
+
+describe('docs/states.md', () => {
+  it('lists every payment status once, in the order of the code', () => {
+    expect(tableAfter(statesPage, '## Payment states').map((row) => row[0])).toEqual([...PAYMENT_STATUSES]);
+  });
+
+  it('has the payment transition table of src/domain/payment-state.ts', () => {
+    const rows = tableAfter(statesPage, '### Payment transitions');
+    expect(Object.fromEntries(rows.map((row) => [row[0], list(row[1]!)]))).toEqual(PAYMENT_TRANSITIONS);
+  });
+
+  it('lists every refund status once, and the refund transition table of src/domain/refund-state.ts', () => {
+    expect(tableAfter(statesPage, '## Refund states').map((row) => row[0])).toEqual([...REFUND_STATUSES]);
+    const rows = tableAfter(statesPage, '### Refund transitions');
+    expect(Object.fromEntries(rows.map((row) => [row[0], list(row[1]!)]))).toEqual(REFUND_TRANSITIONS);
+  });
+
+  it('names the event each status sends, as the code does', () => {
+    const rows = tableAfter(statesPage, '## Events a status change sends');
+    expect(rows.map((row) => row[0])).toEqual([...PAYMENT_STATUSES]);
+    for (const [status, event] of rows) expect(event || null, status).toBe(eventTypeFor(status as (typeof PAYMENT_STATUSES)[number]));
+  });
+});
+
+describe('docs/errors.md', () => {
+  it('has one row per error code, with the status, category and retryability of src/lib/errors.ts', () => {
+    const rows = tableAfter(errorsPage, 'The table is `ERROR_CODES` of `src/lib/errors.ts` (`test/docs.test.ts` compares them).');
+    const documented = Object.fromEntries(rows.map(([code, status, category, retryable]) => [code, { status: Number(status), category, retryable: retryable === 'true' }]));
+    const coded = Object.fromEntries(Object.entries(ERROR_CODES).map(([code, spec]) => [code, { status: spec.status, category: spec.category, retryable: spec.retryable }]));
+    expect(documented).toEqual(coded);
+    expect(rows).toHaveLength(Object.keys(ERROR_CODES).length);
+  });
+});
