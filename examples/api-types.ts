@@ -2700,7 +2700,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `external_reference_conflict`, `idempotency_key_reused` */
+            /** @description `external_reference_conflict`, `idempotency_key_reused`, `concurrent_update` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2904,7 +2904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `invalid_state_transition`, `idempotency_key_reused` */
+            /** @description `invalid_state_transition`, `idempotency_key_reused`, `concurrent_update` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3034,7 +3034,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `invalid_state_transition`, `idempotency_key_reused` */
+            /** @description `invalid_state_transition`, `idempotency_key_reused`, `concurrent_update` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3436,6 +3436,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `concurrent_update` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
@@ -3524,7 +3533,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `invalid_state_transition` */
+            /** @description `invalid_state_transition`, `concurrent_update` */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -38,6 +38,7 @@ export const ERROR_CODES = {
   external_reference_conflict: { status: 409, category: 'conflict', retryable: false, message: 'This external_reference was already used.' },
   idempotency_key_reused: { status: 409, category: 'conflict', retryable: false, message: 'This Idempotency-Key was used with a different request.' },
   invalid_state_transition: { status: 409, category: 'conflict', retryable: false, message: 'The resource is not in a state that allows this operation.' },
+  concurrent_update: { status: 409, category: 'conflict', retryable: true, message: 'The payment is being changed by many requests at once; retry with the same Idempotency-Key and body.' },
   processor_declined: { status: 402, category: 'processor', retryable: false, message: 'The processor declined the operation.' },
   unsupported_currency: { status: 422, category: 'validation', retryable: false, message: 'The currency is not supported by this payment method.' },
   refund_exceeds_balance: { status: 422, category: 'validation', retryable: false, message: 'The refund exceeds the refundable balance.' },

@@ -7,6 +7,8 @@ import { CreatePaymentBody, CreateRefundBody, IdempotencyHeaders, PaymentSchema,
 const PaymentParams = z.object({ payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6') });
 const idempotent = ['idempotency_key_required', 'idempotency_key_reused'] as const;
 const processorErrors = ['processor_timeout', 'processor_unavailable', 'connector_configuration_invalid'] as const;
+/** A change of the payment that kept losing its compare-and-set to other writers (retryable). */
+const contention = ['concurrent_update'] as const;
 
 export const createPayment = createRoute({
   operationId: 'createPayment',
@@ -25,7 +27,7 @@ export const createPayment = createRoute({
   request: { headers: IdempotencyHeaders, body: jsonBody(CreatePaymentBody) },
   responses: {
     201: jsonContent(dataEnvelope(PaymentSchema), 'The payment, with `action`.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_method_not_found', 'capability_not_supported', 'unsupported_currency', 'external_reference_conflict', ...idempotent, ...processorErrors),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_method_not_found', 'capability_not_supported', 'unsupported_currency', 'external_reference_conflict', ...idempotent, ...processorErrors, ...contention),
   },
 });
 
@@ -58,7 +60,7 @@ export const cancelPayment = createRoute({
   request: { headers: IdempotencyHeaders, params: PaymentParams },
   responses: {
     200: jsonContent(dataEnvelope(PaymentSchema), 'The canceled payment.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'payment_method_not_found', 'capability_not_supported', 'invalid_state_transition', 'processor_declined', ...idempotent, ...processorErrors),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'payment_method_not_found', 'capability_not_supported', 'invalid_state_transition', 'processor_declined', ...idempotent, ...processorErrors, ...contention),
   },
 });
 
@@ -78,6 +80,6 @@ export const createRefund = createRoute({
   request: { headers: IdempotencyHeaders, params: PaymentParams, body: jsonBody(CreateRefundBody) },
   responses: {
     201: jsonContent(dataEnvelope(RefundSchema), 'The refund.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'payment_method_not_found', 'capability_not_supported', 'invalid_state_transition', 'unsupported_currency', 'refund_exceeds_balance', ...idempotent, ...processorErrors),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'payment_method_not_found', 'capability_not_supported', 'invalid_state_transition', 'unsupported_currency', 'refund_exceeds_balance', ...idempotent, ...processorErrors, ...contention),
   },
 });

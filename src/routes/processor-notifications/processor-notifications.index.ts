@@ -21,7 +21,7 @@ export const receiveNotification = createRoute({
   request: { params: z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') }) },
   responses: {
     200: jsonContent(dataEnvelope(ReceiptSchema), 'Received.'),
-    ...errorResponses('unauthorized', 'payment_method_not_found'),
+    ...errorResponses('unauthorized', 'payment_method_not_found', 'concurrent_update'),
   },
 });
 

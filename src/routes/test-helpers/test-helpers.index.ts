@@ -31,7 +31,7 @@ export const simulateProcessorNews = createRoute({
   },
   responses: {
     200: jsonContent(dataEnvelope(PaymentSchema), 'The payment after the news.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'not_found', 'payment_not_found', 'capability_not_supported', 'invalid_state_transition'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'not_found', 'payment_not_found', 'capability_not_supported', 'invalid_state_transition', 'concurrent_update'),
   },
 });
 

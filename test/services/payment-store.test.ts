@@ -1,0 +1,37 @@
+import { env } from 'cloudflare:workers';
+import { eq, sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { createDb } from '../../src/db/client.ts';
+import { payments } from '../../src/db/schema/index.ts';
+import { ApiError } from '../../src/lib/errors.ts';
+import { mutatePayment, MUTATE_MAX_ATTEMPTS } from '../../src/services/payments/store.ts';
+import { paymentBody, paymentRow, setupMerchant } from '../helpers/merchant.ts';
+
+describe('mutatePayment', () => {
+  it('gives up after MUTATE_MAX_ATTEMPTS lost compare-and-sets with a retryable concurrent_update, writing nothing of its change', async () => {
+    const m = await setupMerchant();
+    const created = await m.pay(paymentBody(m.pos.id, '10.00'));
+    expect(created.status).toBe(201);
+    const id: string = created.body.data.id;
+    const before = (await paymentRow(id))!;
+    const db = createDb(env);
+    let decisions = 0;
+    // A rival writer that always wins: each try's batch first bumps the version, so its own update misses.
+    const failure = await mutatePayment(env, id, () => {
+      decisions++;
+      return {
+        change: { processorStatus: 'never-written' },
+        companions: () => [db.update(payments).set({ version: sql`${payments.version} + 1` }).where(eq(payments.id, id))],
+        result: null,
+      };
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ApiError);
+    expect(failure).toMatchObject({ code: 'concurrent_update', status: 409, retryable: true });
+    expect(decisions).toBe(MUTATE_MAX_ATTEMPTS);
+    const after = (await paymentRow(id))!;
+    expect(after.version).toBe(before.version + MUTATE_MAX_ATTEMPTS);
+    expect(after.status).toBe(before.status);
+    const raw = await env.DB.prepare('SELECT processor_status FROM payments WHERE id = ?').bind(id).first<{ processor_status: string | null }>();
+    expect(raw?.processor_status).not.toBe('never-written');
+  });
+});
