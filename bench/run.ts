@@ -1,21 +1,29 @@
 // `npm run bench`: the service against a baseline Worker, on the same runtime, in one run.
 //
-//   1. Starts the service (`wrangler dev --env test`, fresh --persist-to and .dev.vars in a temporary
-//      directory, migrations applied, an admin from scripts/lib/admin.mjs, `--var BENCH_D1_STATS:true`)
-//      and the baseline (bench/baseline: its own D1 and a trivial Durable Object, only the work no
-//      payment API can skip), each on a free 127.0.0.1 port in its own process group.
+//   1. Starts the service (`wrangler dev bench/instrumented.ts --env test`: the app with its D1 binding
+//      metered by the bench, fresh --persist-to and .dev.vars in a temporary directory, migrations applied,
+//      an admin from scripts/lib/admin.mjs) and the baseline (bench/baseline: its own D1 and a trivial
+//      Durable Object, only the work no payment API can skip), each on a free 127.0.0.1 port in its own
+//      process group.
 //   2. Creates, through the API, an API key, a sandbox POS method linked to it, and a pool of large
 //      approved payments (and the same in the baseline).
 //   3. For each operation (create payment, get payment, idempotent replay, refund) drives both with the
 //      same autocannon load: a discarded warm-up, then rounds alternating which side goes first.
-//   4. Prints and writes bench/RESULTS.md: requests/s, p50/p99 latency, errors and non-2xx, the ratio
-//      to the baseline, D1 statements / round trips / rows per operation (sampled `X-D1-Stats`) and
-//      workerd CPU time per request (/proc utime+stime of each side's workerd processes per round).
-//   5. Stops every process it started (whole process groups) and removes the temporary directory.
+//   4. Asks the service for the EXPLAIN QUERY PLAN of every statement the sampled requests ran.
+//   5. The latency model: restarts both on the same state with every D1 round trip delayed by
+//      BENCH_LATENCY_MS (a Worker far from the database's primary) and measures p50/p99 per operation
+//      with few connections, so the serial round trips show as latency.
+//   6. Prints and writes bench/RESULTS.md: requests/s, p50/p99 latency, errors and non-2xx, the ratio
+//      to the baseline, D1 statements / round trips / rows per operation (sampled `X-D1-Stats`),
+//      workerd CPU time per request (/proc utime+stime of each side's workerd processes per round), the
+//      query plans and the latency model's table.
+//   7. Stops every process it started (whole process groups) and removes the temporary directory.
 //
 // Knobs (environment): BENCH_DURATION (s per round, 5), BENCH_ROUNDS (4), BENCH_WARMUP (s, 3),
 // BENCH_CONNECTIONS (16), BENCH_POOL (payments for reads and refunds, 256), BENCH_SAMPLES (5),
-// BENCH_OPS (comma list of create,get,replay,refund). Loopback only. Not part of `npm test`.
+// BENCH_OPS (comma list of create,get,replay,refund), BENCH_LATENCY_MS (the latency model's delay per D1
+// round trip, 50; 0 skips it), BENCH_LATENCY_CONNECTIONS (4), BENCH_LATENCY_DURATION (s per round, 5).
+// Loopback only. Not part of `npm test`.
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -24,7 +32,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { ensureAdmin, ROOT, runWrangler, wranglerBin } from '../scripts/lib/admin.mjs';
 import { exited, freePort, killGroup } from '../scripts/lib/local-server.ts';
-import { D1_OPERATION_STATS_HEADER, D1_STATS_HEADER, parseD1Stats, type D1Stats } from '../src/lib/d1-stats.ts';
+import { D1_OPERATION_STATS_HEADER, D1_STATEMENTS_HEADER, D1_STATS_HEADER, decodeStatements, parseD1Stats, type D1Stats, type StatementLog } from './d1-meter.ts';
 
 const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
 if (major < 22 || (major === 22 && minor < 18)) {
@@ -48,6 +56,9 @@ const WARMUP_S = intSetting('BENCH_WARMUP', 3, 1, 60);
 const CONNECTIONS = intSetting('BENCH_CONNECTIONS', 16, 16, 256);
 const POOL = intSetting('BENCH_POOL', 256, 16, 5000);
 const SAMPLES = intSetting('BENCH_SAMPLES', 5, 1, 50);
+const LATENCY_MS = intSetting('BENCH_LATENCY_MS', 50, 0, 1000);
+const LATENCY_CONNECTIONS = intSetting('BENCH_LATENCY_CONNECTIONS', 4, 1, 64);
+const LATENCY_DURATION_S = intSetting('BENCH_LATENCY_DURATION', 5, 1, 120);
 const OPERATION_NAMES = ['create', 'get', 'replay', 'refund'] as const;
 type OperationName = (typeof OPERATION_NAMES)[number];
 const SELECTED = (process.env.BENCH_OPS ?? OPERATION_NAMES.join(',')).split(',').map((s) => s.trim()) as OperationName[];
@@ -129,6 +140,13 @@ async function startWrangler(name: Server['name'], args: string[], readyPath: st
     await sleep(250);
   }
   throw new Error(`${name}: not ready within ${READY_TIMEOUT_MS / 1000} s; see its log:\n${tail(logFile)}`);
+}
+
+async function stopServer(server: Server) {
+  killGroup(server.child, 'SIGTERM');
+  const deadline = Date.now() + 10_000;
+  while (!exited(server.child) && Date.now() < deadline) await sleep(100);
+  killGroup(server.child, 'SIGKILL');
 }
 
 function tail(file: string, lines = 30) {
@@ -340,7 +358,7 @@ interface Round {
 /** Request numbers are global per side and operation, so every request of a run gets fresh keys. */
 const counters = new Map<string, number>();
 
-async function load(side: Side, operation: OperationName, seconds: number): Promise<Round> {
+async function load(side: Side, operation: OperationName, seconds: number, connections = CONNECTIONS): Promise<Round> {
   const pids = workerdPids(side.server);
   const counterKey = `${side.server.name}:${operation}`;
   const nextRequest = () => {
@@ -356,7 +374,7 @@ async function load(side: Side, operation: OperationName, seconds: number): Prom
     const instance = autocannon(
       {
         url: side.server.baseUrl,
-        connections: CONNECTIONS,
+        connections,
         duration: seconds,
         timeout: 30,
         requests: [
@@ -390,10 +408,11 @@ async function load(side: Side, operation: OperationName, seconds: number): Prom
 }
 
 /** The D1 work of single requests, from `X-D1-Stats` (the service meters only while BENCH_D1_STATS is on). */
-async function sampleD1(side: Side, operation: OperationName): Promise<{ total: D1Stats | null; operation: D1Stats | null; statuses: number[] }> {
+async function sampleD1(side: Side, operation: OperationName): Promise<Totals['d1']> {
   const totals: D1Stats[] = [];
   const operations: D1Stats[] = [];
   const statuses: number[] = [];
+  const statements: StatementLog = new Map();
   const counterKey = `${side.server.name}:${operation}`;
   for (let i = 0; i < SAMPLES; i++) {
     const n = counters.get(counterKey) ?? 0;
@@ -404,8 +423,9 @@ async function sampleD1(side: Side, operation: OperationName): Promise<{ total: 
     if (total) totals.push(total);
     const own = parseD1Stats(answer.headers.get(D1_OPERATION_STATS_HEADER));
     if (own) operations.push(own);
+    decodeStatements(answer.headers.get(D1_STATEMENTS_HEADER), statements);
   }
-  return { total: medianStats(totals), operation: medianStats(operations), statuses };
+  return { total: medianStats(totals), operation: medianStats(operations), statuses, statements };
 }
 
 function medianStats(samples: D1Stats[]): D1Stats | null {
@@ -422,7 +442,7 @@ function percentile(values: number[], p: number): number {
 
 interface Totals {
   rounds: Round[];
-  d1: { total: D1Stats | null; operation: D1Stats | null; statuses: number[] };
+  d1: { total: D1Stats | null; operation: D1Stats | null; statuses: number[]; statements: StatementLog };
 }
 
 function summarize(totals: Totals) {
@@ -460,6 +480,29 @@ interface OperationResult {
   baselineD1: Totals['d1'];
   ratio: number;
   roundRatios: number[];
+  /** EXPLAIN QUERY PLAN of each statement the sampled service requests ran. */
+  plans: QueryPlan[];
+  /** The latency model's measurement, when it ran. */
+  latency?: { service: ReturnType<typeof summarize>; baseline: ReturnType<typeof summarize>; serviceD1: Totals['d1']; baselineD1: Totals['d1'] };
+}
+
+interface QueryPlan {
+  sql: string;
+  plan: string[];
+}
+
+/**
+ * A plan line that reads a whole table: `SCAN <table>` (SQLite's full scan), with or without an index
+ * (a full index scan still reads every row). `SCAN CONSTANT ROW` (an INSERT ... SELECT of values) and
+ * scans of subquery results are not table scans.
+ */
+export const isTableScan = (detail: string) => /^SCAN /.test(detail) && !/^SCAN (CONSTANT ROW|\(subquery|\w+ \(subquery)/.test(detail);
+
+async function explainStatements(server: Server, statements: StatementLog): Promise<QueryPlan[]> {
+  if (statements.size === 0) return [];
+  const answer = await http(server.baseUrl, 'POST', '/__bench/explain', { body: [...statements] });
+  expectStatus('explain', answer, 200);
+  return answer.body as QueryPlan[];
 }
 
 const fmt = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
@@ -479,26 +522,32 @@ interface Target {
   detail: string;
 }
 
+/** Throughput ratio to the baseline and serial D1 round trips per operation (the whole request, auth included). */
+const TARGETS: Record<OperationName, { ratio: number; roundTrips: number | null }> = {
+  create: { ratio: 0.7, roundTrips: 2 },
+  get: { ratio: 0.8, roundTrips: 1 },
+  replay: { ratio: 0.8, roundTrips: null },
+  refund: { ratio: 0.7, roundTrips: 3 },
+};
+
 function targets(results: OperationResult[]): Target[] {
-  const by = (name: OperationName) => results.find((r) => r.name === name);
   const list: Target[] = [];
-  const create = by('create');
-  const get = by('get');
-  if (create) list.push({ label: 'create payment ≥ 0.5× baseline', ok: create.ratio >= 0.5, detail: `${fmt(create.ratio, 2)}×` });
-  if (get) list.push({ label: 'get payment ≥ 0.7× baseline', ok: get.ratio >= 0.7, detail: `${fmt(get.ratio, 2)}×` });
-  if (create) {
-    const own = create.serviceD1.operation;
-    const total = create.serviceD1.total;
-    list.push({
-      label: 'create payment ≤ 2 D1 round trips besides the idempotency object',
-      ok: own ? own.roundTrips <= 2 : null,
-      detail: `${own ? own.roundTrips : 'n/a'} inside the idempotency object (${total ? total.roundTrips : 'n/a'} for the whole request, auth included)`,
-    });
+  for (const r of results) {
+    const goal = TARGETS[r.name];
+    list.push({ label: `${LABELS[r.name]} ≥ ${goal.ratio}× baseline`, ok: r.ratio >= goal.ratio, detail: `${fmt(r.ratio, 2)}× (median of rounds ${fmt(percentile(r.roundRatios, 50), 2)}×)` });
+    const total = r.serviceD1.total;
+    if (goal.roundTrips !== null) {
+      list.push({
+        label: `${LABELS[r.name]} ≤ ${goal.roundTrips} serial D1 round trips`,
+        ok: total ? total.roundTrips <= goal.roundTrips : null,
+        detail: `${total ? total.roundTrips : 'n/a'} for the whole request, auth included (${r.serviceD1.operation ? `${r.serviceD1.operation.roundTrips} inside the idempotency object` : 'no idempotency object'})`,
+      });
+    }
+    if (r.name === 'get') list.push({ label: 'rows read per get payment ≤ 2', ok: total ? total.rowsRead <= 2 : null, detail: `${total ? total.rowsRead : 'n/a'} rows read` });
   }
-  if (get) {
-    const total = get.serviceD1.total;
-    list.push({ label: 'rows read per get payment ≤ 2', ok: total ? total.rowsRead <= 2 : null, detail: `${total ? total.rowsRead : 'n/a'} rows read` });
-  }
+  const scans = results.flatMap((r) => r.plans.filter((p) => p.plan.some(isTableScan)).map((p) => `${r.name}: ${p.sql.slice(0, 80)}`));
+  const explained = results.reduce((n, r) => n + r.plans.length, 0);
+  list.push({ label: 'no statement scans a table', ok: explained > 0 ? scans.length === 0 : null, detail: scans.length === 0 ? `${explained} statements explained, none scans` : scans.join('; ') });
   return list;
 }
 
@@ -561,6 +610,38 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
       lines.push(`- ${LABELS[r.name]}: ${o.statements} statements, ${o.roundTrips} round trips, ${o.rowsRead} rows read, ${o.rowsWritten} rows written`);
     }
   }
+  const withLatency = results.filter((r) => r.latency);
+  if (withLatency.length > 0) {
+    lines.push('');
+    lines.push(`## Latency model: every D1 round trip + ${LATENCY_MS} ms`);
+    lines.push('');
+    lines.push(`Both sides restarted on the same state with \`BENCH_D1_DELAY_MS=${LATENCY_MS}\` (bench/d1-meter.ts waits that long before each D1 round trip, in the Worker and in the Durable Object), driven with ${LATENCY_CONNECTIONS} connections, ${ROUNDS} alternating rounds × ${LATENCY_DURATION_S} s per side: a Worker far from its database's primary pays every serial round trip in wall time.`);
+    lines.push('');
+    lines.push('| operation | service p50 ms | baseline p50 ms | service p99 ms | baseline p99 ms | serial D1 round trips (service / baseline) | p50 − baseline p50 |');
+    lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const r of withLatency) {
+      const l = r.latency!;
+      lines.push(
+        `| ${LABELS[r.name]} | ${fmt(l.service.p50)} | ${fmt(l.baseline.p50)} | ${fmt(l.service.p99)} | ${fmt(l.baseline.p99)} | ${d1Cell(l.serviceD1.total, (x) => x.roundTrips)} / ${d1Cell(l.baselineD1.total, (x) => x.roundTrips)} | ${fmt(l.service.p50 - l.baseline.p50)} |`,
+      );
+    }
+  }
+  const explained = results.filter((r) => r.plans.length > 0);
+  if (explained.length > 0) {
+    lines.push('');
+    lines.push('## Query plans');
+    lines.push('');
+    lines.push('`EXPLAIN QUERY PLAN` of every statement the sampled service requests ran (parameters bound to NULL), from the service\'s own database. A `SCAN` of a table would read all of it.');
+    for (const r of explained) {
+      lines.push('');
+      lines.push(`### ${LABELS[r.name]}`);
+      lines.push('');
+      for (const p of r.plans) {
+        lines.push(`- \`${p.sql.replaceAll('`', "'").replaceAll('\n', ' ').replace(/\s+/g, ' ')}\``);
+        for (const detail of p.plan) lines.push(`  - ${isTableScan(detail) ? '**' + detail + '**' : detail}`);
+      }
+    }
+  }
   lines.push('');
   lines.push('## Targets');
   lines.push('');
@@ -617,11 +698,14 @@ async function main() {
   const adminPassword = randomBytes(18).toString('base64url');
   await ensureAdmin({ env: 'test', target: ['--local', '--persist-to', serviceState], email: adminEmail, name: 'Bench Admin', password: adminPassword });
 
+  const delayVar = (ms: number) => (ms > 0 ? ['--var', `BENCH_D1_DELAY_MS:${ms}`] : []);
+  const startBoth = (delayMs: number) =>
+    Promise.all([
+      startWrangler('service', ['bench/instrumented.ts', '--env', 'test', '--persist-to', serviceState, '--env-file', devVars, ...delayVar(delayMs)], '/openapi.json'),
+      startWrangler('baseline', ['-c', baselineConfig, '--persist-to', baselineState, ...delayVar(delayMs)], '/payments/none'),
+    ]);
   log('starting the service and the baseline (wrangler dev)...');
-  const [serviceServer, baselineServer] = await Promise.all([
-    startWrangler('service', ['--env', 'test', '--persist-to', serviceState, '--env-file', devVars, '--var', 'BENCH_D1_STATS:true'], '/openapi.json'),
-    startWrangler('baseline', ['-c', baselineConfig, '--persist-to', baselineState], '/payments/none'),
-  ]);
+  const [serviceServer, baselineServer] = await startBoth(0);
   const workerd = workerdVersion(workerdPids(serviceServer));
   log(`service on ${serviceServer.baseUrl}, baseline on ${baselineServer.baseUrl} (${workerd})`);
 
@@ -646,6 +730,7 @@ async function main() {
     const serviceSummary = summarize({ rounds: rounds.service, d1: serviceD1 });
     const baselineSummary = summarize({ rounds: rounds.baseline, d1: baselineD1 });
     const result: OperationResult = {
+      plans: await explainStatements(service.server, serviceD1.statements),
       name: operation,
       service: serviceSummary,
       baseline: baselineSummary,
@@ -662,6 +747,27 @@ async function main() {
         `statuses ${serviceSummary.statuses}; D1 ${d1 ? `${d1.statements} statements / ${d1.roundTrips} round trips / ${d1.rowsRead} read / ${d1.rowsWritten} written${d1.unmetered ? ` / ${d1.unmetered} unmetered` : ''}` : 'n/a'})`,
     );
     for (const body of [...serviceSummary.failures, ...baselineSummary.failures]) log(`  non-2xx: ${body}`);
+  }
+
+  if (LATENCY_MS > 0) {
+    log(`latency model: restarting both with every D1 round trip delayed by ${LATENCY_MS} ms...`);
+    await Promise.all([stopServer(serviceServer), stopServer(baselineServer)]);
+    const [slowService, slowBaseline] = await startBoth(LATENCY_MS);
+    const sides = { service: { ...service, server: slowService }, baseline: { ...baseline, server: slowBaseline } };
+    for (const result of results) {
+      const operation = result.name;
+      await load(sides.service, operation, 1, LATENCY_CONNECTIONS);
+      await load(sides.baseline, operation, 1, LATENCY_CONNECTIONS);
+      const rounds: Record<'service' | 'baseline', Round[]> = { service: [], baseline: [] };
+      for (let round = 0; round < ROUNDS; round++) {
+        const order = round % 2 === 0 ? [sides.service, sides.baseline] : [sides.baseline, sides.service];
+        for (const side of order) rounds[side.server.name].push(await load(side, operation, LATENCY_DURATION_S, LATENCY_CONNECTIONS));
+      }
+      const serviceD1 = await sampleD1(sides.service, operation);
+      const baselineD1 = await sampleD1(sides.baseline, operation);
+      result.latency = { service: summarize({ rounds: rounds.service, d1: serviceD1 }), baseline: summarize({ rounds: rounds.baseline, d1: baselineD1 }), serviceD1, baselineD1 };
+      log(`  ${LABELS[operation]}: p50 service ${fmt(result.latency.service.p50)} ms, baseline ${fmt(result.latency.baseline.p50)} ms`);
+    }
   }
 
   const markdown = renderMarkdown(results, { workerd, date: new Date().toISOString(), seconds: (Date.now() - began) / 1000 }, previousNotes());

@@ -1,5 +1,4 @@
 import { createRouter } from './lib/openapi.ts';
-import { d1StatsHeader } from './middleware/d1-stats.ts';
 import { handleError, handleNotFound } from './middleware/error-handler.ts';
 import { declareBodyGateResponses, jsonBodyGuard } from './middleware/json-body.ts';
 import { requestContext } from './middleware/request-context.ts';
@@ -20,7 +19,6 @@ import { registerWebhookSecretRoutes } from './routes/webhook-secret/webhook-sec
 export function createApp() {
   const app = createRouter();
   app.use('*', requestContext);
-  app.use('*', d1StatsHeader);
   app.use('/v1/*', jsonBodyGuard);
   app.onError(handleError);
   app.notFound(handleNotFound);

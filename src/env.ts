@@ -1,6 +1,5 @@
 import type { IdempotencyStore } from './durable-objects/idempotency-store.ts';
 import type { RateLimiter } from './durable-objects/rate-limiter.ts';
-import type { D1Stats } from './lib/d1-stats.ts';
 import type { AuthContext } from './middleware/auth.ts';
 import type { WebhookMessage } from './services/webhooks/enqueue.ts';
 
@@ -18,15 +17,11 @@ export interface Env {
   API_KEY_PEPPER: string;
   CREDENTIALS_ENCRYPTION_KEYS: string;
   ALLOW_INSECURE_WEBHOOKS?: string;
-  /** "true" only under `npm run bench`: count D1 work per request (src/lib/d1-stats.ts). */
-  BENCH_D1_STATS?: string;
 }
 
 export interface AppVariables {
   requestId: string;
   auth: AuthContext;
-  /** Set only while BENCH_D1_STATS is on. */
-  d1Stats?: D1Stats;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

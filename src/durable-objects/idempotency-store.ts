@@ -1,7 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
-import { withD1Stats, type D1Stats } from '../lib/d1-stats.ts';
 import { ApiError } from '../lib/errors.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { cancelPayment } from '../services/payments/cancel-payment.ts';
@@ -26,8 +25,6 @@ export interface IdempotentResponse {
   body: string;
   replayed: boolean;
   headers?: Record<string, string>;
-  /** The operation's D1 work, only while BENCH_D1_STATS is on (src/lib/d1-stats.ts). */
-  d1Stats?: D1Stats;
 }
 
 interface StoredRecord {
@@ -81,9 +78,8 @@ export class IdempotencyStore extends DurableObject<Env> {
 
     let result: OperationResult | null = null;
     let failure: ApiError | null = null;
-    const { env, stats } = withD1Stats(this.env);
     try {
-      result = await run(env, ctx, request.command);
+      result = await run(this.env, ctx, request.command);
     } catch (error) {
       if (!(error instanceof ApiError)) {
         log('error', 'idempotent_operation_failed', { operation: request.command.operation, ...errorFields(error) });
@@ -99,7 +95,7 @@ export class IdempotencyStore extends DurableObject<Env> {
       await storage.put('record', current);
     }
     if (started || keep) await this.scheduleCleanup();
-    return { ...response, replayed: false, ...(failure ? { headers: failure.headers } : {}), ...(stats ? { d1Stats: stats } : {}) };
+    return { ...response, replayed: false, ...(failure ? { headers: failure.headers } : {}) };
   }
 
   private async scheduleCleanup() {

@@ -2,7 +2,6 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../env.ts';
 import { idempotencyScope, isValidIdempotencyKey, requestFingerprint, type IdempotentOperation } from '../domain/idempotency.ts';
 import { REQUEST_ID_PLACEHOLDER, type IdempotentCommand } from '../durable-objects/idempotency-store.ts';
-import { addD1Stats, D1_OPERATION_STATS_HEADER, formatD1Stats } from '../lib/d1-stats.ts';
 import { ApiError, invalidRequest } from '../lib/errors.ts';
 import type { BusinessCaller } from '../services/payments/operation.ts';
 
@@ -35,11 +34,8 @@ export async function runIdempotent(c: Context<AppEnv>, operation: IdempotentOpe
   const fingerprint = await requestFingerprint(c.req.method, c.req.path, body);
   const stub = c.env.IDEMPOTENCY.get(c.env.IDEMPOTENCY.idFromName(idempotencyScope(credentialId, operation, key)));
   const answer = await stub.execute({ fingerprint, caller, command });
-  // The object runs the operation with its own env: its D1 work joins this request's (bench only).
-  addD1Stats(c.get('d1Stats'), answer.d1Stats);
   const text = answer.status >= 400 ? answer.body.replace(REQUEST_ID_PLACEHOLDER, c.get('requestId')) : answer.body;
   const headers = new Headers({ 'Content-Type': 'application/json', ...(answer.headers ?? {}) });
   if (answer.replayed) headers.set('Idempotent-Replayed', 'true');
-  if (answer.d1Stats) headers.set(D1_OPERATION_STATS_HEADER, formatD1Stats(answer.d1Stats));
   return new Response(text, { status: answer.status, headers });
 }

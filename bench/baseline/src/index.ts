@@ -4,15 +4,20 @@
 //   GET  /payments/:id             one indexed D1 read
 //   POST /payments (same key)      one Durable Object call answering the stored body (a replay)
 //   POST /payments/:id/refunds     one Durable Object call + one D1 batch write
-// No authentication, validation or processor. Every response carries `X-D1-Stats`, measured with the
-// service's own meter (src/lib/d1-stats.ts), so both sides pay the same for it.
+// No authentication, validation or processor. `BENCH_D1_DELAY_MS` adds the latency model's delay to every
+// D1 round trip, as on the service. Every response carries `X-D1-Stats`, measured with the
+// bench's meter (bench/d1-meter.ts), as the service is under the bench, so both sides pay the same for it.
 import { DurableObject } from 'cloudflare:workers';
-import { D1_STATS_HEADER, emptyD1Stats, formatD1Stats, meteredD1, type D1Stats } from '../../../src/lib/d1-stats.ts';
+import { D1_STATS_HEADER, emptyD1Stats, formatD1Stats, meteredD1, type D1Stats } from '../../d1-meter.ts';
 
 interface Env {
   DB: D1Database;
   STORE: DurableObjectNamespace<BaselineStore>;
+  /** The bench's latency model: every D1 round trip waits this long first (as the service's does). */
+  BENCH_D1_DELAY_MS?: string;
 }
+
+const meterOptions = (env: Env) => ({ delayMs: Number(env.BENCH_D1_DELAY_MS ?? 0) || 0 });
 
 type Command = { operation: 'create_payment'; body: string } | { operation: 'create_refund'; paymentId: string; body: string };
 
@@ -39,7 +44,7 @@ export class BaselineStore extends DurableObject<Env> {
     const stored = await this.ctx.storage.get<{ status: number; body: string }>('response');
     if (stored) return { ...stored, replayed: true, stats: emptyD1Stats() };
     const stats = emptyD1Stats();
-    const db = meteredD1(this.env.DB, stats);
+    const db = meteredD1(this.env.DB, stats, meterOptions(this.env));
     const response = command.operation === 'create_payment' ? await createPayment(db, command.body) : await createRefund(db, command.paymentId, command.body);
     await this.ctx.storage.put('response', response);
     return { ...response, replayed: false, stats };
@@ -114,7 +119,7 @@ export default {
     }
     if (request.method === 'GET' && parts.length === 2 && parts[0] === 'payments') {
       const stats = emptyD1Stats();
-      const row = await meteredD1(env.DB, stats).prepare('SELECT * FROM payments WHERE id = ?').bind(parts[1]).first<Record<string, unknown>>();
+      const row = await meteredD1(env.DB, stats, meterOptions(env)).prepare('SELECT * FROM payments WHERE id = ?').bind(parts[1]).first<Record<string, unknown>>();
       if (!row) return json(404, '{"error":"payment_not_found"}', { [D1_STATS_HEADER]: formatD1Stats(stats) });
       const data = {
         id: row.id,

@@ -4,15 +4,35 @@ import { drizzle } from 'drizzle-orm/d1';
 import { describe, expect, it } from 'vitest';
 import * as schema from '../../src/db/schema/index.ts';
 import { apiKeys, users } from '../../src/db/schema/index.ts';
-import { emptyD1Stats, formatD1Stats, meteredD1, parseD1Stats, withD1Stats } from '../../src/lib/d1-stats.ts';
+import { d1StatsSince, emptyD1Stats, formatD1Stats, meteredD1, parseD1Stats } from '../../bench/d1-meter.ts';
 import { createKey, seedSession } from '../helpers/api.ts';
 
-// The bench's opt-in D1 meter (src/lib/d1-stats.ts): same answers as the binding, every call counted.
-describe('D1 stats', () => {
-  it('is off unless BENCH_D1_STATS is "true": the env is returned as it is', () => {
-    const off = withD1Stats(env);
-    expect(off.env).toBe(env);
-    expect(off.stats).toBeNull();
+// The bench's D1 meter (bench/d1-meter.ts), installed by the bench's own entry (bench/instrumented.ts):
+// same answers as the binding, every call counted.
+describe('D1 meter', () => {
+  it('waits the latency model\'s delay once before every round trip (a batch is one), and none without it', async () => {
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+    };
+    const stats = emptyD1Stats();
+    const db = drizzle(meteredD1(env.DB, stats, { delayMs: 50, sleep }));
+    await db.select().from(users).limit(1).all();
+    await db.select().from(users).limit(1).get();
+    await db.batch([db.select().from(users).limit(1), db.select().from(apiKeys).limit(1)]);
+    await db.update(users).set({ name: 'x' }).where(eq(users.id, 'none')).run();
+    expect(waits).toEqual([50, 50, 50, 50]);
+    expect(stats.roundTrips).toBe(4);
+
+    const none: number[] = [];
+    await drizzle(meteredD1(env.DB, emptyD1Stats(), { sleep: async (ms) => void none.push(ms) })).select().from(users).limit(1).all();
+    expect(none).toEqual([]);
+  });
+
+  it('tells what one meter counted between two snapshots', () => {
+    const before = { statements: 1, roundTrips: 1, rowsRead: 2, rowsWritten: 0, unmetered: 0 };
+    const after = { statements: 4, roundTrips: 2, rowsRead: 5, rowsWritten: 3, unmetered: 1 };
+    expect(d1StatsSince(before, after)).toEqual({ statements: 3, roundTrips: 1, rowsRead: 3, rowsWritten: 3, unmetered: 1 });
   });
 
   it('counts typed reads (raw), runs and batches with the rows D1 reports, and answers like the binding', async () => {

@@ -1,10 +1,11 @@
 /**
- * Opt-in D1 accounting for the benchmark (bench/run.ts). Only when the var `BENCH_D1_STATS` is "true"
- * (set by the bench alone, with `wrangler dev --var BENCH_D1_STATS:true`) is a request's `env.DB`
- * replaced by a metered wrapper that counts statements and round trips and sums D1's own
- * `meta.rows_read` / `meta.rows_written`; the totals leave in the `X-D1-Stats` response header.
- * Disabled (every deployment), the cost is one string comparison per request and `env.DB` is the
- * binding itself.
+ * The bench's D1 meter (bench/run.ts). The bench's own entry Worker (bench/instrumented.ts) and the
+ * baseline Worker wrap their D1 binding with `meteredD1`, which counts statements and round trips and sums
+ * D1's own `meta.rows_read` / `meta.rows_written`; the totals leave in the `X-D1-Stats` response header.
+ * Nothing of it is in the service's code: the production entry never sees a metered binding.
+ *
+ * With `delayMs`, every round trip first waits that long: the latency model of a Worker far from the
+ * database's primary, where each serial round trip is paid in wall time.
  *
  * D1's `raw()` (which Drizzle uses for every typed `get()`/`all()`) drops `meta`; see
  * `MeteredStatement.raw` for how a SELECT is metered anyway. A call that cannot be metered still counts
@@ -25,12 +26,44 @@ export interface D1Stats {
 export const D1_STATS_HEADER = 'X-D1-Stats';
 /** The idempotency object's share of `X-D1-Stats` (the operation itself, without the request's auth). */
 export const D1_OPERATION_STATS_HEADER = 'X-D1-Stats-Operation';
+/** The statements a request ran (`encodeStatements`), and the idempotency object's share of them. */
+export const D1_STATEMENTS_HEADER = 'X-D1-Statements';
+export const D1_OPERATION_STATEMENTS_HEADER = 'X-D1-Statements-Operation';
 
-export const d1StatsEnabled = (env: { BENCH_D1_STATS?: string }): boolean => env.BENCH_D1_STATS === 'true';
+export interface MeterOptions {
+  /** Waited before every round trip (the latency model); 0 or absent: none. */
+  delayMs?: number;
+  /** How to wait; tests pass their own. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Collects every statement run: its SQL and how many parameters it binds (for EXPLAIN QUERY PLAN). */
+  statements?: StatementLog;
+}
+
+/** SQL text → number of bound parameters. */
+export type StatementLog = Map<string, number>;
+
+/** A statement log as one header value (base64url of JSON pairs), and back. */
+export function encodeStatements(log: StatementLog): string {
+  const bytes = new TextEncoder().encode(JSON.stringify([...log]));
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replaceAll('=', '');
+}
+
+export function decodeStatements(header: string | null | undefined, into: StatementLog = new Map()): StatementLog {
+  if (!header) return into;
+  const binary = atob(header.replaceAll('-', '+').replaceAll('_', '/'));
+  const pairs = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)))) as [string, number][];
+  for (const [sql, params] of pairs) into.set(sql, params);
+  return into;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 
 export const emptyD1Stats = (): D1Stats => ({ statements: 0, roundTrips: 0, rowsRead: 0, rowsWritten: 0, unmetered: 0 });
 
-/** Adds `from` into `into`; either may be absent (stats off). */
+/** Adds `from` into `into`; either may be absent (nothing metered). */
 export function addD1Stats(into: D1Stats | null | undefined, from: D1Stats | null | undefined): void {
   if (!into || !from) return;
   into.statements += from.statements;
@@ -38,6 +71,17 @@ export function addD1Stats(into: D1Stats | null | undefined, from: D1Stats | nul
   into.rowsRead += from.rowsRead;
   into.rowsWritten += from.rowsWritten;
   into.unmetered += from.unmetered;
+}
+
+/** What `after` counted beyond `before` (two snapshots of one meter). */
+export function d1StatsSince(before: D1Stats, after: D1Stats): D1Stats {
+  return {
+    statements: after.statements - before.statements,
+    roundTrips: after.roundTrips - before.roundTrips,
+    rowsRead: after.rowsRead - before.rowsRead,
+    rowsWritten: after.rowsWritten - before.rowsWritten,
+    unmetered: after.unmetered - before.unmetered,
+  };
 }
 
 /** `statements=3;round_trips=2;rows_read=2;rows_written=1` (`;unmetered=n` only when some were). */
@@ -54,17 +98,6 @@ export function parseD1Stats(header: string | null | undefined): D1Stats | null 
   return Object.values(stats).every(Number.isFinite) ? stats : null;
 }
 
-/**
- * `env` itself when stats are off; otherwise a copy whose `DB` meters into the returned `stats`.
- * Everything downstream builds its Drizzle client from the env it is given, so passing the copy on is
- * all it takes.
- */
-export function withD1Stats<E extends { DB: D1Database; BENCH_D1_STATS?: string }>(env: E): { env: E; stats: D1Stats | null } {
-  if (!d1StatsEnabled(env)) return { env, stats: null };
-  const stats = emptyD1Stats();
-  return { env: { ...env, DB: meteredD1(env.DB, stats) }, stats };
-}
-
 type Meta = Partial<Pick<D1Meta, 'rows_read' | 'rows_written'>> | undefined;
 
 function addMeta(stats: D1Stats, meta: Meta) {
@@ -77,10 +110,16 @@ function addMeta(stats: D1Stats, meta: Meta) {
 }
 
 /** A D1Database running every call on `db` and adding each call to `stats`. */
-export function meteredD1(db: D1Database, stats: D1Stats): D1Database {
+export function meteredD1(db: D1Database, stats: D1Stats, options: MeterOptions = {}): D1Database {
+  const delayMs = options.delayMs ?? 0;
+  const sleep = options.sleep ?? realSleep;
+  const wait = delayMs > 0 ? () => sleep(delayMs) : async () => {};
+  const log = options.statements ?? null;
   const metered: Pick<D1Database, 'prepare' | 'batch' | 'exec'> = {
-    prepare: (query) => new MeteredStatement(db, stats, query) as unknown as D1PreparedStatement,
+    prepare: (query) => new MeteredStatement(db, stats, wait, log, query) as unknown as D1PreparedStatement,
     batch: async <T>(statements: D1PreparedStatement[]) => {
+      await wait();
+      for (const statement of statements) if (statement instanceof MeteredStatement) statement.record();
       const results = await db.batch<T>(statements.map(unwrap));
       stats.roundTrips += 1;
       stats.statements += statements.length;
@@ -88,6 +127,7 @@ export function meteredD1(db: D1Database, stats: D1Stats): D1Database {
       return results;
     },
     exec: async (query) => {
+      await wait();
       const result = await db.exec(query);
       // exec answers a count and a duration only.
       stats.roundTrips += 1;
@@ -113,34 +153,53 @@ class MeteredStatement {
   readonly inner: D1PreparedStatement;
   private readonly database: D1Database;
   private readonly stats: D1Stats;
+  private readonly wait: () => Promise<void>;
+  private readonly log: StatementLog | null;
   private readonly sql: string;
   private readonly params: unknown[];
 
-  constructor(database: D1Database, stats: D1Stats, sql: string, params: unknown[] = [], inner: D1PreparedStatement = database.prepare(sql)) {
+  constructor(
+    database: D1Database,
+    stats: D1Stats,
+    wait: () => Promise<void>,
+    log: StatementLog | null,
+    sql: string,
+    params: unknown[] = [],
+    inner: D1PreparedStatement = database.prepare(sql),
+  ) {
     this.inner = inner;
     this.database = database;
     this.stats = stats;
+    this.wait = wait;
+    this.log = log;
     this.sql = sql;
     this.params = params;
   }
 
   bind(...values: unknown[]): MeteredStatement {
-    return new MeteredStatement(this.database, this.stats, this.sql, values, this.inner.bind(...values));
+    return new MeteredStatement(this.database, this.stats, this.wait, this.log, this.sql, values, this.inner.bind(...values));
+  }
+
+  record() {
+    this.log?.set(this.sql, this.params.length);
   }
 
   private count(meta: Meta) {
+    this.record();
     this.stats.roundTrips += 1;
     this.stats.statements += 1;
     addMeta(this.stats, meta);
   }
 
   async run<T = Record<string, unknown>>(): Promise<D1Result<T>> {
+    await this.wait();
     const result = await this.inner.run<T>();
     this.count(result.meta);
     return result;
   }
 
   async all<T = Record<string, unknown>>(): Promise<D1Result<T>> {
+    await this.wait();
     const result = await this.inner.all<T>();
     this.count(result.meta);
     return result;
@@ -165,6 +224,7 @@ class MeteredStatement {
    * RETURNING statement) runs as the plain `raw()` and is counted in `unmetered`.
    */
   async raw<T = unknown[]>(options?: { columnNames?: boolean }): Promise<T[]> {
+    await this.wait();
     if (/^\s*(select|with)\b/i.test(this.sql) && !/;\s*$/.test(this.sql)) {
       const wrapped = await this.database.prepare(`SELECT * FROM (${this.sql})`).bind(...this.params).all<Record<string, unknown>>();
       this.count(wrapped.meta);

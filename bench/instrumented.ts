@@ -1,0 +1,104 @@
+// The Worker entry `npm run bench` serves instead of src/index.ts (`wrangler dev bench/instrumented.ts
+// --env test`): the same app, queue consumer, cron and Durable Objects, with the D1 binding wrapped by the
+// bench's meter (bench/d1-meter.ts) at the two places a request's D1 work happens, the Worker and the
+// idempotency object. The service's own code knows nothing of it, and this entry is never deployed.
+//
+// - Every response carries `X-D1-Stats` (the request's statements, round trips and rows) and
+//   `X-D1-Statements` (the SQL it ran), the idempotency object's share included: the object reports its
+//   share in the answer's headers, which the Worker copies into the response.
+// - `BENCH_D1_DELAY_MS` (a var) makes every D1 round trip wait that long first, on both sides of the
+//   object: the latency model of a Worker far from the database's primary.
+// - `POST /__bench/explain` with `[[sql, parameter count], ...]` answers each statement's
+//   `EXPLAIN QUERY PLAN` (parameters bound to NULL), run on the service's own database.
+// The object's meter is per instance and reports the difference around one `execute`; the bench reads it
+// from single requests sent one at a time, where no other call of the same key overlaps.
+import type { Env } from '../src/env.ts';
+import service, { IdempotencyStore as ServiceIdempotencyStore, RateLimiter } from '../src/index.ts';
+import type { IdempotentRequest, IdempotentResponse } from '../src/durable-objects/idempotency-store.ts';
+import {
+  addD1Stats,
+  D1_OPERATION_STATEMENTS_HEADER,
+  D1_OPERATION_STATS_HEADER,
+  D1_STATEMENTS_HEADER,
+  D1_STATS_HEADER,
+  d1StatsSince,
+  decodeStatements,
+  emptyD1Stats,
+  encodeStatements,
+  formatD1Stats,
+  meteredD1,
+  parseD1Stats,
+  type D1Stats,
+  type StatementLog,
+} from './d1-meter.ts';
+
+type BenchEnv = Env & { BENCH_D1_DELAY_MS?: string };
+
+const delayOf = (env: BenchEnv) => {
+  const ms = Number(env.BENCH_D1_DELAY_MS ?? 0);
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+};
+
+const metered = (env: BenchEnv, stats: D1Stats, statements: StatementLog): BenchEnv => ({
+  ...env,
+  DB: meteredD1(env.DB, stats, { delayMs: delayOf(env), statements }),
+});
+
+export { RateLimiter };
+
+export class IdempotencyStore extends ServiceIdempotencyStore {
+  private readonly meter: D1Stats;
+  private readonly statements: StatementLog;
+
+  constructor(ctx: DurableObjectState, env: BenchEnv) {
+    const meter = emptyD1Stats();
+    const statements: StatementLog = new Map();
+    super(ctx, metered(env, meter, statements));
+    this.meter = meter;
+    this.statements = statements;
+  }
+
+  override async execute(request: IdempotentRequest): Promise<IdempotentResponse> {
+    const before = { ...this.meter };
+    this.statements.clear();
+    const answer = await super.execute(request);
+    return {
+      ...answer,
+      headers: {
+        ...answer.headers,
+        [D1_OPERATION_STATS_HEADER]: formatD1Stats(d1StatsSince(before, this.meter)),
+        [D1_OPERATION_STATEMENTS_HEADER]: encodeStatements(this.statements),
+      },
+    };
+  }
+}
+
+async function explain(request: Request, env: BenchEnv): Promise<Response> {
+  const statements = (await request.json()) as [string, number][];
+  const plans = [];
+  for (const [sql, parameters] of statements) {
+    const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      .bind(...Array.from({ length: parameters }, () => null))
+      .all<{ detail: string }>();
+    plans.push({ sql, plan: rows.results.map((row) => row.detail) });
+  }
+  return Response.json(plans);
+}
+
+export default {
+  ...service,
+  async fetch(request, env, ctx) {
+    if (new URL(request.url).pathname === '/__bench/explain' && request.method === 'POST') return explain(request, env);
+    const stats = emptyD1Stats();
+    const statements: StatementLog = new Map();
+    const response = await service.fetch(request, metered(env, stats, statements), ctx);
+    addD1Stats(stats, parseD1Stats(response.headers.get(D1_OPERATION_STATS_HEADER)));
+    decodeStatements(response.headers.get(D1_OPERATION_STATEMENTS_HEADER), statements);
+    // A copy: a response passed through from a binding (static assets) has immutable headers.
+    const answer = new Response(response.body, response);
+    answer.headers.delete(D1_OPERATION_STATEMENTS_HEADER);
+    answer.headers.set(D1_STATS_HEADER, formatD1Stats(stats));
+    answer.headers.set(D1_STATEMENTS_HEADER, encodeStatements(statements));
+    return answer;
+  },
+} satisfies ExportedHandler<BenchEnv>;
