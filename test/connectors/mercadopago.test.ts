@@ -513,28 +513,34 @@ describe('parseNotification', () => {
     expect(other.eventId).not.toBe(a.eventId);
   });
 
-  it('forged, stale, future, tampered or malformed signatures are refused', async () => {
+  it('forged, stale, future, tampered, malformed or missing signatures: not refused (Mercado Pago would retry forever), not trusted', async () => {
     const ref = await qrOrder();
-    const refused = async (n: InboundNotification) => expect((await connectorError(qr.parseNotification(qrCtx(), n))).kind).toBe('invalid_notification');
-    await refused(inbound(await sim.notification(ref, { kind: 'forged' })));
-    await refused(inbound(await sim.notification(ref, { kind: 'stale' })));
-    await refused(inbound(await sim.notification(ref, { ts: Math.floor(Date.now() / 1000) + 600 })));
+    const untrusted = async (n: InboundNotification) => {
+      const news = await qr.parseNotification(qrCtx(), n);
+      expect(news).toMatchObject({ resource: 'payment', processorReference: ref, status: null, trusted: false });
+      expect(news.eventId).toMatch(/^mp_unsigned_/);
+    };
+    await untrusted(inbound(await sim.notification(ref, { kind: 'forged' })));
+    await untrusted(inbound(await sim.notification(ref, { kind: 'stale' })));
+    await untrusted(inbound(await sim.notification(ref, { ts: Math.floor(Date.now() / 1000) + 600 })));
     // Mercado Pago lower-cases an alphanumeric data.id in the manifest; one signed as written does not verify.
-    await refused(inbound(await sim.notification(ref, { lowercaseIdInManifest: false })));
+    await untrusted(inbound(await sim.notification(ref, { lowercaseIdInManifest: false })));
     const good = await sim.notification(ref);
-    // The signature covers data.id and x-request-id: changing either breaks it.
-    const otherRef = await qrOrder();
-    await refused({ ...inbound(good), url: good.url.replace(ref, otherRef) });
-    await refused(inbound(good, { 'x-request-id': crypto.randomUUID() }));
+    // The signature covers x-request-id: changing it breaks it.
+    await untrusted(inbound(good, { 'x-request-id': crypto.randomUUID() }));
+    await untrusted(inbound(good, { 'x-signature': null }));
     for (const header of ['', 'garbage', 'ts=abc,v1=00', 'v1=00', `ts=${Math.floor(Date.now() / 1000)}`, `ts=${Math.floor(Date.now() / 1000)},v1=`]) {
-      await refused(inbound(good, { 'x-signature': header }));
+      await untrusted(inbound(good, { 'x-signature': header }));
     }
-    // A method holding another secret refuses it.
-    expect((await connectorError(qr.parseNotification(qrCtx({ secret: 'f'.repeat(64) }), inbound(good)))).kind).toBe('invalid_notification');
-    // The body may not name another order than the signed data.id.
+    // A method holding another secret does not trust it either.
+    expect((await qr.parseNotification(qrCtx({ secret: 'f'.repeat(64) }), inbound(good))).trusted).toBe(false);
+    // A signed data.id pointed at another order is untrusted news of that other order, nothing more.
+    const otherRef = await qrOrder();
+    expect(await qr.parseNotification(qrCtx(), { ...inbound(good), url: good.url.replace(ref, otherRef) })).toMatchObject({ processorReference: otherRef, trusted: false });
+    // A valid signature whose body names another order than the signed data.id is refused.
     const body = JSON.parse(good.rawBody);
     body.data.id = otherRef;
-    await refused({ ...inbound(good), rawBody: JSON.stringify(body) });
+    expect((await connectorError(qr.parseNotification(qrCtx(), { ...inbound(good), rawBody: JSON.stringify(body) }))).kind).toBe('invalid_notification');
   });
 
   it('accepts a ts in milliseconds and a notification without x-request-id (omitted from the manifest)', async () => {
@@ -585,6 +591,9 @@ describe('transformers: status tables', () => {
     ['created', null, 'pending'],
     ['at_terminal', null, 'pending'],
     ['action_required', 'waiting_payment', 'pending'],
+    ['action_required', 'check_on_terminal', 'pending'],
+    ['charged_back', 'charged_back', 'charged_back'],
+    ['charged_back', null, 'charged_back'],
     ['processing', 'in_process', 'processing'],
     ['processed', 'accredited', 'approved'],
     ['processed', 'partially_refunded', 'approved'],
@@ -607,7 +616,7 @@ describe('transformers: status tables', () => {
   });
 
   it('every status of the table is covered above; anything unknown is pending, never approved', () => {
-    expect(Object.keys(ORDER_STATUS_TABLE).sort()).toEqual(['action_required', 'at_terminal', 'cancelled', 'canceled', 'created', 'expired', 'failed', 'processed', 'processing', 'refunded'].sort());
+    expect(Object.keys(ORDER_STATUS_TABLE).sort()).toEqual(['action_required', 'at_terminal', 'cancelled', 'canceled', 'charged_back', 'created', 'expired', 'failed', 'processed', 'processing', 'refunded'].sort());
     for (const unknown of ['approved', 'accredited', 'PROCESSED', '', 'toString', '__proto__', 'constructor', 'partially_processed']) expect(mapOrderStatus(unknown, 'accredited')).toBe('pending');
     fc.assert(
       fc.property(fc.string(), fc.option(fc.string()), (status, detail) => {
@@ -645,6 +654,14 @@ describe('transformers: errors', () => {
     [409, 'create', { errors: [{ code: 'idempotency_key_already_used' }] }, 'unavailable', 'idempotency_key_already_used'],
     [409, 'refund', { errors: [{ code: 'idempotency_key_already_used' }] }, 'unavailable', 'idempotency_key_already_used'],
     [409, 'cancel', { errors: [{ code: 'order_cannot_be_canceled' }] }, 'declined', 'order_cannot_be_canceled'],
+    [402, 'create', { error: 'failed', message: 'x' }, 'declined', 'failed'],
+    [402, 'refund', { error: 'failed' }, 'declined', 'failed'],
+    [423, 'create', { error: 'resource_locked' }, 'timeout', 'resource_locked'],
+    [423, 'refund', { error: 'resource_locked' }, 'timeout', 'resource_locked'],
+    [423, 'cancel', { error: 'resource_locked' }, 'timeout', 'resource_locked'],
+    [423, 'lookup', { error: 'resource_locked' }, 'unavailable', 'resource_locked'],
+    [424, 'create', { error: 'failed_dependency' }, 'timeout', 'failed_dependency'],
+    [424, 'refund', null, 'timeout', 'http_424'],
     [422, 'refund', { errors: [{ code: 'insufficient_balance' }] }, 'declined', 'insufficient_balance'],
     [429, 'lookup', null, 'unavailable', 'http_429'],
     [500, 'create', 'not json at all', 'unavailable', 'http_500'],
