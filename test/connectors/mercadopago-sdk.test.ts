@@ -16,7 +16,8 @@ import {
   type InPersonOrderRequest,
   type SdkMismatches,
 } from '../../src/connectors/mercadopago/transformers.ts';
-import { ConnectorError, type ConnectorContext, type CreatePaymentInput } from '../../src/connectors/types.ts';
+import { ConnectorError } from '../../src/connectors/types.ts';
+import { connectorError, mpCtx, mpLookup, mpPayment } from '../helpers/mercadopago.ts';
 import { DOCUMENTED_ERRORS, DOCUMENTED_ORDER_STATES, MercadoPagoSimulator, type SimAccount } from '../simulators/mercadopago.ts';
 
 /**
@@ -55,30 +56,11 @@ beforeEach(() => {
   account = sim.addAccount({ currency: 'ARS' });
 });
 
-type Ctx = ConnectorContext<{ access_token: string; webhook_secret: string }, Record<string, unknown>>;
-const ctx = (type: 'pos' | 'qr', a: SimAccount = account): Ctx => ({
-  credentials: { access_token: a.accessToken, webhook_secret: a.webhookSecret },
-  configuration: type === 'qr' ? { external_pos_id: 'STORE001POS001', qr_ttl_seconds: 900 } : { terminal_id: 'NEWLAND_N950__N950NCB801293324' },
-  environment: 'test',
-  fetch: sim.fetch,
-});
-const payment = (minor: number, currency = 'ARS'): CreatePaymentInput => {
-  const paymentId = `pay_${crypto.randomUUID().replace(/-/g, '').slice(0, 20)}`;
-  return { paymentId, processorIdempotencyKey: paymentId, attemptNumber: 1, amount: { minor, currency }, externalReference: `order-${paymentId}` };
-};
-const lookup = (ref: string, minor = 2500, currency = 'ARS') => ({ paymentId: 'pay_x', processorReference: ref, processorIdempotencyKey: 'pay_x', amount: { minor, currency } });
+const ctx = (type: 'pos' | 'qr', a: SimAccount = account) => mpCtx(sim, account, { type, account: a });
+const payment = (minor: number, currency = 'ARS') => mpPayment(minor, { currency });
+const lookup = mpLookup;
 const pos = mercadoPagoPosV1.adapter;
 const qr = mercadoPagoQrV1.adapter;
-
-async function connectorError(promise: Promise<unknown>): Promise<ConnectorError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConnectorError);
-    return error as ConnectorError;
-  }
-  throw new Error('expected a ConnectorError');
-}
 
 describe('requests: what the SDK types accept', () => {
   it('the order and refund bodies sent are exactly the builders’ SDK-typed objects', async () => {

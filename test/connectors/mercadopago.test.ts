@@ -18,14 +18,13 @@ import {
   verifySignature,
 } from '../../src/connectors/mercadopago/transformers.ts';
 import { findConnectorVersion } from '../../src/connectors/registry.ts';
-import { ConnectorError, type ConnectorContext, type ConnectorVersion, type CreatePaymentInput, type InboundNotification } from '../../src/connectors/types.ts';
+import { ConnectorError, type ConnectorVersion, type InboundNotification } from '../../src/connectors/types.ts';
+import { connectorError, mpCtx, mpLookup, mpPayment, POS_ID, TERMINAL, type MpCtx, type MpCtxOptions } from '../helpers/mercadopago.ts';
 import { SUPPORTED_CURRENCIES } from '../../src/domain/money.ts';
 import { MercadoPagoSimulator, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
 
 /** The Mercado Pago adapter against the local Orders API simulator, injected as `ctx.fetch`. */
 
-const TERMINAL = 'NEWLAND_N950__N950NCB801293324';
-const POS_ID = 'STORE001POS001';
 const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let sim: MercadoPagoSimulator;
@@ -36,42 +35,13 @@ beforeEach(() => {
   account = sim.addAccount({ currency: 'ARS' });
 });
 
-type Ctx = ConnectorContext<{ access_token: string; webhook_secret: string }, Record<string, unknown>>;
-
-function ctx(options: { account?: SimAccount; configuration?: Record<string, unknown>; environment?: 'test' | 'live'; type?: 'pos' | 'qr'; secret?: string } = {}): Ctx {
-  const a = options.account ?? account;
-  const configuration = options.configuration ?? (options.type === 'qr' ? { external_pos_id: POS_ID, qr_ttl_seconds: 900 } : { terminal_id: TERMINAL });
-  return { credentials: { access_token: a.accessToken, webhook_secret: options.secret ?? a.webhookSecret }, configuration, environment: options.environment ?? 'test', fetch: sim.fetch };
-}
-
-const qrCtx = (options: Parameters<typeof ctx>[0] = {}) => ctx({ ...options, type: 'qr' });
-
-function payment(minor: number, options: { currency?: string; attemptNumber?: number; key?: string; description?: string } = {}): CreatePaymentInput {
-  const paymentId = `pay_${crypto.randomUUID().replace(/-/g, '').slice(0, 20)}`;
-  return {
-    paymentId,
-    processorIdempotencyKey: options.key ?? paymentId,
-    attemptNumber: options.attemptNumber ?? 1,
-    amount: { minor, currency: options.currency ?? 'ARS' },
-    externalReference: `order-${crypto.randomUUID()}`,
-    ...(options.description ? { description: options.description } : {}),
-  };
-}
-
-async function connectorError(promise: Promise<unknown>): Promise<ConnectorError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConnectorError);
-    return error as ConnectorError;
-  }
-  throw new Error('expected a ConnectorError');
-}
+const ctx = (options: MpCtxOptions = {}) => mpCtx(sim, account, options);
+const qrCtx = (options: MpCtxOptions = {}) => ctx({ ...options, type: 'qr' });
+const payment = mpPayment;
+const lookup = mpLookup;
 
 const pos = mercadoPagoPosV1.adapter;
 const qr = mercadoPagoQrV1.adapter;
-
-const lookup = (ref: string | null, minor = 2500, currency = 'ARS') => ({ paymentId: 'pay_x', processorReference: ref, processorIdempotencyKey: 'pay_x', amount: { minor, currency } });
 
 const inbound = (n: SimNotification, headerOverrides: Record<string, string | null> = {}): InboundNotification => {
   const headers = new Headers(n.headers);
@@ -254,7 +224,7 @@ describe('createPayment: failures', () => {
   });
 
   it('an invalid access token is configuration_invalid, and the token is nowhere in the error', async () => {
-    const stranger: Ctx = { ...ctx(), credentials: { access_token: 'APP_USR-0000000000000000-000000-deadbeef-000000000', webhook_secret: account.webhookSecret } };
+    const stranger: MpCtx = { ...ctx(), credentials: { access_token: 'APP_USR-0000000000000000-000000-deadbeef-000000000', webhook_secret: account.webhookSecret } };
     const error = await connectorError(pos.createPayment(stranger, payment(2500)));
     expect(error).toMatchObject({ kind: 'configuration_invalid', processorCode: 'unauthorized' });
     expect(error.message).not.toContain('APP_USR');

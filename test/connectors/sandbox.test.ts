@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxPosV1, sandboxQrV1, SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
 import { ConnectorError, type ConnectorContext, type ConnectorVersion, type CreatePaymentInput, type Money } from '../../src/connectors/types.ts';
+import { connectorError } from '../helpers/connectors.ts';
 
 /** The sandbox adapter called directly, against every row of CONTRACT.md's sandbox table. */
 
@@ -20,15 +21,6 @@ function paymentInput(minor: number, options: { currency?: string; attemptNumber
   };
 }
 
-async function connectorError(promise: Promise<unknown>): Promise<ConnectorError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConnectorError);
-    return error as ConnectorError;
-  }
-  throw new Error('expected a ConnectorError');
-}
 
 /** CRC-16/CCITT-FALSE, as EMVCo requires for tag 63. */
 function crc16(text: string): string {
