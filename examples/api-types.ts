@@ -501,7 +501,7 @@ export interface paths {
         put?: never;
         /**
          * Inbound processor notification (called by processors)
-         * @description Configure this URL at the processor for the payment method. The body is verified by the method’s connector with the processor’s own signature scheme and refused when it does not verify (`401`); unsigned kinds of news are re-fetched from the processor rather than believed. Duplicates (same processor event id) change nothing.
+         * @description Configure this URL at the processor for the payment method. The body is verified by the method’s connector with the processor’s own signature scheme and refused when it does not verify (`401`), except for processors that document unsigned news (Mercado Pago: QR notifications are not signed): there a notification that is unsigned or does not verify is answered `200` and not believed, the payment being read from the processor instead. Duplicates (same processor event id) change nothing.
          */
         post: operations["receiveProcessorNotification"];
         delete?: never;
@@ -876,10 +876,10 @@ export interface components {
             /** @example pay_3kqz7w1v0c9m2x8bq4n6 */
             id: string;
             /**
-             * @description Always read it: a 2xx is not an approval.
+             * @description Always read it: a 2xx is not an approval. `charged_back` (final): the payer’s bank took an approved payment’s money back; no refund is possible, and any dispute is handled at the processor.
              * @enum {string}
              */
-            status: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded";
+            status: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded" | "charged_back";
             amount: components["schemas"]["Amount"];
             external_reference: string;
             /** Format: uuid */
@@ -915,10 +915,10 @@ export interface components {
              */
             currency: string;
         };
-        /** @description In the create response; in reads only while a QR payment is `pending` (so a reloaded checkout can show the QR again). */
+        /** @description In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal. */
         PaymentAction: {
             /**
-             * @description `none` or `display_qr`; tolerate future values. An action never implies approval.
+             * @description `none`; `display_qr` (show `qr_data`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). Tolerate future values. An action never implies approval.
              * @example display_qr
              */
             type: string;
@@ -987,7 +987,10 @@ export interface components {
         PaymentEvent: {
             /** @example evt_0d4m8x2k9q7w1v3c5b6n */
             id: string;
-            /** @example payment.approved */
+            /**
+             * @description `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`). Tolerate future values.
+             * @example payment.approved
+             */
             type: string;
             /**
              * Format: date-time
@@ -3480,7 +3483,8 @@ export interface operations {
             header?: never;
             path: {
                 payment_id: string;
-                action: "approve" | "decline" | "expire" | "fail";
+                /** @description `charge_back`: the payer’s bank takes an approved payment’s money back (`charged_back`). */
+                action: "approve" | "decline" | "expire" | "fail" | "charge_back";
             };
             cookie?: never;
         };

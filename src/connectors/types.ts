@@ -17,8 +17,11 @@ export type Channel = 'pos' | 'qr';
 export type Capability = 'payments' | 'refunds' | 'cancellations';
 export const CAPABILITIES = ['payments', 'refunds', 'cancellations'] as const satisfies readonly Capability[];
 
-/** Our payment statuses a processor can report. `partially_refunded`/`refunded` are derived by the core. */
-export type ProcessorPaymentStatus = 'pending' | 'processing' | 'approved' | 'declined' | 'failed' | 'expired' | 'canceled';
+/**
+ * Our payment statuses a processor can report. `partially_refunded`/`refunded` are derived by the core.
+ * `charged_back`: the payer's bank took an approved payment's money back (a chargeback).
+ */
+export type ProcessorPaymentStatus = 'pending' | 'processing' | 'approved' | 'declined' | 'failed' | 'expired' | 'canceled' | 'charged_back';
 export type ProcessorRefundStatus = 'pending' | 'processing' | 'approved' | 'declined' | 'failed';
 
 export interface Money {
@@ -27,7 +30,12 @@ export interface Money {
   currency: string;
 }
 
-export type PaymentAction = { type: 'none' } | { type: 'display_qr'; qrData: string };
+/**
+ * `check_terminal`: the payment stays `pending` but will not settle by itself; someone must check the
+ * terminal (e.g. Mercado Pago Point's `action_required`). The core shows it, tells the merchant, and
+ * stops polling the processor for it.
+ */
+export type PaymentAction = { type: 'none' } | { type: 'display_qr'; qrData: string } | { type: 'check_terminal' };
 
 export interface ConnectorContext<Credentials = unknown, Configuration = unknown> {
   /** Decrypted for the duration of one operation only; never logged, never returned. */

@@ -15,6 +15,7 @@ export const PAYMENT_STATUSES = [
   'canceled',
   'partially_refunded',
   'refunded',
+  'charged_back',
 ] as const;
 
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -27,17 +28,21 @@ export type RefundedPaymentStatus = 'partially_refunded' | 'refunded';
  * `partially_refunded -> partially_refunded` is another partial refund, the only repeatable step.
  */
 export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
-  created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
-  pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
-  processing: ['approved', 'declined', 'failed', 'expired', 'canceled'],
+  created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
+  pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
+  processing: ['approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
   // `canceled` from `approved` is a void, possible only before any refund (see TransitionGuards).
-  approved: ['partially_refunded', 'refunded', 'canceled'],
-  partially_refunded: ['partially_refunded', 'refunded'],
+  // `charged_back`: the payer's bank took the money back. It may be the first news we get of a payment
+  // (its approval missed), hence reachable from every open status; it is final, as at the processors,
+  // where the dispute that may follow is handled in their dashboards.
+  approved: ['partially_refunded', 'refunded', 'canceled', 'charged_back'],
+  partially_refunded: ['partially_refunded', 'refunded', 'charged_back'],
   declined: [],
   failed: [],
   expired: [],
   canceled: [],
   refunded: [],
+  charged_back: [],
 };
 
 export interface TransitionGuards {
@@ -129,7 +134,10 @@ export type PaymentEventType =
   | 'payment.failed'
   | 'payment.expired'
   | 'payment.canceled'
-  | 'payment.refunded';
+  | 'payment.refunded'
+  | 'payment.charged_back'
+  /** Not a status: the payment stays `pending` with `action.type: check_terminal` (see `actionEventType`). */
+  | 'payment.action_required';
 
 const EVENT_TYPES: Readonly<Record<PaymentStatus, PaymentEventType | null>> = {
   // `created` and `processing` are internal steps with nothing for a merchant to act on.
@@ -144,9 +152,25 @@ const EVENT_TYPES: Readonly<Record<PaymentStatus, PaymentEventType | null>> = {
   // One event for both refund outcomes: the payload's status tells them apart.
   partially_refunded: 'payment.refunded',
   refunded: 'payment.refunded',
+  charged_back: 'payment.charged_back',
 };
 
 /** The webhook sent when a payment enters `status`, or null when that status sends none. */
 export function eventTypeFor(status: PaymentStatus): PaymentEventType | null {
   return EVENT_TYPES[status];
+}
+
+/**
+ * Actions a payment can wait on without changing status. `check_terminal`: the processor will not settle
+ * the payment by itself (Mercado Pago Point's `action_required`); someone must check the terminal.
+ */
+export const REQUIRED_ACTIONS = ['check_terminal'] as const;
+export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
+
+/** The webhook sent when a payment starts waiting on `action`. */
+export function actionEventType(action: RequiredAction): PaymentEventType {
+  switch (action) {
+    case 'check_terminal':
+      return 'payment.action_required';
+  }
 }

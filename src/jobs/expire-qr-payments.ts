@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, lte } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, lte } from 'drizzle-orm';
 import { createDb } from '../db/client.ts';
 import { payments, type PaymentRow } from '../db/schema/index.ts';
 import type { Env } from '../env.ts';
@@ -22,7 +22,8 @@ export async function expireQrPayments(env: Env, now: number, limit = 100): Prom
   const due = await db
     .select()
     .from(payments)
-    .where(and(eq(payments.status, 'pending'), isNotNull(payments.expiresAt), lte(payments.expiresAt, now), eq(payments.environment, env.ENVIRONMENT)))
+    // One waiting on a required action is past its scan: only that action (or reconciliation) settles it.
+    .where(and(eq(payments.status, 'pending'), isNotNull(payments.expiresAt), lte(payments.expiresAt, now), isNull(payments.requiredAction), eq(payments.environment, env.ENVIRONMENT)))
     .limit(limit);
   let expired = 0;
   for (const payment of due) {

@@ -1,18 +1,22 @@
-import { and, eq, inArray, lte, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import { createDb, type Db } from '../db/client.ts';
 import { payments, refunds, type PaymentMethodRow } from '../db/schema/index.ts';
 import type { Env } from '../env.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
-import { applyTransition } from '../domain/payment-state.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { settleRefund } from '../services/payments/create-refund.ts';
-import type { ConnectorContext, ConnectorVersion } from '../connectors/types.ts';
+import type { ConnectorContext, ConnectorVersion, PaymentAction } from '../connectors/types.ts';
 import { findPaymentMethodById } from '../services/payment-methods.ts';
 import { callConnector, connectorFor } from '../services/payments/processor.ts';
-import { mutatePayment } from '../services/payments/store.ts';
+import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
 
 /** A payment or refund untouched this long while not final is asked about at the processor. */
 export const RECONCILE_AFTER_MS = 10 * 60 * 1000;
+/**
+ * A payment waiting on a required action (`check_terminal`) will not settle by itself: it is asked about
+ * this rarely, in case the action was taken and its notification lost, instead of on every run.
+ */
+export const RECONCILE_ACTION_REQUIRED_AFTER_MS = 6 * 60 * 60 * 1000;
 
 /**
  * Nothing stays unknown forever: payments and refunds left `created`, `pending` or `processing` (a timeout,
@@ -28,7 +32,14 @@ export async function reconcile(env: Env, now: number, limit = 50): Promise<{ pa
   const stalePayments = await db
     .select()
     .from(payments)
-    .where(and(inArray(payments.status, ['created', 'pending', 'processing']), eq(payments.environment, env.ENVIRONMENT), lte(lastLook(payments), staleBefore)))
+    .where(
+      and(
+        inArray(payments.status, ['created', 'pending', 'processing']),
+        eq(payments.environment, env.ENVIRONMENT),
+        lte(lastLook(payments), staleBefore),
+        or(isNull(payments.requiredAction), lte(lastLook(payments), now - RECONCILE_ACTION_REQUIRED_AFTER_MS)),
+      ),
+    )
     .limit(limit);
   const staleRefunds = await db
     .select({ refund: refunds, payment: payments })
@@ -62,6 +73,7 @@ export async function reconcile(env: Env, now: number, limit = 50): Promise<{ pa
 interface Verdict<S> {
   target: S | null;
   processorReference: string | null;
+  action?: PaymentAction;
 }
 
 /**
@@ -74,18 +86,18 @@ async function askProcessor<S>(
   method: PaymentMethodRow | undefined,
   createdAt: number,
   now: number,
-  lookup: (version: ConnectorVersion, ctx: ConnectorContext) => Promise<{ status: S; processorReference: string | null }>,
+  lookup: (version: ConnectorVersion, ctx: ConnectorContext) => Promise<{ status: S; processorReference: string | null; action?: PaymentAction }>,
 ): Promise<Verdict<S | 'failed'>> {
   const expired = createdAt <= now - IDEMPOTENCY_RETENTION_MS;
   if (!method || method.secretsCiphertext === null) return { target: expired ? 'failed' : null, processorReference: null };
   const { version, ctx } = await connectorFor(env, method);
   const read = await callConnector(() => lookup(version, ctx));
-  if (read.ok) return { target: read.value.status, processorReference: read.value.processorReference };
+  if (read.ok) return { target: read.value.status, processorReference: read.value.processorReference, ...(read.value.action ? { action: read.value.action } : {}) };
   return { target: read.error.kind === 'not_found' && expired ? 'failed' : null, processorReference: null };
 }
 
 async function reconcilePayment(env: Env, db: Db, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
-  const { target, processorReference } = await askProcessor(env, method, payment.createdAt, now, (version, ctx) =>
+  const { target, processorReference, action } = await askProcessor(env, method, payment.createdAt, now, (version, ctx) =>
     version.adapter.getPayment(ctx, {
       paymentId: payment.id,
       processorReference: payment.processorReference,
@@ -94,12 +106,12 @@ async function reconcilePayment(env: Env, db: Db, payment: typeof payments.$infe
     }),
   );
   await mutatePayment(env, payment.id, (current, ledger) => {
-    const move = target ? applyTransition(current, target, now, { hasRefunds: ledger.length > 0 }) : null;
+    const account = target ? processorAccountChange(current, { status: target, ...(action ? { action } : {}) }, now, { hasRefunds: ledger.length > 0 }) : null;
     return {
       change: {
         reconciledAt: now,
         ...(current.processorReference === null && processorReference ? { processorReference } : {}),
-        ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}),
+        ...account,
       },
       result: null,
     };

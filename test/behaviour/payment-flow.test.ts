@@ -54,6 +54,13 @@ interface Profile {
   latePending?: (ctx: ProcessorNewsContext) => Promise<ApiResponse>;
   /** How many payments the processor holds for our payment id (omitted when the processor's state is not observable). */
   processorPaymentCount?: (paymentId: string) => number;
+  /**
+   * The processor's news that the terminal settled a POS payment that waited for a check at the terminal
+   * (POS ending 55). Omitted when the processor has no such state; its test is then skipped.
+   */
+  settleTerminalCheck?: (ctx: ProcessorNewsContext) => Promise<SentNews>;
+  /** The processor's news that an approved POS payment was charged back (omitted when it cannot be driven; skipped). */
+  chargeBack?: (ctx: ProcessorNewsContext) => Promise<SentNews>;
 }
 
 const urlOf = (input: RequestInfo | URL) => (typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
@@ -76,17 +83,17 @@ const postNotification = (methodId: string, rawBody: string, headers: Record<str
 
 function sandboxProfile(): Profile {
   const apiKey = `sbx-${crypto.randomUUID()}`;
-  const helper = (ctx: ProcessorNewsContext, action: 'approve' | 'decline') => call('POST', `/v1/test-helpers/payments/${ctx.payment.id}/${action}`, { token: ctx.token });
+  const helper = (ctx: ProcessorNewsContext, action: 'approve' | 'decline' | 'charge_back') => call('POST', `/v1/test-helpers/payments/${ctx.payment.id}/${action}`, { token: ctx.token });
+  const sent = async (ctx: ProcessorNewsContext, action: 'approve' | 'decline' | 'charge_back'): Promise<SentNews> => ({ response: await helper(ctx, action), again: () => helper(ctx, action) });
   return {
     name: 'sandbox',
     currencies: { pos: 'USD', qr: 'USD' },
     install: () => {},
     uninstall: () => {},
     method: (channel) => ({ connector_definition_version_id: channel === 'pos' ? 'cnv_sandbox_pos_v1' : 'cnv_sandbox_qr_v1', credentials: { api_key: apiKey } }),
-    async settleQr(ctx, outcome) {
-      const action = outcome === 'paid' ? 'approve' : 'decline';
-      return { response: await helper(ctx, action), again: () => helper(ctx, action) };
-    },
+    settleQr: (ctx, outcome) => sent(ctx, outcome === 'paid' ? 'approve' : 'decline'),
+    settleTerminalCheck: (ctx) => sent(ctx, 'approve'),
+    chargeBack: (ctx) => sent(ctx, 'charge_back'),
     async latePending(ctx) {
       // The sandbox's own signed notification, as its processor would send it.
       const rawBody = JSON.stringify({ id: `sbxevt_${crypto.randomUUID()}`, resource: 'payment', reference: ctx.payment.processor_reference, status: 'pending' });
@@ -135,6 +142,13 @@ function mercadoPagoProfile(): Profile {
   const send = (n: SimNotification) => call('POST', n.path, { rawBody: n.rawBody, headers: n.headers });
   /** Mercado Pago posts to the application's webhook URL: the method's notification route. */
   const notifyingTo = (methodId: string) => (accountOf().notificationUrl = `http://localhost/v1/processor-notifications/${methodId}`);
+  /** Something happens at Mercado Pago, and the notification of that event, signed as Mercado Pago signs it, is sent. */
+  const news = async (ctx: ProcessorNewsContext, happen: () => void): Promise<SentNews> => {
+    notifyingTo(ctx.methodId);
+    happen();
+    const n = (await sim.delivered(ctx.payment.processor_reference!)).at(-1)!;
+    return { response: await send(n), again: () => send(n) };
+  };
   return {
     name: 'Mercado Pago',
     currencies: { pos: 'ARS', qr: 'ARS' },
@@ -146,14 +160,12 @@ function mercadoPagoProfile(): Profile {
       configuration: channel === 'pos' ? { terminal_id: 'NEWLAND_N950__N950NCB801293324' } : { external_pos_id: 'STORE001POS001' },
     }),
     async settleQr(ctx, outcome) {
-      notifyingTo(ctx.methodId);
       const orderId = ctx.payment.processor_reference!;
-      if (outcome === 'paid') sim.pay(orderId);
-      else sim.decline(orderId);
-      // The notification of that event, signed as Mercado Pago signs it.
-      const n = (await sim.delivered(orderId)).at(-1)!;
-      return { response: await send(n), again: () => send(n) };
+      return news(ctx, () => (outcome === 'paid' ? sim.pay(orderId) : sim.decline(orderId)));
     },
+    // The operator checked the terminal: Mercado Pago processes the Point order and notifies it.
+    settleTerminalCheck: (ctx) => news(ctx, () => sim.pay(ctx.payment.processor_reference!)),
+    chargeBack: (ctx) => news(ctx, () => sim.chargeBack(ctx.payment.processor_reference!)),
     async latePending(ctx) {
       notifyingTo(ctx.methodId);
       const orderId = ctx.payment.processor_reference!;
@@ -210,7 +222,7 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
     expect(res.status, res.text).toBe(200);
     return (res.body.data as { type: string }[]).map((e) => e.type);
   };
-  const news = (payment: Payment): ProcessorNewsContext => ({ methodId: methods.qr, token: apiKey.secret, payment });
+  const news = (payment: Payment, channel: Channel = 'qr'): ProcessorNewsContext => ({ methodId: methods[channel], token: apiKey.secret, payment });
 
   async function approvedPos(value = '100.00'): Promise<Payment> {
     const res = await pay(bodyFor('pos', value));
@@ -294,6 +306,39 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
       expect(retry.status, retry.text).toBe(201);
       expect(retry.body.data).toMatchObject({ id: kept.id, status: 'approved', action: { type: 'none' } });
       if (profile.processorPaymentCount) expect(profile.processorPaymentCount(kept.id)).toBe(1);
+    });
+  });
+
+  describe('outcomes the merchant must act on', () => {
+    it.runIf(profile.settleTerminalCheck)('POS ending 55 → 201 pending with action check_terminal, told once, not cancelable; the terminal’s outcome settles it', async () => {
+      const res = await pay(bodyFor('pos', '10.55'));
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
+      const payment: Payment = res.body.data;
+      expect((await get(payment.id)).body.data.action).toEqual({ type: 'check_terminal' });
+      expect(await eventTypes(payment.id)).toEqual(['payment.action_required']);
+      const refused = expectError(await cancel(payment.id), 409, 'invalid_state_transition');
+      expect(refused.details).toMatchObject({ action: 'check_terminal' });
+
+      const sent = await profile.settleTerminalCheck!(news(payment, 'pos'));
+      expect(sent.response.status, sent.response.text).toBe(200);
+      const settled = (await get(payment.id)).body.data;
+      expect(settled.status).toBe('approved');
+      expect(settled.action).toBeUndefined();
+      expect((await sent.again()).status).toBe(200);
+      expect((await eventTypes(payment.id)).filter((t) => t === 'payment.approved')).toHaveLength(1);
+    });
+
+    it.runIf(profile.chargeBack)('an approved POS payment charged back → charged_back (final, never pending); no refund, no cancel', async () => {
+      const payment = await approvedPos('70.00');
+      const sent = await profile.chargeBack!(news(payment, 'pos'));
+      expect(sent.response.status, sent.response.text).toBe(200);
+      expect((await get(payment.id)).body.data.status).toBe('charged_back');
+      expect(await eventTypes(payment.id)).toContain('payment.charged_back');
+      expectError(await refund(payment, '1.00'), 409, 'invalid_state_transition');
+      expectError(await cancel(payment.id), 409, 'invalid_state_transition');
+      expect((await sent.again()).status).toBe(200);
+      expect((await get(payment.id)).body.data.status).toBe('charged_back');
     });
   });
 

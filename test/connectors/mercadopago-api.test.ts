@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { reconcile, RECONCILE_ACTION_REQUIRED_AFTER_MS, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { MercadoPagoSimulator, MP_BASE, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
 
@@ -39,7 +40,7 @@ afterAll(() => {
 });
 
 beforeEach(() => {
-  Object.assign(sim.faults, { timeoutNext: 0, unavailableNext: 0, rateLimitNext: 0, invalidToken: false, declineAll: false, pointWaitsAtTerminal: false, refundsProcessing: false, qrData: null, networkError: false });
+  sim.resetFaults();
 });
 
 async function addMethod(versionId: string, a: SimAccount, configuration?: Record<string, unknown>): Promise<string> {
@@ -249,13 +250,46 @@ describe('Mercado Pago notifications through the API', () => {
     expect((await deliver(n!)).body.data).toEqual({ received: true, outcome: 'duplicate' });
   });
 
-  it('forged and stale notifications are refused with 401 and change nothing', async () => {
+  it('forged and stale notifications are answered 200 but not believed: the order is read from Mercado Pago', async () => {
+    const { payment, orderId } = await pendingQr();
+    // The forged body claims the order was processed; Mercado Pago still says `created`.
+    const forged = await sim.notification(orderId, { kind: 'forged' });
+    const body = JSON.parse(forged.rawBody);
+    body.data.status = 'processed';
+    const res = await deliver({ ...forged, rawBody: JSON.stringify(body) });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.outcome).toBe('ignored');
+    expect((await deliver(await sim.notification(orderId, { kind: 'stale' }))).body.data.outcome).toBe('ignored');
+    const good = await sim.notification(orderId);
+    expect((await deliver(good, { 'x-request-id': crypto.randomUUID() })).status).toBe(200);
+    expect((await getPayment(payment.id)).body.data.status).toBe('pending');
+    // What Mercado Pago itself says is applied, however the news came.
+    sim.pay(orderId);
+    expect((await deliver(await sim.notification(orderId, { kind: 'forged' }))).body.data.outcome).toBe('applied');
+    expect((await getPayment(payment.id)).body.data.status).toBe('approved');
+  });
+
+  it('a QR notification (unsigned, as Mercado Pago’s SDKs say) is answered 200 and the order re-read', async () => {
     const { payment, orderId } = await pendingQr();
     sim.pay(orderId);
-    expectError(await deliver(await sim.notification(orderId, { kind: 'forged' })), 401, 'unauthorized');
-    expectError(await deliver(await sim.notification(orderId, { kind: 'stale' })), 401, 'unauthorized');
-    const good = await sim.notification(orderId);
-    expectError(await deliver(good, { 'x-request-id': crypto.randomUUID() }), 401, 'unauthorized');
+    const n = await sim.notification(orderId, { kind: 'qr_unsigned' });
+    expect(n.headers['x-signature']).toBeUndefined();
+    const before = sim.requestsTo('GET', `/v1/orders/${orderId}`).length;
+    const res = await deliver(n);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.outcome).toBe('applied');
+    expect(sim.requestsTo('GET', `/v1/orders/${orderId}`).length).toBe(before + 1);
+    expect((await getPayment(payment.id)).body.data.status).toBe('approved');
+  });
+
+  it('a signed notification whose query string has no data.id is not trusted: the order is re-read', async () => {
+    const { payment, orderId } = await pendingQr();
+    const n = await sim.notification(orderId, { kind: 'signed_without_query_id', event: { orderId, action: 'order.processed', data: { id: orderId, status: 'processed', status_detail: 'accredited', type: 'qr' } } });
+    expect(n.url).not.toContain('data.id');
+    const before = sim.requestsTo('GET', `/v1/orders/${orderId}`).length;
+    // Its body says processed; Mercado Pago says created: nothing happens.
+    expect((await deliver(n)).body.data.outcome).toBe('ignored');
+    expect(sim.requestsTo('GET', `/v1/orders/${orderId}`).length).toBe(before + 1);
     expect((await getPayment(payment.id)).body.data.status).toBe('pending');
   });
 
@@ -314,5 +348,120 @@ describe('Mercado Pago notifications through the API', () => {
     } finally {
       notifyingTo(qr);
     }
+  });
+});
+
+describe('Mercado Pago outcomes a merchant must act on', () => {
+  const events = async (id: string) => ((await call('GET', `/v1/payments/${id}/events?limit=100`, { token: apiKey.secret })).body.data as { type: string; data: { payment: { action?: unknown } } }[]);
+
+  it('Point action_required (check_on_terminal): pending with action check_terminal, told once, not canceled, polled rarely, settled by the terminal’s outcome', async () => {
+    notifyingTo(pos);
+    try {
+      const res = await pay(pos, '30.55');
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
+      const id = res.body.data.id;
+      const orderId = res.body.data.processor_reference;
+      expect((await getPayment(id)).body.data.action).toEqual({ type: 'check_terminal' });
+      const told = await events(id);
+      expect(told.map((e) => e.type)).toEqual(['payment.action_required']);
+      expect(told[0]!.data.payment.action).toEqual({ type: 'check_terminal' });
+
+      // Mercado Pago cannot cancel it: our cancel says why and does not ask.
+      const cancels = sim.requestsTo('POST', `/v1/orders/${orderId}/cancel`).length;
+      const cancel = expectError(await post(`/v1/payments/${id}/cancel`), 409, 'invalid_state_transition');
+      expect(cancel.details).toMatchObject({ status: 'pending', action: 'check_terminal' });
+      expect(sim.requestsTo('POST', `/v1/orders/${orderId}/cancel`).length).toBe(cancels);
+
+      // Reconciliation does not ask on every run, only every few hours.
+      const reads = () => sim.requestsTo('GET', `/v1/orders/${orderId}`).length;
+      const before = reads();
+      const now = Date.now();
+      await reconcile(env, now + RECONCILE_AFTER_MS + 60_000);
+      expect(reads()).toBe(before);
+      await reconcile(env, now + RECONCILE_ACTION_REQUIRED_AFTER_MS + 60_000);
+      expect(reads()).toBe(before + 1);
+      expect((await getPayment(id)).body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
+      expect((await events(id)).map((e) => e.type)).toEqual(['payment.action_required']);
+
+      // The operator confirms on the terminal; Mercado Pago's news settles it.
+      sim.pay(orderId);
+      const [n] = await sim.delivered(orderId);
+      expect((await deliver(n!)).body.data.outcome).toBe('applied');
+      const settled = (await getPayment(id)).body.data;
+      expect(settled.status).toBe('approved');
+      expect(settled.action).toBeUndefined();
+    } finally {
+      notifyingTo(qr);
+    }
+  });
+
+  it('a Point order that goes action_required later: its notification makes the payment visible as check_terminal', async () => {
+    notifyingTo(pos);
+    try {
+      sim.faults.pointWaitsAtTerminal = true;
+      const res = await pay(pos, '31.00');
+      expect(res.body.data).toMatchObject({ status: 'pending', action: { type: 'none' } });
+      const orderId = res.body.data.processor_reference;
+      sim.actionRequired(orderId);
+      const [n] = await sim.delivered(orderId);
+      expect((await deliver(n!)).body.data.outcome).toBe('applied');
+      expect((await getPayment(res.body.data.id)).body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
+      expect((await events(res.body.data.id)).map((e) => e.type)).toEqual(['payment.action_required', 'payment.pending']);
+      // Redelivered news of the same state tells nobody twice.
+      expect((await deliver(await sim.notification(orderId))).body.data.outcome).toBe('ignored');
+    } finally {
+      notifyingTo(qr);
+    }
+  });
+
+  it('charged_back: an approved Point payment charged back is charged_back (final), never pending; no refund', async () => {
+    notifyingTo(pos);
+    try {
+      const res = await pay(pos, '45.00');
+      expect(res.body.data.status).toBe('approved');
+      const orderId = res.body.data.processor_reference;
+      sim.chargeBack(orderId);
+      const [n] = (await sim.delivered(orderId)).slice(-1);
+      expect((await deliver(n!)).body.data.outcome).toBe('applied');
+      expect((await getPayment(res.body.data.id)).body.data.status).toBe('charged_back');
+      expect((await events(res.body.data.id)).map((e) => e.type)).toContain('payment.charged_back');
+      expectError(await post(`/v1/payments/${res.body.data.id}/refunds`, { amount: { value: '1.00', currency: 'ARS' } }), 409, 'invalid_state_transition');
+    } finally {
+      notifyingTo(qr);
+    }
+  });
+
+  it.each([423, 424])('%d on create: 504 processor_timeout (outcome unknown), the payment kept pending; the retry with the same key resumes it', async (status) => {
+    const reference = `order-${crypto.randomUUID()}`;
+    const key = crypto.randomUUID();
+    sim.faults.errorNext = { status, code: status === 423 ? 'resource_locked' : 'failed_dependency', count: 1 };
+    const first = await pay(pos, '12.00', { key, reference });
+    const error = expectError(first, 504, 'processor_timeout');
+    expect(error.retryable).toBe(true);
+    const kept = await paymentRowByReference(reference);
+    expect(kept!.status).toBe('pending');
+    const retry = await pay(pos, '12.00', { key, reference });
+    expect(retry.status, retry.text).toBe(201);
+    expect(retry.body.data).toMatchObject({ id: kept!.id, status: 'approved' });
+    expect(sim.ordersFor(kept!.id)).toHaveLength(1);
+  });
+
+  it('424 on a refund: the refund stays open (not failed) and the retry with the same key refunds once', async () => {
+    const created = await pay(pos, '50.00');
+    const key = crypto.randomUUID();
+    sim.faults.errorNext = { status: 424, code: 'failed_dependency', count: 1, method: 'POST' };
+    expectError(await post(`/v1/payments/${created.body.data.id}/refunds`, { amount: { value: '50.00', currency: 'ARS' } }, key), 504, 'processor_timeout');
+    const retry = await post(`/v1/payments/${created.body.data.id}/refunds`, { amount: { value: '50.00', currency: 'ARS' } }, key);
+    expect(retry.status, retry.text).toBe(201);
+    expect(retry.body.data.status).toBe('approved');
+    expect((await getPayment(created.body.data.id)).body.data.status).toBe('refunded');
+  });
+
+  it('402 on create is a decline (201 declined), not a configuration problem', async () => {
+    sim.faults.errorNext = { status: 402, code: 'failed', count: 1 };
+    const res = await pay(pos, '13.00');
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.data.status).toBe('declined');
   });
 });

@@ -18,14 +18,13 @@ import {
   verifySignature,
 } from '../../src/connectors/mercadopago/transformers.ts';
 import { findConnectorVersion } from '../../src/connectors/registry.ts';
-import { ConnectorError, type ConnectorContext, type ConnectorVersion, type CreatePaymentInput, type InboundNotification } from '../../src/connectors/types.ts';
+import { ConnectorError, type ConnectorVersion, type InboundNotification } from '../../src/connectors/types.ts';
+import { connectorError, mpCtx, mpLookup, mpPayment, POS_ID, TERMINAL, type MpCtx, type MpCtxOptions } from '../helpers/mercadopago.ts';
 import { SUPPORTED_CURRENCIES } from '../../src/domain/money.ts';
 import { MercadoPagoSimulator, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
 
 /** The Mercado Pago adapter against the local Orders API simulator, injected as `ctx.fetch`. */
 
-const TERMINAL = 'NEWLAND_N950__N950NCB801293324';
-const POS_ID = 'STORE001POS001';
 const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let sim: MercadoPagoSimulator;
@@ -36,42 +35,13 @@ beforeEach(() => {
   account = sim.addAccount({ currency: 'ARS' });
 });
 
-type Ctx = ConnectorContext<{ access_token: string; webhook_secret: string }, Record<string, unknown>>;
-
-function ctx(options: { account?: SimAccount; configuration?: Record<string, unknown>; environment?: 'test' | 'live'; type?: 'pos' | 'qr'; secret?: string } = {}): Ctx {
-  const a = options.account ?? account;
-  const configuration = options.configuration ?? (options.type === 'qr' ? { external_pos_id: POS_ID, qr_ttl_seconds: 900 } : { terminal_id: TERMINAL });
-  return { credentials: { access_token: a.accessToken, webhook_secret: options.secret ?? a.webhookSecret }, configuration, environment: options.environment ?? 'test', fetch: sim.fetch };
-}
-
-const qrCtx = (options: Parameters<typeof ctx>[0] = {}) => ctx({ ...options, type: 'qr' });
-
-function payment(minor: number, options: { currency?: string; attemptNumber?: number; key?: string; description?: string } = {}): CreatePaymentInput {
-  const paymentId = `pay_${crypto.randomUUID().replace(/-/g, '').slice(0, 20)}`;
-  return {
-    paymentId,
-    processorIdempotencyKey: options.key ?? paymentId,
-    attemptNumber: options.attemptNumber ?? 1,
-    amount: { minor, currency: options.currency ?? 'ARS' },
-    externalReference: `order-${crypto.randomUUID()}`,
-    ...(options.description ? { description: options.description } : {}),
-  };
-}
-
-async function connectorError(promise: Promise<unknown>): Promise<ConnectorError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConnectorError);
-    return error as ConnectorError;
-  }
-  throw new Error('expected a ConnectorError');
-}
+const ctx = (options: MpCtxOptions = {}) => mpCtx(sim, account, options);
+const qrCtx = (options: MpCtxOptions = {}) => ctx({ ...options, type: 'qr' });
+const payment = mpPayment;
+const lookup = mpLookup;
 
 const pos = mercadoPagoPosV1.adapter;
 const qr = mercadoPagoQrV1.adapter;
-
-const lookup = (ref: string | null, minor = 2500, currency = 'ARS') => ({ paymentId: 'pay_x', processorReference: ref, processorIdempotencyKey: 'pay_x', amount: { minor, currency } });
 
 const inbound = (n: SimNotification, headerOverrides: Record<string, string | null> = {}): InboundNotification => {
   const headers = new Headers(n.headers);
@@ -254,7 +224,7 @@ describe('createPayment: failures', () => {
   });
 
   it('an invalid access token is configuration_invalid, and the token is nowhere in the error', async () => {
-    const stranger: Ctx = { ...ctx(), credentials: { access_token: 'APP_USR-0000000000000000-000000-deadbeef-000000000', webhook_secret: account.webhookSecret } };
+    const stranger: MpCtx = { ...ctx(), credentials: { access_token: 'APP_USR-0000000000000000-000000-deadbeef-000000000', webhook_secret: account.webhookSecret } };
     const error = await connectorError(pos.createPayment(stranger, payment(2500)));
     expect(error).toMatchObject({ kind: 'configuration_invalid', processorCode: 'unauthorized' });
     expect(error.message).not.toContain('APP_USR');
@@ -513,28 +483,34 @@ describe('parseNotification', () => {
     expect(other.eventId).not.toBe(a.eventId);
   });
 
-  it('forged, stale, future, tampered or malformed signatures are refused', async () => {
+  it('forged, stale, future, tampered, malformed or missing signatures: not refused (Mercado Pago would retry forever), not trusted', async () => {
     const ref = await qrOrder();
-    const refused = async (n: InboundNotification) => expect((await connectorError(qr.parseNotification(qrCtx(), n))).kind).toBe('invalid_notification');
-    await refused(inbound(await sim.notification(ref, { kind: 'forged' })));
-    await refused(inbound(await sim.notification(ref, { kind: 'stale' })));
-    await refused(inbound(await sim.notification(ref, { ts: Math.floor(Date.now() / 1000) + 600 })));
+    const untrusted = async (n: InboundNotification) => {
+      const news = await qr.parseNotification(qrCtx(), n);
+      expect(news).toMatchObject({ resource: 'payment', processorReference: ref, status: null, trusted: false });
+      expect(news.eventId).toMatch(/^mp_unsigned_/);
+    };
+    await untrusted(inbound(await sim.notification(ref, { kind: 'forged' })));
+    await untrusted(inbound(await sim.notification(ref, { kind: 'stale' })));
+    await untrusted(inbound(await sim.notification(ref, { ts: Math.floor(Date.now() / 1000) + 600 })));
     // Mercado Pago lower-cases an alphanumeric data.id in the manifest; one signed as written does not verify.
-    await refused(inbound(await sim.notification(ref, { lowercaseIdInManifest: false })));
+    await untrusted(inbound(await sim.notification(ref, { lowercaseIdInManifest: false })));
     const good = await sim.notification(ref);
-    // The signature covers data.id and x-request-id: changing either breaks it.
-    const otherRef = await qrOrder();
-    await refused({ ...inbound(good), url: good.url.replace(ref, otherRef) });
-    await refused(inbound(good, { 'x-request-id': crypto.randomUUID() }));
+    // The signature covers x-request-id: changing it breaks it.
+    await untrusted(inbound(good, { 'x-request-id': crypto.randomUUID() }));
+    await untrusted(inbound(good, { 'x-signature': null }));
     for (const header of ['', 'garbage', 'ts=abc,v1=00', 'v1=00', `ts=${Math.floor(Date.now() / 1000)}`, `ts=${Math.floor(Date.now() / 1000)},v1=`]) {
-      await refused(inbound(good, { 'x-signature': header }));
+      await untrusted(inbound(good, { 'x-signature': header }));
     }
-    // A method holding another secret refuses it.
-    expect((await connectorError(qr.parseNotification(qrCtx({ secret: 'f'.repeat(64) }), inbound(good)))).kind).toBe('invalid_notification');
-    // The body may not name another order than the signed data.id.
+    // A method holding another secret does not trust it either.
+    expect((await qr.parseNotification(qrCtx({ secret: 'f'.repeat(64) }), inbound(good))).trusted).toBe(false);
+    // A signed data.id pointed at another order is untrusted news of that other order, nothing more.
+    const otherRef = await qrOrder();
+    expect(await qr.parseNotification(qrCtx(), { ...inbound(good), url: good.url.replace(ref, otherRef) })).toMatchObject({ processorReference: otherRef, trusted: false });
+    // A valid signature whose body names another order than the signed data.id is refused.
     const body = JSON.parse(good.rawBody);
     body.data.id = otherRef;
-    await refused({ ...inbound(good), rawBody: JSON.stringify(body) });
+    expect((await connectorError(qr.parseNotification(qrCtx(), { ...inbound(good), rawBody: JSON.stringify(body) }))).kind).toBe('invalid_notification');
   });
 
   it('accepts a ts in milliseconds and a notification without x-request-id (omitted from the manifest)', async () => {
@@ -585,6 +561,9 @@ describe('transformers: status tables', () => {
     ['created', null, 'pending'],
     ['at_terminal', null, 'pending'],
     ['action_required', 'waiting_payment', 'pending'],
+    ['action_required', 'check_on_terminal', 'pending'],
+    ['charged_back', 'charged_back', 'charged_back'],
+    ['charged_back', null, 'charged_back'],
     ['processing', 'in_process', 'processing'],
     ['processed', 'accredited', 'approved'],
     ['processed', 'partially_refunded', 'approved'],
@@ -607,7 +586,7 @@ describe('transformers: status tables', () => {
   });
 
   it('every status of the table is covered above; anything unknown is pending, never approved', () => {
-    expect(Object.keys(ORDER_STATUS_TABLE).sort()).toEqual(['action_required', 'at_terminal', 'cancelled', 'canceled', 'created', 'expired', 'failed', 'processed', 'processing', 'refunded'].sort());
+    expect(Object.keys(ORDER_STATUS_TABLE).sort()).toEqual(['action_required', 'at_terminal', 'cancelled', 'canceled', 'charged_back', 'created', 'expired', 'failed', 'processed', 'processing', 'refunded'].sort());
     for (const unknown of ['approved', 'accredited', 'PROCESSED', '', 'toString', '__proto__', 'constructor', 'partially_processed']) expect(mapOrderStatus(unknown, 'accredited')).toBe('pending');
     fc.assert(
       fc.property(fc.string(), fc.option(fc.string()), (status, detail) => {
@@ -645,6 +624,14 @@ describe('transformers: errors', () => {
     [409, 'create', { errors: [{ code: 'idempotency_key_already_used' }] }, 'unavailable', 'idempotency_key_already_used'],
     [409, 'refund', { errors: [{ code: 'idempotency_key_already_used' }] }, 'unavailable', 'idempotency_key_already_used'],
     [409, 'cancel', { errors: [{ code: 'order_cannot_be_canceled' }] }, 'declined', 'order_cannot_be_canceled'],
+    [402, 'create', { error: 'failed', message: 'x' }, 'declined', 'failed'],
+    [402, 'refund', { error: 'failed' }, 'declined', 'failed'],
+    [423, 'create', { error: 'resource_locked' }, 'timeout', 'resource_locked'],
+    [423, 'refund', { error: 'resource_locked' }, 'timeout', 'resource_locked'],
+    [423, 'cancel', { error: 'resource_locked' }, 'timeout', 'resource_locked'],
+    [423, 'lookup', { error: 'resource_locked' }, 'unavailable', 'resource_locked'],
+    [424, 'create', { error: 'failed_dependency' }, 'timeout', 'failed_dependency'],
+    [424, 'refund', null, 'timeout', 'http_424'],
     [422, 'refund', { errors: [{ code: 'insufficient_balance' }] }, 'declined', 'insufficient_balance'],
     [429, 'lookup', null, 'unavailable', 'http_429'],
     [500, 'create', 'not json at all', 'unavailable', 'http_500'],

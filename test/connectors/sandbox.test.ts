@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxPosV1, sandboxQrV1, SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
 import { ConnectorError, type ConnectorContext, type ConnectorVersion, type CreatePaymentInput, type Money } from '../../src/connectors/types.ts';
+import { connectorError } from '../helpers/connectors.ts';
 
 /** The sandbox adapter called directly, against every row of CONTRACT.md's sandbox table. */
 
@@ -20,15 +21,6 @@ function paymentInput(minor: number, options: { currency?: string; attemptNumber
   };
 }
 
-async function connectorError(promise: Promise<unknown>): Promise<ConnectorError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConnectorError);
-    return error as ConnectorError;
-  }
-  throw new Error('expected a ConnectorError');
-}
 
 /** CRC-16/CCITT-FALSE, as EMVCo requires for tag 63. */
 function crc16(text: string): string {
@@ -67,7 +59,21 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
     });
 
     it('gives the usual answer for any other ending', async () => {
-      for (const minor of [100, 1, 99, 150, 155, 1050, 12_345_600, 161]) expectUsual(version, await adapter.createPayment(ctx(), paymentInput(minor)));
+      for (const minor of [100, 1, 99, 150, 156, 1050, 12_345_600, 161]) expectUsual(version, await adapter.createPayment(ctx(), paymentInput(minor)));
+    });
+
+    it(type === 'pos' ? 'ending 55 → pending, waiting for a check at the terminal' : 'ending 55 → the usual answer', async () => {
+      const outcome = await adapter.createPayment(ctx(), paymentInput(1055));
+      if (type === 'pos') {
+        expect(outcome).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
+        // Asked again (reconciliation), the sandbox says the same: nothing settles it but the processor's news.
+        expect(await adapter.getPayment(ctx(), { paymentId: 'pay_x', processorReference: outcome.processorReference, processorIdempotencyKey: 'k', amount: { minor: 1055, currency: 'USD' } })).toMatchObject({
+          status: 'pending',
+          action: { type: 'check_terminal' },
+        });
+      } else {
+        expectUsual(version, outcome);
+      }
     });
 
     it('ending 00 → the usual answer, in every currency', async () => {

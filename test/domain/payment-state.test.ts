@@ -29,19 +29,21 @@ import {
 
 // CONTRACT.md "Transitions the seed leaves open", written out independently of the module's table.
 const EXPECTED: Record<PaymentStatus, PaymentStatus[]> = {
-  created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
-  pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
-  processing: ['approved', 'declined', 'failed', 'expired', 'canceled'],
-  approved: ['partially_refunded', 'refunded', 'canceled'],
-  partially_refunded: ['partially_refunded', 'refunded'],
+  created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
+  pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
+  processing: ['approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
+  approved: ['partially_refunded', 'refunded', 'canceled', 'charged_back'],
+  partially_refunded: ['partially_refunded', 'refunded', 'charged_back'],
   declined: [],
   failed: [],
   expired: [],
   canceled: [],
   refunded: [],
+  // A chargeback is final, and a refunded payment has nothing left to charge back.
+  charged_back: [],
 };
 
-const FINALS: PaymentStatus[] = ['declined', 'failed', 'expired', 'canceled', 'refunded'];
+const FINALS: PaymentStatus[] = ['declined', 'failed', 'expired', 'canceled', 'refunded', 'charged_back'];
 
 /** Guards that let through everything the table allows: no refund, unless `to` is a refund status. */
 function permissive(to: PaymentStatus): TransitionGuards {
@@ -184,6 +186,7 @@ describe('eventTypeFor', () => {
     ['canceled', 'payment.canceled'],
     ['partially_refunded', 'payment.refunded'],
     ['refunded', 'payment.refunded'],
+    ['charged_back', 'payment.charged_back'],
   ])('%s -> %s', (status, type) => {
     expect(eventTypeFor(status)).toBe(type);
   });
@@ -282,8 +285,9 @@ function step(model: Model, op: Operation): void {
       const outcome = paymentStatusAfterRefunds(model.amount, model.refunds);
       expect(outcome).not.toBeNull();
       const moved = applyTransition(model.payment, outcome!, now, guardsOf(model));
-      // A settled refund must always be expressible on the payment it was reserved against.
-      expect(moved.ok).toBe(true);
+      // A settled refund must always be expressible on the payment it was reserved against, unless a
+      // chargeback took the payment's money back meanwhile: that is final, and the refund settles alone.
+      expect(moved.ok).toBe(model.payment.status !== 'charged_back');
       if (moved.ok) model.payment = { status: moved.status, updatedAt: moved.updatedAt };
       return;
     }
@@ -299,12 +303,16 @@ function checkInvariants(before: Model, after: Model): void {
   // A repeatable step (another partial refund) still counts as a change and moves updatedAt on.
   const approvedBefore = approvedRefundTotal(before.refunds);
   const approvedAfter = approvedRefundTotal(after.refunds);
-  if (approvedAfter !== approvedBefore) expect(payment.updatedAt).toBeGreaterThan(before.payment.updatedAt);
+  // (Not after a chargeback: the payment is final, and a refund still in flight settles alone.)
+  if (approvedAfter !== approvedBefore && payment.status !== 'charged_back') expect(payment.updatedAt).toBeGreaterThan(before.payment.updatedAt);
 
   expect(approvedAfter + reservedRefundTotal(after.refunds)).toBeLessThanOrEqual(after.amount);
   expect(refundableBalance(after.amount, after.refunds)).toBeGreaterThanOrEqual(0);
-  expect(payment.status === 'refunded').toBe(approvedAfter === after.amount);
-  expect(payment.status === 'partially_refunded').toBe(approvedAfter > 0 && approvedAfter < after.amount);
+  // A chargeback is final whatever refunds settle after it; otherwise the status follows the ledger.
+  if (payment.status !== 'charged_back') {
+    expect(payment.status === 'refunded').toBe(approvedAfter === after.amount);
+    expect(payment.status === 'partially_refunded').toBe(approvedAfter > 0 && approvedAfter < after.amount);
+  }
 
   after.refunds.forEach((refund, i) => {
     const previous = before.refunds[i];
@@ -317,7 +325,7 @@ function checkInvariants(before: Model, after: Model): void {
     else if (refund.status !== previous.status) expect(refund.updatedAt).toBeGreaterThan(previous.updatedAt);
   });
   // Refunds exist only for payments that were approved, which nothing but a refund leaves.
-  if (after.refunds.length > 0) expect(['approved', 'partially_refunded', 'refunded']).toContain(payment.status);
+  if (after.refunds.length > 0) expect(['approved', 'partially_refunded', 'refunded', 'charged_back']).toContain(payment.status);
 }
 
 describe('state machine properties', () => {

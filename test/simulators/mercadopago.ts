@@ -1,3 +1,6 @@
+import type { OrderResponse, PaymentResponse, RefundResponse, ChargebackResponse, TransactionsResponse } from 'mercadopago/dist/clients/order/commonTypes';
+import type { UserResponse } from 'mercadopago/dist/clients/user/get/types';
+import { SignatureFailureReason, WebhookSignatureValidator } from 'mercadopago/dist/utils/webhook/index.js';
 import { formatAmount, parseAmount } from '../../src/domain/money.ts';
 import { bytesToHex, hmacSha256 } from '../../src/lib/encoding.ts';
 
@@ -11,14 +14,92 @@ import { bytesToHex, hmacSha256 } from '../../src/lib/encoding.ts';
  * Amounts drive outcomes like the sandbox (CONTRACT.md), by the last two digits of the minor units:
  * 51 → Point order declined (failed / rejected_by_issuer), QR as usual (decline later through `decline`);
  * 52 → the first request with a key is processed but its answer lost (a TimeoutError is thrown at once);
- * 53 → the first request with a key answers 503 and does nothing; 54 → order failed (processing_error).
+ * 53 → the first request with a key answers 503 and does nothing; 54 → order failed (processing_error);
+ * 55 → a Point order the terminal could not settle (`action_required` / `check_on_terminal`).
  * Point orders complete at once (processed) unless declined: the terminal is simulated. A refund of an
  * amount ending in 61 is rejected. Switches in `faults` force the other cases.
+ *
+ * The oracle is the official SDK (mercadopago 3.6.1): every answer is a complete object of its Orders
+ * types (`OrderResponse`, `PaymentResponse`, `RefundResponse`, `ChargebackResponse`), every status the
+ * Orders API documents can be produced (`setStatus`), every documented error status (`faults.errorNext`),
+ * amounts in the formats Mercado Pago may write (`faults.amountFormat`), and every signed notification is
+ * checked by the SDK's own `WebhookSignatureValidator` before it is handed out.
  *
  * `fetch` is fetch-compatible: inject it as `ctx.fetch`, or route `globalThis.fetch` to it.
  */
 
 export const MP_BASE = 'https://api.mercadopago.com';
+
+/** Every field of `T` present (a complete object of the SDK type, as the API answers for these orders). */
+type Complete<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
+export type SimPaymentJson = Complete<Pick<PaymentResponse, 'id' | 'amount' | 'paid_amount' | 'reference_id' | 'status' | 'status_detail' | 'payment_method'>>;
+export type SimRefundJson = Complete<Pick<RefundResponse, 'id' | 'transaction_id' | 'reference_id' | 'amount' | 'status'>>;
+export type SimChargebackJson = Complete<Pick<ChargebackResponse, 'id' | 'transaction_id' | 'case_id' | 'status' | 'references'>>;
+/** The order as the Orders API answers it for `qr` and `point` orders (the online-only fields absent). */
+export type SimOrderJson = Complete<
+  Pick<
+    OrderResponse,
+    | 'id'
+    | 'type'
+    | 'processing_mode'
+    | 'external_reference'
+    | 'total_amount'
+    | 'total_paid_amount'
+    | 'country_code'
+    | 'user_id'
+    | 'status'
+    | 'status_detail'
+    | 'currency'
+    | 'created_date'
+    | 'last_updated_date'
+    | 'integration_data'
+  >
+> &
+  Pick<OrderResponse, 'description' | 'expiration_time'> & {
+  transactions: Complete<Pick<TransactionsResponse, 'payments'>> & { refunds?: SimRefundJson[]; chargebacks?: SimChargebackJson[] };
+  /** `config.qr` / `config.point`: documented by the Orders API reference, absent from the SDK's `Config`. */
+  config: OrderResponse['config'] & { qr?: Record<string, unknown>; point?: Record<string, unknown> };
+  type_response?: Complete<NonNullable<OrderResponse['type_response']>>;
+};
+
+/**
+ * Every order `status` / `status_detail` pair the Orders API documents for QR and Point orders
+ * (NOTES.md names the pages), so a test can put an order in any of them.
+ */
+export const DOCUMENTED_ORDER_STATES: readonly { status: string; detail: string; payment: { status: string; status_detail: string } }[] = [
+  { status: 'created', detail: 'created', payment: { status: 'created', status_detail: 'ready_to_process' } },
+  { status: 'at_terminal', detail: 'at_terminal', payment: { status: 'at_terminal', status_detail: 'at_terminal' } },
+  { status: 'processing', detail: 'in_process', payment: { status: 'processing', status_detail: 'in_process' } },
+  { status: 'action_required', detail: 'check_on_terminal', payment: { status: 'action_required', status_detail: 'check_on_terminal' } },
+  { status: 'action_required', detail: 'waiting_payment', payment: { status: 'action_required', status_detail: 'waiting_payment' } },
+  { status: 'processed', detail: 'accredited', payment: { status: 'processed', status_detail: 'accredited' } },
+  { status: 'processed', detail: 'processed', payment: { status: 'processed', status_detail: 'accredited' } },
+  { status: 'processed', detail: 'partially_refunded', payment: { status: 'processed', status_detail: 'partially_refunded' } },
+  { status: 'refunded', detail: 'refunded', payment: { status: 'refunded', status_detail: 'refunded' } },
+  { status: 'canceled', detail: 'canceled', payment: { status: 'canceled', status_detail: 'canceled' } },
+  { status: 'expired', detail: 'expired', payment: { status: 'expired', status_detail: 'expired' } },
+  { status: 'failed', detail: 'failed', payment: { status: 'failed', status_detail: 'rejected_by_issuer' } },
+  { status: 'failed', detail: 'processing_error', payment: { status: 'failed', status_detail: 'processing_error' } },
+  { status: 'charged_back', detail: 'charged_back', payment: { status: 'charged_back', status_detail: 'charged_back' } },
+];
+
+/** The HTTP error statuses Mercado Pago's SDKs and the Orders API document, with a code of each. */
+export const DOCUMENTED_ERRORS: readonly { status: number; code: string }[] = [
+  { status: 400, code: 'property_value' },
+  { status: 401, code: 'unauthorized' },
+  { status: 402, code: 'failed' },
+  { status: 403, code: 'forbidden' },
+  { status: 404, code: 'order_not_found' },
+  { status: 409, code: 'cannot_cancel_order' },
+  { status: 422, code: 'unprocessable_entity' },
+  { status: 423, code: 'resource_locked' },
+  { status: 424, code: 'failed_dependency' },
+  { status: 429, code: 'too_many_requests' },
+  { status: 500, code: 'internal_error' },
+  { status: 502, code: 'bad_gateway' },
+  { status: 503, code: 'service_unavailable' },
+  { status: 504, code: 'gateway_timeout' },
+];
 const SITE_OF: Record<string, { site: string; country: string; numeric: string; code: string }> = {
   ARS: { site: 'MLA', country: 'AR', numeric: '032', code: 'ARG' },
   BRL: { site: 'MLB', country: 'BR', numeric: '986', code: 'BRA' },
@@ -48,6 +129,13 @@ export interface SimPayment {
   status_detail: string;
 }
 
+export interface SimChargeback {
+  id: string;
+  transaction_id: string;
+  case_id: string;
+  status: string;
+}
+
 export interface SimRefund {
   id: string;
   transaction_id: string;
@@ -72,6 +160,7 @@ export interface SimOrder {
   qrData: string | undefined;
   payment: SimPayment;
   refunds: SimRefund[];
+  chargebacks: SimChargeback[];
   version: number;
   createdDate: string;
   lastUpdatedDate: string;
@@ -100,7 +189,7 @@ export interface SimEvent {
   data: Record<string, unknown>;
 }
 
-export type NotificationKind = 'signed' | 'forged' | 'stale' | 'unsigned' | 'altered_body';
+export type NotificationKind = 'signed' | 'forged' | 'stale' | 'unsigned' | 'altered_body' | 'qr_unsigned' | 'signed_without_query_id';
 
 export interface Faults {
   /** The next N requests throw a TimeoutError before reaching the API (nothing happens). */
@@ -121,6 +210,13 @@ export interface Faults {
   qrData: string | null;
   /** Fetch itself fails (DNS, TLS, connection reset): a TypeError. */
   networkError: boolean;
+  /** The next `count` requests (of `method` only, when given) answer this HTTP error (nothing happens). */
+  errorNext: { status: number; code: string; count: number; method?: 'GET' | 'POST' } | null;
+  /**
+   * How amounts are written in answers: `canonical` with the currency's digits ("10.50", CLP "1500");
+   * `padded` with two more zeros ("10.5000", CLP "1500.00"); `short` without trailing zeros ("10.5", "10").
+   */
+  amountFormat: 'canonical' | 'padded' | 'short';
 }
 
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
@@ -170,17 +266,28 @@ export class MercadoPagoSimulator {
   readonly requests: SimRequest[] = [];
   /** Events Mercado Pago notifies (each state change adds one), with the order as it was then. */
   readonly events: SimEvent[] = [];
-  readonly faults: Faults = {
-    timeoutNext: 0,
-    unavailableNext: 0,
-    rateLimitNext: 0,
-    invalidToken: false,
-    declineAll: false,
-    pointWaitsAtTerminal: false,
-    refundsProcessing: false,
-    qrData: null,
-    networkError: false,
-  };
+  readonly faults: Faults = MercadoPagoSimulator.noFaults();
+
+  static noFaults(): Faults {
+    return {
+      timeoutNext: 0,
+      unavailableNext: 0,
+      rateLimitNext: 0,
+      invalidToken: false,
+      declineAll: false,
+      pointWaitsAtTerminal: false,
+      refundsProcessing: false,
+      qrData: null,
+      networkError: false,
+      errorNext: null,
+      amountFormat: 'canonical',
+    };
+  }
+
+  /** Back to a well-behaved Mercado Pago (the accounts and orders stay). */
+  resetFaults() {
+    Object.assign(this.faults, MercadoPagoSimulator.noFaults());
+  }
   private readonly idempotency = new Map<string, { fingerprint: string; status: number; body: string }>();
   private readonly seenKeys = new Set<string>();
   private readonly now: () => number;
@@ -240,6 +347,11 @@ export class MercadoPagoSimulator {
       this.faults.unavailableNext--;
       return mpError(503, 'service_unavailable', 'Service temporarily unavailable. Internal trace 7f3a: upstream pool exhausted.');
     }
+    if (this.faults.errorNext && this.faults.errorNext.count > 0 && (!this.faults.errorNext.method || this.faults.errorNext.method === request.method)) {
+      const { status, code } = this.faults.errorNext;
+      if (--this.faults.errorNext.count === 0) this.faults.errorNext = null;
+      return mpError(status, code, `Simulated ${status}.`);
+    }
     if (this.faults.rateLimitNext > 0) {
       this.faults.rateLimitNext--;
       return mpError(429, 'too_many_requests', 'Too many requests.');
@@ -254,7 +366,7 @@ export class MercadoPagoSimulator {
     const path = url.pathname;
     if (request.method === 'GET' && path === '/users/me') {
       const site = SITE_OF[account.currency]!;
-      return json(200, { id: account.userId, nickname: 'TESTUSER', site_id: site.site, country_id: site.country, email: 'test_user@testuser.com' });
+      return json(200, { id: account.userId, nickname: 'TESTUSER', site_id: site.site, country_id: site.country, email: 'test_user@testuser.com' } satisfies Omit<UserResponse, 'api_response'>);
     }
 
     const orderMatch = /^\/v1\/orders(?:\/([^/]+)(?:\/(cancel|refund))?)?$/.exec(path);
@@ -352,6 +464,7 @@ export class MercadoPagoSimulator {
       qrData: undefined,
       payment: { id: `PAY${ulid()}`, amount: formatAmount(totalMinor, account.currency), status: 'created', status_detail: 'ready_to_process' },
       refunds: [],
+      chargebacks: [],
       version: 1,
       createdDate: now,
       lastUpdatedDate: now,
@@ -361,6 +474,7 @@ export class MercadoPagoSimulator {
       this.move(order, 'failed', 'processing_error', { status: 'failed', status_detail: 'processing_error' }, false);
     } else if (order.type === 'point') {
       if (rule === 51 || this.faults.declineAll) this.move(order, 'failed', 'failed', { status: 'failed', status_detail: 'rejected_by_issuer' }, false);
+      else if (rule === 55) this.move(order, 'action_required', 'check_on_terminal', { status: 'action_required', status_detail: 'check_on_terminal' }, false);
       else if (this.faults.pointWaitsAtTerminal) this.move(order, 'at_terminal', 'at_terminal', { status: 'created', status_detail: 'ready_to_process' }, false);
       else this.move(order, 'processed', 'accredited', { status: 'processed', status_detail: 'accredited' }, false);
     } else {
@@ -419,29 +533,59 @@ export class MercadoPagoSimulator {
     if (notify) this.events.push({ orderId: order.id, action, data: this.notificationData(order) });
   }
 
-  private notificationData(order: SimOrder): Record<string, unknown> {
+  /** An amount as `faults.amountFormat` writes it. */
+  private written(text: string): string {
+    if (this.faults.amountFormat === 'padded') return text.includes('.') ? `${text}00` : `${text}.00`;
+    if (this.faults.amountFormat === 'short') return text.includes('.') ? text.replace(/\.?0+$/, '') : text;
+    return text;
+  }
+
+  private transactionsJson(order: SimOrder): SimOrderJson['transactions'] {
+    const payment: SimPaymentJson = {
+      id: order.payment.id,
+      reference_id: order.payment.id.slice(3, 15),
+      amount: this.written(order.payment.amount),
+      paid_amount: this.written(order.status === 'processed' || order.status === 'refunded' || order.status === 'charged_back' ? order.payment.amount : formatAmount(0, order.currency)),
+      status: order.payment.status,
+      status_detail: order.payment.status_detail,
+      payment_method: order.type === 'point' ? { id: 'master', type: 'credit_card', installments: 1 } : { id: 'account_money', type: 'account_money', installments: 1 },
+    };
     return {
-      id: order.id,
-      external_reference: order.externalReference,
-      status: order.status,
-      status_detail: order.statusDetail,
-      total_paid_amount: order.status === 'processed' || order.status === 'refunded' ? order.totalAmount : formatAmount(0, order.currency),
-      type: order.type,
-      version: order.version,
-      transactions: { payments: [{ ...order.payment }], ...(order.refunds.length ? { refunds: order.refunds.map((r) => ({ ...r })) } : {}) },
+      payments: [payment],
+      ...(order.refunds.length
+        ? { refunds: order.refunds.map((r): SimRefundJson => ({ id: r.id, transaction_id: r.transaction_id, reference_id: r.reference_id, amount: this.written(r.amount), status: r.status })) }
+        : {}),
+      ...(order.chargebacks.length
+        ? { chargebacks: order.chargebacks.map((c): SimChargebackJson => ({ id: c.id, transaction_id: c.transaction_id, case_id: c.case_id, status: c.status, references: [c.case_id] })) }
+        : {}),
     };
   }
 
-  /** The order as the API answers it. */
-  orderJson(order: SimOrder): Record<string, unknown> {
+  private notificationData(order: SimOrder): Record<string, unknown> {
+    const full = this.orderJson(order);
+    return {
+      id: full.id,
+      external_reference: full.external_reference,
+      status: full.status,
+      status_detail: full.status_detail,
+      total_paid_amount: full.total_paid_amount,
+      type: full.type,
+      version: order.version,
+      transactions: full.transactions,
+    };
+  }
+
+  /** The order as the API answers it: a complete `OrderResponse` of a `qr` or `point` order. */
+  orderJson(order: SimOrder): SimOrderJson {
+    const paid = order.status === 'processed' || order.status === 'refunded' || order.status === 'charged_back';
     return {
       id: order.id,
       type: order.type,
       processing_mode: 'automatic',
       external_reference: order.externalReference,
       ...(order.description !== undefined ? { description: order.description } : {}),
-      total_amount: order.totalAmount,
-      ...(order.status === 'processed' || order.status === 'refunded' ? { total_paid_amount: order.totalAmount } : {}),
+      total_amount: this.written(order.totalAmount),
+      total_paid_amount: this.written(paid ? order.totalAmount : formatAmount(0, order.currency)),
       country_code: SITE_OF[order.currency]!.code,
       user_id: String(this.accounts.get(order.token)?.userId ?? 0),
       status: order.status,
@@ -450,11 +594,8 @@ export class MercadoPagoSimulator {
       created_date: order.createdDate,
       last_updated_date: order.lastUpdatedDate,
       ...(order.expirationTime ? { expiration_time: order.expirationTime } : {}),
-      integration_data: { application_id: '1234567890123456' },
-      transactions: {
-        payments: [{ ...order.payment, ...(order.type === 'point' ? { payment_method: { type: 'credit_card', installments: 1 } } : {}) }],
-        ...(order.refunds.length ? { refunds: order.refunds.map((r) => ({ ...r })) } : {}),
-      },
+      integration_data: { application_id: '1234567890123456', corporation_id: '', integrator_id: '', platform_id: '', sponsor: { id: '' } },
+      transactions: this.transactionsJson(order),
       config: order.config,
       ...(order.type === 'qr' && order.qrData ? { type_response: { qr_data: order.qrData } } : {}),
     };
@@ -485,6 +626,24 @@ export class MercadoPagoSimulator {
 
   expire(orderId: string) {
     this.move(this.order(orderId), 'expired', 'expired', { status: 'expired', status_detail: 'expired' });
+  }
+
+  /** Puts the order in any documented state (`DOCUMENTED_ORDER_STATES`), notifying it. */
+  setStatus(orderId: string, state: (typeof DOCUMENTED_ORDER_STATES)[number]) {
+    this.move(this.order(orderId), state.status, state.detail, state.payment);
+  }
+
+  /** The terminal could not settle the Point payment: `action_required` / `check_on_terminal`, notified. */
+  actionRequired(orderId: string) {
+    this.move(this.order(orderId), 'action_required', 'check_on_terminal', { status: 'action_required', status_detail: 'check_on_terminal' });
+  }
+
+  /** The payer's bank charged a processed order back: a chargeback on its payment, notified. */
+  chargeBack(orderId: string) {
+    const order = this.order(orderId);
+    if (order.status !== 'processed') throw new Error(`simulator: a ${order.status} order cannot be charged back`);
+    order.chargebacks.push({ id: `CHB${ulid()}`, transaction_id: order.payment.id, case_id: String(Math.floor(Math.random() * 1e10)), status: 'opened' });
+    this.move(order, 'charged_back', 'charged_back', { status: 'charged_back', status_detail: 'charged_back' });
   }
 
   /** A refund that was `processing` completes (or is rejected). */
@@ -521,13 +680,21 @@ export class MercadoPagoSimulator {
     const account = this.accounts.get(order.token)!;
     const kind = options.kind ?? 'signed';
     const base = new URL(account.notificationUrl);
+    if (kind === 'qr_unsigned') {
+      // QR notifications are not signed (the SDKs' WebhookSignatureValidator says so): the webhook's
+      // usual query string and body, no x-signature.
+      base.searchParams.set('data.id', order.id);
+      base.searchParams.set('type', 'order');
+      const rawBody = JSON.stringify({ action: `order.${order.status}`, api_version: 'v1', type: 'order', live_mode: false, user_id: String(account.userId), data: this.notificationData(order) });
+      return { url: base.toString(), path: base.pathname + base.search, headers: { 'content-type': 'application/json', 'x-request-id': crypto.randomUUID() }, rawBody };
+    }
     if (kind === 'unsigned') {
       base.searchParams.set('id', order.id);
       base.searchParams.set('topic', 'order');
       const rawBody = JSON.stringify({ resource: `${MP_BASE}/v1/orders/${order.id}`, topic: 'order' });
       return { url: base.toString(), path: base.pathname + base.search, headers: { 'content-type': 'application/json' }, rawBody };
     }
-    base.searchParams.set('data.id', order.id);
+    if (kind !== 'signed_without_query_id') base.searchParams.set('data.id', order.id);
     base.searchParams.set('type', 'order');
     const action = options.event?.action ?? `order.${order.status}`;
     const data = { ...(options.event?.data ?? this.notificationData(order)) };
@@ -545,11 +712,45 @@ export class MercadoPagoSimulator {
     const ts = options.ts ?? (kind === 'stale' ? Math.floor(this.now() / 1000) - 600 : Math.floor(this.now() / 1000));
     const requestId = options.requestId === undefined ? crypto.randomUUID() : options.requestId;
     const secret = kind === 'forged' ? bytesToHex(crypto.getRandomValues(new Uint8Array(32))) : account.webhookSecret;
-    const id = options.lowercaseIdInManifest === false ? order.id : order.id.toLowerCase();
-    const manifest = `id:${id};${requestId !== null ? `request-id:${requestId};` : ''}ts:${ts};`;
+    // The documented manifest: `id:{data.id of the query, lower-cased when alphanumeric};request-id:…;ts:…;`,
+    // a part the notification lacks left out (here `id` when the query has no data.id).
+    const manifestId = kind === 'signed_without_query_id' ? null : options.lowercaseIdInManifest === false ? order.id : order.id.toLowerCase();
+    const manifest = `${manifestId !== null ? `id:${manifestId};` : ''}${requestId !== null ? `request-id:${requestId};` : ''}ts:${ts};`;
     const v1 = bytesToHex(await hmacSha256(secret, manifest));
     const headers: Record<string, string> = { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}` };
     if (requestId !== null) headers['x-request-id'] = requestId;
+    this.checkWithSdk(kind, headers, manifestId, account.webhookSecret, ts, options.lowercaseIdInManifest === false);
     return { url: base.toString(), path: base.pathname + base.search, headers, rawBody };
+  }
+
+  /**
+   * The official validator (mercadopago's `WebhookSignatureValidator`) must agree with what this
+   * notification claims to be: a correctly signed one validates (its `dataId` lower-cased, as the docs
+   * tell integrators to pass it), a forged one is a mismatch, a stale one out of tolerance.
+   */
+  private checkWithSdk(kind: NotificationKind, headers: Record<string, string>, dataId: string | null, secret: string, ts: number, mixedCaseId: boolean) {
+    const validate = () =>
+      WebhookSignatureValidator.validate({
+        xSignature: headers['x-signature'],
+        xRequestId: headers['x-request-id'],
+        dataId: dataId ?? undefined,
+        secret,
+        toleranceSeconds: 300,
+        now: this.now,
+      });
+    const failure = (() => {
+      try {
+        validate();
+        return null;
+      } catch (error) {
+        return (error as { reason?: SignatureFailureReason }).reason ?? 'error';
+      }
+    })();
+    const expected: SignatureFailureReason | null =
+      kind === 'forged' ? SignatureFailureReason.SignatureMismatch : kind === 'stale' ? SignatureFailureReason.TimestampOutOfTolerance : null;
+    // A manifest with the id as written (not lower-cased) is a deliberate misstep of tests; the SDK is told the same id.
+    if (!mixedCaseId && failure !== expected && !(Math.abs(ts * 1000 - this.now()) > 300_000 && kind !== 'stale')) {
+      throw new Error(`simulator: the SDK's validator says ${failure ?? 'valid'} of a ${kind} notification`);
+    }
   }
 }

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { sha256Hex } from '../../lib/encoding.ts';
 import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import type { RefundRequest } from 'mercadopago/dist/clients/order/refund/types';
 import {
   buildOrderRequest,
   buildRefundRequest,
@@ -25,6 +26,7 @@ import {
   refundIdOf,
   signatureManifest,
   verifySignature,
+  type InPersonOrderRequest,
   type MercadoPagoOperation,
   type MercadoPagoOrderRefund,
 } from './transformers.ts';
@@ -83,8 +85,13 @@ function checkCredentials(ctx: Ctx) {
 
 interface CallOptions {
   operation: MercadoPagoOperation;
-  body?: unknown;
+  body?: InPersonOrderRequest | RefundRequest;
   idempotencyKey?: string;
+  /**
+   * A 402 ("transaction processing error") that carries the order is the order's answer: its failed
+   * payment says whether it was a decline, and the order id is kept.
+   */
+  orderOn402?: boolean;
 }
 
 /** One request to the fixed base URL; anything but a 2xx becomes a `ConnectorError` without its payload. */
@@ -115,6 +122,7 @@ async function mpCall(ctx: Ctx, method: 'GET' | 'POST', path: string, options: C
   } catch {
     json = null;
   }
+  if (status === 402 && options.orderOn402 && MercadoPagoOrder.safeParse(json).success) return json;
   if (status < 200 || status > 299) throw normalizeHttpError(options.operation, status, json);
   return json;
 }
@@ -151,23 +159,18 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
     async createPayment(ctx, input) {
       checkCredentials(ctx);
       const config = ctx.configuration ?? {};
-      if (channel === 'qr' && !config.external_pos_id) {
-        throw new ConnectorError('configuration_invalid', 'A Mercado Pago QR payment needs configuration.external_pos_id.', 'missing_external_pos_id');
-      }
-      if (channel === 'pos' && !config.terminal_id) {
-        throw new ConnectorError('configuration_invalid', 'A Mercado Pago Point payment needs configuration.terminal_id.', 'missing_terminal_id');
-      }
-      const currency = await accountCurrency(ctx);
-      if (currency !== input.amount.currency) {
-        throw new ConnectorError('configuration_invalid', `This Mercado Pago account charges in ${currency ?? 'another currency'}, not ${input.amount.currency}.`, 'currency_mismatch');
-      }
+      // Built (and its configuration checked) before anything is sent.
       const body = buildOrderRequest(channel, input, {
         ...(config.external_pos_id ? { externalPosId: config.external_pos_id } : {}),
         ...(config.terminal_id ? { terminalId: config.terminal_id } : {}),
         ...(typeof config.qr_ttl_seconds === 'number' ? { qrTtlSeconds: config.qr_ttl_seconds } : {}),
       });
+      const currency = await accountCurrency(ctx);
+      if (currency !== input.amount.currency) {
+        throw new ConnectorError('configuration_invalid', `This Mercado Pago account charges in ${currency ?? 'another currency'}, not ${input.amount.currency}.`, 'currency_mismatch');
+      }
       const key = await processorIdempotencyKey('order', input.processorIdempotencyKey);
-      return outcome(parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', '/v1/orders', { operation: 'create', body, idempotencyKey: key })));
+      return outcome(parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', '/v1/orders', { operation: 'create', body, idempotencyKey: key, orderOn402: true })));
     },
 
     async getPayment(ctx, input) {
@@ -193,6 +196,10 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
           return voidOrder(ctx, order, input.processorIdempotencyKey);
         case 'pending':
         case 'processing': {
+          // Only someone at the terminal can settle it; Mercado Pago refuses to cancel it (409), so it is not asked.
+          if (current.action.type === 'check_terminal') {
+            throw new ConnectorError('declined', 'The Point order awaits a check at the terminal; Mercado Pago cannot cancel it.', 'action_required');
+          }
           const key = await processorIdempotencyKey('cancel', input.processorIdempotencyKey);
           const canceled = parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', orderPath(order.id, '/cancel'), { operation: 'cancel', idempotencyKey: key }));
           return outcome(canceled);
@@ -247,40 +254,43 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
       const body = parseNotificationBody(input.rawBody);
       const queryDataId = url.searchParams.get('data.id');
       const signature = input.headers.get('x-signature');
+      const requestId = input.headers.get('x-request-id');
+      // Only `data.id` of the query string, `x-request-id` and `ts` are signed. Anything less is news
+      // nobody vouches for: Mercado Pago's SDKs say QR notifications are not signed at all, so refusing
+      // them would make Mercado Pago retry forever. It is accepted untrusted: only an id is taken, and
+      // the core reads the order from Mercado Pago instead of believing anything here.
+      const check =
+        signature === null || queryDataId === null || queryDataId.length > 256 || (requestId !== null && !/^[\x21-\x7e]{1,256}$/.test(requestId))
+          ? null
+          : await verifySignature(ctx.credentials.webhook_secret, signature, { dataId: queryDataId, requestId }, Date.now());
+      const refundId = refundIdOf(body);
+      const bodyId = body.data?.id;
 
-      if (signature === null) {
-        // Unsigned news (IPN-style `?topic=…&id=…`, which Mercado Pago does not sign): only the id is
-        // used, and the core reads the order from Mercado Pago instead of believing anything here. Its
-        // event id is unique, so nobody can use unsigned news to pre-empt a real event's id.
+      if (!check?.ok) {
         const id =
           notificationId(queryDataId) ??
           notificationId(url.searchParams.get('id')) ??
-          notificationId(body.data?.id) ??
+          notificationId(bodyId) ??
           notificationId(body.resource?.split('/').pop());
         if (!id) throw invalid('The notification names no resource.');
-        return { eventId: `mp_unsigned_${crypto.randomUUID()}`, resource: 'payment', processorReference: id, status: null, trusted: false };
+        // A unique event id: nobody can use unsigned news to pre-empt a real event's id.
+        const eventId = `mp_unsigned_${crypto.randomUUID()}`;
+        if (refundId) return { eventId, resource: 'refund', processorReference: refundId, status: null, trusted: false };
+        return { eventId, resource: 'payment', processorReference: id, status: null, trusted: false };
       }
 
-      const requestId = input.headers.get('x-request-id');
-      if (requestId !== null && !/^[\x21-\x7e]{1,256}$/.test(requestId)) throw invalid('The notification’s x-request-id is not understood.');
-      if (queryDataId !== null && queryDataId.length > 256) throw invalid('The notification’s data.id is not understood.');
-      const check = await verifySignature(ctx.credentials.webhook_secret, signature, { dataId: queryDataId, requestId }, Date.now());
-      if (!check.ok) throw invalid(check.reason === 'stale' ? 'The notification signature is too old or too new.' : 'The notification signature does not verify.');
-
-      // Only `data.id`, `x-request-id` and `ts` are signed, not the body: the body may route the news
-      // (order or refund) but its status is never believed. `status: null` makes the core read the
-      // order from Mercado Pago, so a replayed signature with an altered body can change nothing.
-      const bodyId = body.data?.id;
-      if (queryDataId !== null && bodyId != null && String(bodyId).toLowerCase() !== queryDataId.toLowerCase()) {
+      // The body may route the news (order or refund) but its status is never believed. `status: null`
+      // makes the core read the order from Mercado Pago, so a replayed signature with an altered body
+      // can change nothing.
+      if (bodyId != null && String(bodyId).toLowerCase() !== queryDataId!.toLowerCase()) {
         throw invalid('The notification body names another resource than the signed data.id.');
       }
-      const orderId = notificationId(queryDataId) ?? notificationId(bodyId);
+      const orderId = notificationId(queryDataId);
       if (!orderId) throw invalid('The notification names no order.');
       // The event id is the signed triple: a redelivery of the same notification is a duplicate, and no
       // one without the secret can produce another notification's id.
-      const { ts } = parseSignatureHeader(signature)!;
+      const { ts } = parseSignatureHeader(signature!)!;
       const eventId = `mp_${(await sha256Hex(signatureManifest({ dataId: queryDataId, requestId, ts }))).slice(0, 40)}`;
-      const refundId = refundIdOf(body);
       if (refundId) return { eventId, resource: 'refund', processorReference: refundId, status: null, trusted: true };
       return { eventId, resource: 'payment', processorReference: orderId, status: null, trusted: true };
     },

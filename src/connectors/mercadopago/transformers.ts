@@ -1,8 +1,13 @@
 import { z } from '@hono/zod-openapi';
-import { formatAmount, MoneyError, parseAmount } from '../../domain/money.ts';
+import { formatAmount, minorUnits, MoneyError } from '../../domain/money.ts';
 import { bytesToHex, hmacSha256, sha256Hex, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import type { Channel, ConnectorErrorKind, CreatePaymentInput, Money, PaymentAction, PaymentOutcome, ProcessorPaymentStatus, ProcessorRefundStatus } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+// Type-only: the SDK is the oracle of every field sent or read, and nothing of it is bundled.
+import type { ChargebackResponse, OrderResponse, PaymentResponse, RefundResponse } from 'mercadopago/dist/clients/order/commonTypes';
+import type { CreateOrderConfig, CreateOrderRequest } from 'mercadopago/dist/clients/order/create/types';
+import type { RefundRequest } from 'mercadopago/dist/clients/order/refund/types';
+import type { UserResponse } from 'mercadopago/dist/clients/user/get/types';
 
 /**
  * Pure translations between our connector interface and Mercado Pago's Orders API
@@ -18,17 +23,18 @@ export const MERCADOPAGO_TIMEOUT_MS = 15_000;
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 // ---------------------------------------------------------------------------------------------------
-// Status tables
+// Status tables (NOTES.md names the source of every row)
 // ---------------------------------------------------------------------------------------------------
 
 /**
- * Order `status` → our payment status. `failed` is split by `status_detail` (see below); a status not in
- * this table is ambiguous and maps to `pending`, never to a final or approving status.
+ * Order `status` → our payment status. `failed` is split by `status_detail` and `action_required` by the
+ * channel and detail (see `mapOrder`); a status not in this table is ambiguous and maps to `pending`,
+ * never to a final or approving status.
  */
-export const ORDER_STATUS_TABLE: Readonly<Record<string, ProcessorPaymentStatus | 'by_status_detail'>> = {
+export const ORDER_STATUS_TABLE: Readonly<Record<string, ProcessorPaymentStatus | 'by_status_detail' | 'by_channel'>> = {
   created: 'pending',
   at_terminal: 'pending',
-  action_required: 'pending',
+  action_required: 'by_channel',
   processing: 'processing',
   processed: 'approved',
   // The payment succeeded; refunds of it are tracked by us as refunds.
@@ -37,7 +43,15 @@ export const ORDER_STATUS_TABLE: Readonly<Record<string, ProcessorPaymentStatus 
   cancelled: 'canceled',
   expired: 'expired',
   failed: 'by_status_detail',
+  // The payer's bank took the money back: never pending, never plain approved.
+  charged_back: 'charged_back',
 };
+
+/**
+ * `status_detail`s of `action_required` that wait for someone at the terminal: Mercado Pago's Point
+ * flow puts an order there after 40 s of processing and gives it no way out by itself.
+ */
+export const TERMINAL_CHECK_DETAILS: readonly string[] = ['check_on_terminal'];
 
 /** A `failed` order whose `status_detail` (or its payment's) says the payer's payment was refused is a decline. */
 export const DECLINE_STATUS_DETAILS: readonly string[] = [
@@ -55,6 +69,7 @@ export const DECLINE_STATUS_DETAILS: readonly string[] = [
   'required_call_for_authorize',
   'max_attempts_exceeded',
   'bad_filled_card_data',
+  'invalid_card_token',
 ];
 /** Any other detail starting with one of these is a decline too. */
 export const DECLINE_STATUS_DETAIL_PREFIXES: readonly string[] = ['rejected_', 'cc_rejected_'];
@@ -79,9 +94,17 @@ export function isDeclineDetail(detail: string | null | undefined): boolean {
   return DECLINE_STATUS_DETAILS.includes(detail) || DECLINE_STATUS_DETAIL_PREFIXES.some((prefix) => detail.startsWith(prefix));
 }
 
-export function mapOrderStatus(status: string, statusDetail?: string | null, paymentStatusDetail?: string | null): ProcessorPaymentStatus {
+/** Whether an order waits for a check at the terminal (Point `action_required`, or any `check_on_terminal`). */
+export function needsTerminalCheck(channel: Channel, status: string, statusDetail?: string | null): boolean {
+  if (status !== 'action_required') return false;
+  return channel === 'pos' || (statusDetail != null && TERMINAL_CHECK_DETAILS.includes(statusDetail));
+}
+
+export function mapOrderStatus(status: string, statusDetail?: string | null, paymentStatusDetail?: string | null, paymentStatus?: string | null): ProcessorPaymentStatus {
+  // A chargeback may be reported on the payment transaction while the order still says `processed`.
+  if (paymentStatus === 'charged_back' && (status === 'processed' || status === 'refunded')) return 'charged_back';
   const mapped = Object.hasOwn(ORDER_STATUS_TABLE, status) ? ORDER_STATUS_TABLE[status] : undefined;
-  if (mapped === undefined) return 'pending';
+  if (mapped === undefined || mapped === 'by_channel') return 'pending';
   if (mapped !== 'by_status_detail') return mapped;
   return isDeclineDetail(statusDetail) || isDeclineDetail(paymentStatusDetail) ? 'declined' : 'failed';
 }
@@ -92,46 +115,76 @@ export function mapRefundStatus(status: string | null | undefined): ProcessorRef
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Responses (only the fields we read; anything else is ignored)
+// Responses: only the fields we read, each checked at compile time against the SDK's own type
 // ---------------------------------------------------------------------------------------------------
+
+/**
+ * The paths at which `T` (what our schema reads) is not a field of `S` (the SDK's type) of a compatible
+ * type, at any depth; `never` when every field conforms. A misspelt or mistyped field in a schema below
+ * names itself in the `npm run typecheck` error. `null` is tolerated where the SDK says optional:
+ * the schemas accept both, as JSON may carry either.
+ */
+export type SdkMismatches<T, S, Path extends string = ''> = [T] extends [readonly (infer U)[]]
+  ? [S] extends [readonly (infer V)[]]
+    ? SdkMismatches<U, NonNullable<V>, `${Path}[]`>
+    : Path
+  : [T] extends [object]
+    ? { [K in keyof T & string]-?: K extends keyof S ? SdkMismatches<NonNullable<T[K]>, NonNullable<S[K]>, `${Path}.${K}`> : `${Path}.${K}` }[keyof T & string]
+    : [T] extends [S]
+      ? never
+      : Path;
+/** Compiles only when `T` is `never`: `ExpectConforms<SdkMismatches<Ours, Sdk>>`. */
+export type ExpectConforms<T extends never> = T;
 
 /** Identifiers we put into paths and our records: Mercado Pago's are like `ORD01J…`, `PAY01J…`, `REF01J…`. */
 const ProcessorId = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/);
 
-const OrderPayment = z.looseObject({
+const OrderPayment = z.object({
   id: ProcessorId,
-  amount: z.string().optional(),
-  status: z.string().max(64).optional(),
+  amount: z.string().max(32).nullish(),
+  status: z.string().max(64).nullish(),
   status_detail: z.string().max(64).nullish(),
 });
 
-const OrderRefund = z.looseObject({
+const OrderRefund = z.object({
   id: ProcessorId,
   transaction_id: z.string().max(128).nullish(),
   amount: z.string().max(32).nullish(),
   status: z.string().max(64).nullish(),
 });
 
-export const MercadoPagoOrder = z.looseObject({
+const OrderChargeback = z.object({
+  id: z.string().max(128).nullish(),
+  transaction_id: z.string().max(128).nullish(),
+  status: z.string().max(64).nullish(),
+});
+
+export const MercadoPagoOrder = z.object({
   id: ProcessorId,
-  type: z.string().max(32).optional(),
+  type: z.string().max(32).nullish(),
   status: z.string().min(1).max(64),
   status_detail: z.string().max(64).nullish(),
   currency: z.string().max(8).nullish(),
   total_amount: z.string().max(32).nullish(),
   external_reference: z.string().max(256).nullish(),
-  type_response: z.looseObject({ qr_data: z.string().max(4096).nullish() }).nullish(),
+  type_response: z.object({ qr_data: z.string().max(4096).nullish() }).nullish(),
   transactions: z
-    .looseObject({
+    .object({
       payments: z.array(OrderPayment).nullish(),
       refunds: z.array(OrderRefund).nullish(),
+      chargebacks: z.array(OrderChargeback).nullish(),
     })
     .nullish(),
 });
 export type MercadoPagoOrder = z.infer<typeof MercadoPagoOrder>;
 export type MercadoPagoOrderRefund = z.infer<typeof OrderRefund>;
+export type OrderConformsToSdk = ExpectConforms<SdkMismatches<MercadoPagoOrder, OrderResponse>>;
+export type PaymentConformsToSdk = ExpectConforms<SdkMismatches<z.infer<typeof OrderPayment>, PaymentResponse>>;
+export type RefundConformsToSdk = ExpectConforms<SdkMismatches<MercadoPagoOrderRefund, RefundResponse>>;
+export type ChargebackConformsToSdk = ExpectConforms<SdkMismatches<z.infer<typeof OrderChargeback>, ChargebackResponse>>;
 
-export const MercadoPagoUser = z.looseObject({ site_id: z.string().max(8) });
+export const MercadoPagoUser = z.object({ site_id: z.string().max(8) });
+export type UserConformsToSdk = ExpectConforms<SdkMismatches<z.infer<typeof MercadoPagoUser>, UserResponse>>;
 
 /** Mercado Pago's sites (`site_id` of GET /users/me) and their currency: an account charges in its own only. */
 export const SITE_CURRENCIES: Readonly<Record<string, string>> = {
@@ -160,10 +213,15 @@ export function processorStatusOf(order: Pick<MercadoPagoOrder, 'status' | 'stat
 
 export function orderToOutcome(channel: Channel, order: MercadoPagoOrder): PaymentOutcome {
   const payment = firstPayment(order);
-  const status = mapOrderStatus(order.status, order.status_detail, payment?.status_detail);
+  const status = mapOrderStatus(order.status, order.status_detail, payment?.status_detail, payment?.status);
   const qrData = order.type_response?.qr_data;
   // The code is shown exactly as Mercado Pago produced it: the buyer's app reads it, byte for byte.
-  const action: PaymentAction = channel === 'qr' && status === 'pending' && typeof qrData === 'string' && qrData.length > 0 ? { type: 'display_qr', qrData } : { type: 'none' };
+  const action: PaymentAction =
+    status === 'pending' && needsTerminalCheck(channel, order.status, order.status_detail)
+      ? { type: 'check_terminal' }
+      : channel === 'qr' && status === 'pending' && typeof qrData === 'string' && qrData.length > 0
+        ? { type: 'display_qr', qrData }
+        : { type: 'none' };
   const declineCode = status === 'declined' ? (isDeclineDetail(payment?.status_detail) ? payment?.status_detail : order.status_detail) : undefined;
   return {
     status,
@@ -174,15 +232,26 @@ export function orderToOutcome(channel: Channel, order: MercadoPagoOrder): Payme
   };
 }
 
-/** The amount of a decimal string of the order in `currency`'s minor units, or null when unreadable. */
+/**
+ * An amount Mercado Pago wrote, in `currency`'s minor units, or null when unreadable. Its formats vary
+ * ("1500", "1500.0", "1500.00" for CLP; "10.5" for ARS): digits beyond the currency's are accepted
+ * when they are zeros, never rounded away otherwise.
+ */
 export function minorOf(value: string | null | undefined, currency: string): number | null {
   if (typeof value !== 'string') return null;
+  const match = /^(\d{1,15})(?:\.(\d{1,12}))?$/.exec(value.trim());
+  if (!match) return null;
+  let digits: number;
   try {
-    return parseAmount(value, currency);
+    digits = minorUnits(currency);
   } catch (error) {
     if (error instanceof MoneyError) return null;
     throw error;
   }
+  const fraction = match[2] ?? '';
+  if (/[1-9]/.test(fraction.slice(digits))) return null;
+  const minor = Number(match[1]! + fraction.slice(0, digits).padEnd(digits, '0'));
+  return Number.isSafeInteger(minor) ? minor : null;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -204,6 +273,20 @@ export function isoDuration(seconds: number): string {
 export const DESCRIPTION_MAX = 150;
 
 /**
+ * `config.qr` and `config.point` of an in-person order: required by the Orders API reference for QR
+ * ("Create order", https://www.mercadopago.com/developers/en/reference/in-person-payments/qr-code/orders/create-order/post)
+ * and Point ("Create order", https://www.mercadopago.com/developers/en/reference/in-person-payments/point/orders/create-order/post),
+ * absent from the SDK's `CreateOrderConfig` (mercadopago 3.6.1, dist/clients/order/create/types.d.ts).
+ * The SDK type is extended with exactly these members, nothing else.
+ */
+export type InPersonOrderConfig = CreateOrderConfig & {
+  qr?: { external_pos_id: string; mode: 'static' | 'dynamic' | 'hybrid' };
+  point?: { terminal_id: string };
+};
+/** The create-order body we send: the SDK's `CreateOrderRequest` with the in-person `config` above. */
+export type InPersonOrderRequest = Omit<CreateOrderRequest, 'config'> & { config: InPersonOrderConfig };
+
+/**
  * POST /v1/orders. `external_reference` is our payment id (unique, stable across retries, and what a
  * notification or the dashboard shows); the merchant's own reference goes into `description`.
  */
@@ -211,7 +294,7 @@ export function buildOrderRequest(
   channel: Channel,
   input: Pick<CreatePaymentInput, 'paymentId' | 'amount' | 'externalReference' | 'description'>,
   configuration: { externalPosId?: string; terminalId?: string; qrTtlSeconds?: number },
-): Record<string, unknown> {
+): InPersonOrderRequest {
   const amount = amountString(input.amount);
   const description = (input.description ? `${input.externalReference}: ${input.description}` : input.externalReference).slice(0, DESCRIPTION_MAX);
   const common = {
@@ -219,23 +302,25 @@ export function buildOrderRequest(
     description,
     total_amount: amount,
     transactions: { payments: [{ amount }] },
-  };
+  } satisfies CreateOrderRequest;
   if (channel === 'qr') {
+    if (!configuration.externalPosId) throw new ConnectorError('configuration_invalid', 'A Mercado Pago QR payment needs configuration.external_pos_id.', 'missing_external_pos_id');
     return {
       type: 'qr',
       ...common,
       expiration_time: isoDuration(configuration.qrTtlSeconds ?? 900),
       config: { qr: { external_pos_id: configuration.externalPosId, mode: 'dynamic' } },
-    };
+    } satisfies InPersonOrderRequest;
   }
-  return { type: 'point', ...common, config: { point: { terminal_id: configuration.terminalId } } };
+  if (!configuration.terminalId) throw new ConnectorError('configuration_invalid', 'A Mercado Pago Point payment needs configuration.terminal_id.', 'missing_terminal_id');
+  return { type: 'point', ...common, config: { point: { terminal_id: configuration.terminalId } } } satisfies InPersonOrderRequest;
 }
 
 /** POST /v1/orders/{id}/refund: no body refunds the whole order; a partial names the payment transaction. */
-export function buildRefundRequest(full: boolean, paymentTransactionId: string | undefined, amount: Money): Record<string, unknown> | undefined {
+export function buildRefundRequest(full: boolean, paymentTransactionId: string | null | undefined, amount: Money): RefundRequest | undefined {
   if (full) return undefined;
   if (!paymentTransactionId) throw new ConnectorError('unavailable', 'The Mercado Pago order has no payment transaction to refund.', 'missing_payment_transaction');
-  return { transactions: [{ id: paymentTransactionId, amount: amountString(amount) }] };
+  return { transactions: [{ id: paymentTransactionId, amount: amountString(amount) }] } satisfies RefundRequest;
 }
 
 /**
@@ -257,29 +342,39 @@ export function currencyOfSite(siteId: string): string | null {
 
 export type MercadoPagoOperation = 'create' | 'lookup' | 'cancel' | 'refund';
 
+const every = (kind: ConnectorErrorKind): Record<MercadoPagoOperation, ConnectorErrorKind> => ({ create: kind, lookup: kind, cancel: kind, refund: kind });
+
 /**
- * HTTP status → error kind per operation. 409 is an `X-Idempotency-Key` reused with another body on
- * create (retryable once the conflict is resolved: `unavailable`); on cancel or refund a 409 or 422 that
- * is not about the key is the order's state refusing the operation (`declined`).
+ * HTTP status → error kind per operation (NOTES.md, "HTTP errors", names the source of each row).
+ * 409 on create is an `X-Idempotency-Key` reused with another body (retryable once resolved:
+ * `unavailable`); on cancel or refund a 409 or 422 that is not about the key is the order's state
+ * refusing the operation (`declined`). 423 (the key is locked by a request still running) and 424 (a
+ * dependency of Mercado Pago failed) leave the outcome of a POST unknown: `timeout`, so the core keeps
+ * the operation open and retries with the same key, and never fails it.
  */
 export const HTTP_ERROR_TABLE: readonly { status: number | 'other_4xx' | '5xx'; kinds: Record<MercadoPagoOperation, ConnectorErrorKind> }[] = [
-  { status: 400, kinds: { create: 'configuration_invalid', lookup: 'configuration_invalid', cancel: 'configuration_invalid', refund: 'configuration_invalid' } },
-  { status: 401, kinds: { create: 'configuration_invalid', lookup: 'configuration_invalid', cancel: 'configuration_invalid', refund: 'configuration_invalid' } },
-  { status: 403, kinds: { create: 'configuration_invalid', lookup: 'configuration_invalid', cancel: 'configuration_invalid', refund: 'configuration_invalid' } },
+  { status: 400, kinds: every('configuration_invalid') },
+  { status: 401, kinds: every('configuration_invalid') },
+  // "Payment Required — transaction processing error" (the SDKs' MPPaymentError): the payment was refused.
+  { status: 402, kinds: { create: 'declined', lookup: 'unavailable', cancel: 'declined', refund: 'declined' } },
+  { status: 403, kinds: every('configuration_invalid') },
   { status: 404, kinds: { create: 'configuration_invalid', lookup: 'not_found', cancel: 'not_found', refund: 'not_found' } },
   { status: 409, kinds: { create: 'unavailable', lookup: 'unavailable', cancel: 'declined', refund: 'declined' } },
   { status: 422, kinds: { create: 'configuration_invalid', lookup: 'configuration_invalid', cancel: 'declined', refund: 'declined' } },
-  { status: 429, kinds: { create: 'unavailable', lookup: 'unavailable', cancel: 'unavailable', refund: 'unavailable' } },
-  { status: 'other_4xx', kinds: { create: 'configuration_invalid', lookup: 'configuration_invalid', cancel: 'configuration_invalid', refund: 'configuration_invalid' } },
-  { status: '5xx', kinds: { create: 'unavailable', lookup: 'unavailable', cancel: 'unavailable', refund: 'unavailable' } },
+  { status: 423, kinds: { create: 'timeout', lookup: 'unavailable', cancel: 'timeout', refund: 'timeout' } },
+  { status: 424, kinds: { create: 'timeout', lookup: 'unavailable', cancel: 'timeout', refund: 'timeout' } },
+  { status: 429, kinds: every('unavailable') },
+  { status: 'other_4xx', kinds: every('configuration_invalid') },
+  // A 5xx may come after the POST took effect; the same key recovers it, so `unavailable` (retry) is safe.
+  { status: '5xx', kinds: every('unavailable') },
 ];
 
 const MESSAGES: Record<ConnectorErrorKind, string> = {
   configuration_invalid: 'Mercado Pago refused the request: check the access token and the payment method’s configuration.',
   not_found: 'Mercado Pago does not know this order.',
   unavailable: 'Mercado Pago is unavailable.',
-  declined: 'Mercado Pago refused the operation in the order’s current state.',
-  timeout: 'Mercado Pago did not answer in time.',
+  declined: 'Mercado Pago refused the operation.',
+  timeout: 'Mercado Pago did not settle the request; its outcome is unknown until it is retried with the same key.',
   invalid_notification: 'The notification is not understood.',
 };
 

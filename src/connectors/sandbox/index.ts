@@ -32,7 +32,7 @@ export const SandboxNotificationBody = z.object({
   id: z.string().min(1).max(128),
   resource: z.enum(['payment', 'refund']),
   reference: z.string().min(1).max(128),
-  status: z.enum(['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled']),
+  status: z.enum(['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back']),
 });
 export type SandboxNotificationBody = z.infer<typeof SandboxNotificationBody>;
 

@@ -26,6 +26,10 @@ export function sandboxPaymentAnswer(channel: Channel, amount: Money, attemptNum
       return attemptNumber === 1 ? { kind: 'unavailable' } : usual(channel);
     case 54:
       return { kind: 'outcome', status: 'failed' };
+    case 55:
+      // A POS payment the terminal could not settle: it waits for someone to check the terminal (as
+      // Mercado Pago Point's `action_required`), until the processor's news (test helpers) settles it.
+      return channel === 'pos' ? { kind: 'outcome', status: 'pending' } : usual(channel);
     default:
       return usual(channel);
   }
@@ -42,11 +46,13 @@ export function sandboxRefundStatus(amount: Money): ProcessorRefundStatus {
 }
 
 export function toPaymentOutcome(channel: Channel, status: PaymentOutcome['status'], reference: string, amount: Money): PaymentOutcome {
-  const showQr = channel === 'qr' && status === 'pending';
+  // A pending POS payment is one waiting at the terminal (ending 55); a pending QR one waits for the scan.
+  const action: PaymentOutcome['action'] =
+    status !== 'pending' ? { type: 'none' } : channel === 'qr' ? { type: 'display_qr', qrData: emvQrPayload(reference, amount) } : { type: 'check_terminal' };
   return {
     status,
     processorReference: reference,
-    action: showQr ? { type: 'display_qr', qrData: emvQrPayload(reference, amount) } : { type: 'none' },
+    action,
     processorStatus: `sandbox_${status}`,
     ...(status === 'declined' ? { declineCode: 'sandbox_declined' } : {}),
   };

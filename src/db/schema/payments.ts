@@ -1,6 +1,6 @@
 import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import type { Environment } from '../../env.ts';
-import type { PaymentStatus } from '../../domain/payment-state.ts';
+import type { PaymentStatus, RequiredAction } from '../../domain/payment-state.ts';
 import type { RefundStatus } from '../../domain/refund-state.ts';
 import { paymentMethods } from './payment-methods.ts';
 import { users } from './users.ts';
@@ -30,6 +30,11 @@ export const payments = sqliteTable('payments', {
   processorAttempts: integer('processor_attempts').notNull(),
   processorStatus: text('processor_status'),
   qrData: text('qr_data'),
+  /**
+   * Set when the processor said the payment will not settle by itself until someone acts (e.g. checks
+   * the terminal); shown as `action` while the payment is `pending`. Reconciliation then asks rarely.
+   */
+  requiredAction: text('required_action').$type<RequiredAction>(),
   description: text('description'),
   metadata: text('metadata', { mode: 'json' }).$type<Record<string, unknown>>(),
   webhookUrl: text('webhook_url'),

@@ -20,7 +20,11 @@ const AttemptSchema = z.object({
 const EventSchema = z
   .object({
     id: z.string().openapi({ example: 'evt_0d4m8x2k9q7w1v3c5b6n' }),
-    type: z.string().openapi({ example: 'payment.approved' }),
+    type: z.string().openapi({
+      description:
+        '`payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`). Tolerate future values.',
+      example: 'payment.approved',
+    }),
     created_at: Timestamp,
     data: z.object({ payment: z.record(z.string(), z.unknown()) }).openapi({ description: 'The payment as it was when the event happened (the delivered body’s `data`).' }),
     delivery: z

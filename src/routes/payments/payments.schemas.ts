@@ -25,7 +25,11 @@ const MetadataSchema = z
 
 export const ActionSchema = z
   .object({
-    type: z.string().openapi({ description: '`none` or `display_qr`; tolerate future values. An action never implies approval.', example: 'display_qr' }),
+    type: z.string().openapi({
+      description:
+        '`none`; `display_qr` (show `qr_data`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). Tolerate future values. An action never implies approval.',
+      example: 'display_qr',
+    }),
     qr_data: z.string().optional().openapi({ description: 'With `display_qr`: show it unaltered as a QR code.' }),
   })
   .openapi('PaymentAction');
@@ -33,13 +37,15 @@ export const ActionSchema = z
 export const PaymentSchema = z
   .object({
     id: z.string().openapi({ example: 'pay_3kqz7w1v0c9m2x8bq4n6' }),
-    status: z.enum(PAYMENT_STATUSES).openapi({ description: 'Always read it: a 2xx is not an approval.' }),
+    status: z.enum(PAYMENT_STATUSES).openapi({
+      description: 'Always read it: a 2xx is not an approval. `charged_back` (final): the payer’s bank took an approved payment’s money back; no refund is possible, and any dispute is handled at the processor.',
+    }),
     amount: AmountSchema,
     external_reference: z.string(),
     payment_method: z.string().uuid(),
     processor_reference: z.string().nullable(),
     action: ActionSchema.optional().openapi({
-      description: 'In the create response; in reads only while a QR payment is `pending` (so a reloaded checkout can show the QR again).',
+      description: 'In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal.',
     }),
     description: z.string().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),

@@ -16,7 +16,7 @@ export const receiveNotification = createRoute({
   tags: ['Processor notifications'],
   summary: 'Inbound processor notification (called by processors)',
   description:
-    'Configure this URL at the processor for the payment method. The body is verified by the method’s connector with the processor’s own signature scheme and refused when it does not verify (`401`); unsigned kinds of news are re-fetched from the processor rather than believed. Duplicates (same processor event id) change nothing.',
+    'Configure this URL at the processor for the payment method. The body is verified by the method’s connector with the processor’s own signature scheme and refused when it does not verify (`401`), except for processors that document unsigned news (Mercado Pago: QR notifications are not signed): there a notification that is unsigned or does not verify is answered `200` and not believed, the payment being read from the processor instead. Duplicates (same processor event id) change nothing.',
   security: [],
   request: { params: z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') }) },
   responses: {

@@ -11,7 +11,7 @@ import { toPaymentResource } from '../../services/payments/resources.ts';
 import { findPayment } from '../../services/payments/store.ts';
 import { PaymentSchema } from '../payments/payments.schemas.ts';
 
-const ACTIONS = { approve: 'approved', decline: 'declined', expire: 'expired', fail: 'failed' } as const;
+const ACTIONS = { approve: 'approved', decline: 'declined', expire: 'expired', fail: 'failed', charge_back: 'charged_back' } as const;
 
 export const simulateProcessorNews = createRoute({
   operationId: 'simulateProcessorNews',
@@ -26,7 +26,9 @@ export const simulateProcessorNews = createRoute({
   request: {
     params: z.object({
       payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6'),
-      action: z.enum(['approve', 'decline', 'expire', 'fail']).openapi({ param: { name: 'action', in: 'path' } }),
+      action: z
+        .enum(['approve', 'decline', 'expire', 'fail', 'charge_back'])
+        .openapi({ param: { name: 'action', in: 'path' }, description: '`charge_back`: the payer’s bank takes an approved payment’s money back (`charged_back`).' }),
     }),
   },
   responses: {

@@ -29,6 +29,13 @@ export async function cancelPayment(env: Env, ctx: OperationContext, paymentId: 
   // reserved (a refund sent to the processor on a voided charge would fail or, worse, pay out twice).
   const { payment: current } = await mutatePayment(env, payment.id, (latest, refunds) => {
     const now = Date.now();
+    if (latest.status === 'pending' && latest.requiredAction === 'check_terminal') {
+      // The processor will neither settle nor cancel it: only someone at the terminal can. Asking it to
+      // cancel would fail every time, so it is not asked.
+      throw new ApiError('invalid_state_transition', 'The payment awaits a check at the terminal: its outcome is settled there, not by a cancel.', {
+        details: { status: latest.status, action: latest.requiredAction },
+      });
+    }
     if (!canCancel(latest.status, refunds.length > 0) || cancellationInProgress(latest, now)) {
       throw new ApiError('invalid_state_transition', `A ${latest.status} payment cannot be canceled${cancellationInProgress(latest, now) ? ' while another cancellation is in progress' : ''}.`, {
         details: { status: latest.status },

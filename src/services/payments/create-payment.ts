@@ -14,7 +14,7 @@ import type { OperationContext, OperationResult } from './operation.ts';
 import { referenceScopeOf } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
-import { loadPayment, mutatePayment, type MutateOptions } from './store.ts';
+import { loadPayment, mutatePayment, processorAccountChange, type MutateOptions } from './store.ts';
 
 export interface CreatePaymentBody {
   amount: { value: string; currency: string };
@@ -102,6 +102,7 @@ async function recordNewPayment(
     processorAttempts: 0,
     processorStatus: null,
     qrData: null,
+    requiredAction: null,
     description: body.description ?? null,
     metadata: body.metadata ?? null,
     webhookUrl,
@@ -169,7 +170,7 @@ async function callProcessor(
     const ttl = typeof configuration.qr_ttl_seconds === 'number' ? configuration.qr_ttl_seconds : null;
     const { payment: saved } = await mutatePayment(env, payment.id, (current) => {
       const now = Date.now();
-      const move = applyTransition(current, outcome.status, now, { hasRefunds: false });
+      const account = processorAccountChange(current, outcome, now, { hasRefunds: false });
       const qrData = outcome.action.type === 'display_qr' ? outcome.action.qrData : null;
       // A reference or QR appearing without a status change (a timed-out QR payment, resumed) is still an
       // update clients see, so `updated_at` moves too.
@@ -181,7 +182,7 @@ async function callProcessor(
           processorAttempts: attemptNumber,
           qrData,
           expiresAt: qrData !== null && ttl !== null ? now + ttl * 1000 : null,
-          ...(move.ok ? { status: move.status, updatedAt: move.updatedAt } : visible ? { updatedAt: nextUpdatedAt(current.updatedAt, now) } : {}),
+          ...(account ?? (visible ? { updatedAt: nextUpdatedAt(current.updatedAt, now) } : {})),
         },
         result: null,
       };

@@ -1,15 +1,14 @@
 import { and, eq } from 'drizzle-orm';
-import type { ConnectorContext, ConnectorVersion, InboundNotification, ProcessorNotification, ProcessorPaymentStatus, ProcessorRefundStatus } from '../../connectors/types.ts';
+import type { ConnectorContext, ConnectorVersion, InboundNotification, PaymentAction, ProcessorNotification, ProcessorPaymentStatus, ProcessorRefundStatus } from '../../connectors/types.ts';
 import { createDb, type Db } from '../../db/client.ts';
 import { paymentMethods, payments, processorNotifications, refunds, type PaymentMethodRow } from '../../db/schema/index.ts';
 import type { Env } from '../../env.ts';
-import { applyTransition } from '../../domain/payment-state.ts';
 import { canRefundTransition } from '../../domain/refund-state.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
 import { settleRefund } from './create-refund.ts';
 import { callConnector, connectorFor } from './processor.ts';
-import { mutatePayment } from './store.ts';
+import { mutatePayment, processorAccountChange } from './store.ts';
 
 /**
  * Asynchronous news from a processor about a payment or refund. Verified by the method's connector
@@ -53,8 +52,8 @@ async function applyPaymentNews(env: Env, db: Db, method: PaymentMethodRow, vers
     .where(and(eq(payments.paymentMethodId, method.id), eq(payments.processorReference, news.processorReference)))
     .get();
   if (!payment) return 'unknown_resource';
-  let status = news.status as ProcessorPaymentStatus | null;
-  if (!news.trusted || status === null) {
+  let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null = news.status === null ? null : { status: news.status as ProcessorPaymentStatus };
+  if (!news.trusted || account === null) {
     // Unsigned or content-free news: ask the processor instead of believing the body.
     const read = await callConnector(() =>
       version.adapter.getPayment(ctx, {
@@ -65,13 +64,12 @@ async function applyPaymentNews(env: Env, db: Db, method: PaymentMethodRow, vers
       }),
     );
     if (!read.ok) return 'ignored';
-    status = read.value.status;
+    account = read.value;
   }
-  const target = status;
+  const told = account;
   const { result } = await mutatePayment<NewsOutcome>(env, payment.id, (current, ledger) => {
-    const move = applyTransition(current, target, Date.now(), { hasRefunds: ledger.length > 0 });
-    if (!move.ok) return { none: 'ignored' };
-    return { change: { status: move.status, updatedAt: move.updatedAt }, result: 'applied' };
+    const change = processorAccountChange(current, told, Date.now(), { hasRefunds: ledger.length > 0 });
+    return change ? { change, result: 'applied' } : { none: 'ignored' };
   });
   return result;
 }

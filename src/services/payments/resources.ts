@@ -2,15 +2,22 @@ import type { PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { toIso } from '../../lib/time.ts';
 
-export type ActionView = { type: 'none' } | { type: 'display_qr'; qr_data: string };
+export type ActionView = { type: 'none' } | { type: 'display_qr'; qr_data: string } | { type: 'check_terminal' };
+
+/** What a `pending` payment waits on, or null. A required action outranks the QR: the scan is over. */
+function pendingAction(row: PaymentRow): ActionView | null {
+  if (row.status !== 'pending') return null;
+  if (row.requiredAction === 'check_terminal') return { type: 'check_terminal' };
+  return row.qrData ? { type: 'display_qr', qr_data: row.qrData } : null;
+}
 
 /**
- * The public payment. `action` is given by the create response, and by reads while a QR payment is
- * still `pending` (a cashier who reloads must be able to show the same QR again); otherwise it is absent.
+ * The public payment. `action` is given by the create response, and by reads while a `pending` payment
+ * waits on something: a QR to show (a cashier who reloads must be able to show the same QR again) or a
+ * check at the terminal; otherwise it is absent.
  */
 export function toPaymentResource(row: PaymentRow, options: { withAction: boolean } = { withAction: false }) {
-  const action: ActionView | undefined =
-    row.status === 'pending' && row.qrData ? { type: 'display_qr', qr_data: row.qrData } : options.withAction ? { type: 'none' } : undefined;
+  const action: ActionView | undefined = pendingAction(row) ?? (options.withAction ? { type: 'none' } : undefined);
   return {
     id: row.id,
     status: row.status,

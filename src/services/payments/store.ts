@@ -5,7 +5,8 @@ import type { Db } from '../../db/client.ts';
 import { createDb } from '../../db/client.ts';
 import { paymentEvents, payments, refunds, webhookDeliveries, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
 import type { Env, Environment } from '../../env.ts';
-import { eventTypeFor } from '../../domain/payment-state.ts';
+import { actionEventType, applyTransition, eventTypeFor, nextUpdatedAt, type PaymentEventType, type TransitionGuards } from '../../domain/payment-state.ts';
+import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/types.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
@@ -87,7 +88,9 @@ export async function commitPaymentChange(
 ): Promise<{ payment: PaymentRow; deliveries: PendingDelivery[] } | null> {
   const nextVersion = current.version + 1;
   const next: PaymentRow = { ...current, ...change, version: nextVersion };
-  const event = change.status !== undefined ? eventFor(next) : null;
+  // A payment that starts waiting on an action says so (instead of `payment.pending`); otherwise a
+  // status change sends its own event.
+  const event = change.requiredAction ? eventFor(next, actionEventType(change.requiredAction)) : change.status !== undefined ? eventFor(next, eventTypeFor(next.status)) : null;
   const outbox: BatchItem<'sqlite'>[] = [];
   const deliveries: PendingDelivery[] = [];
   if (event) {
@@ -117,14 +120,35 @@ export async function commitPaymentChange(
   return { payment: next, deliveries };
 }
 
-/** The event a payment's new status sends (Standard Webhooks body), or null for internal steps. */
-function eventFor(payment: PaymentRow) {
-  const type = eventTypeFor(payment.status);
+/** The event of a payment change (Standard Webhooks body), or null for internal steps. */
+function eventFor(payment: PaymentRow, type: PaymentEventType | null) {
   if (!type) return null;
   const id = newId('evt');
   const createdAt = payment.updatedAt;
   const payload = JSON.stringify({ id, type, created_at: toIso(createdAt), data: { payment: toPaymentResource(payment) } });
   return { id, type, payload, createdAt };
+}
+
+/**
+ * What the processor's account of a payment (its status, and an action it waits on) changes, through the
+ * state machine: a new status, and/or the action it starts waiting on (`check_terminal` while
+ * `pending`, which moves `updated_at` and sends `payment.action_required` once); null when nothing.
+ */
+export function processorAccountChange(
+  current: PaymentRow,
+  account: { status: ProcessorPaymentStatus; action?: PaymentAction },
+  now: number,
+  guards: TransitionGuards,
+): PaymentChange | null {
+  const move = applyTransition(current, account.status, now, guards);
+  const status = move.ok ? move.status : current.status;
+  const required = status === 'pending' && account.action?.type === 'check_terminal' ? 'check_terminal' : null;
+  const newAction = required !== null && current.requiredAction !== required;
+  if (!move.ok && !newAction) return null;
+  return {
+    ...(move.ok ? { status: move.status, updatedAt: move.updatedAt } : { updatedAt: nextUpdatedAt(current.updatedAt, now) }),
+    ...(newAction ? { requiredAction: required } : {}),
+  };
 }
 
 export interface PaymentDecision<T> {

@@ -1,0 +1,1 @@
+ALTER TABLE `payments` ADD `required_action` text;
