@@ -7,8 +7,8 @@ import type Stripe from 'stripe';
  * official SDK's types (`stripe` 16.12.0, API version 2024-06-20): `sdkShape<Sdk>()` accepts a shape only
  * when every field it names exists on `Sdk` and every value `Sdk` allows there parses. A misspelt field,
  * or one read with another type, fails `npm run typecheck` at that field. Nested objects go through
- * `sdkShape` too, so the check holds at every level. Only the fields the connector uses are declared;
- * Stripe's other fields are accepted and dropped.
+ * `sdkShape` too, so the check holds at every level. Only the fields the connector reads are declared
+ * (a field it does not read cannot make a good answer unreadable); Stripe's other fields are dropped.
  */
 
 /** The fields of `Shape` the SDK type does not know, or types differently (values it allows would not parse). */
@@ -64,12 +64,6 @@ export const StripePaymentIntent = z.object(
     object: z.literal('payment_intent'),
     // A string, not the SDK's union: a status Stripe adds later must parse, and map to pending.
     status: z.string(),
-    amount: z.number().int(),
-    amount_capturable: z.number().int(),
-    amount_received: z.number().int(),
-    currency: z.string(),
-    capture_method: z.string(),
-    livemode: z.boolean(),
     metadata: z.record(z.string(), z.string()),
     last_payment_error: StripeErrorObject.nullable(),
     next_action: StripeNextAction.nullable(),
@@ -85,10 +79,7 @@ export const StripeRefund = z.object(
     id: z.string().min(1),
     object: z.literal('refund'),
     status: z.string().nullable(),
-    amount: z.number().int(),
-    currency: z.string(),
     failure_reason: z.string().optional(),
-    payment_intent: expandable(idOnly).nullable(),
     metadata: z.record(z.string(), z.string()).nullable(),
   }),
 );
@@ -99,7 +90,6 @@ export type StripeRefund = z.infer<typeof StripeRefund>;
 
 export const StripeReaderAction = z.object(
   sdkShape<Stripe.Terminal.Reader.Action>()({
-    type: z.string(),
     status: z.string(),
     failure_code: z.string().nullable(),
     process_payment_intent: z
@@ -112,7 +102,6 @@ export const StripeReader = z.object(
   sdkShape<Stripe.Terminal.Reader>()({
     id: z.string().min(1),
     object: z.literal('terminal.reader'),
-    status: z.string().nullable(),
     action: StripeReaderAction.nullable(),
   }),
 );
