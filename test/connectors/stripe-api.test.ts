@@ -178,6 +178,14 @@ describe('Stripe POS payments through the API', () => {
     expect(res.text).not.toContain('Stripe’s end');
   });
 
+  it('the same key sent with other parameters (Stripe: 400 idempotency_error) → 504 processor_timeout, the payment kept pending, not failed', async () => {
+    const reference = `order-${crypto.randomUUID()}`;
+    sim.inject('idempotency_error', { path: '/v1/payment_intents' });
+    expect(expectError(await pay(pos, '12.00', { reference }), 504, 'processor_timeout').details).toEqual({ processor_code: 'idempotency_error' });
+    const { results } = await env.DB.prepare('SELECT status FROM payments WHERE external_reference = ?').bind(reference).all<{ status: string }>();
+    expect(results).toEqual([{ status: 'pending' }]);
+  });
+
   it('a currency the version does not take → 422 unsupported_currency', async () => {
     expectError(await pay(pos, '25.00', { currency: 'BRL' }), 422, 'unsupported_currency');
     expectError(await pay(pos, '25.00', { currency: 'THB' }), 422, 'unsupported_currency');
@@ -216,7 +224,7 @@ describe('Stripe QR payments through the API', () => {
   it('PromptPay: pending with qr_data exactly as Stripe’s next_action gives it, shown again on read', async () => {
     const payment = await pendingQr();
     const pi = sim.paymentIntents.get(payment.processor_reference)!;
-    expect(payment.action).toEqual({ type: 'display_qr', qr_data: pi.next_action!.promptpay_display_qr_code.data });
+    expect(payment.action).toEqual({ type: 'display_qr', qr_data: pi.next_action!.promptpay_display_qr_code!.data });
     expect(pi).toMatchObject({ amount: 35_000, currency: 'thb', payment_method_types: ['promptpay'] });
     const read = await getPayment(payment.id);
     expect(read.body.data.action).toEqual(payment.action);
@@ -226,7 +234,7 @@ describe('Stripe QR payments through the API', () => {
     const res = await pay(paynow, '12.30', { currency: 'SGD' });
     expect(res.status, res.text).toBe(201);
     const pi = sim.paymentIntents.get(res.body.data.processor_reference)!;
-    expect(res.body.data.action).toEqual({ type: 'display_qr', qr_data: pi.next_action!.paynow_display_qr_code.data });
+    expect(res.body.data.action).toEqual({ type: 'display_qr', qr_data: pi.next_action!.paynow_display_qr_code!.data });
   });
 });
 
@@ -284,7 +292,7 @@ describe('Stripe notifications through POST /v1/processor-notifications/{payment
   it('an event about a charge makes the core re-fetch the PaymentIntent', async () => {
     const payment = await pendingQr();
     sim.payQr(payment.processor_reference);
-    const charge = sim.makeEvent('charge.succeeded', { id: stripeId('ch'), object: 'charge', payment_intent: payment.processor_reference, status: 'succeeded' });
+    const charge = sim.makeEvent('charge.succeeded', sim.chargeOf(payment.processor_reference));
     const before = sim.requestsTo('GET', `/v1/payment_intents/${payment.processor_reference}`).length;
     const res = await notify(qr, await sim.deliver(charge));
     expect(res.body.data.outcome).toBe('applied');
@@ -312,8 +320,31 @@ describe('Stripe notifications through POST /v1/processor-notifications/{payment
     expect((await getPayment(res.body.data.id)).body.data.status).toBe('declined');
   });
 
-  it('an event about something we do not know → 200 unknown_resource', async () => {
-    const res = await notify(qr, await sim.deliver(sim.makeEvent('customer.created', { id: stripeId('cus'), object: 'customer' })));
+  it('an authorization only (payment_intent.amount_capturable_updated, requires_capture): the re-read captures it → approved', async () => {
+    sim.readerMode = 'manual';
+    const res = await pay(pos, '26.00');
+    expect(res.body.data.status).toBe('pending');
+    sim.presentCard(READER, 'authorize');
+    const event = sim.eventFor('payment_intent.amount_capturable_updated', res.body.data.processor_reference);
+    const news = await notify(pos, await sim.deliver(event));
+    expect(news.body.data.outcome).toBe('applied');
+    expect((await getPayment(res.body.data.id)).body.data.status).toBe('approved');
+    expect(sim.paymentIntents.get(res.body.data.processor_reference)!.status).toBe('succeeded');
+  });
+
+  it('the customer cancels on the reader (terminal.reader.action_failed, no error on the PaymentIntent) → failed', async () => {
+    sim.readerMode = 'manual';
+    const res = await pay(pos, '20.00');
+    expect(res.body.data.status).toBe('pending');
+    sim.presentCard(READER, 'customer_cancel');
+    const news = await notify(pos, await sim.deliver(sim.eventFor('terminal.reader.action_failed', READER)));
+    expect(news.body.data.outcome).toBe('applied');
+    expect((await getPayment(res.body.data.id)).body.data.status).toBe('failed');
+  });
+
+  it('an event about something we do not know (balance.available: its Balance has no id) → 200 unknown_resource', async () => {
+    const balance = sim.makeEvent('balance.available', { object: 'balance', available: [{ amount: 0, currency: 'usd', source_types: { card: 0 } }], livemode: false, pending: [] });
+    const res = await notify(qr, await sim.deliver(balance));
     expect(res.status).toBe(200);
     expect(res.body.data.outcome).toBe('unknown_resource');
   });
@@ -365,7 +396,7 @@ describe('Stripe refunds through the API', () => {
     expect(b.body.data.status).toBe('approved');
     expect((await getPayment(payment.id)).body.data.status).toBe('refunded');
     const atStripe = [...sim.refunds.values()].filter((r) => r.payment_intent === payment.processor_reference);
-    expect(atStripe.map((r) => [r.amount, r.metadata.refund_id])).toEqual([
+    expect(atStripe.map((r) => [r.amount, r.metadata?.refund_id])).toEqual([
       [3000, a.body.data.id],
       [7000, b.body.data.id],
     ]);

@@ -1,5 +1,8 @@
+// The official library at test time: its types are the oracle for the tables, its verifier for ours.
+import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { STRIPE_API_VERSION, stripePosV1, stripeQrV1 } from '../../src/connectors/stripe/index.ts';
+import { StripeEvent } from '../../src/connectors/stripe/sdk.ts';
 import {
   encodeForm,
   eventToNotification,
@@ -7,14 +10,20 @@ import {
   metadataQuery,
   normalizeStripeError,
   parseSignatureHeader,
+  PAYMENT_FAILURE_MAP,
   PAYMENT_INTENT_STATUS_MAP,
   paymentIntentStatus,
+  READER_ACTION_STATUS_MAP,
+  REFUND_FAILURE_MAP,
   REFUND_STATUS_MAP,
   refundStatus,
-  StripeEvent,
+  STRIPE_ERROR_TYPE_MAP,
   toStripeAmount,
+  type StripeRefundFailureReason,
+  type StripeRefundStatus,
 } from '../../src/connectors/stripe/transformers.ts';
-import { ConnectorError, type ConnectorContext, type CreatePaymentInput, type ProcessorPaymentStatus } from '../../src/connectors/types.ts';
+import { ConnectorError, type ConnectorContext, type ConnectorErrorKind, type CreatePaymentInput, type ProcessorPaymentStatus, type ProcessorRefundStatus } from '../../src/connectors/types.ts';
+import { connectorError } from '../helpers/connectors.ts';
 import { parseForm, StripeSimulator, stripeId } from '../simulators/stripe.ts';
 
 /** The Stripe adapter against the Stripe simulator (injected as ctx.fetch), and its pure transformers. */
@@ -43,15 +52,27 @@ function paymentInput(minor: number, currency = 'USD', options: { key?: string; 
   };
 }
 
-async function connectorError(promise: Promise<unknown>): Promise<ConnectorError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConnectorError);
-    return error as ConnectorError;
-  }
-  throw new Error('expected a ConnectorError');
-}
+const lookupInput = (input: CreatePaymentInput, processorReference: string | null) => ({
+  paymentId: input.paymentId,
+  processorReference,
+  processorIdempotencyKey: input.processorIdempotencyKey,
+  amount: input.amount,
+});
+
+/**
+ * Every error type the SDK knows (`Stripe.RawErrorType`) → ours; `unavailable` and `timeout` are the
+ * retryable kinds. `idempotency_error` (a key reused with other parameters): a request with that key ran,
+ * so its outcome is unknown, not failed.
+ */
+const ERROR_TYPE_KINDS: Record<Stripe.RawErrorType, ConnectorErrorKind> = {
+  card_error: 'declined',
+  invalid_request_error: 'configuration_invalid',
+  api_error: 'unavailable',
+  idempotency_error: 'timeout',
+  rate_limit_error: 'unavailable',
+  authentication_error: 'configuration_invalid',
+  invalid_grant: 'configuration_invalid',
+};
 
 const pos = stripePosV1.adapter;
 const qr = stripeQrV1.adapter;
@@ -92,22 +113,27 @@ describe('Stripe versions', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------
-describe('transformers: status tables', () => {
-  const piRows: [string, ProcessorPaymentStatus][] = [
-    ['succeeded', 'approved'],
-    ['processing', 'processing'],
-    ['requires_capture', 'processing'],
-    ['canceled', 'canceled'],
-    ['requires_payment_method', 'pending'],
-    ['requires_confirmation', 'pending'],
-    ['requires_action', 'pending'],
-  ];
+// The tables, row by row against the SDK's own unions: each expectation below is a Record over the SDK's
+// type, so a status or error type the SDK adds fails typecheck here until it is mapped (and documented).
 
-  it('the PaymentIntent table is exactly the documented one', () => {
-    expect(PAYMENT_INTENT_STATUS_MAP).toEqual(Object.fromEntries(piRows));
+describe('transformers: every status the SDK enumerates', () => {
+  const paymentIntent: Record<Stripe.PaymentIntent.Status, ProcessorPaymentStatus> = {
+    requires_payment_method: 'pending',
+    requires_confirmation: 'pending',
+    requires_action: 'pending',
+    processing: 'processing',
+    requires_capture: 'processing',
+    succeeded: 'approved',
+    canceled: 'canceled',
+  };
+
+  it('the PaymentIntent table is exactly the documented one; only succeeded approves', () => {
+    expect(PAYMENT_INTENT_STATUS_MAP).toEqual(paymentIntent);
+    const approving = Object.entries(PAYMENT_INTENT_STATUS_MAP).filter(([, ours]) => ours === 'approved');
+    expect(approving).toEqual([['succeeded', 'approved']]);
   });
 
-  it.each(piRows)('PaymentIntent %s → %s', (status, ours) => {
+  it.each(Object.entries(paymentIntent))('PaymentIntent %s → %s', (status, ours) => {
     expect(paymentIntentStatus({ status })).toBe(ours);
   });
 
@@ -115,53 +141,78 @@ describe('transformers: status tables', () => {
     expect(paymentIntentStatus({ status })).toBe('pending');
   });
 
-  it('a failed attempt: card_error → declined, any other error → failed', () => {
-    expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: { type: 'card_error', code: 'card_declined' } })).toBe('declined');
-    expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: { type: 'invalid_request_error' } })).toBe('failed');
-    expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: { type: 'api_error' } })).toBe('failed');
+  const failure: Record<Stripe.PaymentIntent.LastPaymentError.Type, ProcessorPaymentStatus> = {
+    card_error: 'declined',
+    api_error: 'failed',
+    idempotency_error: 'failed',
+    invalid_request_error: 'failed',
+  };
+
+  it('a failed attempt, by every last_payment_error.type: card_error → declined, the others → failed', () => {
+    expect(PAYMENT_FAILURE_MAP).toEqual(failure);
+    for (const [type, ours] of Object.entries(failure)) {
+      expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: { type } })).toBe(ours);
+      expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: { type } }, 'payment_intent.payment_failed')).toBe(ours);
+    }
     expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: {} })).toBe('failed');
-    expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: { type: 'card_error' } }, 'payment_intent.payment_failed')).toBe('declined');
     expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: null }, 'payment_intent.payment_failed')).toBe('failed');
     // The error only counts while the PaymentIntent waits for a new method: a later success wins.
     expect(paymentIntentStatus({ status: 'succeeded', last_payment_error: { type: 'card_error' } })).toBe('approved');
   });
 
-  const refundRows = [
-    ['succeeded', 'approved'],
-    ['pending', 'pending'],
-    ['requires_action', 'pending'],
-    ['failed', 'failed'],
-    ['canceled', 'failed'],
-  ] as const;
+  const refund: Record<StripeRefundStatus, ProcessorRefundStatus> = {
+    pending: 'pending',
+    requires_action: 'pending',
+    succeeded: 'approved',
+    failed: 'failed',
+    canceled: 'failed',
+  };
 
   it('the Refund table is exactly the documented one', () => {
-    expect(REFUND_STATUS_MAP).toEqual(Object.fromEntries(refundRows));
+    expect(REFUND_STATUS_MAP).toEqual(refund);
   });
 
-  it.each(refundRows)('Refund %s → %s', (status, ours) => {
+  it.each(Object.entries(refund))('Refund %s → %s', (status, ours) => {
     expect(refundStatus({ status })).toBe(ours);
   });
 
-  it('a refund failed with failure_reason declined is declined; unknown refund statuses are pending', () => {
-    expect(refundStatus({ status: 'failed', failure_reason: 'declined' })).toBe('declined');
-    expect(refundStatus({ status: 'failed', failure_reason: 'expired_or_canceled_card' })).toBe('failed');
+  const refundFailure: Record<StripeRefundFailureReason, ProcessorRefundStatus> = {
+    declined: 'declined',
+    lost_or_stolen_card: 'failed',
+    expired_or_canceled_card: 'failed',
+    charge_for_pending_refund_disputed: 'failed',
+    insufficient_funds: 'failed',
+    merchant_request: 'failed',
+    unknown: 'failed',
+  };
+
+  it('a failed refund by every documented failure_reason; unknown refund statuses are pending', () => {
+    expect(REFUND_FAILURE_MAP).toEqual(refundFailure);
+    for (const [failure_reason, ours] of Object.entries(refundFailure)) expect(refundStatus({ status: 'failed', failure_reason })).toBe(ours);
+    expect(refundStatus({ status: 'failed', failure_reason: 'something_new' })).toBe('failed');
     for (const status of ['', 'toString', 'approved', null]) expect(refundStatus({ status })).toBe('pending');
+  });
+
+  const readerAction: Record<Stripe.Terminal.Reader.Action.Status, ProcessorPaymentStatus | null> = { in_progress: 'pending', succeeded: null, failed: 'failed' };
+
+  it('the reader action table: in_progress waits, succeeded defers to the PaymentIntent, failed ends a waiting attempt', () => {
+    expect(READER_ACTION_STATUS_MAP).toEqual(readerAction);
   });
 });
 
 describe('transformers: requests', () => {
   it('encodes forms in bracket notation, leaving out undefined and null', () => {
-    const form = encodeForm({
+    const params: Stripe.PaymentIntentCreateParams = {
       amount: 1050,
       currency: 'usd',
       payment_method_types: ['card_present'],
       capture_method: 'automatic',
       confirm: true,
       description: undefined,
-      statement_descriptor: null,
       metadata: { payment_id: 'pay_1', external_reference: 'a b&c=d+é' },
       payment_method_data: { type: 'promptpay', billing_details: { email: 'a@b.co' } },
-    });
+    };
+    const form = encodeForm({ ...params, statement_descriptor: null });
     expect(form).toBe(
       'amount=1050&currency=usd&payment_method_types[]=card_present&capture_method=automatic&confirm=true' +
         '&metadata[payment_id]=pay_1&metadata[external_reference]=a%20b%26c%3Dd%2B%C3%A9' +
@@ -179,11 +230,15 @@ describe('transformers: requests', () => {
     });
   });
 
-  it('amounts are integer minor units with the currency in lower case', () => {
-    expect(toStripeAmount({ minor: 1050, currency: 'USD' })).toEqual({ amount: 1050, currency: 'usd' });
-    expect(toStripeAmount({ minor: 1500, currency: 'CLP' })).toEqual({ amount: 1500, currency: 'clp' });
-    expect(toStripeAmount({ minor: 12_345, currency: 'THB' })).toEqual({ amount: 12_345, currency: 'thb' });
-    for (const minor of [0, -1, 1.5, Number.NaN]) expect(() => toStripeAmount({ minor, currency: 'USD' })).toThrow(ConnectorError);
+  it('amounts are integer minor units with the currency in lower case, where Stripe counts them as we do', () => {
+    expect(toStripeAmount({ minor: 1050, currency: 'USD' }, 2)).toEqual({ amount: 1050, currency: 'usd' });
+    expect(toStripeAmount({ minor: 1500, currency: 'CLP' }, 0)).toEqual({ amount: 1500, currency: 'clp' });
+    expect(toStripeAmount({ minor: 12_345, currency: 'THB' }, 2)).toEqual({ amount: 12_345, currency: 'thb' });
+    expect(toStripeAmount({ minor: 1_999, currency: 'SGD' }, 2)).toEqual({ amount: 1_999, currency: 'sgd' });
+    for (const minor of [0, -1, 1.5, Number.NaN]) expect(() => toStripeAmount({ minor, currency: 'USD' }, 2)).toThrow(ConnectorError);
+    // A currency whose exponent Stripe counts otherwise (JPY is zero-decimal at Stripe) is never sent as ours.
+    expect(() => toStripeAmount({ minor: 1000, currency: 'JPY' }, 2)).toThrow(ConnectorError);
+    expect(() => toStripeAmount({ minor: 1000, currency: 'USD' }, 0)).toThrow(ConnectorError);
   });
 
   it('search queries quote and escape the value', () => {
@@ -193,27 +248,44 @@ describe('transformers: requests', () => {
 });
 
 describe('transformers: errors', () => {
+  it('every error type the SDK knows is mapped, with its retryability (unavailable/timeout retry, the others are final)', () => {
+    expect(STRIPE_ERROR_TYPE_MAP).toEqual(ERROR_TYPE_KINDS);
+  });
+
   const err = (type: string, code?: string, decline_code?: string) => ({ error: { type, ...(code ? { code } : {}), ...(decline_code ? { decline_code } : {}), message: 'RAW PROCESSOR MESSAGE' } });
   const rows: [number, unknown, 'lookup' | 'write', string, string][] = [
     [402, err('card_error', 'card_declined', 'insufficient_funds'), 'write', 'declined', 'insufficient_funds'],
     [402, err('card_error', 'expired_card'), 'write', 'declined', 'expired_card'],
     [401, err('invalid_request_error'), 'write', 'configuration_invalid', 'invalid_request_error'],
+    [401, err('authentication_error'), 'write', 'configuration_invalid', 'authentication_error'],
     [401, null, 'lookup', 'configuration_invalid', 'http_401'],
     [403, err('invalid_request_error', 'secret_key_required'), 'write', 'configuration_invalid', 'secret_key_required'],
     [400, err('invalid_request_error', 'parameter_invalid_integer'), 'write', 'configuration_invalid', 'parameter_invalid_integer'],
-    [400, err('idempotency_error'), 'write', 'configuration_invalid', 'idempotency_error'],
+    [400, err('invalid_request_error', 'amount_too_small'), 'write', 'configuration_invalid', 'amount_too_small'],
+    [400, err('invalid_grant'), 'write', 'configuration_invalid', 'invalid_grant'],
+    // The key was used before with other parameters: what that request did is unknown, never a failure.
+    [400, err('idempotency_error'), 'write', 'timeout', 'idempotency_error'],
     [400, err('invalid_request_error', 'charge_already_refunded'), 'write', 'declined', 'charge_already_refunded'],
     [400, err('invalid_request_error', 'amount_too_large'), 'write', 'declined', 'amount_too_large'],
+    [400, err('invalid_request_error', 'refund_disputed_payment'), 'write', 'declined', 'refund_disputed_payment'],
     [400, err('invalid_request_error', 'payment_intent_unexpected_state'), 'write', 'declined', 'payment_intent_unexpected_state'],
+    [400, err('invalid_request_error', 'intent_invalid_state'), 'write', 'declined', 'intent_invalid_state'],
     [400, err('invalid_request_error', 'terminal_reader_offline'), 'write', 'unavailable', 'terminal_reader_offline'],
     [400, err('invalid_request_error', 'terminal_reader_busy'), 'write', 'unavailable', 'terminal_reader_busy'],
+    [400, err('invalid_request_error', 'terminal_reader_hardware_fault'), 'write', 'unavailable', 'terminal_reader_hardware_fault'],
     [400, err('invalid_request_error', 'terminal_reader_timeout'), 'write', 'timeout', 'terminal_reader_timeout'],
+    [400, err('invalid_request_error', 'terminal_reader_invalid_location_for_payment'), 'write', 'configuration_invalid', 'terminal_reader_invalid_location_for_payment'],
+    [400, err('invalid_request_error', 'lock_timeout'), 'write', 'unavailable', 'lock_timeout'],
     [400, err('invalid_request_error', 'resource_missing'), 'lookup', 'not_found', 'resource_missing'],
     [400, err('invalid_request_error', 'resource_missing'), 'write', 'configuration_invalid', 'resource_missing'],
     [404, err('invalid_request_error', 'resource_missing'), 'lookup', 'not_found', 'resource_missing'],
     [404, err('invalid_request_error', 'resource_missing'), 'write', 'configuration_invalid', 'resource_missing'],
     [409, err('idempotency_error', 'idempotency_key_in_use'), 'write', 'unavailable', 'idempotency_key_in_use'],
+    [409, err('invalid_request_error', 'idempotency_key_in_use'), 'write', 'unavailable', 'idempotency_key_in_use'],
+    [409, err('idempotency_error'), 'write', 'unavailable', 'idempotency_error'],
+    [424, err('api_error'), 'write', 'unavailable', 'api_error'],
     [429, err('invalid_request_error', 'rate_limit'), 'write', 'unavailable', 'rate_limit'],
+    [429, err('rate_limit_error'), 'write', 'unavailable', 'rate_limit_error'],
     [429, null, 'lookup', 'unavailable', 'http_429'],
     [500, err('api_error'), 'write', 'unavailable', 'api_error'],
     [502, 'not json', 'write', 'unavailable', 'http_502'],
@@ -221,11 +293,18 @@ describe('transformers: errors', () => {
   ];
 
   it.each(rows)('HTTP %d %j (%s) → %s, processor code %s', (status, body, operation, kind, code) => {
-    const error = normalizeStripeError(status, body, operation);
+    const error = normalizeStripeError(status, body, { operation });
     expect(error).toBeInstanceOf(ConnectorError);
     expect(error.kind).toBe(kind);
     expect(error.processorCode).toBe(code);
     expect(error.message).not.toContain('RAW PROCESSOR MESSAGE');
+  });
+
+  it('Stripe-Should-Retry: true makes a final-looking 4xx retryable; false changes nothing', () => {
+    expect(normalizeStripeError(400, err('invalid_request_error', 'some_new_code'), { operation: 'write', shouldRetry: true }).kind).toBe('unavailable');
+    expect(normalizeStripeError(400, err('invalid_request_error', 'some_new_code'), { operation: 'write', shouldRetry: false }).kind).toBe('configuration_invalid');
+    expect(normalizeStripeError(402, err('card_error', 'card_declined'), { operation: 'write', shouldRetry: true }).kind).toBe('declined');
+    expect(normalizeStripeError(500, err('api_error'), { operation: 'write', shouldRetry: false }).kind).toBe('unavailable');
   });
 
   it('a fetch aborted by its timeout → timeout; any other fetch failure → unavailable', () => {
@@ -262,37 +341,35 @@ describe('transformers: notifications', () => {
     }
   });
 
-  const event = (type: string, object: Record<string, unknown>) => StripeEvent.parse({ id: 'evt_1', object: 'event', type, data: { object } });
+  const sim = new StripeSimulator();
+  const news = (event: object) => {
+    const json = JSON.parse(JSON.stringify(event));
+    return eventToNotification(StripeEvent.parse(json), json.data.object);
+  };
+  const base = sim.buildPaymentIntent({ amount: 1000, currency: 'usd', capture_method: 'automatic', description: null, metadata: {}, payment_method_types: ['card_present'] });
+  const pi = (status: Stripe.PaymentIntent.Status, extra: Partial<Stripe.PaymentIntent> = {}): Stripe.PaymentIntent => ({ ...base, status, ...extra });
 
-  it('maps PaymentIntent, Refund, charge, reader and unknown events', () => {
-    expect(eventToNotification(event('payment_intent.succeeded', { id: 'pi_1', object: 'payment_intent', status: 'succeeded' }))).toEqual({
-      eventId: 'evt_1',
-      resource: 'payment',
-      processorReference: 'pi_1',
-      status: 'approved',
-      trusted: true,
-    });
-    expect(
-      eventToNotification(event('payment_intent.payment_failed', { id: 'pi_1', object: 'payment_intent', status: 'requires_payment_method', last_payment_error: { type: 'card_error', code: 'card_declined' } })).status,
-    ).toBe('declined');
-    expect(eventToNotification(event('payment_intent.payment_failed', { id: 'pi_1', object: 'payment_intent', status: 'requires_payment_method', last_payment_error: { type: 'api_error' } })).status).toBe(
-      'failed',
-    );
-    expect(eventToNotification(event('payment_intent.canceled', { id: 'pi_1', object: 'payment_intent', status: 'canceled' })).status).toBe('canceled');
-    expect(eventToNotification(event('payment_intent.processing', { id: 'pi_1', object: 'payment_intent', status: 'processing' })).status).toBe('processing');
-    expect(eventToNotification(event('payment_intent.amount_capturable_updated', { id: 'pi_1', object: 'payment_intent', status: 'requires_capture' })).status).toBe('processing');
-    expect(eventToNotification(event('payment_intent.requires_action', { id: 'pi_1', object: 'payment_intent', status: 'requires_action' })).status).toBe('pending');
-    expect(eventToNotification(event('charge.refund.updated', { id: 're_1', object: 'refund', status: 'succeeded' }))).toMatchObject({ resource: 'refund', processorReference: 're_1', status: 'approved' });
-    expect(eventToNotification(event('refund.failed', { id: 're_1', object: 'refund', status: 'failed', failure_reason: 'declined' }))).toMatchObject({ resource: 'refund', status: 'declined' });
-    expect(eventToNotification(event('charge.refunded', { id: 'ch_1', object: 'charge', payment_intent: 'pi_9' }))).toMatchObject({ resource: 'payment', processorReference: 'pi_9', status: null });
-    expect(
-      eventToNotification(
-        event('terminal.reader.action_succeeded', { id: 'tmr_1', object: 'terminal.reader', action: { type: 'process_payment_intent', status: 'succeeded', process_payment_intent: { payment_intent: 'pi_7' } } }),
-      ),
-    ).toMatchObject({ resource: 'payment', processorReference: 'pi_7', status: null });
-    expect(eventToNotification(event('customer.created', { id: 'cus_1', object: 'customer' }))).toMatchObject({ resource: 'payment', processorReference: 'cus_1', status: null });
-    // A PaymentIntent event whose object is malformed is news without a status: the core re-fetches.
-    expect(eventToNotification(event('payment_intent.succeeded', { id: 'pi_1', object: 'payment_intent' })).status).toBeNull();
+  it('maps PaymentIntent, Refund, charge, reader and other events', () => {
+    const succeeded = sim.makeEvent('payment_intent.succeeded', pi('succeeded'));
+    expect(news(succeeded)).toEqual({ eventId: succeeded.id, resource: 'payment', processorReference: succeeded.data.object.id, status: 'approved', trusted: true });
+    const cardError = { type: 'card_error', code: 'card_declined' } as const;
+    expect(news(sim.makeEvent('payment_intent.payment_failed', pi('requires_payment_method', { last_payment_error: cardError }))).status).toBe('declined');
+    expect(news(sim.makeEvent('payment_intent.payment_failed', pi('requires_payment_method', { last_payment_error: { type: 'api_error' } }))).status).toBe('failed');
+    expect(news(sim.makeEvent('payment_intent.canceled', pi('canceled'))).status).toBe('canceled');
+    expect(news(sim.makeEvent('payment_intent.processing', pi('processing'))).status).toBe('processing');
+    expect(news(sim.makeEvent('payment_intent.requires_action', pi('requires_action'))).status).toBe('pending');
+    // Authorized only: the core is told to ask, and the connector's lookup captures it.
+    expect(news(sim.makeEvent('payment_intent.amount_capturable_updated', pi('requires_capture'))).status).toBeNull();
+    const refundObject = sim.buildRefund(pi('succeeded'), { amount: 1000, metadata: {}, reason: null, status: 'succeeded' });
+    expect(news(sim.makeEvent('charge.refund.updated', refundObject))).toMatchObject({ resource: 'refund', processorReference: refundObject.id, status: 'approved' });
+    expect(news(sim.makeEvent('refund.updated', { ...refundObject, status: 'failed', failure_reason: 'declined' }))).toMatchObject({ resource: 'refund', status: 'declined' });
+    expect(news(sim.rawEvent('charge.refunded', { id: 'ch_1', object: 'charge', payment_intent: 'pi_9' }))).toMatchObject({ resource: 'payment', processorReference: 'pi_9', status: null });
+    const reader = { id: 'tmr_1', object: 'terminal.reader', status: 'online', action: { type: 'process_payment_intent', status: 'succeeded', failure_code: null, process_payment_intent: { payment_intent: 'pi_7' } } };
+    expect(news(sim.rawEvent('terminal.reader.action_succeeded', reader))).toMatchObject({ resource: 'payment', processorReference: 'pi_7', status: null });
+    expect(news(sim.rawEvent('customer.created', { id: 'cus_1', object: 'customer' }))).toMatchObject({ resource: 'payment', processorReference: 'cus_1', status: null });
+    // A PaymentIntent event whose object is malformed, or of a type we do not read, is news without a status.
+    expect(news(sim.rawEvent('payment_intent.succeeded', { id: 'pi_1', object: 'payment_intent' })).status).toBeNull();
+    expect(news(sim.rawEvent('payment_intent.partially_funded_v2', pi('succeeded'))).status).toBeNull();
   });
 });
 
@@ -322,7 +399,8 @@ describe('Stripe POS adapter', () => {
       capture_method: 'automatic',
     });
     const [process] = sim.requestsTo('POST', `/v1/terminal/readers/${READER}/process_payment_intent`);
-    expect(process!.params).toEqual({ payment_intent: outcome.processorReference });
+    // Tipping is skipped: the amount approved must be the amount asked.
+    expect(process!.params).toEqual({ payment_intent: outcome.processorReference, process_config: { skip_tipping: 'true' } });
     expect(process!.idempotencyKey).toBe(`${input.processorIdempotencyKey}:process:1`);
     // Every request went to the fixed base URL with the key; no POST without an idempotency key.
     for (const r of sim.requests) {
@@ -424,24 +502,6 @@ describe('Stripe POS adapter', () => {
     expect(sim.paymentIntentCount()).toBe(1);
   });
 
-  it.each([
-    ['server_error', 'unavailable', 'api_error'],
-    ['unavailable', 'unavailable', 'api_error'],
-    ['rate_limited', 'unavailable', 'rate_limit'],
-    ['network', 'unavailable', 'stripe_network_error'],
-    ['idempotency_conflict', 'unavailable', 'idempotency_key_in_use'],
-    ['invalid_key', 'configuration_invalid', 'invalid_request_error'],
-    ['forbidden', 'configuration_invalid', 'secret_key_required'],
-    ['decline', 'declined', 'insufficient_funds'],
-  ] as const)('injected %s → %s (%s)', async (kind, expected, code) => {
-    const sim = new StripeSimulator();
-    sim.inject(kind);
-    const error = await connectorError(pos.createPayment(ctx(sim, posConfig()), paymentInput(2500)));
-    expect(error.kind).toBe(expected);
-    expect(error.processorCode).toBe(code);
-    expect(error.message).not.toMatch(/Stripe’s end|insufficient funds|Invalid API Key|sk_test/);
-  });
-
   it('invalid credentials: the key Stripe rejects → configuration_invalid, its message and the key stay inside', async () => {
     const sim = new StripeSimulator();
     sim.rejectKey(SECRET_KEY);
@@ -495,7 +555,7 @@ describe('Stripe QR adapter', () => {
     const input = paymentInput(35_000, 'THB');
     const outcome = await qr.createPayment(ctx(sim, qrConfig({ billing_email: 'buyer@example.com' })), input);
     const pi = sim.paymentIntentFor(input.paymentId)!;
-    expect(outcome).toEqual({ status: 'pending', processorReference: pi.id, action: { type: 'display_qr', qrData: pi.next_action!.promptpay_display_qr_code.data }, processorStatus: 'requires_action' });
+    expect(outcome).toEqual({ status: 'pending', processorReference: pi.id, action: { type: 'display_qr', qrData: pi.next_action!.promptpay_display_qr_code!.data }, processorStatus: 'requires_action' });
     expect((outcome.action as { qrData: string }).qrData).toContain('SIM SHOP & CO=1+2%');
     const [create] = sim.requestsTo('POST', '/v1/payment_intents');
     expect(create!.params).toMatchObject({
@@ -513,7 +573,7 @@ describe('Stripe QR adapter', () => {
     const input = paymentInput(1_000, 'SGD');
     const outcome = await qr.createPayment(ctx(sim, qrConfig({ payment_method_type: 'paynow' })), input);
     const pi = sim.paymentIntentFor(input.paymentId)!;
-    expect(outcome.action).toEqual({ type: 'display_qr', qrData: pi.next_action!.paynow_display_qr_code.data });
+    expect(outcome.action).toEqual({ type: 'display_qr', qrData: pi.next_action!.paynow_display_qr_code!.data });
     expect(sim.requestsTo('POST', '/v1/payment_intents')[0]!.params.payment_method_data).toEqual({ type: 'paynow' });
   });
 
@@ -547,7 +607,7 @@ describe('Stripe QR adapter', () => {
     expect((await connectorError(qr.createPayment(ctx(sim, qrConfig()), input))).kind).toBe('timeout');
     const pi = sim.paymentIntentFor(input.paymentId)!;
     const retry = await qr.createPayment(ctx(sim, qrConfig()), { ...input, attemptNumber: 2 });
-    expect(retry).toMatchObject({ status: 'pending', processorReference: pi.id, action: { type: 'display_qr', qrData: pi.next_action!.promptpay_display_qr_code.data } });
+    expect(retry).toMatchObject({ status: 'pending', processorReference: pi.id, action: { type: 'display_qr', qrData: pi.next_action!.promptpay_display_qr_code!.data } });
     expect(sim.paymentIntentCount()).toBe(1);
   });
 
@@ -559,13 +619,187 @@ describe('Stripe QR adapter', () => {
     expect((await qr.createPayment(ctx(sim, qrConfig()), { ...input, attemptNumber: 2 })).status).toBe('approved');
   });
 
-  it('the same idempotency key with other parameters is refused by Stripe → configuration_invalid', async () => {
+  it('the same idempotency key with other parameters (400 idempotency_error) → timeout, not a failure: a request with that key ran, and the lookup finds it', async () => {
     const sim = new StripeSimulator();
     const input = paymentInput(1000, 'THB');
-    await qr.createPayment(ctx(sim, qrConfig()), input);
-    const error = await connectorError(qr.createPayment(ctx(sim, qrConfig()), { ...input, amount: { minor: 2000, currency: 'THB' } }));
-    expect(error).toMatchObject({ kind: 'configuration_invalid', processorCode: 'idempotency_error' });
+    const first = await qr.createPayment(ctx(sim, qrConfig()), input);
+    const changed = { ...input, description: 'Three coffees' };
+    const error = await connectorError(qr.createPayment(ctx(sim, qrConfig()), changed));
+    expect(error).toMatchObject({ kind: 'timeout', processorCode: 'idempotency_error' });
     expect(sim.paymentIntentCount()).toBe(1);
+    // What reconciliation then does: the PaymentIntent the first request made, by its metadata.
+    expect(await qr.getPayment(ctx(sim, qrConfig()), lookupInput(changed, null))).toMatchObject({ status: 'pending', processorReference: first.processorReference });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Every status and error the SDK enumerates, produced by the simulator and read through the adapter.
+
+describe('Stripe: every PaymentIntent, Refund and reader-action status, through the adapter', () => {
+  const expected: Record<Stripe.PaymentIntent.Status, { status: ProcessorPaymentStatus; processorStatus: string }> = {
+    requires_payment_method: { status: 'pending', processorStatus: 'requires_payment_method' },
+    requires_confirmation: { status: 'pending', processorStatus: 'requires_confirmation' },
+    requires_action: { status: 'pending', processorStatus: 'requires_action' },
+    processing: { status: 'processing', processorStatus: 'processing' },
+    // Authorized: the lookup captures it, so it is reported once the money is taken.
+    requires_capture: { status: 'approved', processorStatus: 'succeeded' },
+    succeeded: { status: 'approved', processorStatus: 'succeeded' },
+    canceled: { status: 'canceled', processorStatus: 'canceled' },
+  };
+
+  it.each(Object.entries(expected) as [Stripe.PaymentIntent.Status, (typeof expected)[Stripe.PaymentIntent.Status]][])('a PaymentIntent in %s → %o', async (status, outcome) => {
+    const sim = new StripeSimulator({ readerMode: 'manual' });
+    const input = paymentInput(2500);
+    const created = await pos.createPayment(ctx(sim, posConfig()), input);
+    // The reader is let go first, so only the PaymentIntent speaks.
+    sim.readers.get(READER)!.action = null;
+    sim.setPaymentIntentStatus(created.processorReference!, status);
+    expect(await pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference))).toMatchObject(outcome);
+    const captures = sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/capture`);
+    expect(captures.map((r) => r.idempotencyKey)).toEqual(status === 'requires_capture' ? [`${input.processorIdempotencyKey}:capture`] : []);
+  });
+
+  it.each(['pending', 'requires_action', 'succeeded', 'failed', 'canceled'] as const)('a Refund in %s → the table’s status through getRefund', async (status) => {
+    const sim = new StripeSimulator({ refundMode: 'pending' });
+    const pi = (await pos.createPayment(ctx(sim, posConfig()), paymentInput(5_000))).processorReference!;
+    const refund = await pos.refundPayment(ctx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 5_000, currency: 'USD' } });
+    sim.settleRefund(refund.processorReference!, status);
+    const read = await pos.getRefund(ctx(sim, posConfig()), { refundId: 'ref_1', amount: { minor: 5_000, currency: 'USD' }, processorReference: null, processorIdempotencyKey: 'ref_1', paymentProcessorReference: pi });
+    expect(read).toEqual({ status: REFUND_STATUS_MAP[status], processorReference: refund.processorReference, processorStatus: status });
+  });
+
+  it('reader actions: in_progress → pending; succeeded → the PaymentIntent’s status; failed with no error on the PaymentIntent (the customer canceled) → failed', async () => {
+    const sim = new StripeSimulator({ readerMode: 'manual' });
+    const input = paymentInput(2500);
+    const created = await pos.createPayment(ctx(sim, posConfig()), input);
+    expect(sim.readers.get(READER)!.action).toMatchObject({ status: 'in_progress' });
+    expect(created).toMatchObject({ status: 'pending', processorStatus: 'requires_payment_method' });
+    sim.presentCard(READER, 'customer_cancel');
+    expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({ status: 'requires_payment_method', last_payment_error: null });
+    const read = await pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference));
+    expect(read).toMatchObject({ status: 'failed', processorStatus: 'reader_action_failed:customer_canceled' });
+    // A retry of the same payment does not hand the PaymentIntent over again: that attempt is over.
+    const retry = await pos.createPayment(ctx(sim, posConfig()), { ...input, attemptNumber: 2 });
+    expect(retry.status).toBe('failed');
+    expect(sim.requestsTo('POST', `/v1/terminal/readers/${READER}/process_payment_intent`)).toHaveLength(1);
+
+    const other = paymentInput(2600);
+    const paid = await pos.createPayment(ctx(sim, posConfig()), other);
+    sim.presentCard(READER, 'succeed');
+    expect(sim.readers.get(READER)!.action).toMatchObject({ status: 'succeeded' });
+    expect((await pos.getPayment(ctx(sim, posConfig()), lookupInput(other, paid.processorReference))).status).toBe('approved');
+  });
+
+  it('a failed reader action for another PaymentIntent says nothing about this one', async () => {
+    const sim = new StripeSimulator({ readerMode: 'manual' });
+    const first = paymentInput(2500);
+    const a = await pos.createPayment(ctx(sim, posConfig()), first);
+    sim.presentCard(READER, 'customer_cancel');
+    const b = paymentInput(2700);
+    const created = await sim.fetch('https://api.stripe.com/v1/payment_intents', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${SECRET_KEY}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: encodeForm({ amount: 2700, currency: 'usd', payment_method_types: ['card_present'], metadata: { payment_id: b.paymentId } } satisfies Stripe.PaymentIntentCreateParams),
+    });
+    const other = (await created.json()) as Stripe.PaymentIntent;
+    expect((await pos.getPayment(ctx(sim, posConfig()), lookupInput(b, other.id))).status).toBe('pending');
+    expect((await pos.getPayment(ctx(sim, posConfig()), lookupInput(first, a.processorReference))).status).toBe('failed');
+  });
+});
+
+describe('Stripe: every error type the SDK knows, and the documented HTTP errors, through the adapter', () => {
+  it.each(Object.entries(ERROR_TYPE_KINDS) as [Stripe.RawErrorType, ConnectorErrorKind][])('%s (at the HTTP status Stripe gives it) → %s', async (type, kind) => {
+    const sim = new StripeSimulator();
+    sim.inject(type, { path: '/v1/payment_intents' });
+    const error = await connectorError(pos.createPayment(ctx(sim, posConfig()), paymentInput(2500)));
+    expect(error.kind).toBe(kind);
+    expect(error.message).not.toMatch(/Stripe’s end|insufficient funds|Invalid API Key|sk_test|Keys for idempotent/);
+  });
+
+  it.each([
+    ['server_error', 'unavailable', 'api_error'],
+    ['unavailable', 'unavailable', 'api_error'],
+    ['rate_limited', 'unavailable', 'rate_limit'],
+    ['network', 'unavailable', 'stripe_network_error'],
+    ['timeout', 'timeout', 'stripe_timeout'],
+    ['timeout_after', 'timeout', 'stripe_timeout'],
+    ['idempotency_conflict', 'unavailable', 'idempotency_key_in_use'],
+    ['idempotency_conflict_invalid_request', 'unavailable', 'idempotency_key_in_use'],
+    ['lock_timeout', 'unavailable', 'lock_timeout'],
+    ['reader_timeout', 'timeout', 'terminal_reader_timeout'],
+    ['invalid_key', 'configuration_invalid', 'invalid_request_error'],
+    ['forbidden', 'configuration_invalid', 'secret_key_required'],
+    ['decline', 'declined', 'insufficient_funds'],
+  ] as const)('injected %s → %s (%s)', async (kind, expected, code) => {
+    const sim = new StripeSimulator();
+    sim.inject(kind, kind === 'reader_timeout' ? { path: `/v1/terminal/readers/${READER}/process_payment_intent` } : {});
+    const error = await connectorError(pos.createPayment(ctx(sim, posConfig()), paymentInput(2500)));
+    expect(error.kind).toBe(expected);
+    expect(error.processorCode).toBe(code);
+    expect(error.message).not.toMatch(/Stripe’s end|insufficient funds|Invalid API Key|sk_test/);
+  });
+
+  it('an amount Stripe’s minimum refuses (THB 5.00: amount_too_small) → configuration_invalid, no PaymentIntent', async () => {
+    const sim = new StripeSimulator();
+    const error = await connectorError(qr.createPayment(ctx(sim, qrConfig()), paymentInput(500, 'THB')));
+    expect(error).toMatchObject({ kind: 'configuration_invalid', processorCode: 'amount_too_small' });
+    expect(sim.paymentIntentCount()).toBe(0);
+  });
+
+  it('an amount over Stripe’s eight digits is refused before any request (Stripe would say amount_too_large, which reads as a decline)', async () => {
+    const sim = new StripeSimulator();
+    const error = await connectorError(pos.createPayment(ctx(sim, posConfig()), paymentInput(100_000_000)));
+    expect(error).toMatchObject({ kind: 'configuration_invalid', processorCode: 'stripe_amount_too_large' });
+    expect(sim.requests).toHaveLength(0);
+    // Eight digits exactly is Stripe's largest amount, and is sent.
+    expect((await pos.createPayment(ctx(sim, posConfig()), paymentInput(99_999_999))).status).toBe('approved');
+  });
+});
+
+describe('Stripe: capture when a PaymentIntent waits for one (requires_capture)', () => {
+  it('a reader that only authorized (the PaymentIntent was switched to manual capture) → captured under its key, approved', async () => {
+    const sim = new StripeSimulator({ readerMode: 'manual' });
+    const input = paymentInput(2500);
+    const created = await pos.createPayment(ctx(sim, posConfig()), input);
+    sim.presentCard(READER, 'authorize');
+    expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({ status: 'requires_capture', amount_capturable: 2500, capture_method: 'manual' });
+    const read = await pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference));
+    expect(read).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
+    expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({ status: 'succeeded', amount_received: 2500 });
+    // A second lookup (or a retry) does not capture again: the PaymentIntent has moved on.
+    await pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference));
+    expect(sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/capture`)).toHaveLength(1);
+  });
+
+  it('a capture whose answer is lost is retried under the same key and replayed; the PaymentIntent as it is now decides', async () => {
+    const sim = new StripeSimulator({ readerMode: 'manual' });
+    const input = paymentInput(2500);
+    const created = await pos.createPayment(ctx(sim, posConfig()), input);
+    sim.presentCard(READER, 'authorize');
+    sim.inject('timeout_after', { path: `/v1/payment_intents/${created.processorReference}/capture` });
+    expect((await connectorError(pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference)))).kind).toBe('timeout');
+    expect(sim.paymentIntents.get(created.processorReference!)!.status).toBe('succeeded');
+    expect((await pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference))).status).toBe('approved');
+  });
+
+  it('an authorization canceled before the capture → canceled, never approved', async () => {
+    const sim = new StripeSimulator({ readerMode: 'manual' });
+    const input = paymentInput(2500);
+    const created = await pos.createPayment(ctx(sim, posConfig()), input);
+    sim.presentCard(READER, 'authorize');
+    const stale = structuredClone(sim.paymentIntents.get(created.processorReference!)!);
+    sim.setPaymentIntentStatus(created.processorReference!, 'canceled');
+    // The connector saw requires_capture (a search result a moment old); Stripe refuses the capture.
+    const staleFetch: typeof fetch = async (request, init) => {
+      const url = String(request instanceof Request ? request.url : request);
+      if (url.endsWith('/search?query=' + encodeURIComponent(`metadata['payment_id']:'${input.paymentId}'`) + '&limit=10')) {
+        return new Response(JSON.stringify({ object: 'search_result', data: [stale], has_more: false, next_page: null, url: '/v1/payment_intents/search' }), { status: 200 });
+      }
+      return sim.fetch(request, init);
+    };
+    const read = await pos.getPayment(ctx(sim, posConfig(), { fetch: staleFetch }), lookupInput(input, null));
+    expect(read).toMatchObject({ status: 'canceled', processorStatus: 'canceled' });
+    expect(sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/capture`)).toHaveLength(1);
   });
 });
 
@@ -770,7 +1004,7 @@ describe('Stripe refunds', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------
-describe('Stripe notifications', () => {
+describe('Stripe notifications (signed by the official library)', () => {
   async function paidQr(sim: StripeSimulator) {
     const input = paymentInput(1000, 'THB');
     const outcome = await qr.createPayment(ctx(sim, qrConfig()), input);
@@ -779,11 +1013,24 @@ describe('Stripe notifications', () => {
   }
   const parse = (sim: StripeSimulator, delivery: { rawBody: string; headers: Record<string, string> }, context = ctx(sim, qrConfig())) =>
     qr.parseNotification(context, { headers: new Headers(delivery.headers), rawBody: delivery.rawBody, url: 'https://payments.example.com/v1/processor-notifications/x' });
+  /** What the official library's own verifier says of the same delivery (the oracle for ours). */
+  const officialVerdict = async (delivery: { rawBody: string; headers: Record<string, string> }, secret: string) => {
+    try {
+      await Stripe.webhooks.constructEventAsync(delivery.rawBody, delivery.headers['Stripe-Signature'] ?? '', secret, 300, Stripe.createSubtleCryptoProvider());
+      return 'accepted';
+    } catch (error) {
+      expect(error).toBeInstanceOf(Stripe.errors.StripeSignatureVerificationError);
+      return 'refused';
+    }
+  };
 
-  it('a correctly signed event is trusted news with the status from the tables', async () => {
+  it('the header is the SDK’s own (generateTestHeaderStringAsync), and a correctly signed event is trusted news', async () => {
     const sim = new StripeSimulator();
     const event = await paidQr(sim);
-    expect(await parse(sim, await sim.deliver(event))).toEqual({ eventId: event.id, resource: 'payment', processorReference: event.data.object.id, status: 'approved', trusted: true });
+    const delivery = await sim.deliver(event);
+    expect(delivery.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(await officialVerdict(delivery, sim.webhookSecret)).toBe('accepted');
+    expect(await parse(sim, delivery)).toEqual({ eventId: event.id, resource: 'payment', processorReference: event.data.object.id, status: 'approved', trusted: true });
   });
 
   it('a duplicated delivery parses to the same event id (the core keeps one)', async () => {
@@ -803,22 +1050,31 @@ describe('Stripe notifications', () => {
     expect((await parse(sim, await sim.deliver(early))).status).toBe('pending');
   });
 
-  it('accepts any matching v1 among several (a rolled secret)', async () => {
+  it('a secret rotation: a header with two v1 signatures (old and new secret) verifies with either secret, as the SDK’s does', async () => {
     const sim = new StripeSimulator();
     const event = await paidQr(sim);
-    const rawBody = JSON.stringify(event);
-    const header = await sim.signatureHeader(rawBody, { extraSignatures: ['0'.repeat(64), 'f'.repeat(64)] });
-    expect((await parse(sim, { rawBody, headers: { 'Stripe-Signature': header } })).status).toBe('approved');
+    const older = `whsec_${stripeId('o', 32).slice(2)}`;
+    const delivery = await sim.deliver(event, { secrets: [older, sim.webhookSecret] });
+    expect(delivery.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    for (const secret of [older, sim.webhookSecret]) {
+      expect(await officialVerdict(delivery, secret)).toBe('accepted');
+      const context = ctx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: secret } });
+      expect((await parse(sim, delivery, context)).status).toBe('approved');
+    }
+    const third = `whsec_${stripeId('t', 32).slice(2)}`;
+    expect(await officialVerdict(delivery, third)).toBe('refused');
+    expect((await connectorError(parse(sim, delivery, ctx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: third } })))).processorCode).toBe('stripe_signature_mismatch');
   });
 
-  const refusals: [string, (sim: StripeSimulator, event: Awaited<ReturnType<typeof paidQr>>) => Promise<{ rawBody: string; headers: Record<string, string> }>, string][] = [
-    ['forged (signed with another secret)', (sim, e) => sim.deliver(e, { secret: `whsec_${stripeId('f', 32).slice(2)}` }), 'stripe_signature_mismatch'],
-    ['tampered after signing', (sim, e) => sim.deliver(e, { tamper: (raw) => raw.replace('"succeeded"', '"canceled"') }), 'stripe_signature_mismatch'],
-    ['stale (t more than 300 s old)', (sim, e) => sim.deliver(e, { timestamp: Math.floor(Date.now() / 1000) - 301 }), 'stripe_signature_stale'],
-    ['from the future (t more than 300 s ahead)', (sim, e) => sim.deliver(e, { timestamp: Math.floor(Date.now() / 1000) + 301 }), 'stripe_signature_stale'],
-    ['without Stripe-Signature', async (sim, e) => ({ rawBody: JSON.stringify(e), headers: {} }), 'stripe_signature_missing'],
-    ['with a garbled Stripe-Signature', async (sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': 'v1=nothex,t=now' } }), 'stripe_signature_missing'],
-    ['with only a v0 signature', async (sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},v0=${'a'.repeat(64)}` } }), 'stripe_signature_missing'],
+  const refusals: [string, (sim: StripeSimulator, event: Stripe.Event) => Promise<{ rawBody: string; headers: Record<string, string> }>, string, 'refused' | 'accepted' | null][] = [
+    ['forged (signed with another secret)', (sim, e) => sim.deliver(e, { secret: `whsec_${stripeId('f', 32).slice(2)}` }), 'stripe_signature_mismatch', 'refused'],
+    ['tampered after signing', (sim, e) => sim.deliver(e, { tamper: (raw) => raw.replace('"succeeded"', '"canceled"') }), 'stripe_signature_mismatch', 'refused'],
+    ['stale (t more than 300 s old)', (sim, e) => sim.deliver(e, { timestamp: Math.floor(Date.now() / 1000) - 301 }), 'stripe_signature_stale', 'refused'],
+    // The SDK's verifier only bounds the past; ours refuses a timestamp far ahead too (a stricter choice).
+    ['from the future (t more than 300 s ahead)', (sim, e) => sim.deliver(e, { timestamp: Math.floor(Date.now() / 1000) + 301 }), 'stripe_signature_stale', 'accepted'],
+    ['without Stripe-Signature', async (sim, e) => ({ rawBody: JSON.stringify(e), headers: {} }), 'stripe_signature_missing', 'refused'],
+    ['with a garbled Stripe-Signature', async (sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': 'v1=nothex,t=now' } }), 'stripe_signature_missing', 'refused'],
+    ['with only a v0 signature', async (sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},v0=${'a'.repeat(64)}` } }), 'stripe_signature_missing', 'refused'],
     [
       'signed but not an event',
       async (sim) => {
@@ -826,20 +1082,29 @@ describe('Stripe notifications', () => {
         return { rawBody, headers: { 'Stripe-Signature': await sim.signatureHeader(rawBody) } };
       },
       'stripe_event_unreadable',
+      null,
     ],
+    ['signed but not JSON', async (sim) => ({ rawBody: 'not json', headers: { 'Stripe-Signature': await sim.signatureHeader('not json') } }), 'stripe_event_unreadable', null],
+    ['a livemode event in the test environment', (sim, e) => sim.deliver({ ...e, livemode: true }), 'stripe_event_livemode_mismatch', null],
+    // EventBase.livemode is required on every event type: an event without it is not one Stripe sent.
     [
-      'signed but not JSON',
-      async (sim) => ({ rawBody: 'not json', headers: { 'Stripe-Signature': await sim.signatureHeader('not json') } }),
+      'an event without livemode',
+      (sim, e) => {
+        const { livemode: _, ...rest } = e;
+        return sim.deliver(rest);
+      },
       'stripe_event_unreadable',
+      null,
     ],
-    ['a livemode event in the test environment', (sim, e) => sim.deliver({ ...e, livemode: true }), 'stripe_event_livemode_mismatch'],
   ];
 
-  it.each(refusals)('refuses one %s (invalid_notification)', async (_, make, code) => {
+  it.each(refusals)('refuses one %s (invalid_notification); the SDK’s verifier agrees on the signature', async (_, make, code, official) => {
     const sim = new StripeSimulator();
     const event = await paidQr(sim);
-    const error = await connectorError(parse(sim, await make(sim, event)));
+    const delivery = await make(sim, event);
+    const error = await connectorError(parse(sim, delivery));
     expect(error).toMatchObject({ kind: 'invalid_notification', processorCode: code });
+    if (official) expect(await officialVerdict(delivery, sim.webhookSecret)).toBe(official);
   });
 
   it('refuses a correctly signed event when the method holds another webhook secret', async () => {
@@ -849,16 +1114,32 @@ describe('Stripe notifications', () => {
     expect((await connectorError(parse(sim, await sim.deliver(event), other))).kind).toBe('invalid_notification');
   });
 
-  it('refund events are refund news; unknown event types carry no status', async () => {
+  it('refund events (refund.updated and charge.refund.updated: this version has no refund.failed) are refund news', async () => {
     const sim = new StripeSimulator({ refundMode: 'pending' });
     const pi = (await pos.createPayment(ctx(sim, posConfig()), paymentInput(5_000))).processorReference!;
     const refund = await pos.refundPayment(ctx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 5_000, currency: 'USD' } });
-    sim.settleRefund(refund.processorReference!, 'succeeded');
-    const updated = sim.eventFor('charge.refund.updated', refund.processorReference!);
-    expect(await parse(sim, await sim.deliver(updated))).toMatchObject({ resource: 'refund', processorReference: refund.processorReference, status: 'approved', trusted: true });
-    const odd = sim.makeEvent('payment_intent.partially_funded_v2', { id: pi, object: 'payment_intent', status: 'something_new' });
-    expect(await parse(sim, await sim.deliver(odd))).toMatchObject({ resource: 'payment', processorReference: pi, status: 'pending' });
-    const unknown = sim.makeEvent('terminal.reader.action_succeeded', sim.readers.get(READER)!);
-    expect(await parse(sim, await sim.deliver(unknown))).toMatchObject({ resource: 'payment', processorReference: pi, status: null });
+    sim.settleRefund(refund.processorReference!, 'requires_action');
+    for (const type of ['refund.updated', 'charge.refund.updated'] as const) {
+      expect(await parse(sim, await sim.deliver(sim.eventFor(type, refund.processorReference!)))).toMatchObject({ resource: 'refund', processorReference: refund.processorReference, status: 'pending', trusted: true });
+    }
+    sim.settleRefund(refund.processorReference!, 'failed', 'declined');
+    expect((await parse(sim, await sim.deliver(sim.eventFor('refund.updated', refund.processorReference!)))).status).toBe('declined');
+    expect(sim.events.map((e) => e.type)).not.toContain('refund.failed');
+  });
+
+  it('a reader event names the PaymentIntent of its action, even expanded; the core re-reads it', async () => {
+    const sim = new StripeSimulator();
+    const pi = (await pos.createPayment(ctx(sim, posConfig()), paymentInput(5_000))).processorReference!;
+    const event = sim.eventFor('terminal.reader.action_succeeded', READER);
+    expect(await parse(sim, await sim.deliver(event))).toMatchObject({ resource: 'payment', processorReference: pi, status: null });
+    const expanded = structuredClone(event);
+    expanded.data.object.action!.process_payment_intent!.payment_intent = structuredClone(sim.paymentIntents.get(pi)!);
+    expect(await parse(sim, await sim.deliver(expanded))).toMatchObject({ resource: 'payment', processorReference: pi, status: null });
+  });
+
+  it('an event whose object has no id (balance.available) is still an event: news the core will not know', async () => {
+    const sim = new StripeSimulator();
+    const balance = sim.makeEvent('balance.available', { object: 'balance', available: [{ amount: 0, currency: 'usd', source_types: { card: 0 } }], livemode: false, pending: [] });
+    expect(await parse(sim, await sim.deliver(balance))).toEqual({ eventId: balance.id, resource: 'payment', processorReference: balance.id, status: null, trusted: true });
   });
 });

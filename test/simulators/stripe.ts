@@ -1,94 +1,43 @@
+// The official library, at test time only: its types make every object below complete, and its webhook
+// helper signs every delivery (the connector's verifier is not asked to agree with our own signing code).
+import Stripe from 'stripe';
+
 /**
- * A local simulator of the parts of Stripe's HTTP API (https://docs.stripe.com/api) the Stripe connector
- * uses, built from the public reference: a `fetch`-compatible function with all state in memory.
+ * A local simulator of the parts of Stripe's HTTP API (https://docs.stripe.com/api, version 2024-06-20)
+ * the Stripe connector uses: a `fetch`-compatible function with all state in memory.
  *
- * Simulated:
- * - Authentication by `Authorization: Bearer sk_test_...|sk_live_...|rk_...` (401 otherwise, or for a
- *   key marked rejected); `livemode` follows the key.
- * - `application/x-www-form-urlencoded` bodies in bracket notation; Stripe-shaped JSON answers and errors
- *   (`{ error: { type, code, decline_code, message, param } }`).
- * - Idempotency: a POST with an `Idempotency-Key` seen before replays the stored status and body with
- *   `Idempotent-Replayed: true`; the same key with other parameters (or another endpoint) is 400
- *   `idempotency_error`. Results of requests that failed validation or never executed are not stored.
- * - PaymentIntents (create, confirm at creation for QR methods, retrieve, search by metadata, cancel),
- *   Refunds (create, retrieve, list by payment_intent), Terminal readers (retrieve,
- *   process_payment_intent, cancel_action, and the test helper present_payment_method).
- * - Events for every state change, and signed deliveries (`Stripe-Signature: t=...,v1=...`).
+ * Held to the publisher's material, not to the connector:
+ * - Every object it answers is a complete object of the official SDK's type (`Stripe.PaymentIntent`,
+ *   `Stripe.Refund`, `Stripe.Terminal.Reader`, `Stripe.Event`), shaped after Stripe's own fixtures
+ *   (stripe/openapi `fixtures3.json`); typecheck fails if a required field is missing or mistyped.
+ * - Every status the SDK enumerates can be produced: `setPaymentIntentStatus` (all seven
+ *   `PaymentIntent.Status` values), `settleRefund` (the five refund statuses), reader actions
+ *   (`in_progress`, `succeeded`, `failed`).
+ * - Every error type (`Stripe.RawErrorType`) and the documented HTTP errors (400, 401, 402, 403, 404, 409,
+ *   429, 500, 503) can be injected (`inject`), as can timeouts and network failures; `Stripe-Should-Retry`
+ *   is sent where the preset says.
+ * - Event names are the 2024-06-20 ones (`Stripe.Event.Type`: no `refund.failed` on this version).
+ * - Deliveries are signed by `Stripe.webhooks.generateTestHeaderStringAsync` (the SDK's web crypto
+ *   provider: its synchronous helper needs Node's crypto, which the SDK's workerd build does not use).
  *
- * Outcomes follow the sandbox's amount rules (CONTRACT.md), by the last two digits of the minor units:
- * 51 → a POS card is declined at the reader (QR: pending, decline later with `declineQr`); 52 → the first
- * create with an idempotency key is executed but its answer is lost (a timeout); 53 → the first create with
- * a key answers 503 without executing; 54 → the payment attempt fails; a refund ending 61 fails with
- * `failure_reason: declined`. Switches inject timeouts, network errors, 5xx, 401, 402 and 429 on demand.
+ * Simulated: Bearer authentication and 401s; form bodies; idempotent replay with `Idempotent-Replayed`,
+ * 400 `idempotency_error` for a key reused with other parameters, no stored result for validation errors
+ * or requests that never executed; amounts checked as Stripe documents (integers in the currency's
+ * smallest unit, at most eight digits, a minimum per currency).
+ *
+ * Outcomes follow the sandbox's amount rules, by the last two digits of the minor units: 51 → a POS card
+ * is declined at the reader (QR: pending, decline later with `declineQr`); 52 → the first create with an
+ * idempotency key is executed but its answer is lost (a timeout); 53 → the first create with a key answers
+ * 503 without executing; 54 → the payment attempt fails; a refund ending 61 fails with
+ * `failure_reason: declined`.
  */
 
 export const STRIPE_ORIGIN = 'https://api.stripe.com';
+export const SIM_API_VERSION = '2024-06-20';
 
 type Json = Record<string, any>;
-
-export interface SimPaymentIntent {
-  id: string;
-  object: 'payment_intent';
-  amount: number;
-  amount_received: number;
-  currency: string;
-  status: string;
-  capture_method: string;
-  payment_method_types: string[];
-  payment_method: string | null;
-  metadata: Record<string, string>;
-  description: string | null;
-  created: number;
-  livemode: boolean;
-  client_secret: string;
-  last_payment_error: Json | null;
-  next_action: Json | null;
-  latest_charge: string | null;
-  canceled_at: number | null;
-  cancellation_reason: string | null;
-}
-
-export interface SimRefund {
-  id: string;
-  object: 'refund';
-  amount: number;
-  currency: string;
-  status: 'succeeded' | 'pending' | 'requires_action' | 'failed' | 'canceled';
-  failure_reason: string | null;
-  payment_intent: string;
-  charge: string | null;
-  metadata: Record<string, string>;
-  reason: string | null;
-  created: number;
-}
-
-export interface SimReader {
-  id: string;
-  object: 'terminal.reader';
-  device_type: string;
-  label: string;
-  status: 'online' | 'offline';
-  livemode: boolean;
-  action: null | {
-    type: 'process_payment_intent';
-    status: 'in_progress' | 'succeeded' | 'failed';
-    process_payment_intent: { payment_intent: string };
-    failure_code: string | null;
-    failure_message: string | null;
-  };
-}
-
-export interface SimEvent {
-  id: string;
-  object: 'event';
-  api_version: string;
-  created: number;
-  livemode: boolean;
-  pending_webhooks: number;
-  request: { id: string | null; idempotency_key: string | null };
-  type: string;
-  data: { object: Json };
-}
+type EventType = Stripe.Event.Type;
+type EventOf<T extends EventType> = Extract<Stripe.Event, { type: T }>;
 
 export interface RecordedRequest {
   method: string;
@@ -100,6 +49,56 @@ export interface RecordedRequest {
   idempotencyKey: string | null;
 }
 
+/** The error a Stripe API answer carries, as the SDK types it (`Stripe.StripeRawError`, less the SDK's own fields). */
+type RawError = Pick<Stripe.StripeRawError, 'type' | 'code' | 'decline_code' | 'message' | 'param'> & { payment_intent?: Stripe.PaymentIntent };
+
+interface ErrorPreset {
+  status: number;
+  error: RawError;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Every error type the SDK knows (`Stripe.RawErrorType`) with the HTTP status Stripe answers it with, and
+ * the other documented HTTP errors. A type added to the SDK fails typecheck here until it has a preset.
+ */
+export const STRIPE_ERROR_TYPE_PRESETS = {
+  card_error: { status: 402, error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } },
+  invalid_request_error: { status: 400, error: { type: 'invalid_request_error', code: 'parameter_invalid_integer', param: 'amount', message: 'Invalid integer: abc' } },
+  api_error: { status: 500, error: { type: 'api_error', message: 'Something went wrong on Stripe’s end.' }, headers: { 'Stripe-Should-Retry': 'false' } },
+  idempotency_error: {
+    status: 400,
+    error: { type: 'idempotency_error', message: 'Keys for idempotent requests can only be used with the same parameters they were first used with.' },
+  },
+  rate_limit_error: { status: 429, error: { type: 'rate_limit_error', message: 'Too many requests hit the API too quickly.' } },
+  authentication_error: { status: 401, error: { type: 'authentication_error', message: 'Invalid API Key provided: sk_test_********' } },
+  invalid_grant: { status: 400, error: { type: 'invalid_grant', message: 'Authorization code does not exist.' } },
+} as const satisfies Record<Stripe.RawErrorType, ErrorPreset>;
+
+export const STRIPE_HTTP_ERROR_PRESETS = {
+  server_error: { status: 500, error: { type: 'api_error', message: 'Something went wrong on Stripe’s end.' } },
+  unavailable: { status: 503, error: { type: 'api_error', message: 'Stripe is temporarily unavailable.' } },
+  // What Stripe answers a bad key with: 401 and an invalid_request_error (the SDK calls it an authentication error).
+  invalid_key: { status: 401, error: { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_********' } },
+  forbidden: { status: 403, error: { type: 'invalid_request_error', code: 'secret_key_required', message: 'The provided key does not have the required permissions.' } },
+  rate_limited: { status: 429, error: { type: 'invalid_request_error', code: 'rate_limit', message: 'Too many requests hit the API too quickly.' } },
+  decline: { status: 402, error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } },
+  idempotency_conflict: {
+    status: 409,
+    error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'There is currently another in-progress request using this Stripe-Idempotency-Key.' },
+  },
+  idempotency_conflict_invalid_request: {
+    status: 409,
+    error: { type: 'invalid_request_error', code: 'idempotency_key_in_use', message: 'There is currently another in-progress request using this Idempotent Key.' },
+  },
+  lock_timeout: {
+    status: 400,
+    error: { type: 'invalid_request_error', code: 'lock_timeout', message: 'This object cannot be accessed right now because another API request is accessing it.' },
+    headers: { 'Stripe-Should-Retry': 'true' },
+  },
+  reader_timeout: { status: 400, error: { type: 'invalid_request_error', code: 'terminal_reader_timeout', message: 'The reader did not respond in time.' } },
+} as const satisfies Record<string, ErrorPreset>;
+
 export type InjectionKind =
   /** Throws a DOMException `TimeoutError` before anything executes (the adapter's abort signal fired). */
   | 'timeout'
@@ -107,13 +106,8 @@ export type InjectionKind =
   | 'timeout_after'
   /** Throws a TypeError, as fetch does when the network fails. */
   | 'network'
-  | 'server_error'
-  | 'unavailable'
-  | 'invalid_key'
-  | 'forbidden'
-  | 'rate_limited'
-  | 'decline'
-  | 'idempotency_conflict';
+  | keyof typeof STRIPE_ERROR_TYPE_PRESETS
+  | keyof typeof STRIPE_HTTP_ERROR_PRESETS;
 
 interface Injection {
   kind: InjectionKind;
@@ -128,12 +122,12 @@ export interface StripeSimulatorOptions {
   readerMode?: 'auto' | 'manual';
   /** `auto` (default): refunds settle at once. `pending`: they stay pending until `settleRefund`. */
   refundMode?: 'auto' | 'pending';
-  apiVersion?: string;
 }
 
 interface HandlerResult {
   status: number;
-  body: Json;
+  body: object;
+  headers?: Record<string, string>;
   /** Whether the idempotency layer stores this result (false for validation errors). */
   save?: boolean;
   /** Executed, but the answer is lost on the way back (amount rule 52). */
@@ -150,15 +144,22 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 const lastTwo = (amount: number) => amount % 100;
 
+/**
+ * Minimum charge amounts in the smallest unit (https://docs.stripe.com/currencies#minimum-and-maximum-charge-amounts)
+ * for the currencies the connector sends, and the maximum: "up to eight digits" (`PaymentIntentCreateParams.amount`).
+ */
+export const STRIPE_MINIMUM_AMOUNTS: Record<string, number> = { usd: 50, eur: 50, sgd: 50, thb: 1000 };
+export const STRIPE_MAXIMUM_AMOUNT = 99_999_999;
+
 export function timeoutError(): DOMException {
   return new DOMException('The operation was aborted due to timeout', 'TimeoutError');
 }
 
-function stripeError(status: number, error: Json, save = true): HandlerResult {
-  return { status, body: { error: { message: 'An error occurred.', ...error } }, save };
+function stripeError(status: number, error: RawError, save = true, headers?: Record<string, string>): HandlerResult {
+  return { status, body: { error: { message: 'An error occurred.', ...error } }, save, ...(headers ? { headers } : {}) };
 }
 
-const invalid = (message: string, param?: string, code = 'parameter_invalid') =>
+const invalid = (message: string, param?: string, code: Stripe.PaymentIntent.LastPaymentError.Code = 'parameter_invalid_empty') =>
   stripeError(400, { type: 'invalid_request_error', code, message, ...(param ? { param } : {}) }, false);
 
 const missing = (kind: string, id: string, param?: string) =>
@@ -198,7 +199,7 @@ export function parseForm(text: string): Json {
 }
 
 /** A PromptPay/PayNow-like EMVCo payload with a CRC, including characters a careless client would mangle. */
-function qrPayload(pi: SimPaymentIntent, type: string): string {
+function qrPayload(pi: Stripe.PaymentIntent, type: string): string {
   const tlv = (tag: string, value: string) => `${tag}${String(value.length).padStart(2, '0')}${value}`;
   const value = `${Math.floor(pi.amount / 100)}.${String(pi.amount % 100).padStart(2, '0')}`;
   const body =
@@ -219,10 +220,13 @@ function qrPayload(pi: SimPaymentIntent, type: string): string {
   return body + crc.toString(16).toUpperCase().padStart(4, '0');
 }
 
-async function hmacHex(secret: string, message: string): Promise<string> {
-  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(message)));
-  return Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('');
+const cryptoProvider = Stripe.createSubtleCryptoProvider();
+
+/** `Stripe-Signature` for `rawBody` at `timestamp`, one `v1` per secret (two during a secret rotation), by the SDK. */
+export async function stripeSignatureHeader(rawBody: string, secrets: readonly string[], timestamp = nowSeconds()): Promise<string> {
+  const headers = await Promise.all(secrets.map((secret) => Stripe.webhooks.generateTestHeaderStringAsync({ payload: rawBody, secret, timestamp, cryptoProvider })));
+  // Each is `t=<timestamp>,v1=<signature>`; Stripe sends one `t` and every signature.
+  return [`t=${timestamp}`, ...headers.map((h) => h.slice(h.indexOf(',') + 1))].join(',');
 }
 
 export interface SignedDelivery {
@@ -231,20 +235,21 @@ export interface SignedDelivery {
   headers: Record<string, string>;
 }
 
+type ReaderOutcome = 'succeed' | 'decline' | 'fail' | 'authorize' | 'customer_cancel';
+
 export class StripeSimulator {
-  readonly paymentIntents = new Map<string, SimPaymentIntent>();
-  readonly refunds = new Map<string, SimRefund>();
-  readonly readers = new Map<string, SimReader>();
-  readonly events: SimEvent[] = [];
+  readonly paymentIntents = new Map<string, Stripe.PaymentIntent>();
+  readonly refunds = new Map<string, Stripe.Refund>();
+  readonly readers = new Map<string, Stripe.Terminal.Reader>();
+  readonly events: Stripe.Event[] = [];
   readonly requests: RecordedRequest[] = [];
   readonly rejectedKeys = new Set<string>();
   readonly offlineReaders = new Set<string>();
   readonly webhookSecret: string;
   readerMode: 'auto' | 'manual';
   refundMode: 'auto' | 'pending';
-  readonly apiVersion: string;
 
-  private readonly idempotency = new Map<string, { fingerprint: string; status: number; body: string }>();
+  private readonly idempotency = new Map<string, { fingerprint: string; status: number; body: string; headers?: Record<string, string> }>();
   private readonly unavailableOnce = new Set<string>();
   private readonly injections: Injection[] = [];
   private livemode = false;
@@ -253,7 +258,6 @@ export class StripeSimulator {
     this.webhookSecret = options.webhookSecret ?? `whsec_${stripeId('sim', 32).slice(4)}`;
     this.readerMode = options.readerMode ?? 'auto';
     this.refundMode = options.refundMode ?? 'auto';
-    this.apiVersion = options.apiVersion ?? '2024-06-20';
   }
 
   /** The simulator as `fetch`: hand it to the adapter as `ctx.fetch`, or spy `globalThis.fetch` with it. */
@@ -283,7 +287,7 @@ export class StripeSimulator {
     return [...this.paymentIntents.values()].filter((pi) => paymentId === undefined || pi.metadata.payment_id === paymentId).length;
   }
 
-  paymentIntentFor(paymentId: string): SimPaymentIntent | undefined {
+  paymentIntentFor(paymentId: string): Stripe.PaymentIntent | undefined {
     return [...this.paymentIntents.values()].find((pi) => pi.metadata.payment_id === paymentId);
   }
 
@@ -294,40 +298,85 @@ export class StripeSimulator {
   // -------------------------------------------------------------------------------------------------------
   // What happens away from the API (the buyer, the reader, the bank)
 
-  /** The card is presented to the reader: the outcome follows the amount rules unless given. */
-  presentCard(readerId: string, outcome?: 'succeed' | 'decline' | 'fail') {
+  /**
+   * The card is presented to the reader: the outcome follows the amount rules unless given. `authorize`:
+   * the PaymentIntent was switched to manual capture, so the reader leaves it in `requires_capture`;
+   * `customer_cancel`: the customer cancels on the reader (the action fails, the PaymentIntent has no error).
+   */
+  presentCard(readerId: string, outcome?: ReaderOutcome) {
     const reader = this.readers.get(readerId);
-    if (!reader?.action || reader.action.status !== 'in_progress') throw new Error(`reader ${readerId} has no action in progress`);
-    const pi = this.paymentIntents.get(reader.action.process_payment_intent.payment_intent)!;
+    const action = reader?.action;
+    if (!reader || !action || action.status !== 'in_progress' || !action.process_payment_intent) throw new Error(`reader ${readerId} has no action in progress`);
+    const pi = this.paymentIntents.get(action.process_payment_intent.payment_intent as string)!;
     const decided = outcome ?? (lastTwo(pi.amount) === 51 ? 'decline' : lastTwo(pi.amount) === 54 ? 'fail' : 'succeed');
-    pi.payment_method = stripeId('pm');
-    if (decided === 'succeed') {
-      this.succeed(pi);
-      reader.action.status = 'succeeded';
-      this.emit('terminal.reader.action_succeeded', reader);
-    } else {
-      const error =
-        decided === 'decline'
-          ? { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' }
-          : { type: 'invalid_request_error', code: 'payment_intent_payment_attempt_failed', message: 'The latest payment attempt of this PaymentIntent has failed.' };
-      this.failAttempt(pi, error);
-      reader.action.status = 'failed';
-      reader.action.failure_code = error.code;
-      reader.action.failure_message = error.message;
-      this.emit('terminal.reader.action_failed', reader);
+    if (decided === 'customer_cancel') {
+      this.failReaderAction(reader, 'customer_canceled', 'The customer canceled the payment on the reader.');
+      return;
     }
+    pi.payment_method = stripeId('pm');
+    if (decided === 'succeed' || decided === 'authorize') {
+      if (decided === 'authorize') pi.capture_method = 'manual';
+      this.setPaymentIntentStatus(pi.id, decided === 'authorize' ? 'requires_capture' : 'succeeded');
+      action.status = 'succeeded';
+      this.emit('terminal.reader.action_succeeded', reader);
+      return;
+    }
+    const error: RawError =
+      decided === 'decline'
+        ? { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' }
+        : { type: 'invalid_request_error', code: 'payment_intent_payment_attempt_failed', message: 'The latest payment attempt of this PaymentIntent has failed.' };
+    this.failAttempt(pi, error);
+    this.failReaderAction(reader, error.code!, error.message!);
   }
 
   /** The buyer pays the QR code. */
   payQr(paymentIntentId: string) {
-    const pi = this.mustQr(paymentIntentId);
-    this.succeed(pi);
+    this.mustQr(paymentIntentId);
+    this.setPaymentIntentStatus(paymentIntentId, 'succeeded');
   }
 
   /** The buyer's bank refuses the QR payment. */
   declineQr(paymentIntentId: string) {
     const pi = this.mustQr(paymentIntentId);
     this.failAttempt(pi, { type: 'card_error', code: 'payment_method_provider_decline', decline_code: 'generic_decline', message: 'The payment was declined.' });
+  }
+
+  /**
+   * Puts a PaymentIntent in any status of `Stripe.PaymentIntent.Status`, with the fields Stripe sets in
+   * that status, and records the event Stripe sends for it (none for `requires_payment_method` and
+   * `requires_confirmation`, which have no event of their own).
+   */
+  setPaymentIntentStatus(id: string, status: Stripe.PaymentIntent.Status) {
+    const pi = this.paymentIntents.get(id);
+    if (!pi) throw new Error(`no PaymentIntent ${id}`);
+    const transitions: Record<Stripe.PaymentIntent.Status, () => void> = {
+      requires_payment_method: () => Object.assign(pi, { status, payment_method: null, next_action: null }),
+      requires_confirmation: () => Object.assign(pi, { status, payment_method: pi.payment_method ?? stripeId('pm'), next_action: null }),
+      requires_action: () => {
+        const type = pi.payment_method_types[0]!;
+        pi.status = status;
+        pi.payment_method ??= stripeId('pm');
+        pi.next_action = this.qrAction(pi, type);
+        this.emit('payment_intent.requires_action', pi);
+      },
+      processing: () => {
+        Object.assign(pi, { status, next_action: null, payment_method: pi.payment_method ?? stripeId('pm') });
+        this.emit('payment_intent.processing', pi);
+      },
+      requires_capture: () => {
+        Object.assign(pi, { status, capture_method: 'manual', amount_capturable: pi.amount, latest_charge: pi.latest_charge ?? stripeId('ch'), next_action: null, last_payment_error: null });
+        this.emit('payment_intent.amount_capturable_updated', pi);
+      },
+      succeeded: () => {
+        Object.assign(pi, { status, amount_received: pi.amount, amount_capturable: 0, latest_charge: pi.latest_charge ?? stripeId('ch'), next_action: null, last_payment_error: null });
+        this.emit('payment_intent.succeeded', pi);
+      },
+      canceled: () => {
+        Object.assign(pi, { status, canceled_at: nowSeconds(), cancellation_reason: pi.cancellation_reason ?? 'abandoned', next_action: null, amount_capturable: 0 });
+        this.emit('payment_intent.canceled', pi);
+      },
+    };
+    transitions[status]();
   }
 
   /**
@@ -338,14 +387,10 @@ export class StripeSimulator {
   async settlePayment(paymentIntentId: string, outcome: 'succeed' | 'decline' | 'fail' | 'cancel'): Promise<SignedDelivery> {
     const pi = this.paymentIntents.get(paymentIntentId);
     if (!pi) throw new Error(`no PaymentIntent ${paymentIntentId}`);
-    const reader = [...this.readers.values()].find((r) => r.action?.status === 'in_progress' && r.action.process_payment_intent.payment_intent === pi.id);
+    const reader = [...this.readers.values()].find((r) => r.action?.status === 'in_progress' && r.action.process_payment_intent?.payment_intent === pi.id);
     if (outcome === 'cancel') {
-      if (reader?.action) Object.assign(reader.action, { status: 'failed', failure_code: 'canceled', failure_message: 'The action was canceled.' });
-      pi.status = 'canceled';
-      pi.canceled_at = nowSeconds();
-      pi.cancellation_reason = 'abandoned';
-      pi.next_action = null;
-      this.emit('payment_intent.canceled', pi);
+      if (reader) this.failReaderAction(reader, 'canceled', 'The action was canceled.', false);
+      this.setPaymentIntentStatus(pi.id, 'canceled');
       return this.deliver(this.eventFor('payment_intent.canceled', pi.id));
     }
     if (reader) this.presentCard(reader.id, outcome);
@@ -358,30 +403,37 @@ export class StripeSimulator {
     return this.deliver(this.eventFor(outcome === 'succeed' ? 'payment_intent.succeeded' : 'payment_intent.payment_failed', pi.id));
   }
 
-  settleRefund(refundId: string, status: 'succeeded' | 'failed', failureReason: string | null = status === 'failed' ? 'unknown' : null) {
+  /** Moves a refund to any of the five documented statuses; Stripe sends `refund.updated` and `charge.refund.updated`. */
+  settleRefund(refundId: string, status: 'succeeded' | 'failed' | 'canceled' | 'pending' | 'requires_action', failureReason: string | null = status === 'failed' ? 'unknown' : null) {
     const refund = this.refunds.get(refundId);
     if (!refund) throw new Error(`no refund ${refundId}`);
     refund.status = status;
-    refund.failure_reason = failureReason;
+    if (failureReason) refund.failure_reason = failureReason;
+    else delete refund.failure_reason;
+    if (status === 'requires_action') {
+      refund.next_action = { type: 'display_details', display_details: { email_sent: { email_sent_at: nowSeconds(), email_sent_to: 'buyer@example.com' }, expires_at: nowSeconds() + 86_400 } };
+    } else delete refund.next_action;
+    this.emit('refund.updated', refund);
     this.emit('charge.refund.updated', refund);
-    if (status === 'failed') this.emit('refund.failed', refund);
   }
 
   // -------------------------------------------------------------------------------------------------------
   // Webhooks
 
-  /** `Stripe-Signature` for `rawBody` at `timestamp` (unix seconds) with `secret`. */
-  async signatureHeader(rawBody: string, options: { secret?: string; timestamp?: number; extraSignatures?: string[] } = {}): Promise<string> {
-    const t = options.timestamp ?? nowSeconds();
-    const v1 = await hmacHex(options.secret ?? this.webhookSecret, `${t}.${rawBody}`);
-    return [`t=${t}`, ...(options.extraSignatures ?? []).map((s) => `v1=${s}`), `v1=${v1}`, `v0=${'0'.repeat(64)}`].join(',');
+  /**
+   * `Stripe-Signature` for `rawBody`, made by the official library. `secret` signs with another secret (a
+   * forgery, or a wrong configuration); `secrets` signs with each (a secret rotation: two `v1`);
+   * `timestamp` backdates it (stale).
+   */
+  async signatureHeader(rawBody: string, options: { secret?: string; secrets?: string[]; timestamp?: number } = {}): Promise<string> {
+    return stripeSignatureHeader(rawBody, options.secrets ?? [options.secret ?? this.webhookSecret], options.timestamp);
   }
 
-  /**
-   * A delivery of `event` as Stripe sends it. `secret` signs with another secret (a forgery, or a wrong
-   * configuration); `timestamp` backdates it (stale); `tamper` changes the body after signing.
-   */
-  async deliver(event: SimEvent, options: { secret?: string; timestamp?: number; tamper?: (raw: string) => string } = {}): Promise<SignedDelivery> {
+  /** A delivery of `event` as Stripe sends it (pretty-printed JSON); `tamper` changes the body after signing. */
+  async deliver(
+    event: Stripe.Event | Json,
+    options: { secret?: string; secrets?: string[]; timestamp?: number; tamper?: (raw: string) => string } = {},
+  ): Promise<SignedDelivery> {
     const signed = JSON.stringify(event, null, 2);
     const signature = await this.signatureHeader(signed, options);
     const rawBody = options.tamper ? options.tamper(signed) : signed;
@@ -389,25 +441,84 @@ export class StripeSimulator {
   }
 
   /** The latest event of `type` about object `objectId`. */
-  eventFor(type: string, objectId: string): SimEvent {
-    const found = [...this.events].reverse().find((e) => e.type === type && e.data.object.id === objectId);
+  eventFor<T extends EventType>(type: T, objectId: string): EventOf<T> {
+    const found = [...this.events].reverse().find((e): e is EventOf<T> => e.type === type && (e.data.object as { id?: string }).id === objectId);
     if (!found) throw new Error(`no ${type} event for ${objectId}; have ${this.events.map((e) => e.type).join(', ')}`);
     return found;
   }
 
-  /** An event built by hand (for unknown types or odd shapes). */
-  makeEvent(type: string, object: Json): SimEvent {
-    return {
+  /** A complete event of a 2024-06-20 type about `object`. */
+  makeEvent<T extends EventType>(type: T, object: EventOf<T>['data']['object']): EventOf<T> {
+    const event = {
       id: stripeId('evt'),
       object: 'event',
-      api_version: this.apiVersion,
+      api_version: SIM_API_VERSION,
       created: nowSeconds(),
+      data: { object: clone(object) },
       livemode: this.livemode,
       pending_webhooks: 1,
       request: { id: null, idempotency_key: null },
       type,
-      data: { object: clone(object) },
+    } satisfies Stripe.EventBase & { type: T };
+    // The envelope is checked above; TypeScript cannot pair a generic `type` with its object by itself.
+    return event as unknown as EventOf<T>;
+  }
+
+  /** The charge of a PaymentIntent that has one (complete, as the `charge.*` events carry it). */
+  chargeOf(paymentIntentId: string): Stripe.Charge {
+    const pi = this.paymentIntents.get(paymentIntentId);
+    if (!pi || typeof pi.latest_charge !== 'string') throw new Error(`PaymentIntent ${paymentIntentId} has no charge`);
+    const refunded = [...this.refunds.values()].filter((r) => r.payment_intent === pi.id && r.status === 'succeeded').reduce((sum, r) => sum + r.amount, 0);
+    return {
+      id: pi.latest_charge,
+      object: 'charge',
+      amount: pi.amount,
+      amount_captured: pi.amount_received,
+      amount_refunded: refunded,
+      application: null,
+      application_fee: null,
+      application_fee_amount: null,
+      balance_transaction: null,
+      billing_details: { address: null, email: null, name: null, phone: null },
+      calculated_statement_descriptor: 'SIM SHOP',
+      captured: pi.status === 'succeeded',
+      created: pi.created,
+      currency: pi.currency,
+      customer: null,
+      description: pi.description,
+      disputed: false,
+      failure_balance_transaction: null,
+      failure_code: null,
+      failure_message: null,
+      fraud_details: {},
+      invoice: null,
+      livemode: pi.livemode,
+      metadata: { ...pi.metadata },
+      on_behalf_of: null,
+      outcome: null,
+      paid: pi.status === 'succeeded' || pi.status === 'requires_capture',
+      payment_intent: pi.id,
+      payment_method: typeof pi.payment_method === 'string' ? pi.payment_method : null,
+      payment_method_details: null,
+      receipt_email: null,
+      receipt_number: null,
+      receipt_url: null,
+      refunded: refunded === pi.amount_received && refunded > 0,
+      review: null,
+      shipping: null,
+      source: null,
+      source_transfer: null,
+      statement_descriptor: null,
+      statement_descriptor_suffix: null,
+      status: 'succeeded',
+      transfer_data: null,
+      transfer_group: null,
     };
+  }
+
+  /** An event outside the SDK's types (an unknown type, an odd object): for the connector's hostile-input tests. */
+  rawEvent(type: string, object: Json): Json {
+    return { ...this.makeEvent('payment_intent.created', {} as Stripe.PaymentIntent), type, data: { object: clone(object) } };
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -426,25 +537,11 @@ export class StripeSimulator {
     this.requests.push({ method, path: url.pathname, query: url.search, params, rawBody, headers, idempotencyKey });
 
     const injection = this.takeInjection(method, url.pathname);
-    switch (injection?.kind) {
-      case 'timeout':
-        throw timeoutError();
-      case 'network':
-        throw new TypeError('fetch failed');
-      case 'server_error':
-        return this.respond(stripeError(500, { type: 'api_error', message: 'Something went wrong on Stripe’s end.' }));
-      case 'unavailable':
-        return this.respond(stripeError(503, { type: 'api_error', message: 'Stripe is temporarily unavailable.' }));
-      case 'invalid_key':
-        return this.respond(stripeError(401, { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_********' }));
-      case 'forbidden':
-        return this.respond(stripeError(403, { type: 'invalid_request_error', code: 'secret_key_required', message: 'The provided key does not have the required permissions.' }));
-      case 'rate_limited':
-        return this.respond(stripeError(429, { type: 'invalid_request_error', code: 'rate_limit', message: 'Too many requests hit the API too quickly.' }));
-      case 'decline':
-        return this.respond(stripeError(402, { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' }));
-      case 'idempotency_conflict':
-        return this.respond(stripeError(409, { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'There is currently another in-progress request using this Stripe-Idempotency-Key.' }));
+    if (injection?.kind === 'timeout') throw timeoutError();
+    if (injection?.kind === 'network') throw new TypeError('fetch failed');
+    if (injection && injection.kind !== 'timeout_after') {
+      const preset: ErrorPreset = (STRIPE_ERROR_TYPE_PRESETS as Record<string, ErrorPreset>)[injection.kind] ?? (STRIPE_HTTP_ERROR_PRESETS as Record<string, ErrorPreset>)[injection.kind]!;
+      return this.respond(stripeError(preset.status, preset.error, false, preset.headers));
     }
 
     const secretKey = /^Bearer (\S+)$/.exec(request.headers.get('authorization') ?? '')?.[1] ?? '';
@@ -462,16 +559,23 @@ export class StripeSimulator {
       if (stored) {
         if (stored.fingerprint !== fingerprint) {
           return this.respond(
-            stripeError(400, { type: 'idempotency_error', message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.` }, false),
+            stripeError(
+              400,
+              {
+                type: 'idempotency_error',
+                message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.`,
+              },
+              false,
+            ),
           );
         }
-        return this.json(stored.status, stored.body, { 'Idempotent-Replayed': 'true' });
+        return this.json(stored.status, stored.body, { ...stored.headers, 'Idempotent-Replayed': 'true' });
       }
     }
 
     const result = this.route(method, url.pathname, params, idempotencyKey);
     if (method === 'POST' && idempotencyKey && result.save !== false) {
-      this.idempotency.set(idempotencyKey, { fingerprint, status: result.status, body: JSON.stringify(result.body) });
+      this.idempotency.set(idempotencyKey, { fingerprint, status: result.status, body: JSON.stringify(result.body), ...(result.headers ? { headers: result.headers } : {}) });
     }
     if (injection?.kind === 'timeout_after' || result.loseAnswer) throw timeoutError();
     return this.respond(result);
@@ -488,11 +592,11 @@ export class StripeSimulator {
   }
 
   private respond(result: HandlerResult): Response {
-    return this.json(result.status, JSON.stringify(result.body));
+    return this.json(result.status, JSON.stringify(result.body), result.headers);
   }
 
   private json(status: number, body: string, extra: Record<string, string> = {}): Response {
-    return new Response(body, { status, headers: { 'Content-Type': 'application/json', 'Request-Id': stripeId('req', 14), 'Stripe-Version': this.apiVersion, ...extra } });
+    return new Response(body, { status, headers: { 'Content-Type': 'application/json', 'Request-Id': stripeId('req', 14), 'Stripe-Version': SIM_API_VERSION, ...extra } });
   }
 
   private route(method: string, path: string, params: Json, idempotencyKey: string | null): HandlerResult {
@@ -504,6 +608,7 @@ export class StripeSimulator {
       if (method === 'GET' && id === 'search' && parts.length === 3) return this.searchPaymentIntents(params);
       if (method === 'GET' && parts.length === 3) return this.retrievePaymentIntent(id!);
       if (method === 'POST' && action === 'cancel' && parts.length === 4) return this.cancelPaymentIntent(id!, params);
+      if (method === 'POST' && action === 'capture' && parts.length === 4) return this.capturePaymentIntent(id!, params);
     }
     if (resource === 'refunds') {
       if (method === 'POST' && parts.length === 2) return this.createRefund(params);
@@ -518,7 +623,7 @@ export class StripeSimulator {
     }
     if (resource === 'test_helpers' && id === 'terminal' && action === 'readers' && method === 'POST' && parts[5] === 'present_payment_method') {
       return this.withReader(extra!, (reader) => {
-        if (reader.action?.status !== 'in_progress') return invalid('The reader has no action in progress.', undefined, 'terminal_reader_invalid_state');
+        if (reader.action?.status !== 'in_progress') return stripeError(400, { type: 'invalid_request_error', message: 'The reader has no action in progress.' }, false);
         this.presentCard(reader.id);
         return { status: 200, body: clone(reader) };
       });
@@ -533,10 +638,93 @@ export class StripeSimulator {
   // -------------------------------------------------------------------------------------------------------
   // PaymentIntents
 
+  private qrAction(pi: Stripe.PaymentIntent, type: string): Stripe.PaymentIntent.NextAction {
+    const code = {
+      data: qrPayload(pi, type),
+      hosted_instructions_url: `https://payments.stripe.com/qr/instructions/${pi.id}`,
+      image_url_png: `https://qr.stripe.com/${pi.id}.png`,
+      image_url_svg: `https://qr.stripe.com/${pi.id}.svg`,
+    };
+    if (type === 'paynow') return { type: 'paynow_display_qr_code', paynow_display_qr_code: code };
+    if (type === 'promptpay') return { type: 'promptpay_display_qr_code', promptpay_display_qr_code: code };
+    return { type: 'use_stripe_sdk', use_stripe_sdk: {} };
+  }
+
+  /** A complete new PaymentIntent (`requires_payment_method`), not yet stored: what POST /v1/payment_intents makes. */
+  buildPaymentIntent(fields: Pick<Stripe.PaymentIntent, 'amount' | 'currency' | 'capture_method' | 'description' | 'metadata' | 'payment_method_types'>): Stripe.PaymentIntent {
+    const id = stripeId('pi');
+    return {
+      id,
+      object: 'payment_intent',
+      amount: fields.amount,
+      amount_capturable: 0,
+      amount_details: { tip: {} },
+      amount_received: 0,
+      application: null,
+      application_fee_amount: null,
+      automatic_payment_methods: null,
+      canceled_at: null,
+      cancellation_reason: null,
+      capture_method: fields.capture_method,
+      client_secret: `${id}_secret_${stripeId('cs').slice(3)}`,
+      confirmation_method: 'automatic',
+      created: nowSeconds(),
+      currency: fields.currency,
+      customer: null,
+      description: fields.description,
+      invoice: null,
+      last_payment_error: null,
+      latest_charge: null,
+      livemode: this.livemode,
+      metadata: fields.metadata,
+      next_action: null,
+      on_behalf_of: null,
+      payment_method: null,
+      payment_method_configuration_details: null,
+      payment_method_options: {},
+      payment_method_types: fields.payment_method_types,
+      processing: null,
+      receipt_email: null,
+      review: null,
+      setup_future_usage: null,
+      shipping: null,
+      source: null,
+      statement_descriptor: null,
+      statement_descriptor_suffix: null,
+      status: 'requires_payment_method',
+      transfer_data: null,
+      transfer_group: null,
+    };
+  }
+
+  /** A complete new Refund of `pi`, not yet stored: what POST /v1/refunds makes. */
+  buildRefund(pi: Stripe.PaymentIntent, fields: Pick<Stripe.Refund, 'amount' | 'metadata' | 'reason' | 'status'> & { failure_reason?: string }): Stripe.Refund {
+    return {
+      id: stripeId('re'),
+      object: 'refund',
+      amount: fields.amount,
+      balance_transaction: null,
+      charge: typeof pi.latest_charge === 'string' ? pi.latest_charge : null,
+      created: nowSeconds(),
+      currency: pi.currency,
+      destination_details: pi.payment_method_types.includes('card_present') ? { type: 'card', card: { type: 'refund' } } : { type: pi.payment_method_types[0]! },
+      metadata: fields.metadata,
+      payment_intent: pi.id,
+      reason: fields.reason,
+      receipt_number: null,
+      source_transfer_reversal: null,
+      status: fields.status,
+      transfer_reversal: null,
+      ...(fields.failure_reason ? { failure_reason: fields.failure_reason } : {}),
+    };
+  }
+
   private createPaymentIntent(params: Json, idempotencyKey: string | null): HandlerResult {
     const amount = Number(params.amount);
-    if (!/^\d+$/.test(params.amount ?? '') || amount < 1) return invalid('Invalid positive integer', 'amount');
-    if (!/^[a-z]{3}$/.test(params.currency ?? '')) return invalid('Invalid currency', 'currency');
+    if (!/^\d+$/.test(params.amount ?? '')) return invalid('Invalid positive integer', 'amount', 'parameter_invalid_integer');
+    if (!/^[a-z]{3}$/.test(params.currency ?? '')) return invalid('Invalid currency', 'currency', 'parameter_invalid_empty');
+    if (amount > STRIPE_MAXIMUM_AMOUNT) return invalid('Amount must be no more than $999,999.99', 'amount', 'amount_too_large');
+    if (amount < (STRIPE_MINIMUM_AMOUNTS[params.currency] ?? 1)) return invalid('Amount must be at least the minimum charge amount.', 'amount', 'amount_too_small');
     const types: string[] = Array.isArray(params.payment_method_types) ? params.payment_method_types : [];
     if (types.length === 0) return invalid('payment_method_types is required.', 'payment_method_types', 'parameter_missing');
     const type = types[0]!;
@@ -544,7 +732,9 @@ export class StripeSimulator {
     if (currencyOf[type] && currencyOf[type] !== params.currency) {
       return invalid(`The currency provided (${params.currency}) is invalid for ${type}.`, 'currency', 'payment_intent_invalid_parameter');
     }
-    if (!['card_present', 'promptpay', 'paynow'].includes(type)) return invalid(`The payment method type "${type}" is invalid.`, 'payment_method_types');
+    if (!['card_present', 'promptpay', 'paynow'].includes(type)) return invalid(`The payment method type "${type}" is invalid.`, 'payment_method_types', 'payment_intent_invalid_parameter');
+    const captureMethods: Stripe.PaymentIntent.CaptureMethod[] = ['automatic', 'automatic_async', 'manual'];
+    if (params.capture_method !== undefined && !captureMethods.includes(params.capture_method)) return invalid('Invalid capture_method.', 'capture_method', 'parameter_invalid_empty');
 
     // Amount rule 53: the first try with a key never reaches an API server.
     const key = idempotencyKey ?? `${params.amount}:${JSON.stringify(params.metadata ?? {})}`;
@@ -553,28 +743,15 @@ export class StripeSimulator {
       return stripeError(503, { type: 'api_error', message: 'Stripe is temporarily unavailable.' }, false);
     }
 
-    const id = stripeId('pi');
-    const pi: SimPaymentIntent = {
-      id,
-      object: 'payment_intent',
+    const pi = this.buildPaymentIntent({
       amount,
-      amount_received: 0,
       currency: params.currency,
-      status: 'requires_payment_method',
       capture_method: params.capture_method ?? 'automatic_async',
-      payment_method_types: types,
-      payment_method: null,
-      metadata: { ...(params.metadata ?? {}) },
       description: params.description ?? null,
-      created: nowSeconds(),
-      livemode: this.livemode,
-      client_secret: `${id}_secret_${stripeId('cs').slice(3)}`,
-      last_payment_error: null,
-      next_action: null,
-      latest_charge: null,
-      canceled_at: null,
-      cancellation_reason: null,
-    };
+      metadata: { ...(params.metadata ?? {}) },
+      payment_method_types: types,
+    });
+    const id = pi.id;
     this.paymentIntents.set(id, pi);
     this.emit('payment_intent.created', pi);
     // Amount rule 52: executed, and the answer is lost.
@@ -586,22 +763,11 @@ export class StripeSimulator {
       if (data.type !== type) return { ...invalid('payment_method_data[type] must match payment_method_types.', 'payment_method_data[type]'), save: true };
       pi.payment_method = stripeId('pm');
       if (lastTwo(amount) === 54) {
-        const error = { type: 'invalid_request_error', code: 'payment_intent_payment_attempt_failed', message: 'The latest payment attempt of this PaymentIntent has failed.' };
+        const error: RawError = { type: 'invalid_request_error', code: 'payment_intent_payment_attempt_failed', message: 'The latest payment attempt of this PaymentIntent has failed.' };
         this.failAttempt(pi, error);
         return { status: 400, body: { error: { ...error, payment_intent: clone(pi) } }, loseAnswer };
       }
-      pi.status = 'requires_action';
-      const actionType = `${type}_display_qr_code`;
-      pi.next_action = {
-        type: actionType,
-        [actionType]: {
-          data: qrPayload(pi, type),
-          hosted_instructions_url: `https://payments.stripe.com/qr/instructions/${pi.id}`,
-          image_url_png: `https://qr.stripe.com/${pi.id}.png`,
-          image_url_svg: `https://qr.stripe.com/${pi.id}.svg`,
-        },
-      };
-      this.emit('payment_intent.requires_action', pi);
+      this.setPaymentIntentStatus(id, 'requires_action');
     }
     return { status: 200, body: clone(pi), loseAnswer };
   }
@@ -613,16 +779,17 @@ export class StripeSimulator {
 
   private searchPaymentIntents(params: Json): HandlerResult {
     const match = /^metadata\['([^']+)'\]:'((?:[^'\\]|\\.)*)'$/.exec(params.query ?? '');
-    if (!match) return invalid('Invalid search query.', 'query', 'search_query_invalid');
+    if (!match) return invalid('Invalid search query.', 'query', 'parameter_invalid_string_empty');
     const value = match[2]!.replace(/\\(.)/g, '$1');
     const data = [...this.paymentIntents.values()].filter((pi) => pi.metadata[match[1]!] === value).map(clone);
-    return { status: 200, body: { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' } };
+    const result: Stripe.ApiSearchResult<Stripe.PaymentIntent> = { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' };
+    return { status: 200, body: result };
   }
 
   private cancelPaymentIntent(id: string, params: Json): HandlerResult {
     const pi = this.paymentIntents.get(id);
     if (!pi) return missing('payment_intent', id);
-    const cancelable = ['requires_payment_method', 'requires_capture', 'requires_confirmation', 'requires_action', 'processing'];
+    const cancelable: Stripe.PaymentIntent.Status[] = ['requires_payment_method', 'requires_capture', 'requires_confirmation', 'requires_action', 'processing'];
     if (!cancelable.includes(pi.status)) {
       return stripeError(400, {
         type: 'invalid_request_error',
@@ -631,34 +798,40 @@ export class StripeSimulator {
         payment_intent: clone(pi),
       });
     }
-    // A PaymentIntent a reader is still collecting for must have the reader's action canceled first.
-    const busy = [...this.readers.values()].find((r) => r.action?.status === 'in_progress' && r.action.process_payment_intent.payment_intent === id);
+    // Assumed, not documented: a PaymentIntent a reader is still collecting for is refused until the
+    // reader's action is canceled (the connector cancels the action first either way).
+    const busy = [...this.readers.values()].find((r) => r.action?.status === 'in_progress' && r.action.process_payment_intent?.payment_intent === id);
     if (busy) return stripeError(400, { type: 'invalid_request_error', code: 'terminal_reader_busy', message: 'A reader is processing this PaymentIntent.' });
-    pi.status = 'canceled';
-    pi.canceled_at = nowSeconds();
     pi.cancellation_reason = params.cancellation_reason ?? null;
-    pi.next_action = null;
-    this.emit('payment_intent.canceled', pi);
+    this.setPaymentIntentStatus(id, 'canceled');
     return { status: 200, body: clone(pi) };
   }
 
-  private succeed(pi: SimPaymentIntent) {
-    pi.status = 'succeeded';
-    pi.amount_received = pi.amount;
-    pi.latest_charge = stripeId('ch');
-    pi.next_action = null;
-    pi.last_payment_error = null;
-    this.emit('payment_intent.succeeded', pi);
+  private capturePaymentIntent(id: string, params: Json): HandlerResult {
+    const pi = this.paymentIntents.get(id);
+    if (!pi) return missing('payment_intent', id);
+    if (pi.status !== 'requires_capture') {
+      return stripeError(400, {
+        type: 'invalid_request_error',
+        code: 'payment_intent_unexpected_state',
+        message: `This PaymentIntent could not be captured because it has a status of ${pi.status}. Only a PaymentIntent with one of the following statuses may be captured: requires_capture.`,
+        payment_intent: clone(pi),
+      });
+    }
+    const amount = params.amount_to_capture === undefined ? pi.amount_capturable : Number(params.amount_to_capture);
+    if (!Number.isSafeInteger(amount) || amount < 1 || amount > pi.amount_capturable) return invalid('Invalid amount_to_capture.', 'amount_to_capture', 'amount_too_large');
+    this.setPaymentIntentStatus(id, 'succeeded');
+    pi.amount_received = amount;
+    return { status: 200, body: clone(pi) };
   }
 
-  private failAttempt(pi: SimPaymentIntent, error: Json) {
-    pi.status = 'requires_payment_method';
-    pi.next_action = null;
-    pi.last_payment_error = { ...error, payment_method: { id: pi.payment_method, type: pi.payment_method_types[0] } };
+  private failAttempt(pi: Stripe.PaymentIntent, error: RawError) {
+    Object.assign(pi, { status: 'requires_payment_method', next_action: null });
+    pi.last_payment_error = { ...error, type: error.type as Stripe.PaymentIntent.LastPaymentError.Type, code: error.code as Stripe.PaymentIntent.LastPaymentError.Code };
     this.emit('payment_intent.payment_failed', pi);
   }
 
-  private mustQr(id: string): SimPaymentIntent {
+  private mustQr(id: string): Stripe.PaymentIntent {
     const pi = this.paymentIntents.get(id);
     if (!pi || pi.status !== 'requires_action') throw new Error(`PaymentIntent ${id} is not waiting for a QR payment`);
     return pi;
@@ -675,48 +848,58 @@ export class StripeSimulator {
     if (pi.status !== 'succeeded') {
       return stripeError(400, { type: 'invalid_request_error', code: 'payment_intent_unexpected_state', message: 'This PaymentIntent does not have a successful charge to refund.' });
     }
-    const refunded = [...this.refunds.values()].filter((r) => r.payment_intent === piId && (r.status === 'succeeded' || r.status === 'pending')).reduce((sum, r) => sum + r.amount, 0);
+    const refunded = [...this.refunds.values()]
+      .filter((r) => r.payment_intent === piId && (r.status === 'succeeded' || r.status === 'pending' || r.status === 'requires_action'))
+      .reduce((sum, r) => sum + r.amount, 0);
     const remaining = pi.amount_received - refunded;
     if (remaining <= 0) return stripeError(400, { type: 'invalid_request_error', code: 'charge_already_refunded', message: `Charge ${pi.latest_charge} has already been refunded.` });
     const amount = params.amount === undefined ? remaining : Number(params.amount);
-    if (!Number.isSafeInteger(amount) || amount < 1) return invalid('Invalid positive integer', 'amount');
+    if (!Number.isSafeInteger(amount) || amount < 1) return invalid('Invalid positive integer', 'amount', 'parameter_invalid_integer');
     if (amount > remaining) {
       return stripeError(400, { type: 'invalid_request_error', code: 'amount_too_large', param: 'amount', message: `Refund amount is greater than unrefunded amount on charge.` });
     }
     const declined = lastTwo(amount) === 61;
-    const refund: SimRefund = {
-      id: stripeId('re'),
-      object: 'refund',
+    const refund = this.buildRefund(pi, {
       amount,
-      currency: pi.currency,
-      status: declined ? 'failed' : this.refundMode === 'pending' ? 'pending' : 'succeeded',
-      failure_reason: declined ? 'declined' : null,
-      payment_intent: piId,
-      charge: pi.latest_charge,
       metadata: { ...(params.metadata ?? {}) },
       reason: params.reason ?? null,
-      created: nowSeconds(),
-    };
+      status: declined ? 'failed' : this.refundMode === 'pending' ? 'pending' : 'succeeded',
+      ...(declined ? { failure_reason: 'declined' } : {}),
+    });
     this.refunds.set(refund.id, refund);
     this.emit('refund.created', refund);
-    if (declined) this.emit('refund.failed', refund);
+    if (declined) this.emit('refund.updated', refund);
     return { status: 200, body: clone(refund) };
   }
 
   private listRefunds(params: Json): HandlerResult {
     const limit = Math.min(Math.max(Number(params.limit ?? 10) || 10, 1), 100);
     const all = [...this.refunds.values()].filter((r) => !params.payment_intent || r.payment_intent === params.payment_intent).reverse();
-    return { status: 200, body: { object: 'list', data: all.slice(0, limit).map(clone), has_more: all.length > limit, url: '/v1/refunds' } };
+    const list: Stripe.ApiList<Stripe.Refund> = { object: 'list', data: all.slice(0, limit).map(clone), has_more: all.length > limit, url: '/v1/refunds' };
+    return { status: 200, body: list };
   }
 
   // -------------------------------------------------------------------------------------------------------
   // Terminal readers
 
-  private withReader(id: string, run: (reader: SimReader) => HandlerResult): HandlerResult {
+  private withReader(id: string, run: (reader: Stripe.Terminal.Reader) => HandlerResult): HandlerResult {
     if (!/^tmr_[A-Za-z0-9]+$/.test(id)) return missing('terminal.reader', id);
     let reader = this.readers.get(id);
     if (!reader) {
-      reader = { id, object: 'terminal.reader', device_type: 'simulated_wisepos_e', label: 'Simulated reader', status: 'online', livemode: this.livemode, action: null };
+      reader = {
+        id,
+        object: 'terminal.reader',
+        action: null,
+        device_sw_version: null,
+        device_type: 'simulated_wisepos_e',
+        ip_address: null,
+        label: 'Simulated reader',
+        livemode: this.livemode,
+        location: null,
+        metadata: {},
+        serial_number: `SIM-${id.slice(4, 12)}`,
+        status: 'online',
+      };
       this.readers.set(id, reader);
     }
     reader.status = this.offlineReaders.has(id) ? 'offline' : 'online';
@@ -732,7 +915,17 @@ export class StripeSimulator {
       if (!pi.payment_method_types.includes('card_present') || pi.status !== 'requires_payment_method') {
         return stripeError(400, { type: 'invalid_request_error', code: 'payment_intent_unexpected_state', message: `This PaymentIntent's status is ${pi.status}.` });
       }
-      reader.action = { type: 'process_payment_intent', status: 'in_progress', process_payment_intent: { payment_intent: pi.id }, failure_code: null, failure_message: null };
+      const config = params.process_config ?? {};
+      reader.action = {
+        type: 'process_payment_intent',
+        status: 'in_progress',
+        failure_code: null,
+        failure_message: null,
+        process_payment_intent: {
+          payment_intent: pi.id,
+          ...(Object.keys(config).length > 0 ? { process_config: { ...(config.skip_tipping !== undefined ? { skip_tipping: config.skip_tipping === 'true' } : {}) } } : {}),
+        },
+      };
       const answer = clone(reader);
       if (this.readerMode === 'auto') this.presentCard(reader.id);
       return { status: 200, body: answer };
@@ -741,16 +934,20 @@ export class StripeSimulator {
 
   private cancelAction(readerId: string): HandlerResult {
     return this.withReader(readerId, (reader) => {
-      if (reader.action?.status !== 'in_progress') return stripeError(400, { type: 'invalid_request_error', code: 'terminal_reader_invalid_state', message: 'The reader has no action to cancel.' });
-      reader.action.status = 'failed';
-      reader.action.failure_code = 'canceled';
-      reader.action.failure_message = 'The action was canceled.';
-      this.emit('terminal.reader.action_failed', reader);
+            // The code Stripe gives this refusal is not documented; the connector only needs it not to be 5xx.
+      if (reader.action?.status !== 'in_progress') return stripeError(400, { type: 'invalid_request_error', message: 'The reader has no action to cancel.' });
+      this.failReaderAction(reader, 'canceled', 'The action was canceled.');
       return { status: 200, body: clone(reader) };
     });
   }
 
-  private emit(type: string, object: Json) {
+  private failReaderAction(reader: Stripe.Terminal.Reader, code: string, message: string, emit = true) {
+    if (!reader.action) return;
+    Object.assign(reader.action, { status: 'failed', failure_code: code, failure_message: message });
+    if (emit) this.emit('terminal.reader.action_failed', reader);
+  }
+
+  private emit<T extends EventType>(type: T, object: EventOf<T>['data']['object']) {
     this.events.push(this.makeEvent(type, object));
   }
 }

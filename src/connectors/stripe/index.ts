@@ -1,7 +1,10 @@
 import { z } from '@hono/zod-openapi';
+import type Stripe from 'stripe';
+import { minorUnits } from '../../domain/money.ts';
 import { bytesToHex, hmacSha256, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
-import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
+import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, CreatePaymentInput, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import { StripeEvent, StripeList, StripePaymentIntent, StripeReader, StripeRefund, StripeSearchResult } from './sdk.ts';
 import {
   encodeForm,
   eventToNotification,
@@ -10,16 +13,12 @@ import {
   metadataQuery,
   normalizeStripeError,
   parseSignatureHeader,
-  StripeEvent,
-  StripeList,
-  StripePaymentIntent,
-  StripeReader,
-  StripeRefund,
+  readerPaymentIntent,
   stripeErrorOf,
+  STRIPE_MAX_AMOUNT,
   toPaymentOutcome,
   toRefundOutcome,
   toStripeAmount,
-  type FormValue,
   type StripeOperation,
 } from './transformers.ts';
 
@@ -35,7 +34,7 @@ import {
 export const STRIPE_API_BASE = 'https://api.stripe.com';
 /** Pinned so response shapes never change under us (https://docs.stripe.com/api/versioning). */
 export const STRIPE_API_VERSION = '2024-06-20';
-/** Per request; a POS payment makes up to four. */
+/** Per request; a POS payment makes up to six (create, reader, hand-over, re-read, capture, re-read). */
 export const STRIPE_REQUEST_TIMEOUT_MS = 15_000;
 export const STRIPE_SIGNATURE_HEADER = 'stripe-signature';
 
@@ -82,11 +81,61 @@ type Ctx<C> = ConnectorContext<StripeCredentials, C>;
 // ---------------------------------------------------------------------------------------------------------
 // HTTP
 
+/**
+ * One request to Stripe. Built only by `stripeRequest` below, whose parameters are the official SDK's
+ * own types (`Stripe.PaymentIntentCreateParams`...): a field Stripe does not know fails typecheck there.
+ */
+export interface StripeRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  /** The form body of a POST, or the query of a GET. */
+  params?: object;
+  idempotencyKey?: string;
+}
+
+const path = (...parts: string[]) => parts.map((p) => encodeURIComponent(p)).join('/');
+
+export const stripeRequest = {
+  createPaymentIntent: (params: Stripe.PaymentIntentCreateParams, idempotencyKey: string): StripeRequest => ({ method: 'POST', path: '/v1/payment_intents', params, idempotencyKey }),
+  retrievePaymentIntent: (id: string): StripeRequest => ({ method: 'GET', path: `/v1/payment_intents/${path(id)}` }),
+  searchPaymentIntents: (params: Stripe.PaymentIntentSearchParams): StripeRequest => ({ method: 'GET', path: '/v1/payment_intents/search', params }),
+  capturePaymentIntent: (id: string, params: Stripe.PaymentIntentCaptureParams, idempotencyKey: string): StripeRequest => ({
+    method: 'POST',
+    path: `/v1/payment_intents/${path(id)}/capture`,
+    params,
+    idempotencyKey,
+  }),
+  cancelPaymentIntent: (id: string, params: Stripe.PaymentIntentCancelParams, idempotencyKey: string): StripeRequest => ({
+    method: 'POST',
+    path: `/v1/payment_intents/${path(id)}/cancel`,
+    params,
+    idempotencyKey,
+  }),
+  createRefund: (params: Stripe.RefundCreateParams, idempotencyKey: string): StripeRequest => ({ method: 'POST', path: '/v1/refunds', params, idempotencyKey }),
+  retrieveRefund: (id: string): StripeRequest => ({ method: 'GET', path: `/v1/refunds/${path(id)}` }),
+  listRefunds: (params: Stripe.RefundListParams): StripeRequest => ({ method: 'GET', path: '/v1/refunds', params }),
+  retrieveReader: (id: string): StripeRequest => ({ method: 'GET', path: `/v1/terminal/readers/${path(id)}` }),
+  processPaymentIntent: (reader: string, params: Stripe.Terminal.ReaderProcessPaymentIntentParams, idempotencyKey: string): StripeRequest => ({
+    method: 'POST',
+    path: `/v1/terminal/readers/${path(reader)}/process_payment_intent`,
+    params,
+    idempotencyKey,
+  }),
+  cancelReaderAction: (reader: string, params: Stripe.Terminal.ReaderCancelActionParams, idempotencyKey: string): StripeRequest => ({
+    method: 'POST',
+    path: `/v1/terminal/readers/${path(reader)}/cancel_action`,
+    params,
+    idempotencyKey,
+  }),
+};
+
 interface StripeAnswer {
   ok: boolean;
   status: number;
   body: unknown;
   replayed: boolean;
+  /** `Stripe-Should-Retry`, when Stripe sets it. */
+  shouldRetry: boolean | null;
 }
 
 function checkKey(ctx: Ctx<unknown>) {
@@ -98,23 +147,27 @@ function checkKey(ctx: Ctx<unknown>) {
   }
 }
 
-async function send(ctx: Ctx<unknown>, method: 'GET' | 'POST', path: string, options: { form?: Record<string, FormValue>; idempotencyKey?: string } = {}): Promise<StripeAnswer> {
+async function send(ctx: Ctx<unknown>, request: StripeRequest): Promise<StripeAnswer> {
   checkKey(ctx);
   const headers: Record<string, string> = {
     Authorization: `Bearer ${ctx.credentials.secret_key}`,
     'Stripe-Version': STRIPE_API_VERSION,
     Accept: 'application/json',
   };
+  const encoded = encodeForm(request.params ?? {});
+  let url = `${STRIPE_API_BASE}${request.path}`;
   let body: string | undefined;
-  if (method === 'POST') {
+  if (request.method === 'POST') {
     headers['Content-Type'] = 'application/x-www-form-urlencoded';
-    if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey;
-    body = encodeForm(options.form ?? {});
+    if (request.idempotencyKey) headers['Idempotency-Key'] = request.idempotencyKey;
+    body = encoded;
+  } else if (encoded) {
+    url += `?${encoded}`;
   }
   let response: Response;
   let parsed: unknown;
   try {
-    response = await ctx.fetch(`${STRIPE_API_BASE}${path}`, { method, headers, body, signal: AbortSignal.timeout(STRIPE_REQUEST_TIMEOUT_MS) });
+    response = await ctx.fetch(url, { method: request.method, headers, body, signal: AbortSignal.timeout(STRIPE_REQUEST_TIMEOUT_MS) });
     const text = await response.text();
     try {
       parsed = text ? JSON.parse(text) : null;
@@ -124,28 +177,34 @@ async function send(ctx: Ctx<unknown>, method: 'GET' | 'POST', path: string, opt
   } catch (error) {
     throw fetchFailure(error);
   }
-  return { ok: response.ok, status: response.status, body: parsed, replayed: response.headers.get('idempotent-replayed') === 'true' };
+  const shouldRetry = response.headers.get('stripe-should-retry');
+  return {
+    ok: response.ok,
+    status: response.status,
+    body: parsed,
+    replayed: response.headers.get('idempotent-replayed') === 'true',
+    shouldRetry: shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : null,
+  };
 }
+
+const failure = (answer: StripeAnswer, operation: StripeOperation) => normalizeStripeError(answer.status, answer.body, { operation, shouldRetry: answer.shouldRetry });
 
 /** A successful answer parsed with `schema`, or the normalized error. */
 function expectOk<T>(answer: StripeAnswer, schema: z.ZodType<T>, operation: StripeOperation): T {
-  if (!answer.ok) throw normalizeStripeError(answer.status, answer.body, operation);
+  if (!answer.ok) throw failure(answer, operation);
   const parsed = schema.safeParse(answer.body);
   if (!parsed.success) throw new ConnectorError('unavailable', 'Stripe answered with an unexpected body.', 'stripe_unexpected_response');
   return parsed.data;
 }
 
-const path = (...parts: string[]) => parts.map((p) => encodeURIComponent(p)).join('/');
-
 async function retrievePaymentIntent(ctx: Ctx<unknown>, id: string): Promise<StripePaymentIntent> {
-  return expectOk(await send(ctx, 'GET', `/v1/payment_intents/${path(id)}`), StripePaymentIntent, 'lookup');
+  return expectOk(await send(ctx, stripeRequest.retrievePaymentIntent(id)), StripePaymentIntent, 'lookup');
 }
 
 /** The PaymentIntent created for our payment, found by its metadata (Search is eventually consistent). */
 async function searchPaymentIntent(ctx: Ctx<unknown>, paymentId: string): Promise<StripePaymentIntent | null> {
-  const query = new URLSearchParams({ query: metadataQuery('payment_id', paymentId), limit: '10' });
-  const list = expectOk(await send(ctx, 'GET', `/v1/payment_intents/search?${query}`), StripeList(StripePaymentIntent), 'lookup');
-  return list.data.find((pi) => pi.metadata?.payment_id === paymentId) ?? null;
+  const answer = await send(ctx, stripeRequest.searchPaymentIntents({ query: metadataQuery('payment_id', paymentId), limit: 10 }));
+  return expectOk(answer, StripeSearchResult(StripePaymentIntent), 'lookup').data.find((pi) => pi.metadata.payment_id === paymentId) ?? null;
 }
 
 async function findPaymentIntent(ctx: Ctx<unknown>, paymentId: string, reference: string | null): Promise<StripePaymentIntent | null> {
@@ -154,7 +213,11 @@ async function findPaymentIntent(ctx: Ctx<unknown>, paymentId: string, reference
 }
 
 async function retrieveRefund(ctx: Ctx<unknown>, id: string): Promise<StripeRefund> {
-  return expectOk(await send(ctx, 'GET', `/v1/refunds/${path(id)}`), StripeRefund, 'lookup');
+  return expectOk(await send(ctx, stripeRequest.retrieveRefund(id)), StripeRefund, 'lookup');
+}
+
+async function retrieveReader(ctx: Ctx<unknown>, readerId: string): Promise<StripeReader> {
+  return expectOk(await send(ctx, stripeRequest.retrieveReader(readerId)), StripeReader, 'write');
 }
 
 const settled = (status: string | null | undefined) => status === 'succeeded' || status === 'failed' || status === 'canceled';
@@ -162,82 +225,123 @@ const settled = (status: string | null | undefined) => status === 'succeeded' ||
 // ---------------------------------------------------------------------------------------------------------
 // Payments
 
-function paymentForm(input: { paymentId: string; externalReference: string; description?: string; amount: { minor: number; currency: string } }): Record<string, FormValue> {
+/** Stripe's amount for ours, refused here when Stripe could not take it (more than eight digits). */
+function stripeAmount(money: { minor: number; currency: string }) {
+  const amount = toStripeAmount(money, minorUnits(money.currency));
+  if (amount.amount > STRIPE_MAX_AMOUNT) throw new ConnectorError('configuration_invalid', 'The amount is larger than Stripe accepts for one payment.', 'stripe_amount_too_large');
+  return amount;
+}
+
+function paymentIntentParams(input: CreatePaymentInput): Stripe.PaymentIntentCreateParams {
   return {
-    ...toStripeAmount(input.amount),
+    ...stripeAmount(input.amount),
     ...(input.description ? { description: input.description } : {}),
     metadata: { payment_id: input.paymentId, external_reference: input.externalReference },
   };
 }
 
-async function createPosPayment(ctx: Ctx<StripePosConfiguration>, input: Parameters<ConnectorAdapter['createPayment']>[1]): Promise<PaymentOutcome> {
+/** The reader's current action when it concerns this PaymentIntent, else null. */
+function actionFor(reader: StripeReader | null, paymentIntentId: string): StripeReader['action'] {
+  return readerPaymentIntent(reader) === paymentIntentId ? (reader?.action ?? null) : null;
+}
+
+/**
+ * A PaymentIntent authorized but not captured (`requires_capture`: someone switched it to manual capture)
+ * is captured under its own key, so what we report is the money taken, as an approval always means here.
+ */
+async function captureIfAuthorized(ctx: Ctx<unknown>, pi: StripePaymentIntent, idempotencyKey: string): Promise<StripePaymentIntent> {
+  if (pi.status !== 'requires_capture') return pi;
+  const answer = await send(ctx, stripeRequest.capturePaymentIntent(pi.id, {}, `${idempotencyKey}:capture`));
+  if (answer.ok && !answer.replayed) return expectOk(answer, StripePaymentIntent, 'write');
+  // Captured or canceled meanwhile (or a replayed answer): the PaymentIntent as it is now says which.
+  if (answer.ok || stripeErrorOf(answer.body)?.code === 'payment_intent_unexpected_state') return retrievePaymentIntent(ctx, pi.id);
+  throw failure(answer, 'write');
+}
+
+async function createPosPayment(ctx: Ctx<StripePosConfiguration>, input: CreatePaymentInput): Promise<PaymentOutcome> {
   const readerId = ctx.configuration?.reader_id;
   if (!readerId) throw new ConnectorError('configuration_invalid', 'A Stripe Terminal reader_id is required to take a POS payment.', 'stripe_reader_missing');
-  const answer = await send(ctx, 'POST', '/v1/payment_intents', {
-    form: { ...paymentForm(input), payment_method_types: ['card_present'], capture_method: 'automatic' },
-    idempotencyKey: `${input.processorIdempotencyKey}:create`,
-  });
+  const answer = await send(
+    ctx,
+    stripeRequest.createPaymentIntent({ ...paymentIntentParams(input), payment_method_types: ['card_present'], capture_method: 'automatic' }, `${input.processorIdempotencyKey}:create`),
+  );
   const created = expectOk(answer, StripePaymentIntent, 'write');
   // A replayed create (a retry) says how the PaymentIntent was then, not now.
   let pi = answer.replayed ? await retrievePaymentIntent(ctx, created.id) : created;
-  if (pi.status === 'requires_payment_method' && !pi.last_payment_error && !(await isOnReader(ctx, readerId, pi.id))) {
-    // The PaymentIntent itself guards against a second charge (it succeeds at most once), so the hand-over
-    // key may change per attempt: a stored refusal (reader offline) must not be replayed to every retry.
-    const handed = await send(ctx, 'POST', `/v1/terminal/readers/${path(readerId)}/process_payment_intent`, {
-      form: { payment_intent: pi.id },
-      idempotencyKey: `${input.processorIdempotencyKey}:process:${input.attemptNumber}`,
-    });
-    if (!handed.ok && stripeErrorOf(handed.body)?.code !== 'payment_intent_unexpected_state') throw normalizeStripeError(handed.status, handed.body, 'write');
-    pi = await retrievePaymentIntent(ctx, pi.id);
+  let action: StripeReader['action'] = null;
+  if (pi.status === 'requires_payment_method' && !pi.last_payment_error) {
+    action = actionFor(await retrieveReader(ctx, readerId), pi.id);
+    // Not on the reader yet (a first call, or a retry after the reader was offline or busy). A reader that
+    // already failed this PaymentIntent ended the attempt: it is not handed over again.
+    if (!action) {
+      // The PaymentIntent itself guards against a second charge (it succeeds at most once), so the
+      // hand-over key may change per attempt: a stored refusal (reader offline) must not be replayed to
+      // every retry. Tipping is skipped: the amount approved must be the amount asked.
+      const handed = await send(
+        ctx,
+        stripeRequest.processPaymentIntent(readerId, { payment_intent: pi.id, process_config: { skip_tipping: true } }, `${input.processorIdempotencyKey}:process:${input.attemptNumber}`),
+      );
+      if (!handed.ok && stripeErrorOf(handed.body)?.code !== 'payment_intent_unexpected_state') throw failure(handed, 'write');
+      const reader = handed.ok ? StripeReader.safeParse(handed.body) : null;
+      action = reader?.success ? actionFor(reader.data, pi.id) : null;
+      pi = await retrievePaymentIntent(ctx, pi.id);
+    }
   }
+  pi = await captureIfAuthorized(ctx, pi, input.processorIdempotencyKey);
   // A reader still waiting for the card leaves the PaymentIntent in requires_payment_method: pending.
-  return toPaymentOutcome(pi);
+  return toPaymentOutcome(pi, { readerAction: action });
 }
 
-async function isOnReader(ctx: Ctx<unknown>, readerId: string, paymentIntentId: string): Promise<boolean> {
-  const reader = expectOk(await send(ctx, 'GET', `/v1/terminal/readers/${path(readerId)}`), StripeReader, 'write');
-  return reader.action?.process_payment_intent?.payment_intent === paymentIntentId && reader.action.status === 'in_progress';
-}
-
-async function createQrPayment(ctx: Ctx<StripeQrConfiguration>, input: Parameters<ConnectorAdapter['createPayment']>[1]): Promise<PaymentOutcome> {
+async function createQrPayment(ctx: Ctx<StripeQrConfiguration>, input: CreatePaymentInput): Promise<PaymentOutcome> {
   const type = ctx.configuration?.payment_method_type ?? 'promptpay';
   if (QR_METHOD_CURRENCY[type] !== input.amount.currency) {
     throw new ConnectorError('configuration_invalid', `Stripe ${type} takes ${QR_METHOD_CURRENCY[type]} only.`, 'stripe_currency_not_supported_by_method');
   }
   const email = ctx.configuration?.billing_email;
-  const answer = await send(ctx, 'POST', '/v1/payment_intents', {
-    form: {
-      ...paymentForm(input),
-      payment_method_types: [type],
-      payment_method_data: { type, ...(email ? { billing_details: { email } } : {}) },
-      confirm: true,
-    },
-    idempotencyKey: `${input.processorIdempotencyKey}:create`,
-  });
+  const params: Stripe.PaymentIntentCreateParams = {
+    ...paymentIntentParams(input),
+    payment_method_types: [type],
+    payment_method_data: { type, ...(email ? { billing_details: { email } } : {}) },
+    confirm: true,
+  };
+  const answer = await send(ctx, stripeRequest.createPaymentIntent(params, `${input.processorIdempotencyKey}:create`));
   if (!answer.ok) {
-    // A confirmation that failed still created the PaymentIntent: the error carries it, and the failure
-    // (a card_error is a decline, anything else a failure) is that payment's outcome, not an HTTP error.
+    // A confirmation that failed still created the PaymentIntent: the error carries it
+    // (`StripeRawError.payment_intent`), and the failure is that payment's outcome, not an HTTP error.
     const failed = answer.status < 500 ? StripePaymentIntent.safeParse((answer.body as { error?: { payment_intent?: unknown } } | null)?.error?.payment_intent) : null;
     if (failed?.success && failed.data.status === 'requires_payment_method') {
       return toPaymentOutcome({ ...failed.data, last_payment_error: failed.data.last_payment_error ?? stripeErrorOf(answer.body) ?? { type: 'api_error' } });
     }
-    throw normalizeStripeError(answer.status, answer.body, 'write');
+    throw failure(answer, 'write');
   }
   const created = expectOk(answer, StripePaymentIntent, 'write');
   return toPaymentOutcome(answer.replayed ? await retrievePaymentIntent(ctx, created.id) : created);
 }
 
+/** Reads the reader of a POS method for what it did with this PaymentIntent; null when it cannot tell. */
+async function readerActionFor(ctx: Ctx<StripePosConfiguration>, pi: StripePaymentIntent): Promise<StripeReader['action']> {
+  const readerId = ctx.configuration?.reader_id;
+  if (!readerId || pi.status !== 'requires_payment_method' || pi.last_payment_error) return null;
+  try {
+    return actionFor(await retrieveReader(ctx, readerId), pi.id);
+  } catch (error) {
+    // A lookup answers from the PaymentIntent alone when the reader cannot be read (offline API, removed).
+    if (error instanceof ConnectorError) return null;
+    throw error;
+  }
+}
+
 async function cancelReaderAction(ctx: Ctx<StripePosConfiguration>, paymentIntentId: string, idempotencyKey: string) {
   const readerId = ctx.configuration?.reader_id;
-  if (!readerId || !(await isOnReader(ctx, readerId, paymentIntentId))) return;
-  const answer = await send(ctx, 'POST', `/v1/terminal/readers/${path(readerId)}/cancel_action`, { idempotencyKey });
+  if (!readerId || actionFor(await retrieveReader(ctx, readerId), paymentIntentId)?.status !== 'in_progress') return;
+  const answer = await send(ctx, stripeRequest.cancelReaderAction(readerId, {}, idempotencyKey));
   // The reader may have finished meanwhile; the PaymentIntent's cancel below decides.
-  if (!answer.ok && answer.status >= 500) throw normalizeStripeError(answer.status, answer.body, 'write');
+  if (!answer.ok && answer.status >= 500) throw failure(answer, 'write');
 }
 
 /** A void of a succeeded PaymentIntent: a refund of all of it, `canceled` once the refund succeeds. */
 async function voidByRefund(ctx: Ctx<unknown>, pi: StripePaymentIntent, paymentId: string, idempotencyKey: string): Promise<PaymentOutcome> {
-  const answer = await send(ctx, 'POST', '/v1/refunds', { form: { payment_intent: pi.id, metadata: { payment_id: paymentId, purpose: 'void' } }, idempotencyKey });
+  const answer = await send(ctx, stripeRequest.createRefund({ payment_intent: pi.id, metadata: { payment_id: paymentId, purpose: 'void' } }, idempotencyKey));
   let refund = expectOk(answer, StripeRefund, 'write');
   if (!settled(refund.status) || answer.replayed) refund = await retrieveRefund(ctx, refund.id);
   if (refund.status === 'succeeded') return { status: 'canceled', processorReference: pi.id, action: { type: 'none' }, processorStatus: 'refunded' };
@@ -251,8 +355,7 @@ async function voidByRefund(ctx: Ctx<unknown>, pi: StripePaymentIntent, paymentI
 async function findRefund(ctx: Ctx<unknown>, refundId: string, paymentIntentId: string): Promise<StripeRefund | null> {
   if (!paymentIntentId) return null;
   // Refunds have no Search API: list the PaymentIntent's refunds and match our id in their metadata.
-  const query = new URLSearchParams({ payment_intent: paymentIntentId, limit: '100' });
-  const list = expectOk(await send(ctx, 'GET', `/v1/refunds?${query}`), StripeList(StripeRefund), 'lookup');
+  const list = expectOk(await send(ctx, stripeRequest.listRefunds({ payment_intent: paymentIntentId, limit: 100 })), StripeList(StripeRefund), 'lookup');
   return list.data.find((r) => r.metadata?.refund_id === refundId) ?? null;
 }
 
@@ -263,7 +366,7 @@ export async function stripeSignature(secret: string, timestamp: number, rawBody
   return bytesToHex(await hmacSha256(secret, `${timestamp}.${rawBody}`));
 }
 
-async function verifyNotification(ctx: Ctx<unknown>, headers: Headers, rawBody: string, nowMs = Date.now()): Promise<StripeEvent> {
+async function verifyNotification(ctx: Ctx<unknown>, headers: Headers, rawBody: string, nowMs = Date.now()): Promise<{ event: StripeEvent; object: unknown }> {
   const refuse = (why: string) => new ConnectorError('invalid_notification', 'The Stripe notification does not verify.', why);
   const header = parseSignatureHeader(headers.get(STRIPE_SIGNATURE_HEADER));
   if (!header) throw refuse('stripe_signature_missing');
@@ -275,14 +378,16 @@ async function verifyNotification(ctx: Ctx<unknown>, headers: Headers, rawBody: 
   for (const candidate of header.signatures) matched = timingSafeEqual(utf8(candidate), expected) || matched;
   if (!matched) throw refuse('stripe_signature_mismatch');
   if (!isTimestampFresh(header.timestamp, nowMs)) throw refuse('stripe_signature_stale');
+  let json: unknown;
   let event: StripeEvent;
   try {
-    event = StripeEvent.parse(JSON.parse(rawBody));
+    json = JSON.parse(rawBody);
+    event = StripeEvent.parse(json);
   } catch {
     throw refuse('stripe_event_unreadable');
   }
-  if (event.livemode !== undefined && event.livemode !== (ctx.environment === 'live')) throw refuse('stripe_event_livemode_mismatch');
-  return event;
+  if (event.livemode !== (ctx.environment === 'live')) throw refuse('stripe_event_livemode_mismatch');
+  return { event, object: (json as { data: { object: unknown } }).data.object };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -295,9 +400,10 @@ function stripeAdapter(channel: Channel): ConnectorAdapter<StripeCredentials, St
     },
 
     async getPayment(ctx, input) {
-      const pi = await findPaymentIntent(ctx, input.paymentId, input.processorReference);
-      if (!pi) throw new ConnectorError('not_found', 'Stripe has no PaymentIntent for this payment.', 'resource_missing');
-      return toPaymentOutcome(pi);
+      const found = await findPaymentIntent(ctx, input.paymentId, input.processorReference);
+      if (!found) throw new ConnectorError('not_found', 'Stripe has no PaymentIntent for this payment.', 'resource_missing');
+      const pi = await captureIfAuthorized(ctx, found, input.processorIdempotencyKey);
+      return toPaymentOutcome(pi, { readerAction: channel === 'pos' ? await readerActionFor(ctx, pi) : null });
     },
 
     async cancelPayment(ctx, input) {
@@ -313,24 +419,24 @@ function stripeAdapter(channel: Channel): ConnectorAdapter<StripeCredentials, St
         return voidByRefund(ctx, pi, input.paymentId, `${input.processorIdempotencyKey}:void`);
       }
       if (channel === 'pos') await cancelReaderAction(ctx, pi.id, `${input.processorIdempotencyKey}:cancel_action`);
-      const answer = await send(ctx, 'POST', `/v1/payment_intents/${path(pi.id)}/cancel`, { idempotencyKey: `${input.processorIdempotencyKey}:cancel` });
+      const answer = await send(ctx, stripeRequest.cancelPaymentIntent(pi.id, {}, `${input.processorIdempotencyKey}:cancel`));
       if (answer.ok) return toPaymentOutcome(expectOk(answer, StripePaymentIntent, 'write'));
       if (stripeErrorOf(answer.body)?.code === 'payment_intent_unexpected_state') {
         // It moved meanwhile: canceled already is a yes; anything else is Stripe refusing the cancel.
         const now = await retrievePaymentIntent(ctx, pi.id);
         if (now.status === 'canceled') return toPaymentOutcome(now);
       }
-      throw normalizeStripeError(answer.status, answer.body, 'write');
+      throw failure(answer, 'write');
     },
 
     async refundPayment(ctx, input): Promise<RefundOutcome> {
-      const form: Record<string, FormValue> = {
+      const params: Stripe.RefundCreateParams = {
         payment_intent: input.paymentProcessorReference,
-        amount: toStripeAmount(input.amount).amount,
+        amount: toStripeAmount(input.amount, minorUnits(input.amount.currency)).amount,
         // Stripe's `reason` is an enum; ours is free text, kept in metadata (500 characters at most there).
         metadata: { refund_id: input.refundId, ...(input.reason ? { reason: input.reason.slice(0, 500) } : {}) },
       };
-      const answer = await send(ctx, 'POST', '/v1/refunds', { form, idempotencyKey: `${input.processorIdempotencyKey}:refund` });
+      const answer = await send(ctx, stripeRequest.createRefund(params, `${input.processorIdempotencyKey}:refund`));
       const refund = expectOk(answer, StripeRefund, 'write');
       return toRefundOutcome(answer.replayed ? await retrieveRefund(ctx, refund.id) : refund);
     },
@@ -342,7 +448,8 @@ function stripeAdapter(channel: Channel): ConnectorAdapter<StripeCredentials, St
     },
 
     async parseNotification(ctx, input): Promise<ProcessorNotification> {
-      return eventToNotification(await verifyNotification(ctx, input.headers, input.rawBody));
+      const { event, object } = await verifyNotification(ctx, input.headers, input.rawBody);
+      return eventToNotification(event, object);
     },
   };
 }

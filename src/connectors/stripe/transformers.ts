@@ -1,108 +1,111 @@
 import { z } from '@hono/zod-openapi';
+import type Stripe from 'stripe';
 import type { ConnectorErrorKind, Money, PaymentAction, PaymentOutcome, ProcessorNotification, ProcessorPaymentStatus, ProcessorRefundStatus, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import {
+  referenceId,
+  StripeCharge,
+  StripeErrorObject,
+  StripePaymentIntent,
+  StripeReader,
+  StripeRefund,
+  type StripeErrorCode,
+  type StripeErrorType,
+  type StripeEvent,
+  type StripeEventType,
+} from './sdk.ts';
 
 /**
- * Pure translations between Stripe's API (https://docs.stripe.com/api) and the connector interface:
- * status tables as data, form encoding, amounts, error normalization, signature header parsing and event
- * mapping. Nothing here performs I/O.
+ * Pure translations between Stripe's API (https://docs.stripe.com/api, version 2024-06-20) and the
+ * connector interface: status and error tables as data, keyed by the official SDK's own unions so a value
+ * the SDK adds fails typecheck until it is mapped; form encoding, amounts, signature header parsing and
+ * event mapping. Nothing here performs I/O. NOTES.md lists every row with its source.
  */
 
 // ---------------------------------------------------------------------------------------------------------
 // Status tables
 
-/** PaymentIntent `status` → ours. Anything not listed is `pending`: an unknown word never approves. */
+/** `Stripe.PaymentIntent.Status` → ours. A word outside the SDK's union (a later API version) is pending. */
 export const PAYMENT_INTENT_STATUS_MAP = {
   requires_payment_method: 'pending',
   requires_confirmation: 'pending',
   requires_action: 'pending',
   processing: 'processing',
-  // With `capture_method=automatic` this is not expected; if it happens the money is authorized, not captured.
+  // Authorized, not captured: never approved. The connector captures it (`capture_method` is automatic,
+  // so this only arises when the PaymentIntent was changed to manual capture) and reports the result.
   requires_capture: 'processing',
   succeeded: 'approved',
   canceled: 'canceled',
-} as const satisfies Record<string, ProcessorPaymentStatus>;
+} as const satisfies Record<Stripe.PaymentIntent.Status, ProcessorPaymentStatus>;
 
 /**
  * A failed payment attempt (`payment_intent.payment_failed`, or a PaymentIntent back in
- * `requires_payment_method` carrying `last_payment_error`): by the error's `type`.
+ * `requires_payment_method` carrying `last_payment_error`), by the error's `type`
+ * (`Stripe.PaymentIntent.LastPaymentError.Type`). An unknown type is a failure, never a success.
  */
 export const PAYMENT_FAILURE_MAP = {
   card_error: 'declined',
-} as const satisfies Record<string, ProcessorPaymentStatus>;
+  api_error: 'failed',
+  idempotency_error: 'failed',
+  invalid_request_error: 'failed',
+} as const satisfies Record<Stripe.PaymentIntent.LastPaymentError.Type, ProcessorPaymentStatus>;
 export const PAYMENT_FAILURE_DEFAULT: ProcessorPaymentStatus = 'failed';
 
-/** Refund `status` → ours. Anything not listed is `pending`. */
+/**
+ * Refund statuses. The SDK types `Refund.status` as `string | null`; its documentation (and the API
+ * reference) lists these five.
+ */
+export type StripeRefundStatus = 'pending' | 'requires_action' | 'succeeded' | 'failed' | 'canceled';
+
+/** Refund `status` → ours. `null` or a word not listed is pending. */
 export const REFUND_STATUS_MAP = {
-  succeeded: 'approved',
   pending: 'pending',
+  // Waits on the customer (PromptPay has no native refunds: Stripe emails them for bank details).
   requires_action: 'pending',
+  succeeded: 'approved',
   failed: 'failed',
+  // A `requires_action` refund the customer never completed expires as canceled: the money stayed.
   canceled: 'failed',
-} as const satisfies Record<string, ProcessorRefundStatus>;
+} as const satisfies Record<StripeRefundStatus, ProcessorRefundStatus>;
 
-/** A failed refund whose `failure_reason` is one of these was refused by the card issuer: `declined`. */
-export const REFUND_DECLINE_REASONS: readonly string[] = ['declined'];
+/** Refund `failure_reason` values the SDK documents (`Refund.failure_reason`). */
+export type StripeRefundFailureReason =
+  | 'lost_or_stolen_card'
+  | 'expired_or_canceled_card'
+  | 'charge_for_pending_refund_disputed'
+  | 'insufficient_funds'
+  | 'declined'
+  | 'merchant_request'
+  | 'unknown';
 
-const lookup = <T extends string>(table: Record<string, T>, key: string | null | undefined, fallback: T): T =>
+/**
+ * A failed refund by `failure_reason`: `declined` (the issuer refused it) → declined; every other reason
+ * (the card is gone, the balance or a dispute stood in the way, the merchant canceled it) → failed.
+ */
+export const REFUND_FAILURE_MAP = {
+  declined: 'declined',
+  lost_or_stolen_card: 'failed',
+  expired_or_canceled_card: 'failed',
+  charge_for_pending_refund_disputed: 'failed',
+  insufficient_funds: 'failed',
+  merchant_request: 'failed',
+  unknown: 'failed',
+} as const satisfies Record<StripeRefundFailureReason, ProcessorRefundStatus>;
+
+/**
+ * `Stripe.Terminal.Reader.Action.Status` → what it says of the PaymentIntent it carries. The PaymentIntent
+ * is the record of the money and decides whenever it has moved; a reader's `failed` action decides only
+ * for a PaymentIntent still waiting for a method with no error of its own (the customer canceled on the
+ * reader, the card could not be read): that attempt is over. `null`: the PaymentIntent decides.
+ */
+export const READER_ACTION_STATUS_MAP = {
+  in_progress: 'pending',
+  succeeded: null,
+  failed: 'failed',
+} as const satisfies Record<Stripe.Terminal.Reader.Action.Status, ProcessorPaymentStatus | null>;
+
+const lookup = <T>(table: Record<string, T>, key: string | null | undefined, fallback: T): T =>
   typeof key === 'string' && Object.hasOwn(table, key) ? table[key]! : fallback;
-
-// ---------------------------------------------------------------------------------------------------------
-// Stripe objects (only the fields used; everything else passes through unread)
-
-const StripeErrorObject = z.looseObject({
-  type: z.string().optional(),
-  code: z.string().nullish(),
-  decline_code: z.string().nullish(),
-});
-export type StripeErrorObject = z.infer<typeof StripeErrorObject>;
-
-const QrCode = z.looseObject({ data: z.string().nullish() }).nullish();
-
-export const StripePaymentIntent = z.looseObject({
-  id: z.string().min(1),
-  object: z.literal('payment_intent'),
-  status: z.string(),
-  amount: z.number().optional(),
-  currency: z.string().optional(),
-  livemode: z.boolean().optional(),
-  metadata: z.record(z.string(), z.string()).nullish(),
-  last_payment_error: StripeErrorObject.nullish(),
-  next_action: z
-    .looseObject({
-      type: z.string(),
-      promptpay_display_qr_code: QrCode,
-      paynow_display_qr_code: QrCode,
-    })
-    .nullish(),
-});
-export type StripePaymentIntent = z.infer<typeof StripePaymentIntent>;
-
-export const StripeRefund = z.looseObject({
-  id: z.string().min(1),
-  object: z.literal('refund'),
-  status: z.string().nullish(),
-  amount: z.number().optional(),
-  failure_reason: z.string().nullish(),
-  payment_intent: z.string().nullish(),
-  metadata: z.record(z.string(), z.string()).nullish(),
-});
-export type StripeRefund = z.infer<typeof StripeRefund>;
-
-export const StripeReader = z.looseObject({
-  id: z.string().min(1),
-  object: z.literal('terminal.reader'),
-  action: z
-    .looseObject({
-      type: z.string(),
-      status: z.string(),
-      process_payment_intent: z.looseObject({ payment_intent: z.string().nullish() }).nullish(),
-    })
-    .nullish(),
-});
-export type StripeReader = z.infer<typeof StripeReader>;
-
-export const StripeList = <T extends z.ZodType>(item: T) => z.looseObject({ data: z.array(item), has_more: z.boolean().optional() });
 
 // ---------------------------------------------------------------------------------------------------------
 // Mapping
@@ -111,28 +114,42 @@ export function paymentFailureStatus(error: StripeErrorObject | null | undefined
   return lookup<ProcessorPaymentStatus>(PAYMENT_FAILURE_MAP, error?.type, PAYMENT_FAILURE_DEFAULT);
 }
 
+type PaymentIntentView = Pick<StripePaymentIntent, 'status'> & Partial<Pick<StripePaymentIntent, 'last_payment_error'>>;
+
 /**
  * Our status of a PaymentIntent. A PaymentIntent back in `requires_payment_method` with a
  * `last_payment_error` had its attempt fail (a decline at the reader, a failed QR payment): this service
  * makes one attempt per payment, so that is final. `payment_intent.payment_failed` says the same.
  */
-export function paymentIntentStatus(pi: Pick<StripePaymentIntent, 'status' | 'last_payment_error'>, eventType?: string): ProcessorPaymentStatus {
-  if (eventType === 'payment_intent.payment_failed' || (pi.status === 'requires_payment_method' && pi.last_payment_error)) {
+export function paymentIntentStatus(pi: PaymentIntentView, eventType?: string): ProcessorPaymentStatus {
+  if (eventType === ('payment_intent.payment_failed' satisfies StripeEventType) || (pi.status === 'requires_payment_method' && pi.last_payment_error)) {
     return paymentFailureStatus(pi.last_payment_error);
   }
   return lookup<ProcessorPaymentStatus>(PAYMENT_INTENT_STATUS_MAP, pi.status, 'pending');
 }
 
-/** The QR code's content from `next_action`, unaltered; null when the PaymentIntent shows none. */
+/**
+ * The QR code's content, unaltered, from the `next_action` field of the method's own type
+ * (`promptpay_display_qr_code.data`, `paynow_display_qr_code.data`); null when the PaymentIntent shows none.
+ */
 export function qrDataOf(pi: Pick<StripePaymentIntent, 'next_action'>): string | null {
   const action = pi.next_action;
   if (!action) return null;
-  const code = action.type === 'promptpay_display_qr_code' ? action.promptpay_display_qr_code : action.type === 'paynow_display_qr_code' ? action.paynow_display_qr_code : null;
+  const code = action.type === 'promptpay_display_qr_code' ? action.promptpay_display_qr_code : action.type === 'paynow_display_qr_code' ? action.paynow_display_qr_code : undefined;
   return typeof code?.data === 'string' && code.data.length > 0 ? code.data : null;
 }
 
-export function toPaymentOutcome(pi: StripePaymentIntent, eventType?: string): PaymentOutcome {
-  const status = paymentIntentStatus(pi, eventType);
+/**
+ * The PaymentIntent as our outcome. `action`, when given, is the reader's action for this PaymentIntent:
+ * it decides only as READER_ACTION_STATUS_MAP says.
+ */
+export function toPaymentOutcome(pi: StripePaymentIntent, options: { eventType?: string; readerAction?: StripeReader['action'] } = {}): PaymentOutcome {
+  const readerFailed =
+    pi.status === 'requires_payment_method' && !pi.last_payment_error && options.readerAction ? lookup(READER_ACTION_STATUS_MAP, options.readerAction.status, null) === 'failed' : false;
+  if (readerFailed) {
+    return { status: 'failed', processorReference: pi.id, action: { type: 'none' }, processorStatus: `reader_action_failed:${options.readerAction?.failure_code ?? 'unknown'}` };
+  }
+  const status = paymentIntentStatus(pi, options.eventType);
   const qr = status === 'pending' ? qrDataOf(pi) : null;
   const action: PaymentAction = qr !== null ? { type: 'display_qr', qrData: qr } : { type: 'none' };
   const error = pi.last_payment_error;
@@ -140,8 +157,8 @@ export function toPaymentOutcome(pi: StripePaymentIntent, eventType?: string): P
   return { status, processorReference: pi.id, action, processorStatus: pi.status, ...(declineCode ? { declineCode } : {}) };
 }
 
-export function refundStatus(refund: Pick<StripeRefund, 'status' | 'failure_reason'>): ProcessorRefundStatus {
-  if (refund.status === 'failed' && typeof refund.failure_reason === 'string' && REFUND_DECLINE_REASONS.includes(refund.failure_reason)) return 'declined';
+export function refundStatus(refund: Pick<StripeRefund, 'status'> & Partial<Pick<StripeRefund, 'failure_reason'>>): ProcessorRefundStatus {
+  if (refund.status === ('failed' satisfies StripeRefundStatus)) return lookup<ProcessorRefundStatus>(REFUND_FAILURE_MAP, refund.failure_reason, 'failed');
   return lookup<ProcessorRefundStatus>(REFUND_STATUS_MAP, refund.status, 'pending');
 }
 
@@ -149,39 +166,57 @@ export function toRefundOutcome(refund: StripeRefund): RefundOutcome {
   return { status: refundStatus(refund), processorReference: refund.id, processorStatus: refund.status ?? 'unknown' };
 }
 
+/** The PaymentIntent a reader's action carries, when it is a `process_payment_intent`. */
+export function readerPaymentIntent(reader: StripeReader | null): string | null {
+  return referenceId(reader?.action?.process_payment_intent?.payment_intent);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Requests
 
 /**
- * Stripe's amounts are integers in the currency's smallest unit, which is ours for every currency we
- * accept (CLP is zero-decimal on both sides), with the currency in lower case.
+ * The largest amount a PaymentIntent takes: "up to eight digits" (`PaymentIntentCreateParams.amount` in
+ * the SDK). Ours allow twelve: a larger payment is refused here rather than sent for Stripe to refuse
+ * with `amount_too_large`, which on a refund means something else.
  */
-export function toStripeAmount(money: Money): { amount: number; currency: string } {
-  if (!Number.isSafeInteger(money.minor) || money.minor <= 0) throw new ConnectorError('configuration_invalid', 'The amount cannot be sent to Stripe.', 'stripe_invalid_amount');
+export const STRIPE_MAX_AMOUNT = 99_999_999;
+
+/**
+ * Currencies Stripe counts in whole units (https://docs.stripe.com/currencies#zero-decimal). Stripe's
+ * amount is "in the smallest currency unit", which is ours exactly when both agree on the exponent.
+ */
+export const STRIPE_ZERO_DECIMAL_CURRENCIES: readonly string[] = ['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'];
+
+/**
+ * Stripe's amount and currency for ours: integer minor units (ours and Stripe's agree on every currency
+ * we accept; `minorDigits` says ours), the currency in lower case as Stripe writes it.
+ */
+export function toStripeAmount(money: Money, minorDigits: number): { amount: number; currency: string } {
+  const stripeDigits = STRIPE_ZERO_DECIMAL_CURRENCIES.includes(money.currency.toUpperCase()) ? 0 : 2;
+  if (!Number.isSafeInteger(money.minor) || money.minor <= 0 || stripeDigits !== minorDigits) {
+    throw new ConnectorError('configuration_invalid', 'The amount cannot be sent to Stripe.', 'stripe_invalid_amount');
+  }
   return { amount: money.minor, currency: money.currency.toLowerCase() };
 }
 
-export type FormValue = string | number | boolean | null | undefined | FormValue[] | { [key: string]: FormValue };
-
-const encodeKeyPart = (part: string) => encodeURIComponent(part);
-
 /**
  * `application/x-www-form-urlencoded` in Stripe's bracket notation: nested objects as `a[b]=`, arrays as
- * `a[]=`, booleans as `true`/`false`; `undefined` and `null` are left out.
+ * `a[]=`, booleans as `true`/`false`; `undefined` and `null` are left out. Callers pass the SDK's own
+ * parameter types (`Stripe.PaymentIntentCreateParams`...), which is where a misspelt field fails typecheck.
  */
-export function encodeForm(params: Record<string, FormValue>): string {
+export function encodeForm(params: object): string {
   const pairs: string[] = [];
-  const walk = (key: string, value: FormValue) => {
+  const walk = (key: string, value: unknown) => {
     if (value === undefined || value === null) return;
     if (Array.isArray(value)) {
       for (const item of value) walk(`${key}[]`, item);
     } else if (typeof value === 'object') {
-      for (const [child, inner] of Object.entries(value)) walk(`${key}[${encodeKeyPart(child)}]`, inner);
+      for (const [child, inner] of Object.entries(value)) walk(`${key}[${encodeURIComponent(child)}]`, inner);
     } else {
       pairs.push(`${key}=${encodeURIComponent(String(value))}`);
     }
   };
-  for (const [key, value] of Object.entries(params)) walk(encodeKeyPart(key), value);
+  for (const [key, value] of Object.entries(params)) walk(encodeURIComponent(key), value);
   return pairs.join('&');
 }
 
@@ -195,28 +230,67 @@ export function metadataQuery(key: string, value: string): string {
 // Errors
 
 /**
- * Error codes whose meaning wins over the HTTP status (https://docs.stripe.com/error-codes). A refund
- * the processor refuses for business reasons is `declined`, not a configuration problem; a busy or
- * offline reader is retryable.
+ * Every error `type` (`Stripe.RawErrorType`: the API reference's four plus the SDK's rate-limit,
+ * authentication and OAuth ones) → ours, when neither the HTTP status nor the code decides first.
+ * Retryable kinds are `unavailable` and `timeout`; `idempotency_error` (the key was already used with other
+ * parameters) means a request with this key ran before: its outcome is unknown, so the operation waits as
+ * pending for the lookup that finds it by metadata, instead of failing.
+ */
+export const STRIPE_ERROR_TYPE_MAP = {
+  card_error: 'declined',
+  invalid_request_error: 'configuration_invalid',
+  api_error: 'unavailable',
+  idempotency_error: 'timeout',
+  rate_limit_error: 'unavailable',
+  authentication_error: 'configuration_invalid',
+  invalid_grant: 'configuration_invalid',
+} as const satisfies Record<StripeErrorType, ConnectorErrorKind>;
+
+/**
+ * Error codes whose meaning wins over the type and HTTP status (https://docs.stripe.com/error-codes;
+ * the names are checked against the SDK's `code` union). Every other code maps by its type and status.
  */
 export const STRIPE_ERROR_CODE_MAP = {
+  // A refund (or a void) Stripe refuses for what the payment is: a business answer, not a misconfiguration.
   charge_already_refunded: 'declined',
   amount_too_large: 'declined',
   charge_disputed: 'declined',
+  refund_disputed_payment: 'declined',
+  charge_not_refundable: 'declined',
+  // The PaymentIntent is not in a state that allows the operation (it moved meanwhile).
   payment_intent_unexpected_state: 'declined',
+  intent_invalid_state: 'declined',
+  // The reader cannot take the payment now; the same request may succeed later.
   terminal_reader_busy: 'unavailable',
   terminal_reader_offline: 'unavailable',
+  terminal_reader_hardware_fault: 'unavailable',
+  // Stripe did not hear back from the reader: whether it got the payment is unknown.
   terminal_reader_timeout: 'timeout',
+  terminal_reader_invalid_location_for_payment: 'configuration_invalid',
+  terminal_location_country_unsupported: 'configuration_invalid',
+  // Concurrency and load: retry later with the same key (no result was stored for these).
+  idempotency_key_in_use: 'unavailable',
   lock_timeout: 'unavailable',
   rate_limit: 'unavailable',
-} as const satisfies Record<string, ConnectorErrorKind>;
+  // The key: expired, restricted, or of the other mode.
+  api_key_expired: 'configuration_invalid',
+  secret_key_required: 'configuration_invalid',
+  livemode_mismatch: 'configuration_invalid',
+  testmode_charges_only: 'configuration_invalid',
+} as const satisfies Partial<Record<StripeErrorCode, ConnectorErrorKind>>;
 
-/** By HTTP status when no code decides; 400 is handled apart (it depends on the operation). */
+/**
+ * By HTTP status (https://docs.stripe.com/api/errors), after the code and before the type. 400 and 404
+ * are handled apart (they depend on the operation and the type).
+ */
 export const STRIPE_HTTP_STATUS_MAP = {
   401: 'configuration_invalid',
   402: 'declined',
   403: 'configuration_invalid',
+  // "The request conflicts with another request (perhaps due to using the same idempotent key)": retry.
   409: 'unavailable',
+  // 424 External Dependency Failed: retry.
+  424: 'unavailable',
   429: 'unavailable',
 } as const satisfies Record<number, ConnectorErrorKind>;
 
@@ -224,30 +298,44 @@ export type StripeOperation = 'lookup' | 'write';
 
 /** The `error` object of a Stripe error body, when there is one. */
 export function stripeErrorOf(body: unknown): StripeErrorObject | null {
-  const parsed = z.looseObject({ error: StripeErrorObject }).safeParse(body);
+  const parsed = z.object({ error: StripeErrorObject }).safeParse(body);
   return parsed.success ? parsed.data.error : null;
+}
+
+/** What a failed answer carries besides its body: `Stripe-Should-Retry` (set when Stripe knows). */
+export interface StripeErrorContext {
+  operation: StripeOperation;
+  shouldRetry?: boolean | null;
 }
 
 /**
  * A Stripe error response as a ConnectorError. Only the processor's code survives (decline_code, else
  * code, else type); its message and body stay here.
  */
-export function normalizeStripeError(httpStatus: number, body: unknown, operation: StripeOperation): ConnectorError {
+export function normalizeStripeError(httpStatus: number, body: unknown, context: StripeErrorContext): ConnectorError {
   const error = stripeErrorOf(body);
   const processorCode = error?.decline_code ?? error?.code ?? error?.type ?? `http_${httpStatus}`;
-  const kind = stripeErrorKind(httpStatus, error, operation);
+  const kind = stripeErrorKind(httpStatus, error, context);
   return new ConnectorError(kind, MESSAGES[kind], processorCode);
 }
 
-function stripeErrorKind(httpStatus: number, error: StripeErrorObject | null, operation: StripeOperation): ConnectorErrorKind {
+export function stripeErrorKind(httpStatus: number, error: StripeErrorObject | null, context: StripeErrorContext): ConnectorErrorKind {
+  const kind = decidedKind(httpStatus, error, context.operation);
+  // "Stripe-Should-Retry: true": Stripe says the same request can succeed (https://docs.stripe.com/error-low-level).
+  if (context.shouldRetry === true && (kind === 'configuration_invalid' || kind === 'not_found')) return 'unavailable';
+  return kind;
+}
+
+function decidedKind(httpStatus: number, error: StripeErrorObject | null, operation: StripeOperation): ConnectorErrorKind {
+  // 5xx: Stripe's side. A POST that began executing stores its 500 under the key, so a retry may replay it;
+  // the lookups (by reference or metadata) then tell what happened.
   if (httpStatus >= 500) return 'unavailable';
   if (error?.type === 'card_error' || httpStatus === 402) return 'declined';
-  if (httpStatus === 404) return operation === 'lookup' ? 'not_found' : 'configuration_invalid';
-  if (httpStatus === 400 && error?.code === 'resource_missing' && operation === 'lookup') return 'not_found';
   if (error?.code && Object.hasOwn(STRIPE_ERROR_CODE_MAP, error.code)) return STRIPE_ERROR_CODE_MAP[error.code as keyof typeof STRIPE_ERROR_CODE_MAP];
+  if (httpStatus === 404 || (httpStatus === 400 && error?.code === 'resource_missing')) return operation === 'lookup' ? 'not_found' : 'configuration_invalid';
   if (Object.hasOwn(STRIPE_HTTP_STATUS_MAP, httpStatus)) return STRIPE_HTTP_STATUS_MAP[httpStatus as keyof typeof STRIPE_HTTP_STATUS_MAP];
-  // 400 invalid_request_error (and idempotency_error: the same key sent with other parameters) is a
-  // request this integration should not have made: it will not succeed by retrying.
+  if (error?.type && Object.hasOwn(STRIPE_ERROR_TYPE_MAP, error.type)) return STRIPE_ERROR_TYPE_MAP[error.type as StripeErrorType];
+  // Any other 4xx is a request this integration should not have made: retrying it will not help.
   if (httpStatus >= 400 && httpStatus < 500) return 'configuration_invalid';
   return 'unavailable';
 }
@@ -271,7 +359,7 @@ const MESSAGES: Record<ConnectorErrorKind, string> = {
 // ---------------------------------------------------------------------------------------------------------
 // Notifications
 
-/** Header tolerance of https://docs.stripe.com/webhooks#verify-manually. */
+/** Header tolerance of https://docs.stripe.com/webhooks#verify-manually (and the SDK's DEFAULT_TOLERANCE). */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 /**
@@ -303,39 +391,48 @@ export function isTimestampFresh(timestamp: number, nowMs: number): boolean {
   return Math.abs(nowMs / 1000 - timestamp) <= SIGNATURE_TOLERANCE_SECONDS;
 }
 
-export const StripeEvent = z.looseObject({
-  id: z.string().min(1).max(255),
-  object: z.literal('event'),
-  type: z.string().min(1).max(255),
-  livemode: z.boolean().optional(),
-  data: z.looseObject({ object: z.looseObject({ id: z.string().min(1).max(255), object: z.string() }) }),
-});
-export type StripeEvent = z.infer<typeof StripeEvent>;
+/**
+ * PaymentIntent events whose object's status the tables can believe. `amount_capturable_updated`
+ * (`requires_capture`) is not among them: the connector captures on its lookup, so the core is told to ask.
+ */
+const PAYMENT_INTENT_EVENTS_WITH_STATUS: readonly StripeEventType[] = [
+  'payment_intent.created',
+  'payment_intent.requires_action',
+  'payment_intent.processing',
+  'payment_intent.succeeded',
+  'payment_intent.payment_failed',
+  'payment_intent.canceled',
+  'payment_intent.partially_funded',
+];
 
 /**
  * A verified event as news. PaymentIntent and Refund events carry the object: its status comes from the
  * tables. Events about other objects point at the PaymentIntent they concern (a charge, a Terminal
- * reader's action) with `status: null`, so the core re-fetches it; any other event names its own object,
- * which the core will not know.
+ * reader's action) with `status: null`, so the core asks the connector; any other event names its own
+ * object (or itself), which the core will not know.
  */
-export function eventToNotification(event: StripeEvent): ProcessorNotification {
-  const object = event.data.object;
+export function eventToNotification(event: StripeEvent, object: unknown): ProcessorNotification {
   const base = { eventId: event.id, trusted: true };
-  if (object.object === 'payment_intent') {
+  const kind = event.data.object.object;
+  const ownId = event.data.object.id ?? event.id;
+  if (kind === 'payment_intent') {
     const pi = StripePaymentIntent.safeParse(object);
-    return { ...base, resource: 'payment', processorReference: object.id, status: pi.success ? paymentIntentStatus(pi.data, event.type) : null };
+    const believed = pi.success && (PAYMENT_INTENT_EVENTS_WITH_STATUS as readonly string[]).includes(event.type) && pi.data.status !== 'requires_capture';
+    return { ...base, resource: 'payment', processorReference: ownId, status: believed ? paymentIntentStatus(pi.data, event.type) : null };
   }
-  if (object.object === 'refund') {
+  if (kind === 'refund') {
     const refund = StripeRefund.safeParse(object);
-    return { ...base, resource: 'refund', processorReference: object.id, status: refund.success ? refundStatus(refund.data) : null };
+    return { ...base, resource: 'refund', processorReference: ownId, status: refund.success ? refundStatus(refund.data) : null };
   }
-  if (object.object === 'charge' && typeof object.payment_intent === 'string' && object.payment_intent) {
-    return { ...base, resource: 'payment', processorReference: object.payment_intent, status: null };
-  }
-  if (object.object === 'terminal.reader') {
-    const reader = StripeReader.safeParse(object);
-    const pi = reader.success ? reader.data.action?.process_payment_intent?.payment_intent : null;
+  if (kind === 'charge') {
+    const charge = StripeCharge.safeParse(object);
+    const pi = charge.success ? referenceId(charge.data.payment_intent) : null;
     if (pi) return { ...base, resource: 'payment', processorReference: pi, status: null };
   }
-  return { ...base, resource: 'payment', processorReference: object.id, status: null };
+  if (kind === 'terminal.reader') {
+    const reader = StripeReader.safeParse(object);
+    const pi = reader.success ? readerPaymentIntent(reader.data) : null;
+    if (pi) return { ...base, resource: 'payment', processorReference: pi, status: null };
+  }
+  return { ...base, resource: 'payment', processorReference: ownId, status: null };
 }

@@ -1,0 +1,73 @@
+import { z } from '@hono/zod-openapi';
+import type Stripe from 'stripe';
+import { describe, expect, it } from 'vitest';
+import { stripeRequest } from '../../src/connectors/stripe/index.ts';
+import { sdkShape, StripePaymentIntent, type StripeErrorCode } from '../../src/connectors/stripe/sdk.ts';
+import { PAYMENT_INTENT_STATUS_MAP, STRIPE_ERROR_CODE_MAP } from '../../src/connectors/stripe/transformers.ts';
+import type { ConnectorErrorKind, ProcessorPaymentStatus } from '../../src/connectors/types.ts';
+
+/**
+ * Tests of the typecheck itself: `npm run typecheck` compiles this file. Each `@ts-expect-error` below is
+ * a field the official SDK (`stripe` 16.12.0, API 2024-06-20) does not know, or reads with another type,
+ * written the way the connector writes its requests, schemas and tables. Typecheck must reject each one;
+ * if the connector's typing ever loosened so that one compiled, the directive would itself be the error
+ * ("Unused '@ts-expect-error' directive") and `npm run typecheck` would fail. The runtime assertions
+ * check that the well-typed neighbours of those lines build what they should.
+ */
+
+describe('requests are typed by the SDK’s parameter types', () => {
+  it('a misspelt or mistyped request field fails typecheck', () => {
+    // @ts-expect-error `ammount` is not a field of Stripe.PaymentIntentCreateParams
+    stripeRequest.createPaymentIntent({ ammount: 1000, currency: 'usd' }, 'key');
+    // @ts-expect-error `capture_method` is the SDK's union ('automatic' | 'automatic_async' | 'manual')
+    stripeRequest.createPaymentIntent({ amount: 1000, currency: 'usd', capture_method: 'automatically' }, 'key');
+    // @ts-expect-error `amount` of Stripe.RefundCreateParams is a number of minor units, not a decimal string
+    stripeRequest.createRefund({ payment_intent: 'pi_1', amount: '10.00' }, 'key');
+    // @ts-expect-error `skip_tip` is not in Stripe.Terminal.ReaderProcessPaymentIntentParams.ProcessConfig
+    stripeRequest.processPaymentIntent('tmr_1', { payment_intent: 'pi_1', process_config: { skip_tip: true } }, 'key');
+    // @ts-expect-error `amount_to_captur` is not a field of Stripe.PaymentIntentCaptureParams
+    stripeRequest.capturePaymentIntent('pi_1', { amount_to_captur: 100 }, 'key');
+    // @ts-expect-error `paymentintent` is not a field of Stripe.RefundListParams
+    stripeRequest.listRefunds({ paymentintent: 'pi_1' });
+
+    const request = stripeRequest.processPaymentIntent('tmr_1', { payment_intent: 'pi_1', process_config: { skip_tipping: true } }, 'key');
+    expect(request).toEqual({ method: 'POST', path: '/v1/terminal/readers/tmr_1/process_payment_intent', params: { payment_intent: 'pi_1', process_config: { skip_tipping: true } }, idempotencyKey: 'key' });
+  });
+});
+
+describe('response schemas agree with the SDK’s object types', () => {
+  it('a schema field the SDK type lacks, or types otherwise, fails typecheck', () => {
+    // @ts-expect-error `statuss` is not a field of Stripe.PaymentIntent
+    sdkShape<Stripe.PaymentIntent>()({ statuss: z.string() });
+    // @ts-expect-error `amount` of Stripe.PaymentIntent is a number
+    sdkShape<Stripe.PaymentIntent>()({ amount: z.string() });
+    // @ts-expect-error `payment_intent` of Stripe.Refund may come expanded (an object): a string-only schema would refuse it
+    sdkShape<Stripe.Refund>()({ payment_intent: z.string().nullable() });
+    // @ts-expect-error `dat` is not a field of Stripe.PaymentIntent.NextAction.PromptpayDisplayQrCode (nested objects are checked too)
+    sdkShape<Stripe.PaymentIntent.NextAction.PromptpayDisplayQrCode>()({ dat: z.string() });
+    // @ts-expect-error `livemode` of Stripe.Event is a boolean
+    sdkShape<Stripe.Event>()({ livemode: z.literal('false') });
+
+    // The connector's own schema is one that compiles, and parses what the SDK type describes.
+    const shape = sdkShape<Stripe.PaymentIntent>()({ status: z.string(), amount: z.number() });
+    expect(Object.keys(shape)).toEqual(['status', 'amount']);
+    expect(Object.keys(StripePaymentIntent.shape)).toContain('next_action');
+  });
+});
+
+describe('tables are keyed by the SDK’s unions', () => {
+  it('a status or error code the SDK does not have fails typecheck', () => {
+    // @ts-expect-error 'approved' is not a Stripe.PaymentIntent.Status
+    void ({ ...PAYMENT_INTENT_STATUS_MAP, approved: 'approved' } satisfies Record<Stripe.PaymentIntent.Status, ProcessorPaymentStatus>);
+    // @ts-expect-error a table missing a status of the SDK's union (here `processing`) is incomplete
+    void ({ requires_payment_method: 'pending', requires_confirmation: 'pending', requires_action: 'pending', requires_capture: 'processing', succeeded: 'approved', canceled: 'canceled' } satisfies Record<
+      Stripe.PaymentIntent.Status,
+      ProcessorPaymentStatus
+    >);
+    // @ts-expect-error 'terminal_reader_invalid_state' is not an error code of the 2024-06-20 API
+    void ({ ...STRIPE_ERROR_CODE_MAP, terminal_reader_invalid_state: 'unavailable' } satisfies Partial<Record<StripeErrorCode, ConnectorErrorKind>>);
+
+    expect(PAYMENT_INTENT_STATUS_MAP.succeeded).toBe('approved');
+    expect(STRIPE_ERROR_CODE_MAP.terminal_reader_offline).toBe('unavailable');
+  });
+});
