@@ -1,21 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.ts';
-import { call, createKey, expectError, type ApiResponse } from '../helpers/api.ts';
+import { call, createKey, expectError } from '../helpers/api.ts';
 import { approvedRefundTotal, paymentBody, postIdempotent, refundRows, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import { expectIndistinguishable } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const REFUND_FIELDS = ['amount', 'created_at', 'id', 'payment_id', 'processor_reference', 'reason', 'status', 'updated_at'];
-
-function withoutRequestId(res: ApiResponse) {
-  const body = structuredClone(res.body);
-  if (body?.error) delete body.error.request_id;
-  return body;
-}
-
-function expectIndistinguishable(a: ApiResponse, b: ApiResponse) {
-  expect(a.status).toBe(b.status);
-  expect(withoutRequestId(a)).toEqual(withoutRequestId(b));
-}
 
 const getPayment = (id: string, token: string) => call('GET', `/v1/payments/${id}`, { token });
 const refund = (id: string, token: string, body: unknown, key: string = crypto.randomUUID()) => postIdempotent(`/v1/payments/${id}/refunds`, token, body, key);
@@ -63,9 +53,9 @@ describe('createRefund', () => {
     expect(Date.parse(final.body.data.updated_at)).toBeGreaterThan(Date.parse(afterPartial.body.data.updated_at));
     expect(await approvedRefundTotal(id)).toBe(10000);
 
-    // Nothing is left: a refunded payment has a zero balance.
-    const nothing = expectError(await refund(id, m.key.secret, usd('0.01')), 422, 'refund_exceeds_balance');
-    expect(nothing.details).toEqual({ refundable_balance: { value: '0.00', currency: 'USD' } });
+    // A refunded payment is past refunds (CONTRACT.md: only approved and partially_refunded): 409.
+    const nothing = expectError(await refund(id, m.key.secret, usd('0.01')), 409, 'invalid_state_transition');
+    expect(nothing.details).toEqual({ status: 'refunded' });
   });
 
   it('a refund over the balance is 422 refund_exceeds_balance and changes nothing', async () => {
@@ -205,15 +195,20 @@ describe('createRefund', () => {
 });
 
 describe('createRefund under concurrency', () => {
-  it('50 refunds of a tenth with distinct keys at once: exactly 10 approved, 40 refund_exceeds_balance, refunded, balance zero', async () => {
+  it('50 refunds of a tenth with distinct keys at once: exactly 10 approved, 40 refused, refunded, balance zero', async () => {
     const id = await approvedPayment('100.00');
     const answers = await Promise.all(Array.from({ length: 50 }, () => refund(id, m.key.secret, usd('10.00'))));
     const approved = answers.filter((a) => a.status === 201);
-    const refused = answers.filter((a) => a.status === 422);
+    const refused = answers.filter((a) => a.status !== 201);
     expect(approved).toHaveLength(10);
     for (const a of approved) expect(a.body.data.status).toBe('approved');
     expect(refused).toHaveLength(40);
-    for (const a of refused) expectError(a, 422, 'refund_exceeds_balance');
+    // Decided while the last refunds were still in flight: no balance left (422); decided after the
+    // payment became `refunded`: a wrong state (409).
+    for (const a of refused) {
+      if (a.status === 422) expectError(a, 422, 'refund_exceeds_balance');
+      else expectError(a, 409, 'invalid_state_transition');
+    }
     expect(new Set(approved.map((a) => a.body.data.id)).size).toBe(10);
 
     const read = await getPayment(id, m.key.secret);
@@ -229,7 +224,8 @@ describe('createRefund under concurrency', () => {
     // 10 x 10.00 approved and 5 x 10.61 declined compete for 100.00.
     const bodies = [...Array.from({ length: 10 }, () => usd('10.00')), ...Array.from({ length: 5 }, () => usd('10.61'))];
     const answers = await Promise.all(bodies.map((body) => refund(id, m.key.secret, body)));
-    for (const a of answers) expect([201, 422]).toContain(a.status);
+    // 409: decided after the payment became `refunded` (see the test above).
+    for (const a of answers) expect([201, 409, 422]).toContain(a.status);
     const approved = answers.filter((a) => a.status === 201 && a.body.data.status === 'approved');
     const total = await approvedRefundTotal(id);
     expect(total).toBe(approved.reduce((sum, a) => sum + Number(String(a.body.data.amount.value).replace('.', '')), 0));

@@ -19,6 +19,7 @@ export const createPayment = createRoute({
     'A processor outcome is a resource: 201 with `status` `approved`, `pending` (QR: show `action.qr_data` and wait for the webhook or a read), `declined` or `failed`. A 2xx is not an approval: read `status`.',
     '`504 processor_timeout` / `503 processor_unavailable`: the attempt is kept; retry with the same `Idempotency-Key` and body to resume it (never a second charge), or reconcile with a read.',
     'The same key and body replay the stored answer byte for byte (`Idempotent-Replayed: true`); the same key with another body is `409 idempotency_key_reused`.',
+    'A reference already used by this API key (or user) is `409 external_reference_conflict` with `details.payment_id`, the payment that holds it: read it to recover an attempt whose answer was lost.',
   ].join(' '),
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:create' }), requireIdempotencyKey],
@@ -69,7 +70,7 @@ export const createRefund = createRoute({
   tags: ['Refunds'],
   summary: 'Refund a payment wholly or partly',
   description: [
-    'Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments (`409 invalid_state_transition`); a `refunded` payment has nothing left (`422 refund_exceeds_balance`).',
+    'Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments; any other status, `refunded` included, is `409 invalid_state_transition`.',
     'The amount is in the payment’s currency (`422 unsupported_currency`) and at most the refundable balance: the amount less approved and in-flight refunds (`422 refund_exceeds_balance`).',
     'The refund is a resource: 201 with `status` `approved`, `declined`, `pending`... After a timeout, repeat the same request with the same `Idempotency-Key`; never a new key, since the processor may already have refunded.',
   ].join(' '),
