@@ -76,6 +76,12 @@ export function errorResponses(...codes: ErrorCode[]) {
   return responses;
 }
 
+/** `details` of the examples, where a code carries some. */
+const EXAMPLE_DETAILS: Partial<Record<ErrorCode, Record<string, unknown>>> = {
+  invalid_request: { fields: [{ field: 'amount.value', issue: 'Invalid decimal amount' }] },
+  external_reference_conflict: { payment_id: 'pay_3kqz7w1v0c9m2x8bq4n6' },
+};
+
 function exampleError(code: ErrorCode) {
   const spec = ERROR_CODES[code];
   return {
@@ -85,7 +91,7 @@ function exampleError(code: ErrorCode) {
       category: spec.category,
       retryable: spec.retryable,
       request_id: 'req_3kqz7w1v0c9m2x8b',
-      details: code === 'invalid_request' ? { fields: [{ field: 'amount.value', issue: 'Invalid decimal amount' }] } : {},
+      details: EXAMPLE_DETAILS[code] ?? {},
     },
   };
 }
