@@ -324,6 +324,35 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
         ),
       ),
     });
+    // Bodies that would mean two things (lib/strict-json.ts): a key repeated in one object, or
+    // `__proto__`, at any object of the body, refused by the gate on every operation.
+    const objectPaths = schema ? objectsOf(schema, baseBody(op.operationId!)) : [[]];
+    const injected = (at: FieldPath, members: (existing: Record<string, unknown>) => string) => {
+      const body = schema ? baseBody(op.operationId!) : {};
+      const marker = `__mark_${crypto.randomUUID()}__`;
+      const target = at.reduce<any>((node, part) => node[part], body) as Record<string, unknown>;
+      const text = JSON.stringify(withField(body, [...at, marker], 1));
+      return raw(text.replace(`"${marker}":1`, members(target)));
+    };
+    kinds.push({
+      name: 'body: repeated key',
+      expected: [400],
+      arbitrary: fc.record({ at: fc.constantFrom(...objectPaths), pick: fc.nat(), value: fc.jsonValue({ maxDepth: 1 }) }).map(({ at, pick, value }) =>
+        injected(at, (existing) => {
+          const keys = Object.keys(existing);
+          const key = keys.length > 0 ? keys[pick % keys.length]! : 'k';
+          // The repeat comes last, so that a last-key-wins reader would take it.
+          return keys.length > 0 ? JSON.stringify({ [key]: value }).slice(1, -1) : `"k":1,"k":${JSON.stringify(value)}`;
+        }),
+      ),
+    });
+    kinds.push({
+      name: 'body: __proto__ key',
+      expected: [400],
+      arbitrary: fc
+        .record({ at: fc.constantFrom(...objectPaths), value: fc.jsonValue({ maxDepth: 1 }), escaped: fc.boolean() })
+        .map(({ at, value, escaped }) => injected(at, () => `"${escaped ? '\\u005f_proto__' : '__proto__'}":${JSON.stringify(value)}`)),
+    });
     kinds.push({
       name: 'body: wrong content type',
       expected: [415],
