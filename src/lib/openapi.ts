@@ -34,6 +34,25 @@ export const PaginationQuery = z.object({
   offset: z.coerce.number().int().min(0).max(2_147_483_647).default(0).openapi({ description: 'Items to skip.', example: 0, format: 'int32' }),
 });
 
+const CreatedBound = (description: string) =>
+  z.iso
+    .datetime({ offset: true })
+    .max(40)
+    .optional()
+    .openapi({ description: `${description} ISO 8601 date-time with \`Z\` or an offset.`, example: '2026-11-01T00:00:00.000Z' });
+
+/** `created_gte` / `created_lt` of the filtered lists: a half-open range, compared as stored (epoch ms). */
+export const CreatedRangeQuery = {
+  created_gte: CreatedBound('Only items created at or after this instant.'),
+  created_lt: CreatedBound('Only items created before this instant.'),
+};
+
+/**
+ * Pagination plus filters. Unknown parameters are refused (`400 invalid_request` naming them), so a
+ * misspelt filter never answers with the unfiltered list.
+ */
+export const filteredListQuery = <S extends z.ZodRawShape>(filters: S) => z.strictObject({ ...PaginationQuery.shape, ...filters });
+
 export function dataEnvelope<T extends z.ZodType>(schema: T) {
   return z.object({ data: schema });
 }

@@ -523,12 +523,19 @@ beforeAll(async () => {
   });
   if (payment.status !== 201) throw new Error(`payment creation failed: ${payment.status} ${payment.text}`);
   const events = await call('GET', `/v1/payments/${payment.body.data.id}/events`, { token: apiKey.secret });
+  const refund = await call('POST', `/v1/payments/${payment.body.data.id}/refunds`, {
+    token: apiKey.secret,
+    headers: { 'Idempotency-Key': `hostile-setup-${crypto.randomUUID()}` },
+    body: { amount: { value: '1.00', currency: 'USD' } },
+  });
+  if (refund.status !== 201) throw new Error(`refund failed: ${refund.status} ${refund.text}`);
   ids = {
     user_id: admin.user.id,
     api_key_id: apiKey.id,
     payment_method_id: method.id,
     payment_id: payment.body.data.id,
     event_id: events.body?.data?.[0]?.id ?? 'evt_hostile_none',
+    refund_id: refund.body.data.id,
     action: 'expire',
   };
   const { results } = await env.DB.prepare(

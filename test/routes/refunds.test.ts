@@ -1,8 +1,10 @@
+import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { reconcile } from '../../src/jobs/reconcile.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, createKey, expectError } from '../helpers/api.ts';
 import { approvedRefundTotal, paymentBody, postIdempotent, refundRows, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import { expectIndistinguishable } from '../helpers/methods.ts';
+import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const REFUND_FIELDS = ['amount', 'created_at', 'id', 'payment_id', 'processor_reference', 'reason', 'status', 'updated_at'];
@@ -248,5 +250,107 @@ describe('createRefund under concurrency', () => {
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
     expect(await refundRows(id)).toHaveLength(1);
     expect(await approvedRefundTotal(id)).toBe(1000);
+  });
+});
+
+describe('listRefunds and getRefund', () => {
+  const listRefunds = (paymentId: string, token: string, query = '') => call('GET', `/v1/payments/${paymentId}/refunds${query ? `?${query}` : ''}`, { token });
+  const getRefund = (paymentId: string, refundId: string, token: string) => call('GET', `/v1/payments/${paymentId}/refunds/${refundId}`, { token });
+
+  /** A refund the processor has not settled yet, as a timeout leaves it (the reconciliation job settles it). */
+  async function pendingRefund(paymentId: string, amountMinor: number, at: number) {
+    const id = newId('ref');
+    await env.DB.prepare(
+      `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
+    )
+      .bind(id, paymentId, m.session.user.id, amountMinor, `sbx_ref_${id}`, id, at, at)
+      .run();
+    return id;
+  }
+
+  it('lists a payment’s refunds newest first, each as createRefund answered it, paged', async () => {
+    const id = await approvedPayment('100.00');
+    const made = [];
+    for (const value of ['10.00', '10.61', '20.00']) made.push((await refund(id, m.key.secret, usd(value, { reason: `r ${value}` }))).body.data);
+    const res = await listRefunds(id, m.key.secret);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ data: [...made].reverse(), pagination: { limit: 50, offset: 0, total: 3 } });
+    expect(res.body.data.map((r: { status: string }) => r.status)).toEqual(['approved', 'declined', 'approved']);
+    const page = await listRefunds(id, m.key.secret, 'limit=1&offset=1');
+    expect(page.body).toEqual({ data: [made[1]], pagination: { limit: 1, offset: 1, total: 3 } });
+    expect((await listRefunds(id, m.key.secret, 'offset=10')).body).toEqual({ data: [], pagination: { limit: 50, offset: 10, total: 3 } });
+    // A payment with no refund: an empty page, not an error.
+    const untouched = await approvedPayment('5.00');
+    expect((await listRefunds(untouched, m.session.accessToken)).body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0 } });
+    for (const query of ['limit=0', 'limit=101', 'offset=-1']) {
+      const bad = await listRefunds(id, m.key.secret, query);
+      expectError(bad, 400, 'invalid_request');
+      expect(fieldsOf(bad)).toEqual([`query.${query.split('=')[0]}`]);
+    }
+  });
+
+  it('reads one refund; a pending one is followed to its outcome', async () => {
+    const id = await approvedPayment('100.00');
+    const created = (await refund(id, m.key.secret, usd('30.00'))).body.data;
+    const read = await getRefund(id, created.id, m.key.secret);
+    expect(read.status, read.text).toBe(200);
+    expect(read.body).toEqual({ data: created });
+    expect((await getRefund(id, created.id, m.session.accessToken)).body).toEqual({ data: created });
+
+    const pending = await pendingRefund(id, 2000, Date.now() - 3_600_000);
+    const before = await getRefund(id, pending, m.key.secret);
+    expect(before.body.data).toMatchObject({ id: pending, payment_id: id, status: 'pending', amount: { value: '20.00', currency: 'USD' } });
+    await reconcile(env, Date.now(), 10_000);
+    const after = await getRefund(id, pending, m.key.secret);
+    expect(after.body.data.status).toBe('approved');
+    expect(Date.parse(after.body.data.updated_at)).toBeGreaterThan(Date.parse(before.body.data.updated_at));
+    // Created an hour before the other: listed after it.
+    expect((await listRefunds(id, m.key.secret)).body.data.map((r: { id: string }) => r.id)).toEqual([created.id, pending]);
+  });
+
+  it('a payment that is missing or another owner’s is 404 payment_not_found, alike', async () => {
+    const mine = await approvedPayment('50.00');
+    const myRefund = (await refund(mine, m.key.secret, usd('1.00'))).body.data.id as string;
+    const theirs = await approvedPayment('50.00', other);
+    const theirRefund = (await refund(theirs, other.key.secret, usd('1.00'))).body.data.id as string;
+    const randomPayment = newId('pay');
+
+    const randomList = await listRefunds(randomPayment, m.key.secret);
+    expectError(randomList, 404, 'payment_not_found');
+    expectIndistinguishable(await listRefunds(theirs, m.key.secret), randomList);
+    expectIndistinguishable(await listRefunds(theirs, m.session.accessToken), randomList);
+
+    const randomGet = await getRefund(randomPayment, myRefund, m.key.secret);
+    expectError(randomGet, 404, 'payment_not_found');
+    expectIndistinguishable(await getRefund(theirs, theirRefund, m.key.secret), randomGet);
+    expectIndistinguishable(await getRefund(theirs, newId('ref'), m.key.secret), randomGet);
+  });
+
+  it('a refund that is missing or not of that payment is 404 refund_not_found, alike', async () => {
+    const mine = await approvedPayment('50.00');
+    const sibling = await approvedPayment('50.00');
+    const siblingRefund = (await refund(sibling, m.key.secret, usd('1.00'))).body.data.id as string;
+    const theirs = await approvedPayment('50.00', other);
+    const theirRefund = (await refund(theirs, other.key.secret, usd('1.00'))).body.data.id as string;
+
+    const random = await getRefund(mine, newId('ref'), m.key.secret);
+    const error = expectError(random, 404, 'refund_not_found');
+    expect(error).toMatchObject({ category: 'not_found', retryable: false, details: {} });
+    // Another payment's refund (same owner), and another owner's refund, under my payment.
+    expectIndistinguishable(await getRefund(mine, siblingRefund, m.key.secret), random);
+    expectIndistinguishable(await getRefund(mine, theirRefund, m.key.secret), random);
+    expectIndistinguishable(await getRefund(mine, 'x'.repeat(128), m.key.secret), random);
+  });
+
+  it('needs payments:read with an API key', async () => {
+    const id = await approvedPayment('20.00');
+    const created = (await refund(id, m.key.secret, usd('1.00'))).body.data.id as string;
+    const refunder = await createKey(m.session, ['refunds:create']);
+    for (const res of [await listRefunds(id, refunder.secret), await getRefund(id, created, refunder.secret)]) {
+      expect(expectError(res, 403, 'insufficient_scope').details).toEqual({ required_scope: 'payments:read' });
+    }
+    expectError(await call('GET', `/v1/payments/${id}/refunds`), 401, 'unauthorized');
+    expectError(await call('GET', `/v1/payments/${id}/refunds/${created}`), 401, 'unauthorized');
   });
 });

@@ -1,10 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requireAuth } from '../../middleware/auth.ts';
 import { requireIdempotencyKey } from '../../middleware/idempotency.ts';
-import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, opaqueId } from '../../lib/openapi.ts';
-import { CreatePaymentBody, CreateRefundBody, IdempotencyHeaders, PaymentSchema, RefundSchema } from './payments.schemas.ts';
-
-const PaymentParams = z.object({ payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6') });
+import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, listEnvelope, PaginationQuery } from '../../lib/openapi.ts';
+import { CreatePaymentBody, CreateRefundBody, IdempotencyHeaders, ListPaymentsQuery, PaymentParams, PaymentSchema, RefundParams, RefundSchema } from './payments.schemas.ts';
 const idempotent = ['idempotency_key_required', 'idempotency_key_reused'] as const;
 const processorErrors = ['processor_timeout', 'processor_unavailable', 'connector_configuration_invalid'] as const;
 
@@ -27,6 +25,26 @@ export const createPayment = createRoute({
   responses: {
     201: jsonContent(dataEnvelope(PaymentSchema), 'The payment, with `action`.'),
     ...errorResponses('unauthorized', 'insufficient_scope', 'payment_method_not_found', 'capability_not_supported', 'unsupported_currency', 'external_reference_conflict', ...idempotent, ...processorErrors),
+  },
+});
+
+export const listPayments = createRoute({
+  operationId: 'listPayments',
+  method: 'get',
+  path: '/v1/payments',
+  tags: ['Payments'],
+  summary: 'List and find payments',
+  description: [
+    'Scope `payments:read`. The payments of the caller’s owner in this environment: for an API key, every payment of its owner (whichever key or user token created it, as `getPayment` reads them); for a user token, the user’s own (admins included: no one lists another owner’s payments).',
+    'Newest first (`created_at`, then `id`, descending). Filters combine: `external_reference` finds the payment a `409 external_reference_conflict` or a lost answer is about; `status`, `payment_method` and the `created_gte` / `created_lt` range narrow a reconciliation.',
+    'An invalid filter, or an unknown parameter, is `400 invalid_request` naming it.',
+  ].join(' '),
+  security: bearerSecurity,
+  middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
+  request: { query: ListPaymentsQuery },
+  responses: {
+    200: jsonContent(listEnvelope(PaymentSchema), 'A page of payments.'),
+    ...errorResponses('unauthorized', 'insufficient_scope'),
   },
 });
 
@@ -80,5 +98,39 @@ export const createRefund = createRoute({
   responses: {
     201: jsonContent(dataEnvelope(RefundSchema), 'The refund.'),
     ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'payment_method_not_found', 'capability_not_supported', 'invalid_state_transition', 'unsupported_currency', 'refund_exceeds_balance', ...idempotent, ...processorErrors),
+  },
+});
+
+export const listRefunds = createRoute({
+  operationId: 'listRefunds',
+  method: 'get',
+  path: '/v1/payments/{payment_id}/refunds',
+  tags: ['Refunds'],
+  summary: 'List a payment’s refunds',
+  description:
+    'Scope `payments:read`. Newest first (`created_at`, then `id`, descending), whatever their status: a `pending` refund is settled later, read it again to follow it. A payment that is missing or another owner’s is `404 payment_not_found`.',
+  security: bearerSecurity,
+  middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
+  request: { params: PaymentParams, query: PaginationQuery },
+  responses: {
+    200: jsonContent(listEnvelope(RefundSchema), 'A page of refunds.'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found'),
+  },
+});
+
+export const getRefund = createRoute({
+  operationId: 'getRefund',
+  method: 'get',
+  path: '/v1/payments/{payment_id}/refunds/{refund_id}',
+  tags: ['Refunds'],
+  summary: 'Read a refund',
+  description:
+    'Scope `payments:read`. Use it to follow a `pending` refund to its outcome. A payment that is missing or another owner’s is `404 payment_not_found`; a refund that is missing or not of that payment is `404 refund_not_found`.',
+  security: bearerSecurity,
+  middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
+  request: { params: RefundParams },
+  responses: {
+    200: jsonContent(dataEnvelope(RefundSchema), 'The refund.'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'refund_not_found'),
   },
 });
