@@ -122,14 +122,17 @@ export function applyTransition(
   return { ok: true, status: to, updatedAt: nextUpdatedAt(current.updatedAt, now) };
 }
 
-export type PaymentEventType =
-  | 'payment.pending'
-  | 'payment.approved'
-  | 'payment.declined'
-  | 'payment.failed'
-  | 'payment.expired'
-  | 'payment.canceled'
-  | 'payment.refunded';
+export const PAYMENT_EVENT_TYPES = [
+  'payment.pending',
+  'payment.approved',
+  'payment.declined',
+  'payment.failed',
+  'payment.expired',
+  'payment.canceled',
+  'payment.refunded',
+] as const;
+
+export type PaymentEventType = (typeof PAYMENT_EVENT_TYPES)[number];
 
 const EVENT_TYPES: Readonly<Record<PaymentStatus, PaymentEventType | null>> = {
   // `created` and `processing` are internal steps with nothing for a merchant to act on.
