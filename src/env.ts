@@ -25,6 +25,8 @@ export interface Env {
 export interface AppVariables {
   requestId: string;
   auth: AuthContext;
+  /** The error code answered, for the access log (middleware/error-handler.ts, idempotent replays). */
+  errorCode?: string;
   /** Set only while BENCH_D1_STATS is on. */
   d1Stats?: D1Stats;
 }

@@ -38,8 +38,18 @@ export async function runIdempotent(c: Context<AppEnv>, operation: IdempotentOpe
   // The object runs the operation with its own env: its D1 work joins this request's (bench only).
   addD1Stats(c.get('d1Stats'), answer.d1Stats);
   const text = answer.status >= 400 ? answer.body.replace(REQUEST_ID_PLACEHOLDER, c.get('requestId')) : answer.body;
+  if (answer.status >= 400) c.set('errorCode', errorCodeOf(text));
   const headers = new Headers({ 'Content-Type': 'application/json', ...(answer.headers ?? {}) });
   if (answer.replayed) headers.set('Idempotent-Replayed', 'true');
   if (answer.d1Stats) headers.set(D1_OPERATION_STATS_HEADER, formatD1Stats(answer.d1Stats));
   return new Response(text, { status: answer.status, headers });
+}
+
+/** The code of an error envelope the operation answered (our own text), for the access log. */
+function errorCodeOf(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as { error?: { code?: string } }).error?.code;
+  } catch {
+    return undefined;
+  }
 }
