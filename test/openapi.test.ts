@@ -26,6 +26,10 @@ const REQUIRED_OPERATION_IDS = [
   'createApiKey',
   'listApiKeys',
   'revokeApiKey',
+  'listPayments',
+  'listRefunds',
+  'getRefund',
+  'listEvents',
 ];
 
 /**

@@ -8,7 +8,8 @@
 //  - any change beyond annotations (descriptions, examples) ships in a version above the released one;
 //  - every breaking change is announced: a `### Breaking` section of an entry newer than the released
 //    version names its subject (`METHOD /path`, the operationId, or the schema), and the major version
-//    is raised.
+//    is raised;
+//  - every operation added since the released version is named in such an entry.
 // It has no Node or Workers dependency: the workerd suite runs it (test/contract/compatibility.test.ts).
 import { apiCompare, type Diff } from 'api-smart-diff';
 
@@ -66,6 +67,9 @@ const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', '
 
 export interface Change {
   type: Diff['type'];
+  action: Diff['action'];
+  /** The change adds or removes a whole operation (or path), not a part of one. */
+  wholeOperation: boolean;
   /** What an announcement must name: `GET /v1/users`, a path, or a schema name. */
   subject: string;
   /** Further names that also count (the operationId). */
@@ -103,6 +107,8 @@ export function changesBetween(released: unknown, served: unknown): Change[] {
     .diffs.filter((diff) => !(diff.path[0] === 'info' && diff.path[1] === 'version'))
     .map((diff) => ({
       type: diff.type,
+      action: diff.action,
+      wholeOperation: diff.path[0] === 'paths' && (diff.path.length === 2 || (diff.path.length === 3 && HTTP_METHODS.has(String(diff.path[2])))),
       ...subjectOf(diff, before, after),
       where: diff.path.join('/'),
       description: diff.description ?? `${diff.action} ${diff.path.join('/')}`,
@@ -135,11 +141,18 @@ export function compatibilityProblems(released: unknown, served: unknown, change
     problems.push(`the description changed since ${releasedVersion} (${contractChanges.length} changes, e.g. ${contractChanges[0]!.description} at ${contractChanges[0]!.where}) but info.version was not raised`);
   }
 
-  const announcements = entries.filter((e) => compareVersions(e.version, releasedVersion) > 0).flatMap((e) => e.breaking);
+  const unreleased = entries.filter((e) => compareVersions(e.version, releasedVersion) > 0);
+  const names = (change: Change) => [change.subject, ...change.aliases];
+  for (const change of changes.filter((c) => c.wholeOperation && c.action === 'add')) {
+    if (!unreleased.some((entry) => names(change).some((name) => entry.text.includes(name)))) {
+      problems.push(`new operation not named in CHANGELOG.md: ${change.subject} (${change.aliases.join(', ') || 'no operationId'})`);
+    }
+  }
+
+  const announcements = unreleased.flatMap((e) => e.breaking);
   const breaking = changes.filter((c) => c.type === 'breaking');
   for (const change of breaking) {
-    const names = [change.subject, ...change.aliases];
-    if (!announcements.some((line) => names.some((name) => line.includes(name)))) {
+    if (!announcements.some((line) => names(change).some((name) => line.includes(name)))) {
       problems.push(`breaking change not announced in a \`### Breaking\` section of CHANGELOG.md: ${change.description} (${change.subject}; ${change.where})`);
     }
   }
