@@ -19,6 +19,7 @@ export const RESPONSE_ONLY_SCHEMAS = [
   'PaymentAction',
   'Refund',
   'PaymentEvent',
+  'WebhookEvent',
   'WebhookSecret',
 ];
 

@@ -337,11 +337,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List and find payments
+         * @description Scope `payments:read`. The payments of the caller’s owner in this environment: for an API key, every payment of its owner (whichever key or user token created it, as `getPayment` reads them); for a user token, the user’s own (admins included: no one lists another owner’s payments). Newest first (`created_at`, then `id`, descending). Filters combine: `external_reference` finds the payment a `409 external_reference_conflict` or a lost answer is about; `status`, `payment_method` and the `created_gte` / `created_lt` range narrow a reconciliation. An invalid filter, or an unknown parameter, is `400 invalid_request` naming it.
+         */
+        get: operations["listPayments"];
         put?: never;
         /**
          * Create a payment
-         * @description Scope `payments:create`; the method must be active, support `payments` and (for an API key) be enabled for the key. A processor outcome is a resource: 201 with `status` `approved`, `pending` (QR: show `action.qr_data` and wait for the webhook or a read), `declined` or `failed`. A 2xx is not an approval: read `status`. `504 processor_timeout` / `503 processor_unavailable`: the attempt is kept; retry with the same `Idempotency-Key` and body to resume it (never a second charge), or reconcile with a read. The same key and body replay the stored answer byte for byte (`Idempotent-Replayed: true`); the same key with another body is `409 idempotency_key_reused`.
+         * @description Scope `payments:create`; the method must be active, support `payments` and (for an API key) be enabled for the key. A processor outcome is a resource: 201 with `status` `approved`, `pending` (QR: show `action.qr_data` and wait for the webhook or a read), `declined` or `failed`. A 2xx is not an approval: read `status`. `504 processor_timeout` / `503 processor_unavailable`: the attempt is kept; retry with the same `Idempotency-Key` and body to resume it (never a second charge), or reconcile with a read. The same key and body replay the stored answer byte for byte (`Idempotent-Replayed: true`); the same key with another body is `409 idempotency_key_reused`. A reference already used by this API key (or user) is `409 external_reference_conflict` with `details.payment_id`, the payment that holds it: read it to recover an attempt whose answer was lost.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -397,13 +401,57 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List a payment’s refunds
+         * @description Scope `payments:read`. Newest first (`created_at`, then `id`, descending), whatever their status: a `pending` refund is settled later, read it again to follow it. A payment that is missing or another owner’s is `404 payment_not_found`.
+         */
+        get: operations["listRefunds"];
         put?: never;
         /**
          * Refund a payment wholly or partly
-         * @description Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments (`409 invalid_state_transition`); a `refunded` payment has nothing left (`422 refund_exceeds_balance`). The amount is in the payment’s currency (`422 unsupported_currency`) and at most the refundable balance: the amount less approved and in-flight refunds (`422 refund_exceeds_balance`). The refund is a resource: 201 with `status` `approved`, `declined`, `pending`... After a timeout, repeat the same request with the same `Idempotency-Key`; never a new key, since the processor may already have refunded.
+         * @description Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments; any other status, `refunded` included, is `409 invalid_state_transition`. The amount is in the payment’s currency (`422 unsupported_currency`) and at most the refundable balance: the amount less approved and in-flight refunds (`422 refund_exceeds_balance`). The refund is a resource: 201 with `status` `approved`, `declined`, `pending`... After a timeout, repeat the same request with the same `Idempotency-Key`; never a new key, since the processor may already have refunded.
          */
         post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{payment_id}/refunds/{refund_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a refund
+         * @description Scope `payments:read`. Use it to follow a `pending` refund to its outcome. A payment that is missing or another owner’s is `404 payment_not_found`; a refund that is missing or not of that payment is `404 refund_not_found`.
+         */
+        get: operations["getRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your events (catch up after missed webhooks)
+         * @description Scope `payments:read`. Every event of the caller’s owner in this environment (for a user token: the user’s own), whether or not its payment has a `webhook_url`, each with the very body its webhook carries (`id`, `type`, `created_at`, `data.payment`). Newest first (`created_at`, then `id`, descending). After your receiver was down, list from the last event you processed (`created_gte`), deduplicate by `id` as for webhooks, and apply each `data.payment` by its `updated_at`. An invalid filter, or an unknown parameter, is `400 invalid_request` naming it.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -984,13 +1032,29 @@ export interface components {
             /** @example Customer returned the item */
             reason?: string;
         };
-        PaymentEvent: {
+        /** @description An event exactly as its webhook delivers it (`webhook-id` is its `id`). */
+        WebhookEvent: {
             /** @example evt_0d4m8x2k9q7w1v3c5b6n */
             id: string;
             /**
-             * @description `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`). Tolerate future values.
+             * @description One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`); tolerate future types.
              * @example payment.approved
              */
+            type: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            created_at: string;
+            /** @description The payment as it was when the event happened; order by its `updated_at`. */
+            data: {
+                payment: components["schemas"]["Payment"];
+            };
+        };
+        PaymentEvent: {
+            /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+            id: string;
+            /** @example payment.approved */
             type: string;
             /**
              * Format: date-time
@@ -2640,6 +2704,80 @@ export interface operations {
             };
         };
     };
+    listPayments: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number | null;
+                /** @description Exactly this reference (your own, e.g. from a `409 external_reference_conflict`). */
+                external_reference?: string;
+                /** @description Only payments in this status. */
+                status?: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded" | "charged_back";
+                /** @description Only payments taken with this method. */
+                payment_method?: string;
+                /** @description Only items created at or after this instant. ISO 8601 date-time with `Z` or an offset. */
+                created_gte?: string;
+                /** @description Only items created before this instant. ISO 8601 date-time with `Z` or an offset. */
+                created_lt?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Payment"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createPayment: {
         parameters: {
             query?: never;
@@ -2972,6 +3110,81 @@ export interface operations {
             };
         };
     };
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number | null;
+            };
+            header?: never;
+            path: {
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refunds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payment_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createRefund: {
         parameters: {
             query?: never;
@@ -3093,6 +3306,148 @@ export interface operations {
             };
             /** @description `processor_timeout` */
             504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                payment_id: string;
+                refund_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refund. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payment_not_found`, `refund_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number | null;
+                /** @description Only events of this type. */
+                type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required";
+                /** @description Only the events of this payment. */
+                payment_id?: string;
+                /** @description Only items created at or after this instant. ISO 8601 date-time with `Z` or an offset. */
+                created_gte?: string;
+                /** @description Only items created before this instant. ISO 8601 date-time with `Z` or an offset. */
+                created_lt?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookEvent"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,8 +1,9 @@
 // A whole merchant flow against a running `test` deployment, with the generated client
 // (examples/api-types.ts from `npm run generate:client`, used through openapi-fetch):
 //   log in as the admin -> create an API key -> create a sandbox QR payment method -> enable it for the key
-//   -> QR payment (Idempotency-Key, webhook_url) -> test-helper approval -> partial refund -> full refund
-//   -> every webhook received by a local receiver, verified with the account's signing secret.
+//   -> QR payment (Idempotency-Key, webhook_url) -> recovery after a lost answer (the conflict's payment_id)
+//   -> test-helper approval -> partial refund -> full refund -> every webhook received by a local receiver,
+//   verified with the account's signing secret -> catching up on events with GET /v1/events.
 //
 //   npm start                                   # in another terminal
 //   npm run example:merchant-flow               # = node examples/merchant-flow.ts (Node 22.18+)
@@ -86,6 +87,33 @@ async function startReceiver() {
   };
 }
 
+type MerchantClient = ReturnType<typeof createClient<paths>>;
+
+/**
+ * Creates the payment with a fresh Idempotency-Key; when its reference is already taken (the earlier
+ * attempt went through but its answer was lost), reads the payment the conflict names instead.
+ */
+async function recoverPayment(merchant: MerchantClient, request: Schemas['CreatePaymentRequest']): Promise<Payment> {
+  const attempt = await merchant.POST('/v1/payments', { params: { header: { 'idempotency-key': randomUUID() } }, body: request });
+  if (attempt.data) return attempt.data.data;
+  const error = attempt.error?.error;
+  const paymentId = error?.code === 'external_reference_conflict' ? error.details.payment_id : undefined;
+  if (typeof paymentId !== 'string') throw new ApiCallError('create payment (fresh key)', attempt.response.status, error!);
+  return must('read the conflicting payment', await merchant.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: paymentId } } })).data;
+}
+
+/** Every event created at or after `since`, all pages, oldest first. */
+async function eventsSince(merchant: MerchantClient, since: string): Promise<Schemas['WebhookEvent'][]> {
+  const events: Schemas['WebhookEvent'][] = [];
+  for (let offset = 0; ; ) {
+    const page = must('list events', await merchant.GET('/v1/events', { params: { query: { created_gte: since, limit: 100, offset } } }));
+    events.push(...page.data);
+    offset += page.data.length;
+    if (page.data.length === 0 || offset >= page.pagination.total) break;
+  }
+  return events.reverse();
+}
+
 export async function runMerchantFlow(baseUrl = BASE_URL) {
   // 1. Log in as the admin: a user access token for the management routes.
   const anonymous = createClient<paths>({ baseUrl });
@@ -164,6 +192,12 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
     ).data;
     if (replayed.id !== created.id) throw new Error(`replay created another payment (${replayed.id})`);
 
+    // 5b. A checkout that lost both the answer and its Idempotency-Key (a crash) tries again with a fresh
+    // key: the reference is taken, and the conflict names the payment that holds it. Read it back.
+    const recovered = await recoverPayment(merchant, paymentRequest);
+    if (recovered.id !== created.id) throw new Error(`recovered ${recovered.id}, expected ${created.id}`);
+    log(`recovered payment ${recovered.id} (${recovered.status}) after a lost answer, from the conflict's payment_id`);
+
     // 6. The customer pays: the test helper delivers the processor's news.
     const approved = must(
       'approve (test helper)',
@@ -233,6 +267,16 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
       if (!receivedIds.has(event.id)) throw new Error(`event ${event.id} (${event.type}) was never received`);
     }
     log(`${events.length} events listed, each delivered`);
+
+    // 9. Catching up: a receiver that was down asks for every event since the payment was created, and
+    // applies those it has not seen (deduplicated by id, ordered by data.payment.updated_at).
+    // (The account's other payments are in the list too; this flow looks at its own.)
+    const received = new Set(receiver.received.map((hook) => hook.headers['webhook-id']!));
+    const caughtUp = (await eventsSince(merchant, created.created_at)).filter((event) => event.data.payment.id === created.id);
+    const missed = caughtUp.filter((event) => !received.has(event.id));
+    const latest = [...caughtUp].sort((a, b) => a.data.payment.updated_at.localeCompare(b.data.payment.updated_at)).at(-1);
+    if (latest?.data.payment.status !== 'refunded') throw new Error(`catch-up: latest state ${latest?.data.payment.status}, expected refunded`);
+    log(`caught up with GET /v1/events: ${caughtUp.length} events of the payment since ${created.created_at}, ${missed.length} not received by webhook; payment ${latest.data.payment.status}`);
     return { paymentId: created.id, events: events.length, webhooks: receiver.received.length };
   } finally {
     await receiver.close();

@@ -5,11 +5,11 @@
 // The file is committed; test-node/client-up-to-date.test.ts regenerates it from the live description
 // and fails on a difference.
 // Runs on Node 22.18+ (type stripping): `npm run` uses the project's own Node.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, COMMENT_HEADER, type OpenAPI3 } from 'openapi-typescript';
-import { startLocalServer } from './lib/local-server.ts';
+import { loadServedDescription, serverLogFile } from './lib/served-description.ts';
 
 export const CLIENT_TYPES_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'examples', 'api-types.ts');
 
@@ -26,28 +26,7 @@ export async function generateClientTypes(spec: unknown): Promise<string> {
 }
 
 async function main() {
-  const fromIndex = process.argv.indexOf('--from');
-  let spec: unknown;
-  if (fromIndex !== -1) {
-    const file = process.argv[fromIndex + 1];
-    if (!file) throw new Error('--from needs a file');
-    spec = JSON.parse(readFileSync(file, 'utf8'));
-  } else if (process.env.BASE_URL) {
-    const res = await fetch(new URL('/openapi.json', process.env.BASE_URL));
-    if (!res.ok) throw new Error(`GET ${process.env.BASE_URL}/openapi.json answered ${res.status}`);
-    spec = await res.json();
-  } else {
-    const logFile = join(dirname(CLIENT_TYPES_PATH), '..', 'test-results', 'generate-client-server.log');
-    console.log('Starting a throwaway local server...');
-    const server = await startLocalServer({ logFile });
-    try {
-      const res = await fetch(`${server.baseUrl}/openapi.json`);
-      if (!res.ok) throw new Error(`GET /openapi.json answered ${res.status}`);
-      spec = await res.json();
-    } finally {
-      await server.stop();
-    }
-  }
+  const spec = await loadServedDescription(process.argv, serverLogFile(join(dirname(CLIENT_TYPES_PATH), '..'), 'generate-client-server.log'));
   writeFileSync(CLIENT_TYPES_PATH, await generateClientTypes(spec));
   console.log(`Wrote ${CLIENT_TYPES_PATH}`);
 }

@@ -1,4 +1,5 @@
 import { createRouter } from './lib/openapi.ts';
+import { accessLog } from './middleware/access-log.ts';
 import { handleError, handleNotFound } from './middleware/error-handler.ts';
 import { declareBodyGateResponses, jsonBodyGuard } from './middleware/json-body.ts';
 import { requestContext } from './middleware/request-context.ts';
@@ -15,10 +16,11 @@ import { registerProcessorNotificationRoutes } from './routes/processor-notifica
 import { registerTestHelperRoutes } from './routes/test-helpers/test-helpers.index.ts';
 import { registerWebhookSecretRoutes } from './routes/webhook-secret/webhook-secret.index.ts';
 
-/** The whole HTTP surface: conventions first (request id, body gate, error envelope), then the routes. */
+/** The whole HTTP surface: conventions first (request id, access log, body gate, error envelope), then the routes. */
 export function createApp() {
   const app = createRouter();
   app.use('*', requestContext);
+  app.use('*', accessLog);
   app.use('/v1/*', jsonBodyGuard);
   app.onError(handleError);
   app.notFound(handleNotFound);

@@ -22,6 +22,8 @@ export interface Env {
 export interface AppVariables {
   requestId: string;
   auth: AuthContext;
+  /** The error code answered, for the access log (middleware/error-handler.ts, idempotent replays). */
+  errorCode?: string;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

@@ -5,6 +5,8 @@ import { handleError } from '../src/middleware/error-handler.ts';
 import { requestContext } from '../src/middleware/request-context.ts';
 import { call, createKey, expectError, seedSession, seedUser, type ApiResponse } from './helpers/api.ts';
 import { recordResponse } from './helpers/leak-scan.ts';
+import { newReference, paymentBody, paymentRowsByReference, setupMerchant } from './helpers/merchant.ts';
+import { MAX_JSON_DEPTH } from '../src/lib/strict-json.ts';
 
 /** The conventions every route shares: request ids, the error envelope, the body gate, timestamps, paging. */
 
@@ -187,6 +189,55 @@ describe('the JSON body gate', () => {
     // Past the gate: the route's own validation refuses the unknown `pad` field.
     const error = expectError(res, 400, 'invalid_request');
     expect(JSON.stringify(error.details)).toContain('pad');
+  });
+
+  it('refuses a repeated key at any depth with 400 naming its path, before the route runs', async () => {
+    const m = await setupMerchant();
+    const reference = newReference();
+    const cases: Array<[string, string]> = [
+      // The issue's example: the last key would win and create a 9999.00 payment.
+      [`{"amount":{"value":"3.00","currency":"USD"},"amount":{"value":"9999.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}"}`, 'amount'],
+      [`{"amount":{"value":"3.00","value":"9999.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}"}`, 'amount.value'],
+      // Escapes name the same key: "\u0061mount" is "amount" to every parser.
+      [`{"amount":{"value":"3.00","currency":"USD"},"\u0061mount":{"value":"9999.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}"}`, 'amount'],
+      [`{"amount":{"value":"3.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}","metadata":{"a":"1","a":"1"}}`, 'metadata.a'],
+    ];
+    for (const [rawBody, field] of cases) {
+      const res = await call('POST', '/v1/payments', { token: m.key.secret, rawBody, headers: { 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() } });
+      const error = expectError(res, 400, 'invalid_request');
+      expect(error.details, rawBody).toEqual({ fields: [{ field, issue: 'Duplicate key' }] });
+    }
+    expect(await paymentRowsByReference(reference)).toHaveLength(0);
+  });
+
+  it('refuses a __proto__ key anywhere with 400 naming its path (it was silently dropped from metadata)', async () => {
+    const m = await setupMerchant();
+    const reference = newReference();
+    const base = `"amount":{"value":"3.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}"`;
+    const cases: Array<[string, string]> = [
+      [`{${base},"metadata":{"__proto__":{"admin":true}}}`, 'metadata.__proto__'],
+      [`{"__proto__":{"status":"approved"},${base}}`, '__proto__'],
+      [`{${base},"configuration":{"list":[{"ok":1},{"\u005f_proto__":1}]}}`, 'configuration.list.1.__proto__'],
+    ];
+    for (const [rawBody, field] of cases) {
+      const res = await call('POST', '/v1/payments', { token: m.key.secret, rawBody, headers: { 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() } });
+      const error = expectError(res, 400, 'invalid_request');
+      expect(error.details, rawBody).toEqual({ fields: [{ field, issue: 'Forbidden key' }] });
+    }
+    expect(await paymentRowsByReference(reference)).toHaveLength(0);
+    // Keys that only look alike are ordinary keys, refused or accepted by the route's own schema.
+    const fine = await m.pay({ ...paymentBody(m.pos.id, '3.00'), metadata: { proto: 'x', __proto: 'y', constructor_name: 'z' } });
+    expect(fine.status, fine.text).toBe(201);
+    expect(fine.body.data.metadata).toEqual({ proto: 'x', __proto: 'y', constructor_name: 'z' });
+  });
+
+  it(`refuses nesting deeper than ${MAX_JSON_DEPTH} levels with 400, and accepts ${MAX_JSON_DEPTH}`, async () => {
+    const nested = (depth: number) => `{"email":"a@example.com","password":"x","pad":${'['.repeat(depth - 1)}1${']'.repeat(depth - 1)}}`;
+    const deep = expectError(await call('POST', '/v1/auth/login', { rawBody: nested(MAX_JSON_DEPTH + 1), headers: { 'Content-Type': 'application/json' } }), 400, 'invalid_request');
+    expect(deep.details).toEqual({ fields: [{ field: '(body)', issue: `At most ${MAX_JSON_DEPTH} levels of nesting` }] });
+    // At the limit the gate lets it through: the route itself refuses the unknown `pad`.
+    const atLimit = expectError(await call('POST', '/v1/auth/login', { rawBody: nested(MAX_JSON_DEPTH), headers: { 'Content-Type': 'application/json' } }), 400, 'invalid_request');
+    expect(atLimit.details).toEqual({ fields: [{ field: 'pad', issue: 'Unknown field' }] });
   });
 
   it('reads an empty body as {} so the route names the missing fields', async () => {

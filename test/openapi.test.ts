@@ -26,6 +26,10 @@ const REQUIRED_OPERATION_IDS = [
   'createApiKey',
   'listApiKeys',
   'revokeApiKey',
+  'listPayments',
+  'listRefunds',
+  'getRefund',
+  'listEvents',
 ];
 
 /**
@@ -174,6 +178,39 @@ describe('/openapi.json', () => {
       const body = (op as { requestBody?: { content?: Record<string, unknown> } }).requestBody;
       if (body) expect(Object.keys(body.content ?? {}), label(op)).toEqual(['application/json']);
     }
+  });
+});
+
+describe('/openapi.json as a client keeps it', () => {
+  const sha256Hex = async (text: string) =>
+    Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))), (b) => b.toString(16).padStart(2, '0')).join('');
+
+  it('carries a strong ETag, the SHA-256 of its exact bytes, stable across requests, and asks for revalidation', async () => {
+    const etag = specResponse.headers.get('etag');
+    expect(etag).toMatch(/^"[0-9a-f]{64}"$/);
+    expect(etag).toBe(`"${await sha256Hex(specResponse.text)}"`);
+    expect(specResponse.headers.get('cache-control')).toBe('no-cache');
+    const again = await call('GET', '/openapi.json');
+    expect(again.headers.get('etag')).toBe(etag);
+    expect(again.text).toBe(specResponse.text);
+  });
+
+  it('answers 304 without a body to a matching If-None-Match, and the description to any other', async () => {
+    const etag = specResponse.headers.get('etag')!;
+    for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const res = await call('GET', '/openapi.json', { headers: { 'If-None-Match': ifNoneMatch } });
+      expect(res.status, ifNoneMatch).toBe(304);
+      expect(res.text).toBe('');
+      expect(res.headers.get('etag')).toBe(etag);
+      expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+    }
+    const stale = await call('GET', '/openapi.json', { headers: { 'If-None-Match': `"${'0'.repeat(64)}"` } });
+    expect(stale.status).toBe(200);
+    expect(stale.text).toBe(specResponse.text);
+  });
+
+  it('names its version, which CHANGELOG.md lists first', () => {
+    expect(spec.info.version).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });
 

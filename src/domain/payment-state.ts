@@ -127,17 +127,20 @@ export function applyTransition(
   return { ok: true, status: to, updatedAt: nextUpdatedAt(current.updatedAt, now) };
 }
 
-export type PaymentEventType =
-  | 'payment.pending'
-  | 'payment.approved'
-  | 'payment.declined'
-  | 'payment.failed'
-  | 'payment.expired'
-  | 'payment.canceled'
-  | 'payment.refunded'
-  | 'payment.charged_back'
+export const PAYMENT_EVENT_TYPES = [
+  'payment.pending',
+  'payment.approved',
+  'payment.declined',
+  'payment.failed',
+  'payment.expired',
+  'payment.canceled',
+  'payment.refunded',
+  'payment.charged_back',
   /** Not a status: the payment stays `pending` with `action.type: check_terminal` (see `actionEventType`). */
-  | 'payment.action_required';
+  'payment.action_required',
+] as const;
+
+export type PaymentEventType = (typeof PAYMENT_EVENT_TYPES)[number];
 
 const EVENT_TYPES: Readonly<Record<PaymentStatus, PaymentEventType | null>> = {
   // `created` and `processing` are internal steps with nothing for a merchant to act on.

@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   api_key_not_found: { status: 404, category: 'not_found', retryable: false, message: 'No such API key.' },
   payment_method_not_found: { status: 404, category: 'validation', retryable: false, message: 'No such payment method for this credential.' },
   payment_not_found: { status: 404, category: 'not_found', retryable: false, message: 'No such payment.' },
+  refund_not_found: { status: 404, category: 'not_found', retryable: false, message: 'No such refund of this payment.' },
   email_taken: { status: 409, category: 'conflict', retryable: false, message: 'A user with this email already exists.' },
   external_reference_conflict: { status: 409, category: 'conflict', retryable: false, message: 'This external_reference was already used.' },
   idempotency_key_reused: { status: 409, category: 'conflict', retryable: false, message: 'This Idempotency-Key was used with a different request.' },

@@ -34,6 +34,25 @@ export const PaginationQuery = z.object({
   offset: z.coerce.number().int().min(0).max(2_147_483_647).default(0).openapi({ description: 'Items to skip.', example: 0, format: 'int32' }),
 });
 
+const CreatedBound = (description: string) =>
+  z.iso
+    .datetime({ offset: true })
+    .max(40)
+    .optional()
+    .openapi({ description: `${description} ISO 8601 date-time with \`Z\` or an offset.`, example: '2026-11-01T00:00:00.000Z' });
+
+/** `created_gte` / `created_lt` of the filtered lists: a half-open range, compared as stored (epoch ms). */
+export const CreatedRangeQuery = {
+  created_gte: CreatedBound('Only items created at or after this instant.'),
+  created_lt: CreatedBound('Only items created before this instant.'),
+};
+
+/**
+ * Pagination plus filters. Unknown parameters are refused (`400 invalid_request` naming them), so a
+ * misspelt filter never answers with the unfiltered list.
+ */
+export const filteredListQuery = <S extends z.ZodRawShape>(filters: S) => z.strictObject({ ...PaginationQuery.shape, ...filters });
+
 export function dataEnvelope<T extends z.ZodType>(schema: T) {
   return z.object({ data: schema });
 }
@@ -76,6 +95,12 @@ export function errorResponses(...codes: ErrorCode[]) {
   return responses;
 }
 
+/** `details` of the examples, where a code carries some. */
+const EXAMPLE_DETAILS: Partial<Record<ErrorCode, Record<string, unknown>>> = {
+  invalid_request: { fields: [{ field: 'amount.value', issue: 'Invalid decimal amount' }] },
+  external_reference_conflict: { payment_id: 'pay_3kqz7w1v0c9m2x8bq4n6' },
+};
+
 function exampleError(code: ErrorCode) {
   const spec = ERROR_CODES[code];
   return {
@@ -85,7 +110,7 @@ function exampleError(code: ErrorCode) {
       category: spec.category,
       retryable: spec.retryable,
       request_id: 'req_3kqz7w1v0c9m2x8b',
-      details: code === 'invalid_request' ? { fields: [{ field: 'amount.value', issue: 'Invalid decimal amount' }] } : {},
+      details: EXAMPLE_DETAILS[code] ?? {},
     },
   };
 }

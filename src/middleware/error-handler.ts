@@ -17,6 +17,7 @@ export const handleError: ErrorHandler<AppEnv> = (err, c) => {
 export const handleNotFound: NotFoundHandler<AppEnv> = (c) => respond(c, new ApiError('not_found'));
 
 function respond(c: Context<AppEnv>, error: ApiError) {
+  c.set('errorCode', error.code);
   for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
   return c.json(error.toBody(requestIdOf(c)), error.status as 400);
 }

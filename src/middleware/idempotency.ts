@@ -35,7 +35,17 @@ export async function runIdempotent(c: Context<AppEnv>, operation: IdempotentOpe
   const stub = c.env.IDEMPOTENCY.get(c.env.IDEMPOTENCY.idFromName(idempotencyScope(credentialId, operation, key)));
   const answer = await stub.execute({ fingerprint, caller, command });
   const text = answer.status >= 400 ? answer.body.replace(REQUEST_ID_PLACEHOLDER, c.get('requestId')) : answer.body;
+  if (answer.status >= 400) c.set('errorCode', errorCodeOf(text));
   const headers = new Headers({ 'Content-Type': 'application/json', ...(answer.headers ?? {}) });
   if (answer.replayed) headers.set('Idempotent-Replayed', 'true');
   return new Response(text, { status: answer.status, headers });
+}
+
+/** The code of an error envelope the operation answered (our own text), for the access log. */
+function errorCodeOf(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as { error?: { code?: string } }).error?.code;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../env.ts';
 import { invalidRequest, type ApiError } from '../lib/errors.ts';
+import { MAX_JSON_DEPTH, parseStrictJson, type StrictJsonIssue } from '../lib/strict-json.ts';
 import { ErrorSchema, type AppOpenAPI } from '../lib/openapi.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -8,8 +9,10 @@ const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
 
 /**
  * One gate for every request body, before any route sees it: at most 64 KiB (also when the length is
- * not declared), `Content-Type: application/json`, valid UTF-8 JSON, and a JSON object. The raw text is
- * handed on through Hono's body cache, so the route validator parses what was checked here.
+ * not declared), `Content-Type: application/json`, valid UTF-8 strict JSON (no repeated key, no
+ * `__proto__`, at most 64 levels deep: lib/strict-json.ts), and a JSON object. The raw text is handed on
+ * through Hono's body cache, so the route validator parses what was checked here (and, with no repeated
+ * key, `JSON.parse` there reads it as every other reader would).
  */
 export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
@@ -25,20 +28,37 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
 
   if (!JSON_CONTENT_TYPE.test(c.req.header('content-type') ?? '')) throw unsupportedMediaType();
   let text: string;
-  let parsed: unknown;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(raw);
-    parsed = JSON.parse(text);
   } catch {
-    // The parser's message quotes the input, so it is not passed on.
-    throw invalidRequest('The body is not valid JSON.', [{ field: '(body)', issue: 'Malformed JSON' }]);
+    throw malformed();
   }
+  const result = parseStrictJson(text);
+  if (!result.ok) throw strictJsonError(result.issue);
+  const parsed = result.value;
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw invalidRequest('The body must be a JSON object.', [{ field: '(body)', issue: 'Expected a JSON object' }]);
   }
   (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
   return next();
 };
+
+// Parsers' messages quote the input, so none is passed on.
+const malformed = () => invalidRequest('The body is not valid JSON.', [{ field: '(body)', issue: 'Malformed JSON' }]);
+
+/** A body that is JSON but could be read two ways (or is absurdly deep): see lib/strict-json.ts. */
+function strictJsonError(issue: StrictJsonIssue): ApiError {
+  switch (issue.kind) {
+    case 'malformed':
+      return malformed();
+    case 'too_deep':
+      return invalidRequest(`The body is nested more than ${MAX_JSON_DEPTH} levels deep.`, [{ field: '(body)', issue: `At most ${MAX_JSON_DEPTH} levels of nesting` }]);
+    case 'duplicate_key':
+      return invalidRequest('The body repeats a key in one object; each key may appear once, so that the body means one thing.', [{ field: issue.field, issue: 'Duplicate key' }]);
+    case 'forbidden_key':
+      return invalidRequest('The body has a `__proto__` key, which is refused at any depth.', [{ field: issue.field, issue: 'Forbidden key' }]);
+  }
+}
 
 const tooLarge = () => invalidRequest(`The body exceeds ${MAX_BODY_BYTES} bytes.`, [{ field: '(body)', issue: `At most ${MAX_BODY_BYTES} bytes` }], 413);
 const unsupportedMediaType = () => invalidRequest('Content-Type must be application/json.', [{ field: 'Content-Type', issue: 'Expected application/json' }], 415);

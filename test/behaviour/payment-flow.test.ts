@@ -396,7 +396,8 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
       expect(rest.body.data.status).toBe('approved');
       expect((await get(payment.id)).body.data.status).toBe('refunded');
 
-      expectError(await refund(payment, '0.01'), 422, 'refund_exceeds_balance');
+      // Refunds are allowed from approved and partially_refunded only (docs/states.md).
+      expectError(await refund(payment, '0.01'), 409, 'invalid_state_transition');
       expect((await get(payment.id)).body.data.status).toBe('refunded');
     });
 

@@ -324,6 +324,35 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
         ),
       ),
     });
+    // Bodies that would mean two things (lib/strict-json.ts): a key repeated in one object, or
+    // `__proto__`, at any object of the body, refused by the gate on every operation.
+    const objectPaths = schema ? objectsOf(schema, baseBody(op.operationId!)) : [[]];
+    const injected = (at: FieldPath, members: (existing: Record<string, unknown>) => string) => {
+      const body = schema ? baseBody(op.operationId!) : {};
+      const marker = `__mark_${crypto.randomUUID()}__`;
+      const target = at.reduce<any>((node, part) => node[part], body) as Record<string, unknown>;
+      const text = JSON.stringify(withField(body, [...at, marker], 1));
+      return raw(text.replace(`"${marker}":1`, members(target)));
+    };
+    kinds.push({
+      name: 'body: repeated key',
+      expected: [400],
+      arbitrary: fc.record({ at: fc.constantFrom(...objectPaths), pick: fc.nat(), value: fc.jsonValue({ maxDepth: 1 }) }).map(({ at, pick, value }) =>
+        injected(at, (existing) => {
+          const keys = Object.keys(existing);
+          const key = keys.length > 0 ? keys[pick % keys.length]! : 'k';
+          // The repeat comes last, so that a last-key-wins reader would take it.
+          return keys.length > 0 ? JSON.stringify({ [key]: value }).slice(1, -1) : `"k":1,"k":${JSON.stringify(value)}`;
+        }),
+      ),
+    });
+    kinds.push({
+      name: 'body: __proto__ key',
+      expected: [400],
+      arbitrary: fc
+        .record({ at: fc.constantFrom(...objectPaths), value: fc.jsonValue({ maxDepth: 1 }), escaped: fc.boolean() })
+        .map(({ at, value, escaped }) => injected(at, () => `"${escaped ? '\\u005f_proto__' : '__proto__'}":${JSON.stringify(value)}`)),
+    });
     kinds.push({
       name: 'body: wrong content type',
       expected: [415],
@@ -494,12 +523,19 @@ beforeAll(async () => {
   });
   if (payment.status !== 201) throw new Error(`payment creation failed: ${payment.status} ${payment.text}`);
   const events = await call('GET', `/v1/payments/${payment.body.data.id}/events`, { token: apiKey.secret });
+  const refund = await call('POST', `/v1/payments/${payment.body.data.id}/refunds`, {
+    token: apiKey.secret,
+    headers: { 'Idempotency-Key': `hostile-setup-${crypto.randomUUID()}` },
+    body: { amount: { value: '1.00', currency: 'USD' } },
+  });
+  if (refund.status !== 201) throw new Error(`refund failed: ${refund.status} ${refund.text}`);
   ids = {
     user_id: admin.user.id,
     api_key_id: apiKey.id,
     payment_method_id: method.id,
     payment_id: payment.body.data.id,
     event_id: events.body?.data?.[0]?.id ?? 'evt_hostile_none',
+    refund_id: refund.body.data.id,
     action: 'expire',
   };
   const { results } = await env.DB.prepare(

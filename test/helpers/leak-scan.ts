@@ -69,6 +69,11 @@ export class LeakScanner {
     return leaks;
   }
 
+  /** The log lines recorded so far, in order. */
+  lines(): readonly string[] {
+    return this.logLines;
+  }
+
   counts() {
     return { responses: this.responses.length, logLines: this.logLines.length, secrets: this.secrets.length };
   }
@@ -78,6 +83,7 @@ const suiteScanner = new LeakScanner();
 
 export const recordResponse = (label: string, status: number, text: string) => suiteScanner.recordResponse(label, status, text);
 export const recordLogLine = (line: string) => suiteScanner.recordLogLine(line);
+export const recordedLogLines = () => suiteScanner.lines();
 export const trackSecret = (kind: string, value: string, allowedResponseId: number | null = null) => suiteScanner.trackSecret(kind, value, allowedResponseId);
 export const allowSecretIn = (value: string, responseId: number) => suiteScanner.allowSecretIn(value, responseId);
 export const isTracked = (value: string) => suiteScanner.isTracked(value);

@@ -217,8 +217,24 @@ describe('createPayment: transition table and sandbox answers', () => {
       expect((await m.pay(body)).status).toBe(201);
       const conflict = expectError(await m.pay({ ...body, amount: { value: '10.00', currency: 'USD' } }), 409, 'external_reference_conflict');
       expect(conflict.category).toBe('conflict');
-      expect(await paymentRowsByReference(body.external_reference)).toHaveLength(1);
+      const rows = await paymentRowsByReference(body.external_reference);
+      expect(rows).toHaveLength(1);
+      expect(conflict.details).toEqual({ payment_id: rows[0]!.id });
     }
+  });
+
+  it('after a lost answer, a retry with a fresh key gets the conflict with details.payment_id, and reading it recovers the payment', async () => {
+    const body = paymentBody(m.qr.id, '12.00');
+    const first = await m.pay(body);
+    expect(first.status).toBe(201);
+    // The answer never reached the client; it retries with a new Idempotency-Key (the wrong thing, but common).
+    const conflict = expectError(await m.pay(body), 409, 'external_reference_conflict');
+    expect(conflict.details).toEqual({ payment_id: first.body.data.id });
+    const recovered = await call('GET', `/v1/payments/${conflict.details.payment_id}`, { token: m.key.secret });
+    expect(recovered.status).toBe(200);
+    expect(recovered.body.data).toMatchObject({ id: first.body.data.id, external_reference: body.external_reference, status: 'pending' });
+    // The conflict is not the key's stored answer: nothing was created, so the same fresh key may be used for something else.
+    expect(await paymentRowsByReference(body.external_reference)).toHaveLength(1);
   });
 });
 
@@ -361,7 +377,9 @@ describe('createPayment: validation', () => {
     expect(byUser.status, byUser.text).toBe(201);
     expect(byUser.body.data.status).toBe('approved');
     expect(byUser.body.data.id).not.toBe(byKey.body.data.id);
-    expectError(await m.pay(body, undefined, m.session.accessToken), 409, 'external_reference_conflict');
+    // The conflict names the user's own payment, never the key's one with the same reference.
+    const conflict = expectError(await m.pay(body, undefined, m.session.accessToken), 409, 'external_reference_conflict');
+    expect(conflict.details).toEqual({ payment_id: byUser.body.data.id });
     // A user token works on its own methods even when they are linked to no key.
     const unlinked = await addSandboxMethod(m.session, SANDBOX_POS);
     expect((await m.pay(paymentBody(unlinked.id, '10.00'), undefined, m.session.accessToken)).status).toBe(201);

@@ -1,21 +1,13 @@
+import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { reconcile } from '../../src/jobs/reconcile.ts';
 import { newId } from '../../src/lib/ids.ts';
-import { call, createKey, expectError, type ApiResponse } from '../helpers/api.ts';
+import { call, createKey, expectError } from '../helpers/api.ts';
 import { approvedRefundTotal, paymentBody, postIdempotent, refundRows, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const REFUND_FIELDS = ['amount', 'created_at', 'id', 'payment_id', 'processor_reference', 'reason', 'status', 'updated_at'];
-
-function withoutRequestId(res: ApiResponse) {
-  const body = structuredClone(res.body);
-  if (body?.error) delete body.error.request_id;
-  return body;
-}
-
-function expectIndistinguishable(a: ApiResponse, b: ApiResponse) {
-  expect(a.status).toBe(b.status);
-  expect(withoutRequestId(a)).toEqual(withoutRequestId(b));
-}
 
 const getPayment = (id: string, token: string) => call('GET', `/v1/payments/${id}`, { token });
 const refund = (id: string, token: string, body: unknown, key: string = crypto.randomUUID()) => postIdempotent(`/v1/payments/${id}/refunds`, token, body, key);
@@ -63,9 +55,9 @@ describe('createRefund', () => {
     expect(Date.parse(final.body.data.updated_at)).toBeGreaterThan(Date.parse(afterPartial.body.data.updated_at));
     expect(await approvedRefundTotal(id)).toBe(10000);
 
-    // Nothing is left: a refunded payment has a zero balance.
-    const nothing = expectError(await refund(id, m.key.secret, usd('0.01')), 422, 'refund_exceeds_balance');
-    expect(nothing.details).toEqual({ refundable_balance: { value: '0.00', currency: 'USD' } });
+    // A refunded payment is past refunds (CONTRACT.md: only approved and partially_refunded): 409.
+    const nothing = expectError(await refund(id, m.key.secret, usd('0.01')), 409, 'invalid_state_transition');
+    expect(nothing.details).toEqual({ status: 'refunded' });
   });
 
   it('a refund over the balance is 422 refund_exceeds_balance and changes nothing', async () => {
@@ -205,15 +197,20 @@ describe('createRefund', () => {
 });
 
 describe('createRefund under concurrency', () => {
-  it('50 refunds of a tenth with distinct keys at once: exactly 10 approved, 40 refund_exceeds_balance, refunded, balance zero', async () => {
+  it('50 refunds of a tenth with distinct keys at once: exactly 10 approved, 40 refused, refunded, balance zero', async () => {
     const id = await approvedPayment('100.00');
     const answers = await Promise.all(Array.from({ length: 50 }, () => refund(id, m.key.secret, usd('10.00'))));
     const approved = answers.filter((a) => a.status === 201);
-    const refused = answers.filter((a) => a.status === 422);
+    const refused = answers.filter((a) => a.status !== 201);
     expect(approved).toHaveLength(10);
     for (const a of approved) expect(a.body.data.status).toBe('approved');
     expect(refused).toHaveLength(40);
-    for (const a of refused) expectError(a, 422, 'refund_exceeds_balance');
+    // Decided while the last refunds were still in flight: no balance left (422); decided after the
+    // payment became `refunded`: a wrong state (409).
+    for (const a of refused) {
+      if (a.status === 422) expectError(a, 422, 'refund_exceeds_balance');
+      else expectError(a, 409, 'invalid_state_transition');
+    }
     expect(new Set(approved.map((a) => a.body.data.id)).size).toBe(10);
 
     const read = await getPayment(id, m.key.secret);
@@ -229,7 +226,8 @@ describe('createRefund under concurrency', () => {
     // 10 x 10.00 approved and 5 x 10.61 declined compete for 100.00.
     const bodies = [...Array.from({ length: 10 }, () => usd('10.00')), ...Array.from({ length: 5 }, () => usd('10.61'))];
     const answers = await Promise.all(bodies.map((body) => refund(id, m.key.secret, body)));
-    for (const a of answers) expect([201, 422]).toContain(a.status);
+    // 409: decided after the payment became `refunded` (see the test above).
+    for (const a of answers) expect([201, 409, 422]).toContain(a.status);
     const approved = answers.filter((a) => a.status === 201 && a.body.data.status === 'approved');
     const total = await approvedRefundTotal(id);
     expect(total).toBe(approved.reduce((sum, a) => sum + Number(String(a.body.data.amount.value).replace('.', '')), 0));
@@ -252,5 +250,107 @@ describe('createRefund under concurrency', () => {
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
     expect(await refundRows(id)).toHaveLength(1);
     expect(await approvedRefundTotal(id)).toBe(1000);
+  });
+});
+
+describe('listRefunds and getRefund', () => {
+  const listRefunds = (paymentId: string, token: string, query = '') => call('GET', `/v1/payments/${paymentId}/refunds${query ? `?${query}` : ''}`, { token });
+  const getRefund = (paymentId: string, refundId: string, token: string) => call('GET', `/v1/payments/${paymentId}/refunds/${refundId}`, { token });
+
+  /** A refund the processor has not settled yet, as a timeout leaves it (the reconciliation job settles it). */
+  async function pendingRefund(paymentId: string, amountMinor: number, at: number) {
+    const id = newId('ref');
+    await env.DB.prepare(
+      `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
+    )
+      .bind(id, paymentId, m.session.user.id, amountMinor, `sbx_ref_${id}`, id, at, at)
+      .run();
+    return id;
+  }
+
+  it('lists a payment’s refunds newest first, each as createRefund answered it, paged', async () => {
+    const id = await approvedPayment('100.00');
+    const made = [];
+    for (const value of ['10.00', '10.61', '20.00']) made.push((await refund(id, m.key.secret, usd(value, { reason: `r ${value}` }))).body.data);
+    const res = await listRefunds(id, m.key.secret);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ data: [...made].reverse(), pagination: { limit: 50, offset: 0, total: 3 } });
+    expect(res.body.data.map((r: { status: string }) => r.status)).toEqual(['approved', 'declined', 'approved']);
+    const page = await listRefunds(id, m.key.secret, 'limit=1&offset=1');
+    expect(page.body).toEqual({ data: [made[1]], pagination: { limit: 1, offset: 1, total: 3 } });
+    expect((await listRefunds(id, m.key.secret, 'offset=10')).body).toEqual({ data: [], pagination: { limit: 50, offset: 10, total: 3 } });
+    // A payment with no refund: an empty page, not an error.
+    const untouched = await approvedPayment('5.00');
+    expect((await listRefunds(untouched, m.session.accessToken)).body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0 } });
+    for (const query of ['limit=0', 'limit=101', 'offset=-1']) {
+      const bad = await listRefunds(id, m.key.secret, query);
+      expectError(bad, 400, 'invalid_request');
+      expect(fieldsOf(bad)).toEqual([`query.${query.split('=')[0]}`]);
+    }
+  });
+
+  it('reads one refund; a pending one is followed to its outcome', async () => {
+    const id = await approvedPayment('100.00');
+    const created = (await refund(id, m.key.secret, usd('30.00'))).body.data;
+    const read = await getRefund(id, created.id, m.key.secret);
+    expect(read.status, read.text).toBe(200);
+    expect(read.body).toEqual({ data: created });
+    expect((await getRefund(id, created.id, m.session.accessToken)).body).toEqual({ data: created });
+
+    const pending = await pendingRefund(id, 2000, Date.now() - 3_600_000);
+    const before = await getRefund(id, pending, m.key.secret);
+    expect(before.body.data).toMatchObject({ id: pending, payment_id: id, status: 'pending', amount: { value: '20.00', currency: 'USD' } });
+    await reconcile(env, Date.now(), 10_000);
+    const after = await getRefund(id, pending, m.key.secret);
+    expect(after.body.data.status).toBe('approved');
+    expect(Date.parse(after.body.data.updated_at)).toBeGreaterThan(Date.parse(before.body.data.updated_at));
+    // Created an hour before the other: listed after it.
+    expect((await listRefunds(id, m.key.secret)).body.data.map((r: { id: string }) => r.id)).toEqual([created.id, pending]);
+  });
+
+  it('a payment that is missing or another owner’s is 404 payment_not_found, alike', async () => {
+    const mine = await approvedPayment('50.00');
+    const myRefund = (await refund(mine, m.key.secret, usd('1.00'))).body.data.id as string;
+    const theirs = await approvedPayment('50.00', other);
+    const theirRefund = (await refund(theirs, other.key.secret, usd('1.00'))).body.data.id as string;
+    const randomPayment = newId('pay');
+
+    const randomList = await listRefunds(randomPayment, m.key.secret);
+    expectError(randomList, 404, 'payment_not_found');
+    expectIndistinguishable(await listRefunds(theirs, m.key.secret), randomList);
+    expectIndistinguishable(await listRefunds(theirs, m.session.accessToken), randomList);
+
+    const randomGet = await getRefund(randomPayment, myRefund, m.key.secret);
+    expectError(randomGet, 404, 'payment_not_found');
+    expectIndistinguishable(await getRefund(theirs, theirRefund, m.key.secret), randomGet);
+    expectIndistinguishable(await getRefund(theirs, newId('ref'), m.key.secret), randomGet);
+  });
+
+  it('a refund that is missing or not of that payment is 404 refund_not_found, alike', async () => {
+    const mine = await approvedPayment('50.00');
+    const sibling = await approvedPayment('50.00');
+    const siblingRefund = (await refund(sibling, m.key.secret, usd('1.00'))).body.data.id as string;
+    const theirs = await approvedPayment('50.00', other);
+    const theirRefund = (await refund(theirs, other.key.secret, usd('1.00'))).body.data.id as string;
+
+    const random = await getRefund(mine, newId('ref'), m.key.secret);
+    const error = expectError(random, 404, 'refund_not_found');
+    expect(error).toMatchObject({ category: 'not_found', retryable: false, details: {} });
+    // Another payment's refund (same owner), and another owner's refund, under my payment.
+    expectIndistinguishable(await getRefund(mine, siblingRefund, m.key.secret), random);
+    expectIndistinguishable(await getRefund(mine, theirRefund, m.key.secret), random);
+    expectIndistinguishable(await getRefund(mine, 'x'.repeat(128), m.key.secret), random);
+  });
+
+  it('needs payments:read with an API key', async () => {
+    const id = await approvedPayment('20.00');
+    const created = (await refund(id, m.key.secret, usd('1.00'))).body.data.id as string;
+    const refunder = await createKey(m.session, ['refunds:create']);
+    for (const res of [await listRefunds(id, refunder.secret), await getRefund(id, created, refunder.secret)]) {
+      expect(expectError(res, 403, 'insufficient_scope').details).toEqual({ required_scope: 'payments:read' });
+    }
+    expectError(await call('GET', `/v1/payments/${id}/refunds`), 401, 'unauthorized');
+    expectError(await call('GET', `/v1/payments/${id}/refunds/${created}`), 401, 'unauthorized');
   });
 });

@@ -14,7 +14,13 @@ export const paymentEvents = sqliteTable('payment_events', {
   type: text('type').notNull(),
   payload: text('payload').notNull(),
   createdAt: integer('created_at').notNull(),
-}, (t) => [index('payment_events_payment_idx').on(t.paymentId, t.createdAt)]);
+}, (t) => [
+  // Lists are newest first by (created_at, id): a payment's events, and the owner's (GET /v1/events),
+  // whole or of one type.
+  index('payment_events_payment_idx').on(t.paymentId, t.createdAt, t.id),
+  index('payment_events_owner_created_idx').on(t.ownerId, t.environment, t.createdAt, t.id),
+  index('payment_events_owner_type_idx').on(t.ownerId, t.environment, t.type, t.createdAt, t.id),
+]);
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'dead';
 

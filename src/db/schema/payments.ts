@@ -51,6 +51,13 @@ export const payments = sqliteTable('payments', {
   index('payments_status_idx').on(t.status, t.updatedAt),
   index('payments_expiry_idx').on(t.status, t.expiresAt),
   index('payments_processor_reference_idx').on(t.paymentMethodId, t.processorReference),
+  // GET /v1/payments (services/payments/list-payments.ts): each filter has an index that starts with the
+  // owner and environment, holds the filter's column, and ends in the list's order (created_at, id), so
+  // every page and its count is a range of one index, never a scan of the table.
+  index('payments_owner_created_idx').on(t.ownerId, t.environment, t.createdAt, t.id),
+  index('payments_owner_status_idx').on(t.ownerId, t.environment, t.status, t.createdAt, t.id),
+  index('payments_owner_method_idx').on(t.ownerId, t.environment, t.paymentMethodId, t.createdAt, t.id),
+  index('payments_owner_reference_idx').on(t.ownerId, t.environment, t.externalReference, t.createdAt, t.id),
 ]);
 
 export const refunds = sqliteTable('refunds', {
@@ -69,7 +76,8 @@ export const refunds = sqliteTable('refunds', {
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 }, (t) => [
-  index('refunds_payment_idx').on(t.paymentId),
+  // A payment's ledger in the order it is listed (GET /v1/payments/{id}/refunds) and read.
+  index('refunds_payment_idx').on(t.paymentId, t.createdAt, t.id),
   index('refunds_status_idx').on(t.status, t.updatedAt),
   index('refunds_processor_reference_idx').on(t.processorReference),
 ]);

@@ -1,10 +1,12 @@
 import { swaggerUI } from '@hono/swagger-ui';
+import { etag } from 'hono/etag';
 import type { AppOpenAPI } from '../../lib/openapi.ts';
 import { BEARER_AUTH } from '../../lib/openapi.ts';
 
 export const OPENAPI_INFO = {
   title: 'Payment Service API',
-  version: '1.0.0',
+  // Raised with every API change, with its CHANGELOG.md entry (README "Compatibility and deprecation").
+  version: '1.1.0',
   description: [
     'One normalized API in front of several payment processors.',
     '',
@@ -49,6 +51,12 @@ export function registerDocs(app: AppOpenAPI) {
     description: 'An API key (`sk_test_...`, `sk_live_...`) or a user access token (JWT) from `POST /v1/auth/login`.',
   });
 
+  // A strong ETag (SHA-256 of the exact bytes) is the checksum a client keeps of the description it built
+  // against; `If-None-Match` answers 304. `no-cache`: always revalidate, never serve a stale contract.
+  app.use('/openapi.json', etag({ generateDigest: (body) => crypto.subtle.digest('SHA-256', body) }), async (c, next) => {
+    await next();
+    c.header('Cache-Control', 'no-cache');
+  });
   app.doc31('/openapi.json', (c) => ({
     openapi: '3.1.0',
     info: OPENAPI_INFO,

@@ -1,10 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requireAuth } from '../../middleware/auth.ts';
 import { requireIdempotencyKey } from '../../middleware/idempotency.ts';
-import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, opaqueId } from '../../lib/openapi.ts';
-import { CreatePaymentBody, CreateRefundBody, IdempotencyHeaders, PaymentSchema, RefundSchema } from './payments.schemas.ts';
-
-const PaymentParams = z.object({ payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6') });
+import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, listEnvelope, PaginationQuery } from '../../lib/openapi.ts';
+import { CreatePaymentBody, CreateRefundBody, IdempotencyHeaders, ListPaymentsQuery, PaymentParams, PaymentSchema, RefundParams, RefundSchema } from './payments.schemas.ts';
 const idempotent = ['idempotency_key_required', 'idempotency_key_reused'] as const;
 const processorErrors = ['processor_timeout', 'processor_unavailable', 'connector_configuration_invalid'] as const;
 /** A change of the payment that kept losing its compare-and-set to other writers (retryable). */
@@ -21,6 +19,7 @@ export const createPayment = createRoute({
     'A processor outcome is a resource: 201 with `status` `approved`, `pending` (QR: show `action.qr_data` and wait for the webhook or a read), `declined` or `failed`. A 2xx is not an approval: read `status`.',
     '`504 processor_timeout` / `503 processor_unavailable`: the attempt is kept; retry with the same `Idempotency-Key` and body to resume it (never a second charge), or reconcile with a read.',
     'The same key and body replay the stored answer byte for byte (`Idempotent-Replayed: true`); the same key with another body is `409 idempotency_key_reused`.',
+    'A reference already used by this API key (or user) is `409 external_reference_conflict` with `details.payment_id`, the payment that holds it: read it to recover an attempt whose answer was lost.',
   ].join(' '),
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:create' }), requireIdempotencyKey],
@@ -28,6 +27,26 @@ export const createPayment = createRoute({
   responses: {
     201: jsonContent(dataEnvelope(PaymentSchema), 'The payment, with `action`.'),
     ...errorResponses('unauthorized', 'insufficient_scope', 'payment_method_not_found', 'capability_not_supported', 'unsupported_currency', 'external_reference_conflict', ...idempotent, ...processorErrors, ...contention),
+  },
+});
+
+export const listPayments = createRoute({
+  operationId: 'listPayments',
+  method: 'get',
+  path: '/v1/payments',
+  tags: ['Payments'],
+  summary: 'List and find payments',
+  description: [
+    'Scope `payments:read`. The payments of the caller’s owner in this environment: for an API key, every payment of its owner (whichever key or user token created it, as `getPayment` reads them); for a user token, the user’s own (admins included: no one lists another owner’s payments).',
+    'Newest first (`created_at`, then `id`, descending). Filters combine: `external_reference` finds the payment a `409 external_reference_conflict` or a lost answer is about; `status`, `payment_method` and the `created_gte` / `created_lt` range narrow a reconciliation.',
+    'An invalid filter, or an unknown parameter, is `400 invalid_request` naming it.',
+  ].join(' '),
+  security: bearerSecurity,
+  middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
+  request: { query: ListPaymentsQuery },
+  responses: {
+    200: jsonContent(listEnvelope(PaymentSchema), 'A page of payments.'),
+    ...errorResponses('unauthorized', 'insufficient_scope'),
   },
 });
 
@@ -71,7 +90,7 @@ export const createRefund = createRoute({
   tags: ['Refunds'],
   summary: 'Refund a payment wholly or partly',
   description: [
-    'Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments (`409 invalid_state_transition`); a `refunded` payment has nothing left (`422 refund_exceeds_balance`).',
+    'Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments; any other status, `refunded` included, is `409 invalid_state_transition`.',
     'The amount is in the payment’s currency (`422 unsupported_currency`) and at most the refundable balance: the amount less approved and in-flight refunds (`422 refund_exceeds_balance`).',
     'The refund is a resource: 201 with `status` `approved`, `declined`, `pending`... After a timeout, repeat the same request with the same `Idempotency-Key`; never a new key, since the processor may already have refunded.',
   ].join(' '),
@@ -81,5 +100,39 @@ export const createRefund = createRoute({
   responses: {
     201: jsonContent(dataEnvelope(RefundSchema), 'The refund.'),
     ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'payment_method_not_found', 'capability_not_supported', 'invalid_state_transition', 'unsupported_currency', 'refund_exceeds_balance', ...idempotent, ...processorErrors, ...contention),
+  },
+});
+
+export const listRefunds = createRoute({
+  operationId: 'listRefunds',
+  method: 'get',
+  path: '/v1/payments/{payment_id}/refunds',
+  tags: ['Refunds'],
+  summary: 'List a payment’s refunds',
+  description:
+    'Scope `payments:read`. Newest first (`created_at`, then `id`, descending), whatever their status: a `pending` refund is settled later, read it again to follow it. A payment that is missing or another owner’s is `404 payment_not_found`.',
+  security: bearerSecurity,
+  middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
+  request: { params: PaymentParams, query: PaginationQuery },
+  responses: {
+    200: jsonContent(listEnvelope(RefundSchema), 'A page of refunds.'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found'),
+  },
+});
+
+export const getRefund = createRoute({
+  operationId: 'getRefund',
+  method: 'get',
+  path: '/v1/payments/{payment_id}/refunds/{refund_id}',
+  tags: ['Refunds'],
+  summary: 'Read a refund',
+  description:
+    'Scope `payments:read`. Use it to follow a `pending` refund to its outcome. A payment that is missing or another owner’s is `404 payment_not_found`; a refund that is missing or not of that payment is `404 refund_not_found`.',
+  security: bearerSecurity,
+  middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
+  request: { params: RefundParams },
+  responses: {
+    200: jsonContent(dataEnvelope(RefundSchema), 'The refund.'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'refund_not_found'),
   },
 });

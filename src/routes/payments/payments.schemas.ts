@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency.ts';
 import { PAYMENT_STATUSES } from '../../domain/payment-state.ts';
 import { REFUND_STATUSES } from '../../domain/refund-state.ts';
-import { Timestamp } from '../../lib/openapi.ts';
+import { CreatedRangeQuery, filteredListQuery, opaqueId, Timestamp } from '../../lib/openapi.ts';
 
 export const AmountSchema = z
   .strictObject({
@@ -94,3 +94,13 @@ export const IdempotencyHeaders = z.object({
     // Checked by requireIdempotencyKey (domain/idempotency.ts); the limits here describe that check.
     .openapi({ param: { in: 'header', required: true }, minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source, description: 'Required (`Idempotency-Key`). 1 to 255 printable ASCII characters; one logical attempt; reuse it when retrying.', example: '7c1d7f0e-checkout-1042' }),
 });
+
+export const ListPaymentsQuery = filteredListQuery({
+  external_reference: z.string().min(1).max(128).optional().openapi({ description: 'Exactly this reference (your own, e.g. from a `409 external_reference_conflict`).', example: 'order-1042' }),
+  status: z.enum(PAYMENT_STATUSES).optional().openapi({ description: 'Only payments in this status.' }),
+  payment_method: z.string().uuid().max(36).optional().openapi({ description: 'Only payments taken with this method.', example: '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91' }),
+  ...CreatedRangeQuery,
+});
+
+export const PaymentParams = z.object({ payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6') });
+export const RefundParams = PaymentParams.extend({ refund_id: opaqueId('refund_id', 'ref_8d2k7q1x9m3v5b0c6z4n') });

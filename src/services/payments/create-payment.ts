@@ -14,7 +14,7 @@ import type { OperationContext, OperationResult } from './operation.ts';
 import { referenceScopeOf } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
-import { loadPayment, mutatePayment, processorAccountChange, type MutateOptions } from './store.ts';
+import { findPaymentByReference, loadPayment, mutatePayment, processorAccountChange, type MutateOptions } from './store.ts';
 
 export interface CreatePaymentBody {
   amount: { value: string; currency: string };
@@ -115,11 +115,23 @@ async function recordNewPayment(
   try {
     await db.insert(payments).values(row).run();
   } catch (error) {
-    if (isUniqueViolation(error)) throw new ApiError('external_reference_conflict');
+    if (isUniqueViolation(error)) throw await referenceConflict(db, row);
     throw error;
   }
   await ctx.remember(id);
   return { payment: row, method, connector };
+}
+
+/**
+ * The conflict names the payment holding the reference, so a client whose first answer was lost can
+ * recover it. The reference is unique per API key or user (the reference scope), so that payment is
+ * always the caller's own.
+ */
+async function referenceConflict(db: Db, attempted: PaymentRow): Promise<ApiError> {
+  const holder = await findPaymentByReference(db, attempted);
+  return new ApiError('external_reference_conflict', 'This external_reference was already used; `details.payment_id` is the payment that holds it.', {
+    details: holder ? { payment_id: holder.id } : {},
+  });
 }
 
 type Connector = Awaited<ReturnType<typeof connectorFor>>;

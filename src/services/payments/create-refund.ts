@@ -61,12 +61,13 @@ async function reserve(env: Env, db: Db, found: Known, body: CreateRefundBody): 
   let decidedLedger: RefundRow[] = [];
   const { payment: reserved, result } = await mutatePayment(env, payment.id, (current, ledger) => {
     decidedLedger = ledger;
-    // `refunded` is a zero balance, not a wrong state: refunds racing the last one get the same answer
-    // whether they are decided before or after it settles.
     if (cancellationInProgress(current, Date.now())) {
       throw new ApiError('invalid_state_transition', 'A cancellation of this payment is in progress.', { details: { status: current.status } });
     }
-    if (!canRefund(current.status) && current.status !== 'refunded') {
+    // CONTRACT.md: refunds only from `approved` and `partially_refunded`, so a `refunded` payment is a
+    // wrong state (409). A refund racing the last one is decided against the reservation instead, while
+    // that one is still in flight: 422 refund_exceeds_balance, with the balance it found.
+    if (!canRefund(current.status)) {
       throw new ApiError('invalid_state_transition', `A ${current.status} payment cannot be refunded.`, { details: { status: current.status } });
     }
     const fits = reserveRefund(current.amountMinor, ledger.map((r) => ({ status: r.status, amount: r.amountMinor })), amountMinor);

@@ -34,6 +34,8 @@ export function toPaymentResource(row: PaymentRow, options: { withAction: boolea
   };
 }
 
+export type PaymentResource = ReturnType<typeof toPaymentResource>;
+
 export function toRefundResource(row: RefundRow) {
   return {
     id: row.id,

@@ -28,6 +28,22 @@ export function findPayment(db: Db, scope: PaymentOwnerScope, id: string) {
     .get();
 }
 
+/** The payment holding `externalReference` in a reference scope (unique: payments_reference_idx). */
+export function findPaymentByReference(db: Db, key: Pick<PaymentRow, 'ownerId' | 'environment' | 'referenceScope' | 'externalReference'>) {
+  return db
+    .select({ id: payments.id })
+    .from(payments)
+    .where(
+      and(
+        eq(payments.referenceScope, key.referenceScope),
+        eq(payments.externalReference, key.externalReference),
+        eq(payments.ownerId, key.ownerId),
+        eq(payments.environment, key.environment),
+      ),
+    )
+    .get();
+}
+
 /** `findPayment` with the payment's refund ledger, in one round trip (null when not the caller's). */
 export async function findPaymentWithRefunds(db: Db, scope: PaymentOwnerScope, id: string): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
   const [paymentRows, refundRows] = await db.batch([

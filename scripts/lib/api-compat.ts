@@ -1,0 +1,163 @@
+// The compatibility gate of the API description (README "Compatibility and deprecation"): the served
+// /openapi.json against the last released one (openapi/released.json), and CHANGELOG.md.
+//
+// Changes are found and classified by api-smart-diff (breaking, non-breaking, deprecated, annotation,
+// unclassified; OpenAPI 3.1 schemas read as JSON Schema 2020-12; pure JavaScript, runs offline). This
+// module only decides what the classification demands:
+//  - the newest CHANGELOG.md entry is the served `info.version`, and entries go newest first;
+//  - any change beyond annotations (descriptions, examples) ships in a version above the released one;
+//  - every breaking change is announced: a `### Breaking` section of an entry newer than the released
+//    version names its subject (`METHOD /path`, the operationId, or the schema), and the major version
+//    is raised;
+//  - every operation added since the released version is named in such an entry.
+// It has no Node or Workers dependency: the workerd suite runs it (test/contract/compatibility.test.ts).
+import { apiCompare, type Diff } from 'api-smart-diff';
+
+export interface ChangelogEntry {
+  version: string;
+  /** The entry's text below its heading. */
+  text: string;
+  /** The bullet lines of its `### Breaking` section, if any. */
+  breaking: string[];
+}
+
+const ENTRY_HEADING = /^## \[?(\d+\.\d+\.\d+)\]?(?:\s.*)?$/;
+
+export function parseChangelog(markdown: string): ChangelogEntry[] {
+  const entries: ChangelogEntry[] = [];
+  let current: { version: string; lines: string[] } | null = null;
+  const close = () => {
+    if (!current) return;
+    const text = current.lines.join('\n').trim();
+    const breaking: string[] = [];
+    let inBreaking = false;
+    for (const line of current.lines) {
+      if (/^###\s/.test(line)) inBreaking = /^###\s+Breaking\b/i.test(line);
+      else if (inBreaking && /^\s*[-*]\s+\S/.test(line)) breaking.push(line.trim());
+    }
+    entries.push({ version: current.version, text, breaking });
+  };
+  for (const line of markdown.split('\n')) {
+    const heading = ENTRY_HEADING.exec(line);
+    if (heading) {
+      close();
+      current = { version: heading[1]!, lines: [] };
+    } else if (/^## /.test(line)) {
+      close();
+      current = null;
+    } else current?.lines.push(line);
+  }
+  close();
+  return entries;
+}
+
+type Version = [number, number, number];
+const parseVersion = (v: string): Version | null => {
+  const m = /^(\d+)\.(\d+)\.(\d+)$/.exec(v);
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
+};
+export function compareVersions(a: string, b: string): number {
+  const [x, y] = [parseVersion(a), parseVersion(b)];
+  if (!x || !y) throw new Error(`not a version: ${x ? b : a}`);
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+  return 0;
+}
+
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']);
+
+export interface Change {
+  type: Diff['type'];
+  action: Diff['action'];
+  /** The change adds or removes a whole operation (or path), not a part of one. */
+  wholeOperation: boolean;
+  /** What an announcement must name: `GET /v1/users`, a path, or a schema name. */
+  subject: string;
+  /** Further names that also count (the operationId). */
+  aliases: string[];
+  where: string;
+  description: string;
+}
+
+type Described = { paths?: Record<string, Record<string, { operationId?: string }>>; info?: { version?: string } };
+
+function subjectOf(diff: Diff, released: Described, served: Described): Pick<Change, 'subject' | 'aliases'> {
+  const [root, a, b] = diff.path.map(String);
+  if (root === 'paths' && a !== undefined) {
+    if (b !== undefined && HTTP_METHODS.has(b)) {
+      const operationId = served.paths?.[a]?.[b]?.operationId ?? released.paths?.[a]?.[b]?.operationId;
+      return { subject: `${b.toUpperCase()} ${a}`, aliases: operationId ? [operationId] : [] };
+    }
+    return { subject: a, aliases: [] };
+  }
+  if (root === 'components' && b !== undefined) return { subject: b, aliases: [] };
+  return { subject: diff.path.join('/'), aliases: [] };
+}
+
+/** The description as compared: `servers` names the origin it was served from, not the contract. */
+function comparable(description: unknown): Described {
+  const { servers: _servers, ...rest } = description as Described & { servers?: unknown };
+  return rest;
+}
+
+/** Every change from `released` to `served`, but the version number itself. */
+export function changesBetween(released: unknown, served: unknown): Change[] {
+  const before = comparable(released);
+  const after = comparable(served);
+  return apiCompare(before, after)
+    .diffs.filter((diff) => !(diff.path[0] === 'info' && diff.path[1] === 'version'))
+    .map((diff) => ({
+      type: diff.type,
+      action: diff.action,
+      wholeOperation: diff.path[0] === 'paths' && (diff.path.length === 2 || (diff.path.length === 3 && HTTP_METHODS.has(String(diff.path[2])))),
+      ...subjectOf(diff, before, after),
+      where: diff.path.join('/'),
+      description: diff.description ?? `${diff.action} ${diff.path.join('/')}`,
+    }));
+}
+
+/** Problems with the served description, its version and the changelog; empty when the gate passes. */
+export function compatibilityProblems(released: unknown, served: unknown, changelogMarkdown: string): string[] {
+  const problems: string[] = [];
+  const releasedVersion = comparable(released).info?.version ?? '';
+  const servedVersion = comparable(served).info?.version ?? '';
+  for (const [label, v] of [['released', releasedVersion], ['served', servedVersion]] as const) {
+    if (!parseVersion(v)) problems.push(`the ${label} description's info.version "${v}" is not MAJOR.MINOR.PATCH`);
+  }
+  if (problems.length > 0) return problems;
+
+  const entries = parseChangelog(changelogMarkdown);
+  if (entries.length === 0) problems.push('CHANGELOG.md has no `## MAJOR.MINOR.PATCH` entry');
+  else if (entries[0]!.version !== servedVersion) problems.push(`the newest CHANGELOG.md entry is ${entries[0]!.version}, but the served info.version is ${servedVersion}`);
+  for (let i = 1; i < entries.length; i++) {
+    if (compareVersions(entries[i - 1]!.version, entries[i]!.version) <= 0) problems.push(`CHANGELOG.md: ${entries[i - 1]!.version} is listed above ${entries[i]!.version}; newest first, one entry per version`);
+  }
+  for (const entry of entries) if (entry.text === '') problems.push(`CHANGELOG.md: the ${entry.version} entry is empty`);
+
+  const order = compareVersions(servedVersion, releasedVersion);
+  if (order < 0) problems.push(`the served info.version ${servedVersion} is below the released ${releasedVersion}`);
+  const changes = changesBetween(released, served);
+  const contractChanges = changes.filter((c) => c.type !== 'annotation');
+  if (contractChanges.length > 0 && order <= 0) {
+    problems.push(`the description changed since ${releasedVersion} (${contractChanges.length} changes, e.g. ${contractChanges[0]!.description} at ${contractChanges[0]!.where}) but info.version was not raised`);
+  }
+
+  const unreleased = entries.filter((e) => compareVersions(e.version, releasedVersion) > 0);
+  const names = (change: Change) => [change.subject, ...change.aliases];
+  for (const change of changes.filter((c) => c.wholeOperation && c.action === 'add')) {
+    if (!unreleased.some((entry) => names(change).some((name) => entry.text.includes(name)))) {
+      problems.push(`new operation not named in CHANGELOG.md: ${change.subject} (${change.aliases.join(', ') || 'no operationId'})`);
+    }
+  }
+
+  const announcements = unreleased.flatMap((e) => e.breaking);
+  const breaking = changes.filter((c) => c.type === 'breaking');
+  for (const change of breaking) {
+    if (!announcements.some((line) => names(change).some((name) => line.includes(name)))) {
+      problems.push(`breaking change not announced in a \`### Breaking\` section of CHANGELOG.md: ${change.description} (${change.subject}; ${change.where})`);
+    }
+  }
+  if (breaking.length > 0 && parseVersion(servedVersion)![0] <= parseVersion(releasedVersion)![0]) {
+    problems.push(`${breaking.length} breaking changes since ${releasedVersion} need a new major version, not ${servedVersion}`);
+  }
+  return problems;
+}

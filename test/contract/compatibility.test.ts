@@ -1,0 +1,111 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import released from '../../openapi/released.json';
+import changelog from '../../CHANGELOG.md?raw';
+import { changesBetween, compatibilityProblems, parseChangelog } from '../../scripts/lib/api-compat.ts';
+import { call } from '../helpers/api.ts';
+
+/**
+ * The compatibility gate (scripts/lib/api-compat.ts): the served /openapi.json against the last released
+ * description kept in openapi/released.json, and CHANGELOG.md. Then the gate itself, fed seeded changes,
+ * so that it cannot pass by checking nothing.
+ */
+
+let served: any;
+beforeAll(async () => {
+  const res = await call('GET', '/openapi.json');
+  expect(res.status).toBe(200);
+  served = res.body;
+});
+
+describe('the served description against openapi/released.json and CHANGELOG.md', () => {
+  it('passes the gate: versions agree, every change ships in a new version, no breaking change is unannounced', () => {
+    expect(compatibilityProblems(released, served, changelog)).toEqual([]);
+  });
+
+  it('names every operation added since the released version in the changelog, and they are not breaking', () => {
+    const added = changesBetween(released, served).filter((c) => c.wholeOperation && c.action === 'add');
+    const unreleased = parseChangelog(changelog).filter((e) => e.version !== released.info.version);
+    for (const change of added) {
+      expect(change.type, change.subject).toBe('non-breaking');
+      expect(unreleased.some((e) => e.text.includes(change.subject) || change.aliases.some((a) => e.text.includes(a))), change.subject).toBe(true);
+    }
+  });
+});
+
+describe('the gate itself', () => {
+  // Seeded from the released description under fixed version numbers, with changelogs written here, so
+  // these hold whatever the next release is.
+  const withVersion = (doc: any, version: string) => ({ ...structuredClone(doc), info: { ...doc.info, version } });
+  const base = withVersion(released, '1.0.0');
+  const entry = (version: string, body: string) => `## ${version}\n\n${body}\n\n`;
+  const changelogOf = (...entries: string[]) => `# Changelog\n\n${entries.join('')}${entry('1.0.0', '- First release.')}`;
+
+  /** Three breaking changes: a response field removed, a request field made required, an operation removed. */
+  function seededBreaking(version: string) {
+    const doc = withVersion(base, version);
+    delete doc.components.schemas.Payment.properties.status;
+    doc.components.schemas.Payment.required = doc.components.schemas.Payment.required.filter((name: string) => name !== 'status');
+    doc.components.schemas.CreatePaymentRequest.required.push('description');
+    delete doc.paths['/v1/users'].get;
+    return doc;
+  }
+
+  it('passes an unchanged description', () => {
+    expect(compatibilityProblems(base, base, changelogOf())).toEqual([]);
+  });
+
+  it('fails on breaking changes the changelog does not announce, and on a version that is not a new major', () => {
+    const problems = compatibilityProblems(base, seededBreaking('1.1.0'), changelogOf(entry('1.1.0', '### Changed\n- Tidied the payment schema.')));
+    const text = problems.join('\n');
+    expect(text).toMatch(/breaking change not announced.*GET \/v1\/payments\/\{payment_id\}/);
+    expect(text).toMatch(/breaking change not announced.*POST \/v1\/payments\b/);
+    expect(text).toMatch(/breaking change not announced.*GET \/v1\/users/);
+    expect(text).toMatch(/need a new major version, not 1\.1\.0/);
+  });
+
+  it('passes the same changes once announced under a new major version, each naming its operation (or operationId) or schema', () => {
+    const doc = seededBreaking('2.0.0');
+    const breaking = changesBetween(base, doc).filter((c) => c.type === 'breaking');
+    const subjects = [...new Set(breaking.map((c) => c.subject))];
+    expect(subjects).toEqual(expect.arrayContaining(['POST /v1/payments', 'GET /v1/payments/{payment_id}', 'GET /v1/users']));
+    // GET /v1/users announced by its operationId, the others by `METHOD /path` or schema name.
+    const lines = subjects.map((s) => (s === 'GET /v1/users' ? '- `listUsers` is removed.' : `- ${s}: see the migration notes.`));
+    expect(compatibilityProblems(base, doc, changelogOf(entry('2.0.0', ['### Breaking', ...lines].join('\n'))))).toEqual([]);
+    // One left out is caught.
+    const missingOne = compatibilityProblems(base, doc, changelogOf(entry('2.0.0', ['### Breaking', ...lines.filter((l) => !l.includes('listUsers'))].join('\n'))));
+    expect(missingOne).toHaveLength(1);
+    expect(missingOne[0]).toMatch(/breaking change not announced.*GET \/v1\/users/);
+    // An announcement in another section does not count.
+    expect(compatibilityProblems(base, doc, changelogOf(entry('2.0.0', ['### Changed', ...lines].join('\n')))).join('\n')).toMatch(/breaking change not announced/);
+  });
+
+  it('wants every new operation named in an unreleased entry, and a version above the released one', () => {
+    const withReceipt = (version: string) => {
+      const doc = withVersion(base, version);
+      doc.paths['/v1/payments/{payment_id}/receipt'] = { get: { operationId: 'getReceipt', responses: { 200: { description: 'The receipt.' } } } };
+      return doc;
+    };
+    const silent = compatibilityProblems(base, withReceipt('1.1.0'), changelogOf(entry('1.1.0', '### Added\n- Nothing worth naming.')));
+    expect(silent).toEqual(['new operation not named in CHANGELOG.md: GET /v1/payments/{payment_id}/receipt (getReceipt)']);
+    expect(compatibilityProblems(base, withReceipt('1.1.0'), changelogOf(entry('1.1.0', '### Added\n- `getReceipt`: a payment’s receipt.')))).toEqual([]);
+    // The same addition without a new version.
+    expect(compatibilityProblems(base, withReceipt('1.0.0'), changelogOf()).join('\n')).toMatch(/changed since 1\.0\.0 .* but info\.version was not raised/);
+  });
+
+  it('lets descriptions and examples change without a new version', () => {
+    const reworded = withVersion(base, '1.0.0');
+    reworded.paths['/v1/payments/{payment_id}'].get.description = 'Reworded.';
+    expect(changesBetween(base, reworded).map((c) => c.type)).toEqual(['annotation']);
+    expect(compatibilityProblems(base, reworded, changelogOf())).toEqual([]);
+  });
+
+  it('wants the newest changelog entry to be the served version, entries newest first, none empty', () => {
+    const next = withVersion(base, '1.1.0');
+    expect(compatibilityProblems(base, next, changelogOf()).join('\n')).toMatch(/newest CHANGELOG\.md entry is 1\.0\.0, but the served info\.version is 1\.1\.0/);
+    expect(compatibilityProblems(base, next, `${entry('1.0.0', '- a')}${entry('1.1.0', '- b')}`).join('\n')).toMatch(/1\.0\.0 is listed above 1\.1\.0/);
+    expect(compatibilityProblems(base, next, changelogOf('## 1.1.0\n\n')).join('\n')).toMatch(/the 1\.1\.0 entry is empty/);
+    expect(compatibilityProblems(base, base, '# Changelog\n').join('\n')).toMatch(/no `## MAJOR\.MINOR\.PATCH` entry/);
+    expect(compatibilityProblems(base, withVersion(base, '0.9.0'), `${entry('0.9.0', '- x')}`).join('\n')).toMatch(/below the released 1\.0\.0/);
+    expect(compatibilityProblems(base, withVersion(base, 'v1'), changelogOf()).join('\n')).toMatch(/not MAJOR\.MINOR\.PATCH/);
+  });
+});
