@@ -924,10 +924,10 @@ export interface components {
             /** @example pay_3kqz7w1v0c9m2x8bq4n6 */
             id: string;
             /**
-             * @description Always read it: a 2xx is not an approval. `charged_back` (final): the payer’s bank took an approved payment’s money back; no refund is possible, and any dispute is handled at the processor.
+             * @description Always read it: a 2xx is not an approval. A chargeback does not change it: see `charged_back_at`.
              * @enum {string}
              */
-            status: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded" | "charged_back";
+            status: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded";
             amount: components["schemas"]["Amount"];
             external_reference: string;
             /** Format: uuid */
@@ -939,6 +939,12 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             webhook_url: string | null;
+            /**
+             * Format: date-time
+             * @description Set when the processor reported a chargeback: the payer’s bank took the collected money back (event `payment.charged_back`). The status stays as it was (`approved`, `partially_refunded` or `refunded`; an open payment becomes `approved`, as the chargeback proves it was collected); from then on refunds and cancels answer `409 invalid_state_transition`, and any dispute is handled at the processor. Null otherwise.
+             * @example null
+             */
+            charged_back_at: string | null;
             /**
              * Format: date-time
              * @example 2026-11-21T10:15:30.123Z
@@ -2714,7 +2720,7 @@ export interface operations {
                 /** @description Exactly this reference (your own, e.g. from a `409 external_reference_conflict`). */
                 external_reference?: string;
                 /** @description Only payments in this status. */
-                status?: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded" | "charged_back";
+                status?: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded";
                 /** @description Only payments taken with this method. */
                 payment_method?: string;
                 /** @description Only items created at or after this instant. ISO 8601 date-time with `Z` or an offset. */
@@ -3838,7 +3844,7 @@ export interface operations {
             header?: never;
             path: {
                 payment_id: string;
-                /** @description `charge_back`: the payer’s bank takes an approved payment’s money back (`charged_back`). */
+                /** @description `charge_back`: the payer’s bank takes the payment’s money back (`charged_back_at` is set, event `payment.charged_back`). */
                 action: "approve" | "decline" | "expire" | "fail" | "charge_back";
             };
             cookie?: never;

@@ -99,12 +99,35 @@ function comparable(description: unknown): Described {
   return rest;
 }
 
-/** Every change from `released` to `served`, but the version number itself. */
+/** The component schemas the operations use, directly or through other schemas. */
+function schemasInUse(description: Described): Set<string> {
+  const schemas = ((description as { components?: { schemas?: Record<string, unknown> } }).components?.schemas ?? {}) as Record<string, unknown>;
+  const inUse = new Set<string>();
+  const refsOf = (value: unknown) => [...JSON.stringify(value ?? null).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+  const queue = refsOf((description as { paths?: unknown }).paths);
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    if (inUse.has(name)) continue;
+    inUse.add(name);
+    queue.push(...refsOf(schemas[name]));
+  }
+  return inUse;
+}
+
+/**
+ * Every change from `released` to `served`, but the version number itself. api-smart-diff reports a
+ * change of a component schema twice: once where an operation uses it, classified for that use (a new
+ * field in a response is not breaking, in a request body it may be), and once at the component, where it
+ * cannot know the use and classifies as if it were a request. For a schema the operations use, the uses
+ * decide; a schema no operation uses keeps the conservative verdict.
+ */
 export function changesBetween(released: unknown, served: unknown): Change[] {
   const before = comparable(released);
   const after = comparable(served);
+  const inUse = new Set([...schemasInUse(before), ...schemasInUse(after)]);
   return apiCompare(before, after)
     .diffs.filter((diff) => !(diff.path[0] === 'info' && diff.path[1] === 'version'))
+    .filter((diff) => !(diff.path[0] === 'components' && diff.path[1] === 'schemas' && diff.path.length > 3 && inUse.has(String(diff.path[2]))))
     .map((diff) => ({
       type: diff.type,
       action: diff.action,

@@ -15,7 +15,6 @@ export const PAYMENT_STATUSES = [
   'canceled',
   'partially_refunded',
   'refunded',
-  'charged_back',
 ] as const;
 
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -28,21 +27,17 @@ export type RefundedPaymentStatus = 'partially_refunded' | 'refunded';
  * `partially_refunded -> partially_refunded` is another partial refund, the only repeatable step.
  */
 export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
-  created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
-  pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
-  processing: ['approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
+  created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
+  pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
+  processing: ['approved', 'declined', 'failed', 'expired', 'canceled'],
   // `canceled` from `approved` is a void, possible only before any refund (see TransitionGuards).
-  // `charged_back`: the payer's bank took the money back. It may be the first news we get of a payment
-  // (its approval missed), hence reachable from every open status; it is final, as at the processors,
-  // where the dispute that may follow is handled in their dashboards.
-  approved: ['partially_refunded', 'refunded', 'canceled', 'charged_back'],
-  partially_refunded: ['partially_refunded', 'refunded', 'charged_back'],
+  approved: ['partially_refunded', 'refunded', 'canceled'],
+  partially_refunded: ['partially_refunded', 'refunded'],
   declined: [],
   failed: [],
   expired: [],
   canceled: [],
   refunded: [],
-  charged_back: [],
 };
 
 export interface TransitionGuards {
@@ -58,6 +53,8 @@ export interface TransitionGuards {
    * hold. Absent means no approved refund.
    */
   refundOutcome?: RefundedPaymentStatus | null;
+  /** Whether a chargeback is recorded (`chargeback`): a charged-back payment is never voided. */
+  chargedBack?: boolean;
 }
 
 export type TransitionRefusal =
@@ -69,6 +66,8 @@ export type TransitionRefusal =
   | 'not_allowed'
   /** A void after a refund was recorded. */
   | 'refunds_exist'
+  /** A void after a chargeback was recorded. */
+  | 'charged_back'
   /** A refund status that the approved refunds do not produce. */
   | 'refund_mismatch';
 
@@ -90,6 +89,7 @@ function refusal(from: PaymentStatus, to: PaymentStatus, guards: TransitionGuard
   if (allowed.length === 0) return 'final';
   if (!allowed.includes(to)) return 'not_allowed';
   if (from === 'approved' && to === 'canceled' && guards.hasRefunds) return 'refunds_exist';
+  if (from === 'approved' && to === 'canceled' && guards.chargedBack) return 'charged_back';
   if ((to === 'partially_refunded' || to === 'refunded') && to !== (guards.refundOutcome ?? null)) return 'refund_mismatch';
   return null;
 }
@@ -98,14 +98,44 @@ export function canTransition(from: PaymentStatus, to: PaymentStatus, guards: Tr
   return refusal(from, to, guards) === null;
 }
 
-/** Cancel from `created`, `pending`, `processing`, or `approved` before any refund (a void). */
-export function canCancel(status: PaymentStatus, hasRefunds: boolean): boolean {
-  return canTransition(status, 'canceled', { hasRefunds });
+/**
+ * Cancel from `created`, `pending`, `processing`, or `approved` before any refund (a void); never once
+ * charged back (the money is already gone, and the processor settles the dispute, not a void).
+ */
+export function canCancel(status: PaymentStatus, hasRefunds: boolean, chargedBack = false): boolean {
+  return canTransition(status, 'canceled', { hasRefunds, chargedBack });
 }
 
-/** Refunds are accepted for `approved` and `partially_refunded` payments only. */
-export function canRefund(status: PaymentStatus): boolean {
-  return status === 'approved' || status === 'partially_refunded';
+/**
+ * Refunds are accepted for `approved` and `partially_refunded` payments only, and never once charged
+ * back: the payer's bank already took the money back, so a refund would pay the payer twice.
+ */
+export function canRefund(status: PaymentStatus, chargedBack = false): boolean {
+  return !chargedBack && (status === 'approved' || status === 'partially_refunded');
+}
+
+/** Statuses a chargeback is recorded on as they are: the money had been collected. */
+const CHARGEABLE: readonly PaymentStatus[] = ['approved', 'partially_refunded', 'refunded'];
+/** Statuses a chargeback finds still open: the approval was missed, and the chargeback proves it. */
+const OPEN: readonly PaymentStatus[] = ['created', 'pending', 'processing'];
+
+/**
+ * A chargeback (the payer's bank took a collected payment's money back) is not a status: the interface's
+ * payment states are closed, and a processor keeps the payment collected while a dispute runs (Stripe's
+ * PaymentIntent stays `succeeded`; Mercado Pago's order says `charged_back`). It is recorded once, as
+ * `charged_back_at`, on a collected payment; an open payment becomes `approved` on the way. A payment
+ * that never collected (declined, failed, expired, canceled) has nothing to take back: null, as for a
+ * repeated chargeback.
+ */
+export function chargeback(
+  current: { status: PaymentStatus; chargedBackAt: number | null; updatedAt: number },
+  now: number,
+): { status: PaymentStatus; chargedBackAt: number; updatedAt: number } | null {
+  if (current.chargedBackAt !== null) return null;
+  const status = OPEN.includes(current.status) ? 'approved' : CHARGEABLE.includes(current.status) ? current.status : null;
+  if (status === null) return null;
+  const updatedAt = nextUpdatedAt(current.updatedAt, now);
+  return { status, chargedBackAt: updatedAt, updatedAt };
 }
 
 /**
@@ -135,6 +165,7 @@ export const PAYMENT_EVENT_TYPES = [
   'payment.expired',
   'payment.canceled',
   'payment.refunded',
+  /** Not a status: `charged_back_at` is set on a collected payment (see `chargeback`). */
   'payment.charged_back',
   /** Not a status: the payment stays `pending` with `action.type: check_terminal` (see `actionEventType`). */
   'payment.action_required',
@@ -155,7 +186,6 @@ const EVENT_TYPES: Readonly<Record<PaymentStatus, PaymentEventType | null>> = {
   // One event for both refund outcomes: the payload's status tells them apart.
   partially_refunded: 'payment.refunded',
   refunded: 'payment.refunded',
-  charged_back: 'payment.charged_back',
 };
 
 /** The webhook sent when a payment enters `status`, or null when that status sends none. */

@@ -2,11 +2,11 @@ import { and, eq, isNotNull, isNull, lte } from 'drizzle-orm';
 import { createDb } from '../db/client.ts';
 import { payments, type PaymentRow } from '../db/schema/index.ts';
 import type { Env } from '../env.ts';
-import { applyTransition } from '../domain/payment-state.ts';
+import type { ProcessorPaymentStatus } from '../connectors/types.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { findPaymentMethodById } from '../services/payment-methods.ts';
 import { callConnector, connectorFor } from '../services/payments/processor.ts';
-import { mutatePayment } from '../services/payments/store.ts';
+import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
 
 /** When the processor cannot be reached to withdraw a QR, it is expired anyway this long after its TTL. */
 export const EXPIRY_GRACE_MS = 60 * 60 * 1000;
@@ -33,8 +33,8 @@ export async function expireQrPayments(env: Env, now: number, limit = 100): Prom
       const target = verdict.kind === 'settled' ? verdict.status : 'expired';
       const { result } = await mutatePayment<boolean>(env, payment.id, (current, refunds) => {
         if (current.expiresAt === null || current.expiresAt > now) return { none: false };
-        const move = applyTransition(current, target, now, { hasRefunds: refunds.length > 0 });
-        return move.ok ? { change: { status: move.status, updatedAt: move.updatedAt }, result: move.status === 'expired' } : { none: false };
+        const change = processorAccountChange(current, { status: target }, now, { hasRefunds: refunds.length > 0 });
+        return change ? { change, result: change.status === 'expired' } : { none: false };
       });
       if (result) expired++;
     } catch (error) {
@@ -44,7 +44,7 @@ export async function expireQrPayments(env: Env, now: number, limit = 100): Prom
   return expired;
 }
 
-type Verdict = { kind: 'expire' } | { kind: 'settled'; status: PaymentRow['status'] } | { kind: 'wait' };
+type Verdict = { kind: 'expire' } | { kind: 'settled'; status: ProcessorPaymentStatus } | { kind: 'wait' };
 
 async function withdrawAtProcessor(env: Env, payment: PaymentRow, now: number): Promise<Verdict> {
   const method = await findPaymentMethodById(createDb(env), payment.paymentMethodId);

@@ -329,16 +329,22 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
       expect((await eventTypes(payment.id)).filter((t) => t === 'payment.approved')).toHaveLength(1);
     });
 
-    it.runIf(profile.chargeBack)('an approved POS payment charged back → charged_back (final, never pending); no refund, no cancel', async () => {
+    it.runIf(profile.chargeBack)('an approved POS payment charged back → still approved, charged_back_at set, told once; no refund, no cancel', async () => {
       const payment = await approvedPos('70.00');
+      expect(payment.charged_back_at).toBeNull();
       const sent = await profile.chargeBack!(news(payment, 'pos'));
       expect(sent.response.status, sent.response.text).toBe(200);
-      expect((await get(payment.id)).body.data.status).toBe('charged_back');
-      expect(await eventTypes(payment.id)).toContain('payment.charged_back');
-      expectError(await refund(payment, '1.00'), 409, 'invalid_state_transition');
+      const read = (await get(payment.id)).body.data;
+      // The interface's states are closed: the chargeback is a field, never a pending-looking status.
+      expect(read.status).toBe('approved');
+      expect(Date.parse(read.charged_back_at)).toBeGreaterThanOrEqual(Date.parse(payment.updated_at));
+      expect(read.updated_at).toBe(read.charged_back_at);
+      const refused = expectError(await refund(payment, '1.00'), 409, 'invalid_state_transition');
+      expect(refused.details).toMatchObject({ status: 'approved', charged_back_at: read.charged_back_at });
       expectError(await cancel(payment.id), 409, 'invalid_state_transition');
       expect((await sent.again()).status).toBe(200);
-      expect((await get(payment.id)).body.data.status).toBe('charged_back');
+      expect((await get(payment.id)).body.data).toEqual(read);
+      expect((await eventTypes(payment.id)).filter((t) => t === 'payment.charged_back')).toHaveLength(1);
     });
   });
 

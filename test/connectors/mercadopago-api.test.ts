@@ -415,7 +415,7 @@ describe('Mercado Pago outcomes a merchant must act on', () => {
     }
   });
 
-  it('charged_back: an approved Point payment charged back is charged_back (final), never pending; no refund', async () => {
+  it('charged_back: an approved Point payment charged back stays approved with charged_back_at, never pending; no refund', async () => {
     notifyingTo(pos);
     try {
       const res = await pay(pos, '45.00');
@@ -424,7 +424,9 @@ describe('Mercado Pago outcomes a merchant must act on', () => {
       sim.chargeBack(orderId);
       const [n] = (await sim.delivered(orderId)).slice(-1);
       expect((await deliver(n!)).body.data.outcome).toBe('applied');
-      expect((await getPayment(res.body.data.id)).body.data.status).toBe('charged_back');
+      const read = (await getPayment(res.body.data.id)).body.data;
+      expect(read.status).toBe('approved');
+      expect(read.charged_back_at).toEqual(expect.any(String));
       expect((await events(res.body.data.id)).map((e) => e.type)).toContain('payment.charged_back');
       expectError(await post(`/v1/payments/${res.body.data.id}/refunds`, { amount: { value: '1.00', currency: 'ARS' } }), 409, 'invalid_state_transition');
     } finally {

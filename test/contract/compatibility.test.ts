@@ -92,6 +92,19 @@ describe('the gate itself', () => {
     expect(compatibilityProblems(base, withReceipt('1.0.0'), changelogOf()).join('\n')).toMatch(/changed since 1\.0\.0 .* but info\.version was not raised/);
   });
 
+  it('judges a component schema by its uses: a new field is not breaking in a response, a new required one is in a request', () => {
+    const doc = withVersion(base, '1.1.0');
+    doc.components.schemas.Payment.properties.settled_at = { type: ['string', 'null'] };
+    doc.components.schemas.Payment.required.push('settled_at');
+    doc.components.schemas.CreatePaymentRequest.properties.channel = { type: 'string' };
+    doc.components.schemas.CreatePaymentRequest.required.push('channel');
+    const breaking = changesBetween(base, doc).filter((c) => c.type === 'breaking');
+    expect(breaking.length).toBeGreaterThan(0);
+    expect(breaking.every((c) => c.where.includes('/requestBody/') && c.subject === 'POST /v1/payments')).toBe(true);
+    // Payment is a response schema only: its new field is reported where it is served, as not breaking.
+    expect(changesBetween(base, doc).filter((c) => c.where.endsWith('/data/properties/settled_at')).map((c) => c.type)).toEqual(expect.arrayContaining(['non-breaking']));
+  });
+
   it('lets descriptions and examples change without a new version', () => {
     const reworded = withVersion(base, '1.0.0');
     reworded.paths['/v1/payments/{payment_id}'].get.description = 'Reworded.';

@@ -23,6 +23,7 @@ const payment = () => ({
   description: null,
   metadata: null,
   webhook_url: null,
+  charged_back_at: null,
   created_at: ISO,
   updated_at: ISO,
 });

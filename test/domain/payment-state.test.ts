@@ -7,6 +7,7 @@ import {
   canCancel,
   canRefund,
   canTransition,
+  chargeback,
   eventTypeFor,
   isFinal,
   isPaymentStatus,
@@ -27,23 +28,21 @@ import {
   type RefundStatus,
 } from '../../src/domain/refund-state.ts';
 
-// CONTRACT.md "Transitions the seed leaves open", written out independently of the module's table.
+// docs/states.md, written out independently of the module's table.
 const EXPECTED: Record<PaymentStatus, PaymentStatus[]> = {
-  created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
-  pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
-  processing: ['approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
-  approved: ['partially_refunded', 'refunded', 'canceled', 'charged_back'],
-  partially_refunded: ['partially_refunded', 'refunded', 'charged_back'],
+  created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
+  pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
+  processing: ['approved', 'declined', 'failed', 'expired', 'canceled'],
+  approved: ['partially_refunded', 'refunded', 'canceled'],
+  partially_refunded: ['partially_refunded', 'refunded'],
   declined: [],
   failed: [],
   expired: [],
   canceled: [],
   refunded: [],
-  // A chargeback is final, and a refunded payment has nothing left to charge back.
-  charged_back: [],
 };
 
-const FINALS: PaymentStatus[] = ['declined', 'failed', 'expired', 'canceled', 'refunded', 'charged_back'];
+const FINALS: PaymentStatus[] = ['declined', 'failed', 'expired', 'canceled', 'refunded'];
 
 /** Guards that let through everything the table allows: no refund, unless `to` is a refund status. */
 function permissive(to: PaymentStatus): TransitionGuards {
@@ -186,9 +185,45 @@ describe('eventTypeFor', () => {
     ['canceled', 'payment.canceled'],
     ['partially_refunded', 'payment.refunded'],
     ['refunded', 'payment.refunded'],
-    ['charged_back', 'payment.charged_back'],
   ])('%s -> %s', (status, type) => {
     expect(eventTypeFor(status)).toBe(type);
+  });
+});
+
+describe('chargeback', () => {
+  const at = (status: PaymentStatus, chargedBackAt: number | null = null) => ({ status, chargedBackAt, updatedAt: 1_000 });
+
+  it.each<[PaymentStatus, PaymentStatus | null]>([
+    // An open payment was approved without our hearing of it: the chargeback proves the collection.
+    ['created', 'approved'],
+    ['pending', 'approved'],
+    ['processing', 'approved'],
+    // Collected: the status stays (the interface's states are closed), the chargeback is a field.
+    ['approved', 'approved'],
+    ['partially_refunded', 'partially_refunded'],
+    ['refunded', 'refunded'],
+    // Never collected, or voided: nothing to take back.
+    ['declined', null],
+    ['failed', null],
+    ['expired', null],
+    ['canceled', null],
+  ])('%s → %s', (status, expected) => {
+    const result = chargeback(at(status), 500);
+    if (expected === null) return expect(result).toBeNull();
+    // updated_at moves on even when the clock stepped back, and charged_back_at is that moment.
+    expect(result).toEqual({ status: expected, chargedBackAt: 1_001, updatedAt: 1_001 });
+  });
+
+  it('is recorded once: a repeated chargeback changes nothing', () => {
+    expect(chargeback(at('approved', 900), 2_000)).toBeNull();
+  });
+
+  it('closes refunds and cancels', () => {
+    expect(canRefund('approved', true)).toBe(false);
+    expect(canRefund('partially_refunded', true)).toBe(false);
+    expect(canRefund('approved', false)).toBe(true);
+    expect(canCancel('approved', false, true)).toBe(false);
+    expect(canCancel('approved', false, false)).toBe(true);
   });
 });
 
@@ -198,7 +233,8 @@ type Operation =
   | { kind: 'notify'; to: PaymentStatus; dt: number }
   | { kind: 'cancel'; dt: number }
   | { kind: 'refund'; amount: 'full' | number; dt: number }
-  | { kind: 'settle'; index: number; to: RefundStatus; dt: number };
+  | { kind: 'settle'; index: number; to: RefundStatus; dt: number }
+  | { kind: 'chargeback'; dt: number };
 
 const dt = fc.integer({ min: -50, max: 1000 });
 const operation: fc.Arbitrary<Operation> = fc.oneof(
@@ -215,6 +251,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), dt }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('chargeback' as const), dt }) },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -236,15 +273,15 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
 
 interface Model {
   amount: number;
-  payment: { status: PaymentStatus; updatedAt: number };
+  payment: { status: PaymentStatus; updatedAt: number; chargedBackAt: number | null };
   refunds: { status: RefundStatus; amount: number; updatedAt: number }[];
   clock: number;
 }
 
-const coverage = { refunded: 0, partiallyRefunded: 0, exceeded: 0, voided: 0, refundDeclined: 0 };
+const coverage = { refunded: 0, partiallyRefunded: 0, exceeded: 0, voided: 0, refundDeclined: 0, chargedBack: 0, refundSettledAfterChargeback: 0 };
 
 function guardsOf(model: Model): TransitionGuards {
-  return { hasRefunds: model.refunds.length > 0, refundOutcome: paymentStatusAfterRefunds(model.amount, model.refunds) };
+  return { hasRefunds: model.refunds.length > 0, refundOutcome: paymentStatusAfterRefunds(model.amount, model.refunds), chargedBack: model.payment.chargedBackAt !== null };
 }
 
 function step(model: Model, op: Operation): void {
@@ -253,16 +290,26 @@ function step(model: Model, op: Operation): void {
     case 'notify':
     case 'cancel': {
       const to = op.kind === 'cancel' ? 'canceled' : op.to;
+      // The service refuses a cancel of a charged-back payment before the state machine is asked.
+      if (op.kind === 'cancel' && !canCancel(model.payment.status, model.refunds.length > 0, model.payment.chargedBackAt !== null)) return;
       const result = applyTransition(model.payment, to, now, guardsOf(model));
-      if (op.kind === 'cancel') expect(result.ok).toBe(canCancel(model.payment.status, model.refunds.length > 0));
+      if (op.kind === 'cancel') expect(result.ok).toBe(true);
       if (result.ok) {
         if (to === 'canceled' && model.payment.status === 'approved') coverage.voided++;
-        model.payment = { status: result.status, updatedAt: result.updatedAt };
+        model.payment = { ...model.payment, status: result.status, updatedAt: result.updatedAt };
+      }
+      return;
+    }
+    case 'chargeback': {
+      const result = chargeback(model.payment, now);
+      if (result) {
+        coverage.chargedBack++;
+        model.payment = result;
       }
       return;
     }
     case 'refund': {
-      if (!canRefund(model.payment.status)) return;
+      if (!canRefund(model.payment.status, model.payment.chargedBackAt !== null)) return;
       const balance = refundableBalance(model.amount, model.refunds);
       const requested = op.amount === 'full' ? balance : op.amount;
       if (requested <= 0) return;
@@ -285,10 +332,11 @@ function step(model: Model, op: Operation): void {
       const outcome = paymentStatusAfterRefunds(model.amount, model.refunds);
       expect(outcome).not.toBeNull();
       const moved = applyTransition(model.payment, outcome!, now, guardsOf(model));
-      // A settled refund must always be expressible on the payment it was reserved against, unless a
-      // chargeback took the payment's money back meanwhile: that is final, and the refund settles alone.
-      expect(moved.ok).toBe(model.payment.status !== 'charged_back');
-      if (moved.ok) model.payment = { status: moved.status, updatedAt: moved.updatedAt };
+      // A settled refund must always be expressible on the payment it was reserved against, even when a
+      // chargeback came while it was in flight (the chargeback is no status, so nothing stands in the way).
+      expect(moved.ok).toBe(true);
+      if (model.payment.chargedBackAt !== null) coverage.refundSettledAfterChargeback++;
+      if (moved.ok) model.payment = { ...model.payment, status: moved.status, updatedAt: moved.updatedAt };
       return;
     }
   }
@@ -296,23 +344,23 @@ function step(model: Model, op: Operation): void {
 
 function checkInvariants(before: Model, after: Model): void {
   const { payment } = after;
-  if (isFinal(before.payment.status)) expect(payment).toEqual(before.payment);
+  // A final status never changes; only a chargeback may still be recorded on it (a refunded payment).
+  if (isFinal(before.payment.status)) {
+    expect(payment.status).toBe(before.payment.status);
+    if (payment.chargedBackAt === before.payment.chargedBackAt) expect(payment).toEqual(before.payment);
+  }
   if (payment.status !== before.payment.status || payment.updatedAt !== before.payment.updatedAt) {
     expect(payment.updatedAt).toBeGreaterThan(before.payment.updatedAt);
   }
   // A repeatable step (another partial refund) still counts as a change and moves updatedAt on.
   const approvedBefore = approvedRefundTotal(before.refunds);
   const approvedAfter = approvedRefundTotal(after.refunds);
-  // (Not after a chargeback: the payment is final, and a refund still in flight settles alone.)
-  if (approvedAfter !== approvedBefore && payment.status !== 'charged_back') expect(payment.updatedAt).toBeGreaterThan(before.payment.updatedAt);
+  if (approvedAfter !== approvedBefore) expect(payment.updatedAt).toBeGreaterThan(before.payment.updatedAt);
 
   expect(approvedAfter + reservedRefundTotal(after.refunds)).toBeLessThanOrEqual(after.amount);
   expect(refundableBalance(after.amount, after.refunds)).toBeGreaterThanOrEqual(0);
-  // A chargeback is final whatever refunds settle after it; otherwise the status follows the ledger.
-  if (payment.status !== 'charged_back') {
-    expect(payment.status === 'refunded').toBe(approvedAfter === after.amount);
-    expect(payment.status === 'partially_refunded').toBe(approvedAfter > 0 && approvedAfter < after.amount);
-  }
+  expect(payment.status === 'refunded').toBe(approvedAfter === after.amount);
+  expect(payment.status === 'partially_refunded').toBe(approvedAfter > 0 && approvedAfter < after.amount);
 
   after.refunds.forEach((refund, i) => {
     const previous = before.refunds[i];
@@ -325,7 +373,14 @@ function checkInvariants(before: Model, after: Model): void {
     else if (refund.status !== previous.status) expect(refund.updatedAt).toBeGreaterThan(previous.updatedAt);
   });
   // Refunds exist only for payments that were approved, which nothing but a refund leaves.
-  if (after.refunds.length > 0) expect(['approved', 'partially_refunded', 'refunded', 'charged_back']).toContain(payment.status);
+  if (after.refunds.length > 0) expect(['approved', 'partially_refunded', 'refunded']).toContain(payment.status);
+  // A chargeback is recorded once, never undone, and only on a collected payment; no refund is reserved
+  // after it.
+  if (before.payment.chargedBackAt !== null) {
+    expect(payment.chargedBackAt).toBe(before.payment.chargedBackAt);
+    expect(after.refunds.length).toBe(before.refunds.length);
+  }
+  if (payment.chargedBackAt !== null) expect(['approved', 'partially_refunded', 'refunded']).toContain(payment.status);
 }
 
 describe('state machine properties', () => {
@@ -341,7 +396,7 @@ describe('state machine properties', () => {
         fc.integer({ min: 0, max: 2_000_000_000_000 }),
         fc.array(operation, { minLength: 1, maxLength: 80 }),
         (amount, start, operations) => {
-          let model: Model = { amount, payment: { status: 'created', updatedAt: start }, refunds: [], clock: start };
+          let model: Model = { amount, payment: { status: 'created', updatedAt: start, chargedBackAt: null }, refunds: [], clock: start };
           for (const op of operations) {
             const before = clone(model);
             step(model, op);

@@ -17,6 +17,7 @@ import {
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PAYMENT_FIELDS = [
   'amount',
+  'charged_back_at',
   'created_at',
   'description',
   'external_reference',

@@ -42,6 +42,11 @@ export const payments = sqliteTable('payments', {
   expiresAt: integer('expires_at'),
   /** Last time reconciliation asked the processor about this payment. */
   reconciledAt: integer('reconciled_at'),
+  /**
+   * When the processor reported a chargeback (domain/payment-state.ts `chargeback`): the status stays
+   * collected, refunds and cancels are refused.
+   */
+  chargedBackAt: integer('charged_back_at'),
   /** Set while a cancellation is at the processor; refunds wait (see services/payments/cancel-payment.ts). */
   cancelRequestedAt: integer('cancel_requested_at'),
   createdAt: integer('created_at').notNull(),

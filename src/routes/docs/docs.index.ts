@@ -19,8 +19,8 @@ export const OPENAPI_INFO = {
     '- Authenticate with `Authorization: Bearer <credential>`: an API key (`sk_test_...` / `sk_live_...`) on business',
     '  routes, or a user access token (JWT) from `POST /v1/auth/login` on business and management routes.',
     '- Each deployment serves one environment (`test` or `live`); a key or token of the other environment is refused.',
-    '- Payments may gain statuses, `action.type` values and event types over time; tolerate unknown ones. Added so far:',
-    '  status `charged_back` (final: the payer’s bank took the money back; event `payment.charged_back`), and a `pending`',
+    '- Payments may gain fields, `action.type` values and event types over time; tolerate unknown ones. Added so far:',
+    '  `charged_back_at` (the payer’s bank took the money back; event `payment.charged_back`), and a `pending`',
     '  payment with `action.type: check_terminal` (someone must check the terminal; event `payment.action_required`).',
   ].join('\n'),
 };

@@ -38,7 +38,7 @@ export const PaymentSchema = z
   .object({
     id: z.string().openapi({ example: 'pay_3kqz7w1v0c9m2x8bq4n6' }),
     status: z.enum(PAYMENT_STATUSES).openapi({
-      description: 'Always read it: a 2xx is not an approval. `charged_back` (final): the payer’s bank took an approved payment’s money back; no refund is possible, and any dispute is handled at the processor.',
+      description: 'Always read it: a 2xx is not an approval. A chargeback does not change it: see `charged_back_at`.',
     }),
     amount: AmountSchema,
     external_reference: z.string(),
@@ -50,6 +50,11 @@ export const PaymentSchema = z
     description: z.string().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     webhook_url: z.string().nullable(),
+    charged_back_at: Timestamp.nullable().openapi({
+      description:
+        'Set when the processor reported a chargeback: the payer’s bank took the collected money back (event `payment.charged_back`). The status stays as it was (`approved`, `partially_refunded` or `refunded`; an open payment becomes `approved`, as the chargeback proves it was collected); from then on refunds and cancels answer `409 invalid_state_transition`, and any dispute is handled at the processor. Null otherwise.',
+      example: null,
+    }),
     created_at: Timestamp,
     updated_at: Timestamp.openapi({ description: 'Strictly increases with every change; order updates by it.' }),
   })

@@ -28,7 +28,7 @@ export const simulateProcessorNews = createRoute({
       payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6'),
       action: z
         .enum(['approve', 'decline', 'expire', 'fail', 'charge_back'])
-        .openapi({ param: { name: 'action', in: 'path' }, description: '`charge_back`: the payer’s bank takes an approved payment’s money back (`charged_back`).' }),
+        .openapi({ param: { name: 'action', in: 'path' }, description: '`charge_back`: the payer’s bank takes the payment’s money back (`charged_back_at` is set, event `payment.charged_back`).' }),
     }),
   },
   responses: {

@@ -1,13 +1,14 @@
 import { createDb } from '../../db/client.ts';
 import type { Env } from '../../env.ts';
-import { applyTransition, canCancel } from '../../domain/payment-state.ts';
+import { canCancel } from '../../domain/payment-state.ts';
 import { ApiError } from '../../lib/errors.ts';
+import { toIso } from '../../lib/time.ts';
 import { usableMethod } from './create-payment.ts';
 import type { OperationContext, OperationResult } from './operation.ts';
 import { ownerScope } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
-import { findPayment, mutatePayment } from './store.ts';
+import { findPayment, mutatePayment, processorAccountChange } from './store.ts';
 import type { PaymentRow } from '../../db/schema/index.ts';
 
 /** A cancellation claims its payment this long at most; a crashed one stops blocking refunds after it. */
@@ -34,6 +35,11 @@ export async function cancelPayment(env: Env, ctx: OperationContext, paymentId: 
       // cancel would fail every time, so it is not asked.
       throw new ApiError('invalid_state_transition', 'The payment awaits a check at the terminal: its outcome is settled there, not by a cancel.', {
         details: { status: latest.status, action: latest.requiredAction },
+      });
+    }
+    if (latest.chargedBackAt !== null) {
+      throw new ApiError('invalid_state_transition', 'The payment was charged back: the payer’s bank took the money back, nothing is left to cancel.', {
+        details: { status: latest.status, charged_back_at: toIso(latest.chargedBackAt) },
       });
     }
     if (!canCancel(latest.status, refunds.length > 0) || cancellationInProgress(latest, now)) {
@@ -63,12 +69,14 @@ export async function cancelPayment(env: Env, ctx: OperationContext, paymentId: 
   }
   const outcome = result.value;
 
-  const { payment: saved, result: moved } = await mutatePayment(env, payment.id, (latest, refunds) => {
-    const move = applyTransition(latest, outcome.status, Date.now(), { hasRefunds: refunds.length > 0 });
-    if (!move.ok) return { change: { cancelRequestedAt: null }, result: false };
-    return { change: { status: move.status, updatedAt: move.updatedAt, processorStatus: outcome.processorStatus, cancelRequestedAt: null }, result: true };
+  const { payment: saved } = await mutatePayment(env, payment.id, (latest, refunds) => {
+    // The processor's answer goes through the same rules as its notifications (a chargeback it reports
+    // instead of the cancel is recorded as one).
+    const change = processorAccountChange(latest, { status: outcome.status }, Date.now(), { hasRefunds: refunds.length > 0 });
+    if (!change) return { change: { cancelRequestedAt: null }, result: null };
+    return { change: { ...change, processorStatus: outcome.processorStatus, cancelRequestedAt: null }, result: null };
   });
-  if (!moved && saved.status !== 'canceled') {
+  if (saved.status !== 'canceled') {
     // Something else settled the payment while the processor was asked (e.g. a refund or a final notification).
     throw new ApiError('invalid_state_transition', `The payment became ${saved.status} while it was being canceled.`, { details: { status: saved.status } });
   }

@@ -108,6 +108,7 @@ async function recordNewPayment(
     webhookUrl,
     expiresAt: null,
     reconciledAt: null,
+    chargedBackAt: null,
     cancelRequestedAt: null,
     createdAt: now,
     updatedAt: now,

@@ -7,6 +7,7 @@ import { applyTransition, canRefund } from '../../domain/payment-state.ts';
 import { applyRefundTransition, paymentStatusAfterRefunds, reserveRefund, type RefundStatus } from '../../domain/refund-state.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { toIso } from '../../lib/time.ts';
 import { cancellationInProgress } from './cancel-payment.ts';
 import { usableMethod } from './create-payment.ts';
 import type { OperationContext, OperationResult } from './operation.ts';
@@ -64,9 +65,14 @@ async function reserve(env: Env, db: Db, found: Known, body: CreateRefundBody): 
     if (cancellationInProgress(current, Date.now())) {
       throw new ApiError('invalid_state_transition', 'A cancellation of this payment is in progress.', { details: { status: current.status } });
     }
-    // CONTRACT.md: refunds only from `approved` and `partially_refunded`, so a `refunded` payment is a
+    // Refunds only from `approved` and `partially_refunded` (docs/states.md), so a `refunded` payment is a
     // wrong state (409). A refund racing the last one is decided against the reservation instead, while
     // that one is still in flight: 422 refund_exceeds_balance, with the balance it found.
+    if (current.chargedBackAt !== null) {
+      throw new ApiError('invalid_state_transition', 'The payment was charged back: the payer’s bank already took the money back.', {
+        details: { status: current.status, charged_back_at: toIso(current.chargedBackAt) },
+      });
+    }
     if (!canRefund(current.status)) {
       throw new ApiError('invalid_state_transition', `A ${current.status} payment cannot be refunded.`, { details: { status: current.status } });
     }

@@ -1,6 +1,6 @@
 import type { PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import { formatAmount } from '../../domain/money.ts';
-import { toIso } from '../../lib/time.ts';
+import { toIso, toIsoOrNull } from '../../lib/time.ts';
 
 export type ActionView = { type: 'none' } | { type: 'display_qr'; qr_data: string } | { type: 'check_terminal' };
 
@@ -29,6 +29,7 @@ export function toPaymentResource(row: PaymentRow, options: { withAction: boolea
     description: row.description,
     metadata: row.metadata,
     webhook_url: row.webhookUrl,
+    charged_back_at: toIsoOrNull(row.chargedBackAt),
     created_at: toIso(row.createdAt),
     updated_at: toIso(row.updatedAt),
   };

@@ -5,7 +5,7 @@ import type { Db } from '../../db/client.ts';
 import { createDb } from '../../db/client.ts';
 import { paymentEvents, payments, refunds, webhookDeliveries, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
 import type { Env, Environment } from '../../env.ts';
-import { actionEventType, applyTransition, eventTypeFor, nextUpdatedAt, type PaymentEventType, type TransitionGuards } from '../../domain/payment-state.ts';
+import { actionEventType, applyTransition, chargeback, eventTypeFor, nextUpdatedAt, type PaymentEventType, type TransitionGuards } from '../../domain/payment-state.ts';
 import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/types.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -104,9 +104,15 @@ export async function commitPaymentChange(
 ): Promise<{ payment: PaymentRow; deliveries: PendingDelivery[] } | null> {
   const nextVersion = current.version + 1;
   const next: PaymentRow = { ...current, ...change, version: nextVersion };
-  // A payment that starts waiting on an action says so (instead of `payment.pending`); otherwise a
-  // status change sends its own event.
-  const event = change.requiredAction ? eventFor(next, actionEventType(change.requiredAction)) : change.status !== undefined ? eventFor(next, eventTypeFor(next.status)) : null;
+  // A payment that starts waiting on an action says so (instead of `payment.pending`), a chargeback says
+  // so (also when it is the first news of the approval); otherwise a status change sends its own event.
+  const event = change.requiredAction
+    ? eventFor(next, actionEventType(change.requiredAction))
+    : change.chargedBackAt
+      ? eventFor(next, 'payment.charged_back')
+      : change.status !== undefined
+        ? eventFor(next, eventTypeFor(next.status))
+        : null;
   const outbox: BatchItem<'sqlite'>[] = [];
   const deliveries: PendingDelivery[] = [];
   if (event) {
@@ -148,7 +154,8 @@ function eventFor(payment: PaymentRow, type: PaymentEventType | null) {
 /**
  * What the processor's account of a payment (its status, and an action it waits on) changes, through the
  * state machine: a new status, and/or the action it starts waiting on (`check_terminal` while
- * `pending`, which moves `updated_at` and sends `payment.action_required` once); null when nothing.
+ * `pending`, which moves `updated_at` and sends `payment.action_required` once), or a chargeback
+ * (`charged_back_at`, sent once as `payment.charged_back`); null when nothing.
  */
 export function processorAccountChange(
   current: PaymentRow,
@@ -156,7 +163,8 @@ export function processorAccountChange(
   now: number,
   guards: TransitionGuards,
 ): PaymentChange | null {
-  const move = applyTransition(current, account.status, now, guards);
+  if (account.status === 'charged_back') return chargeback(current, now);
+  const move = applyTransition(current, account.status, now, { ...guards, chargedBack: current.chargedBackAt !== null });
   const status = move.ok ? move.status : current.status;
   const required = status === 'pending' && account.action?.type === 'check_terminal' ? 'check_terminal' : null;
   const newAction = required !== null && current.requiredAction !== required;

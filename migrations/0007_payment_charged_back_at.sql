@@ -1,0 +1,1 @@
+ALTER TABLE `payments` ADD `charged_back_at` integer;
