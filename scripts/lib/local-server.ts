@@ -21,6 +21,19 @@ export interface LocalServer {
   adminEmail: string;
   adminPassword: string;
   stop(): Promise<void>;
+  /**
+   * SIGKILL to the whole process group at once, as a crash would end it (no graceful shutdown); the state
+   * directory is kept so that a server started again on it (`stateDir`) resumes the same data.
+   */
+  kill(): Promise<void>;
+}
+
+export interface LocalServerOptions {
+  logFile: string;
+  /** Keep the state here (created if missing) and leave it in place on stop; default: a fresh temporary one, removed on stop. */
+  stateDir?: string;
+  /** Default: a free port. */
+  port?: number;
 }
 
 /** A free TCP port on 127.0.0.1 (bound and released at once). */
@@ -67,12 +80,13 @@ async function waitUntilReady(baseUrl: string, child: ChildProcess, logFile: str
 }
 
 /** Starts the server, resolves once GET /openapi.json answers; its output goes to `logFile`. */
-export async function startLocalServer({ logFile }: { logFile: string }): Promise<LocalServer> {
-  const stateDir = mkdtempSync(join(tmpdir(), 'payment-service-local-'));
-  const port = await freePort();
+export async function startLocalServer({ logFile, stateDir: keptStateDir, port: fixedPort }: LocalServerOptions): Promise<LocalServer> {
+  if (keptStateDir) mkdirSync(keptStateDir, { recursive: true });
+  const stateDir = keptStateDir ?? mkdtempSync(join(tmpdir(), 'payment-service-local-'));
+  const port = fixedPort ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
   mkdirSync(dirname(logFile), { recursive: true });
-  const log = createWriteStream(logFile);
+  const log = createWriteStream(logFile, { flags: keptStateDir ? 'a' : 'w' });
 
   // process.execPath: the Node running this (the project's Node 22 under `npm run` / `npm test`).
   const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start.mjs')], {
@@ -96,7 +110,14 @@ export async function startLocalServer({ logFile }: { logFile: string }): Promis
     // Children that outlived start.mjs (wrangler, workerd) share its group.
     killGroup(child, 'SIGKILL');
     log.end();
-    rmSync(stateDir, { recursive: true, force: true });
+    if (!keptStateDir) rmSync(stateDir, { recursive: true, force: true });
+  };
+
+  const kill = async () => {
+    const gone = exited(child) ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    killGroup(child, 'SIGKILL');
+    await gone;
+    log.end();
   };
 
   try {
@@ -113,5 +134,6 @@ export async function startLocalServer({ logFile }: { logFile: string }): Promis
     adminEmail: value('BOOTSTRAP_ADMIN_EMAIL', 'admin@example.com'),
     adminPassword: value('BOOTSTRAP_ADMIN_PASSWORD', 'admin-password'),
     stop,
+    kill,
   };
 }
