@@ -1,0 +1,42 @@
+/**
+ * The dependency rules of the tree (`npm run lint`, and so CI). Why each: see README, "Project layout".
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'domain-is-pure',
+      comment: 'domain/ holds the rules (money, state machines, idempotency, signing): it imports only domain/ and lib/, never the database, services, HTTP or connectors, so it is testable alone.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/', pathNot: '^src/(domain|lib)/' },
+    },
+    {
+      name: 'connectors-are-stateless',
+      comment: 'A connector maps to and from one processor; persistence is the core’s (services/), so connectors never reach the database or the services.',
+      severity: 'error',
+      from: { path: '^src/connectors/' },
+      to: { path: '^src/(db|services|routes|middleware|durable-objects|queues|jobs)/' },
+    },
+    {
+      name: 'nothing-imports-tests',
+      comment: 'Tests, their simulators and helpers stay out of what ships and of the tools.',
+      severity: 'error',
+      from: { pathNot: '^test' },
+      to: { path: '^test' },
+    },
+    {
+      name: 'no-unresolvable',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true, pathNot: '^cloudflare:' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|\\.wrangler|public)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.mjs', '.js', '.d.ts', '.json'] },
+  },
+};
