@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { app } from '../../src/app.ts';
 import { signAccessToken } from '../../src/domain/access-tokens.ts';
 import { IDEMPOTENCY_RETENTION_MS, idempotencyScope } from '../../src/domain/idempotency.ts';
+import { idempotencyStores } from '../../src/durable-objects/idempotency-store.ts';
 import { recordResponse } from '../helpers/leak-scan.ts';
 import { expectError } from '../helpers/api.ts';
 import { paymentBody, setupMerchant } from '../helpers/merchant.ts';
@@ -17,7 +18,8 @@ describe('idempotency records', () => {
     const first = await m.pay(body, key);
     expect(first.status).toBe(201);
 
-    const stub = env.IDEMPOTENCY.get(env.IDEMPOTENCY.idFromName(idempotencyScope(m.key.id, 'create_payment', key)));
+    const stores = idempotencyStores(env.IDEMPOTENCY);
+    const stub = stores.get(stores.idFromName(idempotencyScope(m.key.id, 'create_payment', key)));
     const alarm = await runInDurableObject(stub, async (_instance, state) => ({ alarm: await state.storage.getAlarm(), record: await state.storage.get('record') }));
     expect(alarm.record).toBeTruthy();
     expect(alarm.alarm).toBeGreaterThanOrEqual(before + 24 * 3600 * 1000);

@@ -1,5 +1,5 @@
 import { sqliteTable, text, integer, index, primaryKey } from 'drizzle-orm/sqlite-core';
-import type { Environment } from '../../env.ts';
+import type { Environment } from '../../domain/environment.ts';
 import { payments } from './payments.ts';
 
 /**
