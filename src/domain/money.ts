@@ -28,7 +28,7 @@ export type Currency = keyof typeof CURRENCY_MINOR_UNITS;
 
 export const SUPPORTED_CURRENCIES = Object.keys(CURRENCY_MINOR_UNITS) as Currency[];
 
-/** CONTRACT.md "Limits": at most 12 integer digits. */
+/** At most 12 integer digits (docs/limits.md, "Amounts"). */
 export const MAX_INTEGER_DIGITS = 12;
 
 export type MoneyErrorReason =

@@ -27,7 +27,7 @@ import {
   type RefundStatus,
 } from '../../src/domain/refund-state.ts';
 
-// CONTRACT.md "Transitions the seed leaves open", written out independently of the module's table.
+// docs/states.md ("Payment transitions"), written out independently of the module's table.
 const EXPECTED: Record<PaymentStatus, PaymentStatus[]> = {
   created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],
   pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back'],

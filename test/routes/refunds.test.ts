@@ -56,7 +56,7 @@ describe('createRefund', () => {
     expect(Date.parse(final.body.data.updated_at)).toBeGreaterThan(Date.parse(afterPartial.body.data.updated_at));
     expect(await approvedRefundTotal(id)).toBe(10000);
 
-    // A refunded payment is past refunds (CONTRACT.md: only approved and partially_refunded): 409.
+    // A refunded payment is past refunds (docs/states.md: only approved and partially_refunded): 409.
     const nothing = expectError(await refund(id, m.key.secret, usd('0.01')), 409, 'invalid_state_transition');
     expect(nothing.details).toEqual({ status: 'refunded' });
   });
