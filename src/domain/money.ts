@@ -96,13 +96,3 @@ export function formatAmount(minor: number, currency: string): string {
   const padded = String(minor).padStart(digits + 1, '0');
   return `${padded.slice(0, -digits)}.${padded.slice(-digits)}`;
 }
-
-/**
- * The last two digits of the amount as written: the cents of a 2-decimal currency, the last two integer
- * digits of CLP. The sandbox processor chooses its answer by them.
- */
-export function lastTwoDigits(minor: number, currency: string): number {
-  minorUnits(currency);
-  if (!Number.isSafeInteger(minor) || minor < 0) throw new MoneyError('invalid_minor_amount');
-  return minor % 100;
-}

@@ -1,4 +1,4 @@
-import type { apiKeyPaymentMethods, PaymentMethodRow } from '../../db/schema/index.ts';
+import type { ApiKeyPaymentMethodRow, PaymentMethodRow } from '../../db/schema/index.ts';
 import { toIso } from '../../lib/time.ts';
 
 export type MethodStatus = 'active' | 'inactive' | 'deleted';
@@ -45,6 +45,6 @@ export function toPublicPaymentMethod(row: PaymentMethodRow) {
   };
 }
 
-export function toLinkResource(link: typeof apiKeyPaymentMethods.$inferSelect) {
+export function toLinkResource(link: ApiKeyPaymentMethodRow) {
   return { api_key_id: link.apiKeyId, payment_method_id: link.paymentMethodId, enabled: link.enabled, created_at: toIso(link.createdAt) };
 }
