@@ -1,29 +1,27 @@
-import type { IdempotencyStore } from './durable-objects/idempotency-store.ts';
-import type { RateLimiter } from './durable-objects/rate-limiter.ts';
-import type { AuthContext } from './middleware/auth.ts';
-import type { WebhookMessage } from './services/webhooks/enqueue.ts';
+import type { Environment } from './domain/environment.ts';
 
-export type Environment = 'test' | 'live';
+// Re-exported for the connectors, which import it from here; everything else imports domain/environment.ts.
+export type { Environment };
 
-/** Bindings of one deployment (see wrangler.toml); secrets come from `.dev.vars` or `wrangler secret put`. */
+/** The body of a message on the `WEBHOOKS` queue: one event whose delivery is due. */
+export interface WebhookMessage {
+  eventId: string;
+}
+
+/**
+ * Bindings of one deployment (see wrangler.toml); secrets come from `.dev.vars` or `wrangler secret put`.
+ * This file depends on nothing of the app: the Durable Object namespaces are typed where they are used
+ * (services/idempotency.ts, services/rate-limit.ts), and the app reads bindings through `createDeps`.
+ */
 export interface Env {
   ENVIRONMENT: Environment;
   DB: D1Database;
   ASSETS: Fetcher;
-  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
-  IDEMPOTENCY: DurableObjectNamespace<IdempotencyStore>;
+  RATE_LIMITER: DurableObjectNamespace;
+  IDEMPOTENCY: DurableObjectNamespace;
   WEBHOOKS: Queue<WebhookMessage>;
   JWT_SIGNING_KEY: string;
   API_KEY_PEPPER: string;
   CREDENTIALS_ENCRYPTION_KEYS: string;
   ALLOW_INSECURE_WEBHOOKS?: string;
 }
-
-export interface AppVariables {
-  requestId: string;
-  auth: AuthContext;
-  /** The error code answered, for the access log (middleware/error-handler.ts, idempotent replays). */
-  errorCode?: string;
-}
-
-export type AppEnv = { Bindings: Env; Variables: AppVariables };

@@ -1,8 +1,7 @@
-import type { Env } from './env.ts';
+import type { Env, WebhookMessage } from './env.ts';
 import { app } from './app.ts';
 import { runScheduledJobs } from './jobs/scheduled.ts';
 import { handleWebhookBatch } from './queues/webhook-delivery.ts';
-import type { WebhookMessage } from './services/webhooks/enqueue.ts';
 
 export { IdempotencyStore } from './durable-objects/idempotency-store.ts';
 export { RateLimiter } from './durable-objects/rate-limiter.ts';

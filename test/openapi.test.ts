@@ -33,8 +33,8 @@ const REQUIRED_OPERATION_IDS = [
 ];
 
 /**
- * Success statuses of CONTRACT.md ("Success status codes"), as [method, path pattern, status]; the first
- * match decides. Operations matching none (actions the table does not list) are not checked here.
+ * The success status of each kind of operation, as [method, path pattern, status]: logins and creations
+ * 201, deletions and logout 204, actions on a resource 200, reads 200. The first match decides. Operations matching none (actions the table does not list) are not checked here.
  */
 const SUCCESS_STATUS_RULES: Array<[string, RegExp, number]> = [
   ['post', /^\/v1\/auth\/(login|refresh)$/, 201],
@@ -146,7 +146,7 @@ describe('/openapi.json', () => {
     }
   });
 
-  it('uses the success status of CONTRACT.md for each operation', () => {
+  it('uses the success status of its kind for each operation', () => {
     const expected: Record<string, number> = {
       login: 201,
       refreshSession: 201,

@@ -1,6 +1,6 @@
 // Types of scripts/lib/admin.mjs for TypeScript callers (bench/run.ts).
 export const ROOT: string;
-export const BUSINESS_SCOPES: string[];
+export const BUSINESS_SCOPES: readonly string[];
 export const MIN_PASSWORD_LENGTH: number;
 export const MAX_PASSWORD_LENGTH: number;
 export function normalizeEmail(email: string): string;

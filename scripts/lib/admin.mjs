@@ -9,19 +9,15 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, normalizeEmail } from '../../src/domain/accounts.ts';
 import { hashPassword } from '../../src/domain/passwords.ts';
+import { BUSINESS_SCOPES } from '../../src/domain/scopes.ts';
 import { newId } from '../../src/lib/ids.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The five business scopes (src/domain/scopes.ts); an admin gets all of them. */
-export const BUSINESS_SCOPES = ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'];
-
-export const MIN_PASSWORD_LENGTH = 12;
-export const MAX_PASSWORD_LENGTH = 256;
-
-/** The same normalization as src/services/users.ts, so the admin can log in with any casing. */
-export const normalizeEmail = (email) => email.trim().toLowerCase();
+// The Worker's own rules: an admin gets every business scope; passwords and emails as for any user.
+export { BUSINESS_SCOPES, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, normalizeEmail };
 
 export function isPlausibleEmail(email) {
   return email.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email);

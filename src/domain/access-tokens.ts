@@ -1,5 +1,5 @@
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
-import type { Environment } from '../env.ts';
+import type { Environment } from './environment.ts';
 import type { Role, Scope } from './scopes.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { Environment } from '../env.ts';
+import type { Environment } from './environment.ts';
 import { bytesToBase64Url, bytesToHex, hmacSha256 } from '../lib/encoding.ts';
 
 /**

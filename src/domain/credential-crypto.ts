@@ -1,4 +1,4 @@
-import type { Environment } from '../env.ts';
+import type { Environment } from './environment.ts';
 import { base64ToBytes, bytesToBase64Url, utf8 } from '../lib/encoding.ts';
 
 /**

@@ -3,9 +3,9 @@
  * makes two requests "the same": method, path and the body in canonical form (object keys sorted), so
  * a client that re-serializes its body in another key order still replays rather than conflicts.
  */
-/** CONTRACT.md: 1 to 255 printable ASCII characters (space included; HTTP trims it at the ends). */
+/** 1 to 255 printable ASCII characters (space included; HTTP trims it at the ends): docs/limits.md. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
-/** Results are kept at least 24 hours (CONTRACT.md); the store forgets them a little later. */
+/** Results are kept at least 24 hours (docs/idempotency.md); the store forgets them a little later. */
 export const IDEMPOTENCY_RETENTION_MS = 25 * 60 * 60 * 1000;
 
 export type IdempotentOperation = 'create_payment' | 'cancel_payment' | 'create_refund';

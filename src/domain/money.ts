@@ -28,7 +28,7 @@ export type Currency = keyof typeof CURRENCY_MINOR_UNITS;
 
 export const SUPPORTED_CURRENCIES = Object.keys(CURRENCY_MINOR_UNITS) as Currency[];
 
-/** CONTRACT.md "Limits": at most 12 integer digits. */
+/** At most 12 integer digits (docs/limits.md, "Amounts"). */
 export const MAX_INTEGER_DIGITS = 12;
 
 export type MoneyErrorReason =
@@ -95,14 +95,4 @@ export function formatAmount(minor: number, currency: string): string {
   if (digits === 0) return String(minor);
   const padded = String(minor).padStart(digits + 1, '0');
   return `${padded.slice(0, -digits)}.${padded.slice(-digits)}`;
-}
-
-/**
- * The last two digits of the amount as written: the cents of a 2-decimal currency, the last two integer
- * digits of CLP. The sandbox processor chooses its answer by them.
- */
-export function lastTwoDigits(minor: number, currency: string): number {
-  minorUnits(currency);
-  if (!Number.isSafeInteger(minor) || minor < 0) throw new MoneyError('invalid_minor_amount');
-  return minor % 100;
 }

@@ -1,7 +1,7 @@
 /**
  * The payment state machine. Every status change of a payment goes through `applyTransition`, whether
  * it comes from the processor's answer, a notification, a test helper, a cancel or a settled refund, so
- * the rules of CONTRACT.md ("Transitions the seed leaves open") live in this one table.
+ * the rules of docs/states.md ("Payment transitions") live in this one table.
  */
 
 export const PAYMENT_STATUSES = [
@@ -42,8 +42,8 @@ export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentStatus, readonly Paymen
 
 export interface TransitionGuards {
   /**
-   * Whether any refund is recorded for the payment, whatever its status: CONTRACT.md allows a void
-   * only "while no refund exists", and a refund still in flight at the processor must not be voided
+   * Whether any refund is recorded for the payment, whatever its status: a void is allowed only while
+   * no refund exists (docs/states.md, "Payment transitions"), and a refund still in flight at the processor must not be voided
    * from under it.
    */
   hasRefunds: boolean;

@@ -12,7 +12,7 @@ export const REFUND_STATUSES = ['created', 'pending', 'processing', 'approved', 
 
 export type RefundStatus = (typeof REFUND_STATUSES)[number];
 
-/** CONTRACT.md: `created` -> `pending`/`processing` -> `approved` | `declined` | `failed`. */
+/** docs/states.md ("Refund transitions"): `created` -> `pending`/`processing` -> `approved` | `declined` | `failed`. */
 export const REFUND_TRANSITIONS: Readonly<Record<RefundStatus, readonly RefundStatus[]>> = {
   created: ['pending', 'processing', 'approved', 'declined', 'failed'],
   pending: ['processing', 'approved', 'declined', 'failed'],

@@ -1,5 +1,5 @@
 /**
- * When a failed webhook delivery is tried again (CONTRACT.md): about 30 s, 2 min, 10 min, 1 h, then
+ * When a failed webhook delivery is tried again (docs/webhooks.md, "Delivery"): about 30 s, 2 min, 10 min, 1 h, then
  * every 6 h, for 3 days from the event; after that the delivery is dead-lettered (kept, not retried).
  * A ±10% jitter keeps a receiver that was down from being hit by every retry at the same instant.
  */

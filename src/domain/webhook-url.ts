@@ -1,5 +1,5 @@
 /**
- * `webhook_url` validation against server-side request forgery (issue 5, point 5). The service POSTs to
+ * `webhook_url` validation against server-side request forgery. The service POSTs to
  * this URL on a merchant's behalf, so a URL that reaches the service's own network (loopback, private
  * ranges, cloud metadata endpoints) would turn it into a proxy into places the merchant cannot reach.
  *
@@ -13,15 +13,21 @@
  * Workers' `fetch` leaves from Cloudflare's edge, which has no route into the service's private network.
  */
 
+import type { Environment } from './environment.ts';
+
 export type WebhookUrlResult = { ok: true; url: string } | { ok: false; reason: string };
 
 export interface WebhookUrlOptions {
-  /**
-   * CONTRACT.md "Local deployment": a local `test` deployment (`ALLOW_INSECURE_WEBHOOKS=true`) may deliver
-   * to `http://localhost` and `http://127.0.0.1`, so a developer can run a receiver on their machine.
-   */
+  /** The local-development exception: see `allowsInsecureLocalWebhooks`. */
   allowInsecureLocal: boolean;
 }
+
+/**
+ * The local-development exception (docs/limits.md): a `test` deployment with `ALLOW_INSECURE_WEBHOOKS=true`
+ * may deliver to `http://localhost` and `http://127.0.0.1`, so a developer can run a receiver on their
+ * machine. Never in `live`, whatever the flag says.
+ */
+export const allowsInsecureLocalWebhooks = (environment: Environment, flag: string | undefined) => environment === 'test' && flag === 'true';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 

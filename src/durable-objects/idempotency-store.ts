@@ -1,4 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
+import { createDeps, type Deps } from '../deps.ts';
+import type { Caller } from '../domain/caller.ts';
 import type { Env } from '../env.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { ApiError } from '../lib/errors.ts';
@@ -6,7 +8,7 @@ import { errorFields, log } from '../lib/log.ts';
 import { cancelPayment } from '../services/payments/cancel-payment.ts';
 import { createPayment, type CreatePaymentBody } from '../services/payments/create-payment.ts';
 import { createRefund, type CreateRefundBody } from '../services/payments/create-refund.ts';
-import type { BusinessCaller, OperationContext, OperationResult } from '../services/payments/operation.ts';
+import type { OperationContext, OperationResult } from '../services/payments/operation.ts';
 
 export type IdempotentCommand =
   | { operation: 'create_payment'; body: CreatePaymentBody }
@@ -15,7 +17,7 @@ export type IdempotentCommand =
 
 export interface IdempotentRequest {
   fingerprint: string;
-  caller: BusinessCaller;
+  caller: Caller;
   command: IdempotentCommand;
 }
 
@@ -79,7 +81,7 @@ export class IdempotencyStore extends DurableObject<Env> {
     let result: OperationResult | null = null;
     let failure: ApiError | null = null;
     try {
-      result = await run(this.env, ctx, request.command);
+      result = await run(createDeps(this.env), ctx, request.command);
     } catch (error) {
       if (!(error instanceof ApiError)) {
         log('error', 'idempotent_operation_failed', { operation: request.command.operation, ...errorFields(error) });
@@ -108,14 +110,14 @@ export class IdempotencyStore extends DurableObject<Env> {
   }
 }
 
-function run(env: Env, ctx: OperationContext, command: IdempotentCommand): Promise<OperationResult> {
+function run(deps: Deps, ctx: OperationContext, command: IdempotentCommand): Promise<OperationResult> {
   switch (command.operation) {
     case 'create_payment':
-      return createPayment(env, ctx, command.body);
+      return createPayment(deps, ctx, command.body);
     case 'cancel_payment':
-      return cancelPayment(env, ctx, command.paymentId);
+      return cancelPayment(deps, ctx, command.paymentId);
     case 'create_refund':
-      return createRefund(env, ctx, command.paymentId, command.body);
+      return createRefund(deps, ctx, command.paymentId, command.body);
   }
 }
 
@@ -129,3 +131,6 @@ function errorBody(error: ApiError) {
 function errorResponse(error: ApiError, replayed: boolean): IdempotentResponse {
   return { ...errorBody(error), replayed };
 }
+
+/** The `IDEMPOTENCY` binding, typed: the bindings file (env.ts) knows no class of the app. */
+export const idempotencyStores = (binding: DurableObjectNamespace) => binding as unknown as DurableObjectNamespace<IdempotencyStore>;

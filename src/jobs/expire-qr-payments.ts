@@ -1,10 +1,9 @@
 import { and, eq, isNotNull, isNull, lte } from 'drizzle-orm';
-import { createDb } from '../db/client.ts';
 import { payments, type PaymentRow } from '../db/schema/index.ts';
-import type { Env } from '../env.ts';
 import type { ProcessorPaymentStatus } from '../connectors/types.ts';
+import type { Deps } from '../deps.ts';
 import { errorFields, log } from '../lib/log.ts';
-import { findPaymentMethodById } from '../services/payment-methods.ts';
+import { loadPaymentMethod } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor } from '../services/payments/processor.ts';
 import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
 
@@ -17,21 +16,20 @@ export const EXPIRY_GRACE_MS = 60 * 60 * 1000;
  * cannot pay a code we consider dead; if the processor refuses because the buyer already paid, its
  * answer is applied instead. Runs from the cron trigger; returns how many expired.
  */
-export async function expireQrPayments(env: Env, now: number, limit = 100): Promise<number> {
-  const db = createDb(env);
-  const due = await db
+export async function expireQrPayments(deps: Deps, now: number, limit = 100): Promise<number> {
+  const due = await deps.db
     .select()
     .from(payments)
     // One waiting on a required action is past its scan: only that action (or reconciliation) settles it.
-    .where(and(eq(payments.status, 'pending'), isNotNull(payments.expiresAt), lte(payments.expiresAt, now), isNull(payments.requiredAction), eq(payments.environment, env.ENVIRONMENT)))
+    .where(and(eq(payments.status, 'pending'), isNotNull(payments.expiresAt), lte(payments.expiresAt, now), isNull(payments.requiredAction), eq(payments.environment, deps.environment)))
     .limit(limit);
   let expired = 0;
   for (const payment of due) {
     try {
-      const verdict = await withdrawAtProcessor(env, payment, now);
+      const verdict = await withdrawAtProcessor(deps, payment, now);
       if (verdict.kind === 'wait') continue;
       const target = verdict.kind === 'settled' ? verdict.status : 'expired';
-      const { result } = await mutatePayment<boolean>(env, payment.id, (current, refunds) => {
+      const { result } = await mutatePayment<boolean>(deps, payment.id, (current, refunds) => {
         if (current.expiresAt === null || current.expiresAt > now) return { none: false };
         const change = processorAccountChange(current, { status: target }, now, { hasRefunds: refunds.length > 0 });
         return change ? { change, result: change.status === 'expired' } : { none: false };
@@ -46,11 +44,11 @@ export async function expireQrPayments(env: Env, now: number, limit = 100): Prom
 
 type Verdict = { kind: 'expire' } | { kind: 'settled'; status: ProcessorPaymentStatus } | { kind: 'wait' };
 
-async function withdrawAtProcessor(env: Env, payment: PaymentRow, now: number): Promise<Verdict> {
-  const method = await findPaymentMethodById(createDb(env), payment.paymentMethodId);
+async function withdrawAtProcessor(deps: Deps, payment: PaymentRow, now: number): Promise<Verdict> {
+  const method = await loadPaymentMethod(deps, payment.paymentMethodId);
   // Deleted with its credentials: nothing can be asked; the processor's own expiry applies.
   if (!method || method.secretsCiphertext === null) return { kind: 'expire' };
-  const { version, ctx } = await connectorFor(env, method);
+  const { version, ctx } = await connectorFor(deps, method);
   const lookup = {
     paymentId: payment.id,
     processorReference: payment.processorReference,

@@ -1,12 +1,11 @@
 import { and, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm';
-import { createDb, type Db } from '../db/client.ts';
 import { payments, refunds, type PaymentMethodRow } from '../db/schema/index.ts';
-import type { Env } from '../env.ts';
+import type { Deps } from '../deps.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { settleRefund } from '../services/payments/create-refund.ts';
 import type { ConnectorContext, ConnectorVersion, PaymentAction } from '../connectors/types.ts';
-import { findPaymentMethodById } from '../services/payment-methods.ts';
+import { loadPaymentMethod } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor } from '../services/payments/processor.ts';
 import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
 
@@ -25,8 +24,8 @@ export const RECONCILE_ACTION_REQUIRED_AFTER_MS = 6 * 60 * 60 * 1000;
  * longer be retried with its idempotency key (older than the key's retention) fails, releasing any
  * refund reservation.
  */
-export async function reconcile(env: Env, now: number, limit = 50): Promise<{ payments: number; refunds: number }> {
-  const db = createDb(env);
+export async function reconcile(deps: Deps, now: number, limit = 50): Promise<{ payments: number; refunds: number }> {
+  const { db } = deps;
   const staleBefore = now - RECONCILE_AFTER_MS;
   const lastLook = (table: typeof payments | typeof refunds) => sql`coalesce(${table.reconciledAt}, ${table.updatedAt})`;
   const stalePayments = await db
@@ -35,7 +34,7 @@ export async function reconcile(env: Env, now: number, limit = 50): Promise<{ pa
     .where(
       and(
         inArray(payments.status, ['created', 'pending', 'processing']),
-        eq(payments.environment, env.ENVIRONMENT),
+        eq(payments.environment, deps.environment),
         lte(lastLook(payments), staleBefore),
         or(isNull(payments.requiredAction), lte(lastLook(payments), now - RECONCILE_ACTION_REQUIRED_AFTER_MS)),
       ),
@@ -45,26 +44,26 @@ export async function reconcile(env: Env, now: number, limit = 50): Promise<{ pa
     .select({ refund: refunds, payment: payments })
     .from(refunds)
     .innerJoin(payments, eq(payments.id, refunds.paymentId))
-    .where(and(inArray(refunds.status, ['created', 'pending', 'processing']), eq(payments.environment, env.ENVIRONMENT), lte(lastLook(refunds), staleBefore)))
+    .where(and(inArray(refunds.status, ['created', 'pending', 'processing']), eq(payments.environment, deps.environment), lte(lastLook(refunds), staleBefore)))
     .limit(limit);
 
   const methods = new Map<string, PaymentMethodRow | undefined>();
   const methodOf = async (id: string) => {
-    if (!methods.has(id)) methods.set(id, await findPaymentMethodById(db, id));
+    if (!methods.has(id)) methods.set(id, await loadPaymentMethod(deps, id));
     return methods.get(id);
   };
 
   for (const payment of stalePayments) {
-    await reconcilePayment(env, db, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
+    await reconcilePayment(deps, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
       log('error', 'reconcile_payment_failed', { payment_id: payment.id, ...errorFields(error) });
       // Mark it looked at anyway, so one broken row cannot take every run's place in the limit.
-      await mutatePayment(env, payment.id, () => ({ change: { reconciledAt: now }, result: null })).catch(() => undefined);
+      await mutatePayment(deps, payment.id, () => ({ change: { reconciledAt: now }, result: null })).catch(() => undefined);
     });
   }
   for (const { refund, payment } of staleRefunds) {
-    await reconcileRefund(env, db, refund, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
+    await reconcileRefund(deps, refund, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
       log('error', 'reconcile_refund_failed', { refund_id: refund.id, ...errorFields(error) });
-      await settleRefund(env, db, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
+      await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
     });
   }
   return { payments: stalePayments.length, refunds: staleRefunds.length };
@@ -82,7 +81,7 @@ interface Verdict<S> {
  * the method's credentials being deleted); otherwise nothing, and we ask again later.
  */
 async function askProcessor<S>(
-  env: Env,
+  deps: Deps,
   method: PaymentMethodRow | undefined,
   createdAt: number,
   now: number,
@@ -90,14 +89,14 @@ async function askProcessor<S>(
 ): Promise<Verdict<S | 'failed'>> {
   const expired = createdAt <= now - IDEMPOTENCY_RETENTION_MS;
   if (!method || method.secretsCiphertext === null) return { target: expired ? 'failed' : null, processorReference: null };
-  const { version, ctx } = await connectorFor(env, method);
+  const { version, ctx } = await connectorFor(deps, method);
   const read = await callConnector(() => lookup(version, ctx));
   if (read.ok) return { target: read.value.status, processorReference: read.value.processorReference, ...(read.value.action ? { action: read.value.action } : {}) };
   return { target: read.error.kind === 'not_found' && expired ? 'failed' : null, processorReference: null };
 }
 
-async function reconcilePayment(env: Env, db: Db, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
-  const { target, processorReference, action } = await askProcessor(env, method, payment.createdAt, now, (version, ctx) =>
+async function reconcilePayment(deps: Deps, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
+  const { target, processorReference, action } = await askProcessor(deps, method, payment.createdAt, now, (version, ctx) =>
     version.adapter.getPayment(ctx, {
       paymentId: payment.id,
       processorReference: payment.processorReference,
@@ -105,7 +104,7 @@ async function reconcilePayment(env: Env, db: Db, payment: typeof payments.$infe
       amount: { minor: payment.amountMinor, currency: payment.currency },
     }),
   );
-  await mutatePayment(env, payment.id, (current, ledger) => {
+  await mutatePayment(deps, payment.id, (current, ledger) => {
     const account = target ? processorAccountChange(current, { status: target, ...(action ? { action } : {}) }, now, { hasRefunds: ledger.length > 0 }) : null;
     return {
       change: {
@@ -118,8 +117,8 @@ async function reconcilePayment(env: Env, db: Db, payment: typeof payments.$infe
   });
 }
 
-async function reconcileRefund(env: Env, db: Db, refund: typeof refunds.$inferSelect, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
-  const { target, processorReference } = await askProcessor(env, method, refund.createdAt, now, (version, ctx) =>
+async function reconcileRefund(deps: Deps, refund: typeof refunds.$inferSelect, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
+  const { target, processorReference } = await askProcessor(deps, method, refund.createdAt, now, (version, ctx) =>
     version.adapter.getRefund(ctx, {
       refundId: refund.id,
       amount: { minor: refund.amountMinor, currency: refund.currency },
@@ -128,7 +127,7 @@ async function reconcileRefund(env: Env, db: Db, refund: typeof refunds.$inferSe
       paymentProcessorReference: payment.processorReference ?? '',
     }),
   );
-  await settleRefund(env, db, refund.id, payment.id, target, {
+  await settleRefund(deps, refund.id, payment.id, target, {
     reconciledAt: now,
     ...(refund.processorReference === null && processorReference ? { processorReference } : {}),
   });

@@ -1,8 +1,23 @@
-import { OpenAPIHono, z, type Hook } from '@hono/zod-openapi';
-import type { AppEnv } from '../env.ts';
+import { OpenAPIHono, z, type Hook, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
+import type { Deps } from '../deps.ts';
+import type { AuthContext } from '../domain/caller.ts';
+import type { Env } from '../env.ts';
 import { ERROR_CODES, invalidRequest, type ErrorCode, type FieldIssue } from './errors.ts';
 
 /** Shared OpenAPI building blocks: envelopes, pagination, error responses, the router factory. */
+
+/** What the HTTP layer keeps per request (Hono's `c.var`). */
+export interface AppVariables {
+  requestId: string;
+  /** This request's dependencies (deps.ts), set first by middleware/request-context.ts. */
+  deps: Deps;
+  /** Set by middleware/auth.ts on the routes that require a credential. */
+  auth: AuthContext;
+  /** The error code answered, for the access log (middleware/error-handler.ts, idempotent replays). */
+  errorCode?: string;
+}
+
+export type AppEnv = { Bindings: Env; Variables: AppVariables };
 
 export const BEARER_AUTH = 'bearerAuth';
 export const bearerSecurity = [{ [BEARER_AUTH]: [] }];
@@ -145,7 +160,7 @@ export function createRouter() {
 
 export type AppOpenAPI = ReturnType<typeof createRouter>;
 
-export type AppRouteHandler<R extends import('@hono/zod-openapi').RouteConfig> = import('@hono/zod-openapi').RouteHandler<R, import('../env.ts').AppEnv>;
+export type AppRouteHandler<R extends RouteConfig> = RouteHandler<R, AppEnv>;
 
 /** Path identifiers are opaque; anything unknown, malformed or foreign is answered as not found. */
 export const opaqueId = (name: string, example: string) =>

@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import type { AppEnv } from '../env.ts';
+import type { AppEnv } from '../lib/openapi.ts';
 import { log } from '../lib/log.ts';
 
 /**
@@ -17,7 +17,7 @@ export const accessLog: MiddlewareHandler<AppEnv> = async (c, next) => {
   const status = c.res.status;
   log(status >= 500 ? 'error' : 'info', 'request', {
     request_id: c.get('requestId'),
-    environment: c.env.ENVIRONMENT,
+    environment: c.get('deps').environment,
     method: c.req.method,
     route: routePattern(c),
     status,

@@ -1,6 +1,6 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import type { AppEnv } from '../env.ts';
+import type { AppEnv } from '../lib/openapi.ts';
 import { ApiError, invalidRequest } from '../lib/errors.ts';
 import { newRequestId } from '../lib/ids.ts';
 import { log } from '../lib/log.ts';

@@ -1,8 +1,7 @@
-import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../env.ts';
+import type { Context, MiddlewareHandler } from 'hono';
 import { invalidRequest, type ApiError } from '../lib/errors.ts';
+import { ErrorSchema, type AppEnv, type AppOpenAPI } from '../lib/openapi.ts';
 import { MAX_JSON_DEPTH, parseStrictJson, type StrictJsonIssue } from '../lib/strict-json.ts';
-import { ErrorSchema, type AppOpenAPI } from '../lib/openapi.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
@@ -11,8 +10,8 @@ const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
  * One gate for every request body, before any route sees it: at most 64 KiB (also when the length is
  * not declared), `Content-Type: application/json`, valid UTF-8 strict JSON (no repeated key, no
  * `__proto__`, at most 64 levels deep: lib/strict-json.ts), and a JSON object. The raw text is handed on
- * through Hono's body cache, so the route validator parses what was checked here (and, with no repeated
- * key, `JSON.parse` there reads it as every other reader would).
+ * through Hono's body cache (a processor notification's signature is checked over it), and the value
+ * parsed here to the route validator, so a body is parsed once.
  */
 export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
@@ -22,7 +21,7 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   const raw = await readCapped(c.req.raw.body, MAX_BODY_BYTES);
   if (raw.byteLength === 0) {
     // An empty body reads as {}, so a route that needs fields names the missing ones.
-    (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve('{}');
+    handOn(c, '{}', {});
     return next();
   }
 
@@ -39,9 +38,18 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw invalidRequest('The body must be a JSON object.', [{ field: '(body)', issue: 'Expected a JSON object' }]);
   }
-  (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
+  handOn(c, text, parsed);
   return next();
 };
+
+/**
+ * The validator reads the body with `c.req.json()`, which would parse the cached text again; this
+ * request's `json()` answers with the value checked here instead (JSON.parse's own, lib/strict-json.ts).
+ */
+function handOn(c: Context<AppEnv>, text: string, parsed: object) {
+  (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
+  c.req.json = <T>() => Promise.resolve(parsed as T);
+}
 
 // Parsers' messages quote the input, so none is passed on.
 const malformed = () => invalidRequest('The body is not valid JSON.', [{ field: '(body)', issue: 'Malformed JSON' }]);

@@ -1,14 +1,17 @@
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../env.ts';
+import { createDeps } from '../deps.ts';
 import { newRequestId } from '../lib/ids.ts';
+import type { AppEnv } from '../lib/openapi.ts';
 
 /**
- * Gives every request its `req_` id and sets `X-Request-Id` on every response, errors included (onError
- * runs inside `next()`). API responses are never cached and never sniffed.
+ * Gives every request its `req_` id and its dependencies (deps.ts, built once here), and sets
+ * `X-Request-Id` on every response, errors included (onError runs inside `next()`). API responses are
+ * never cached and never sniffed.
  */
 export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const requestId = newRequestId();
   c.set('requestId', requestId);
+  c.set('deps', createDeps(c.env));
   await next();
   // Responses passed through from the assets binding have immutable headers; copy them once.
   if (!trySetHeader(c.res, 'X-Request-Id', requestId)) {

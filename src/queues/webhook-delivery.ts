@@ -1,18 +1,17 @@
-import { createDb } from '../db/client.ts';
-import type { Env } from '../env.ts';
+import { createDeps } from '../deps.ts';
+import type { Env, WebhookMessage } from '../env.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { deliverEvent } from '../services/webhooks/deliver.ts';
-import type { WebhookMessage } from '../services/webhooks/enqueue.ts';
 
 /**
  * Queue consumer: at least once, each message one delivery attempt. A failed attempt is retried by the
  * queue itself after the backoff delay that `deliverEvent` chose (all within the queue's 12 h limit).
  */
 export async function handleWebhookBatch(batch: MessageBatch<WebhookMessage>, env: Env): Promise<void> {
-  const db = createDb(env);
+  const deps = createDeps(env);
   for (const message of batch.messages) {
     try {
-      const outcome = await deliverEvent(env, db, message.body.eventId);
+      const outcome = await deliverEvent(deps, message.body.eventId);
       if (outcome.kind === 'retry') message.retry({ delaySeconds: outcome.delaySeconds });
       else message.ack();
     } catch (error) {

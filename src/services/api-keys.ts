@@ -1,7 +1,6 @@
 import { and, count, desc, eq } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
 import { apiKeys, type ApiKeyRow } from '../db/schema/index.ts';
-import type { Environment } from '../env.ts';
+import type { Deps } from '../deps.ts';
 import { displayPrefix, generateApiKeySecret, hashApiKeySecret } from '../domain/api-key-secrets.ts';
 import { normalizeScopes, type Scope } from '../domain/scopes.ts';
 import { newId } from '../lib/ids.ts';
@@ -21,16 +20,17 @@ export function toApiKeyResource(row: ApiKeyRow) {
   };
 }
 
-export async function createApiKey(db: Db, pepper: string, input: { ownerId: string; name: string; scopes: Scope[]; environment: Environment }) {
-  const secret = generateApiKeySecret(input.environment);
+/** A new key of this environment for `ownerId`; the secret is returned once, only its peppered hash is stored. */
+export async function createApiKey({ db, environment, apiKeyPepper }: Deps, input: { ownerId: string; name: string; scopes: Scope[] }) {
+  const secret = generateApiKeySecret(environment);
   const row: ApiKeyRow = {
     id: newId('key'),
     userId: input.ownerId,
     name: input.name,
     scopes: normalizeScopes(input.scopes),
-    environment: input.environment,
+    environment,
     status: 'active',
-    secretHash: await hashApiKeySecret(pepper, secret),
+    secretHash: await hashApiKeySecret(apiKeyPepper, secret),
     prefix: displayPrefix(secret),
     createdAt: Date.now(),
     lastUsedAt: null,
@@ -40,7 +40,7 @@ export async function createApiKey(db: Db, pepper: string, input: { ownerId: str
   return { row, secret };
 }
 
-export async function listApiKeys(db: Db, ownerId: string, environment: Environment, limit: number, offset: number) {
+export async function listApiKeys({ db, environment }: Deps, ownerId: string, limit: number, offset: number) {
   const scope = and(eq(apiKeys.userId, ownerId), eq(apiKeys.environment, environment));
   const [rows, [{ total } = { total: 0 }]] = await db.batch([
     db.select().from(apiKeys).where(scope).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(limit).offset(offset),
@@ -49,15 +49,18 @@ export async function listApiKeys(db: Db, ownerId: string, environment: Environm
   return { rows, total };
 }
 
-/** A key of this owner and environment, or undefined: foreign and unknown ids look the same. */
-export function findOwnedApiKey(db: Db, ownerId: string | null, environment: Environment, id: string) {
+/**
+ * A key of this owner (of any owner when `ownerId` is null: an admin) and environment, or undefined:
+ * foreign and unknown ids look the same.
+ */
+export function findApiKey({ db, environment }: Deps, ownerId: string | null, id: string) {
   const conditions = [eq(apiKeys.id, id), eq(apiKeys.environment, environment)];
   if (ownerId !== null) conditions.push(eq(apiKeys.userId, ownerId));
   return db.select().from(apiKeys).where(and(...conditions)).get();
 }
 
 /** Idempotent: revoking a revoked key keeps its first revocation time. */
-export async function revokeApiKey(db: Db, row: ApiKeyRow): Promise<ApiKeyRow> {
+export async function revokeApiKey({ db }: Deps, row: ApiKeyRow): Promise<ApiKeyRow> {
   if (row.status === 'revoked') return row;
   const revoked = await db
     .update(apiKeys)

@@ -1,18 +1,18 @@
-import type { Db } from '../db/client.ts';
 import type { UserRow } from '../db/schema/index.ts';
+import type { Deps } from '../deps.ts';
+import type { AuthContext } from '../domain/caller.ts';
 import { ApiError } from '../lib/errors.ts';
-import type { AuthContext } from '../middleware/auth.ts';
-import { findUser } from './users.ts';
+import { loadUser } from './users.ts';
 
 /**
  * The owner a management call acts for: the caller itself, or, for an admin only, the `user_id` it
  * names. A client naming any `user_id` is refused, so the field cannot be used to reach another owner.
  */
-export async function resolveOwner(db: Db, auth: AuthContext, requestedUserId: string | undefined): Promise<UserRow> {
+export async function resolveOwner(deps: Deps, auth: AuthContext, requestedUserId: string | undefined): Promise<UserRow> {
   if (requestedUserId !== undefined && auth.role !== 'admin') {
     throw new ApiError('insufficient_role', 'Only an admin may act for another user (`user_id`).');
   }
-  const owner = await findUser(db, requestedUserId ?? auth.ownerId);
+  const owner = await loadUser(deps, requestedUserId ?? auth.ownerId);
   if (!owner) throw new ApiError(requestedUserId !== undefined ? 'user_not_found' : 'unauthorized');
   return owner;
 }

@@ -1,13 +1,13 @@
-import { and, eq, isNull } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { insertRowIf } from '../db/conditional-insert.ts';
 import { refreshTokens, sessions, type UserRow } from '../db/schema/index.ts';
-import type { Env } from '../env.ts';
+import type { Deps } from '../deps.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from '../domain/access-tokens.ts';
 import { ApiError } from '../lib/errors.ts';
 import { bytesToBase64Url, sha256Hex } from '../lib/encoding.ts';
 import { newId } from '../lib/ids.ts';
 import { log } from '../lib/log.ts';
-import { toUserResource } from './users.ts';
+import { loadUser, toUserResource } from './users.ts';
 
 /**
  * Sessions and their refresh tokens. A refresh token is opaque (256 random bits), stored only as its
@@ -20,7 +20,8 @@ export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
 const newRefreshToken = () => `rt_${bytesToBase64Url(crypto.getRandomValues(new Uint8Array(32)))}`;
 
-export async function issueSessionTokens(env: Env, db: Db, user: UserRow) {
+export async function issueSessionTokens(deps: Deps, user: UserRow) {
+  const { db } = deps;
   const now = Date.now();
   const sessionId = newId('ses');
   const refreshToken = newRefreshToken();
@@ -34,13 +35,13 @@ export async function issueSessionTokens(env: Env, db: Db, user: UserRow) {
       expiresAt: now + REFRESH_TOKEN_TTL_MS,
     }),
   ]);
-  return tokenResponse(env, user, sessionId, refreshToken, now);
+  return tokenResponse(deps, user, sessionId, refreshToken, now);
 }
 
-async function tokenResponse(env: Env, user: UserRow, sessionId: string, refreshToken: string, now: number) {
+async function tokenResponse(deps: Deps, user: UserRow, sessionId: string, refreshToken: string, now: number) {
   const accessToken = await signAccessToken(
-    env.JWT_SIGNING_KEY,
-    { sub: user.id, sid: sessionId, role: user.role, scopes: user.scopes, env: env.ENVIRONMENT },
+    deps.jwtSigningKey,
+    { sub: user.id, sid: sessionId, role: user.role, scopes: user.scopes, env: deps.environment },
     now,
   );
   return {
@@ -52,7 +53,8 @@ async function tokenResponse(env: Env, user: UserRow, sessionId: string, refresh
   };
 }
 
-export async function rotateRefreshToken(env: Env, db: Db, presented: string, loadUser: (id: string) => Promise<UserRow | undefined>) {
+export async function rotateRefreshToken(deps: Deps, presented: string) {
+  const { db } = deps;
   const now = Date.now();
   const found = await db
     .select({ token: refreshTokens, session: sessions })
@@ -62,37 +64,39 @@ export async function rotateRefreshToken(env: Env, db: Db, presented: string, lo
     .get();
   if (!found || found.session.revokedAt !== null || found.token.expiresAt <= now) throw new ApiError('invalid_refresh_token');
   if (found.token.usedAt !== null) {
-    await revokeSession(db, found.session.id, 'refresh_token_reuse');
+    await revokeSession(deps, found.session.id, 'refresh_token_reuse');
     throw new ApiError('invalid_refresh_token');
   }
 
   const successorId = newId('rtk');
   const successor = newRefreshToken();
-  const [, inserted] = await db.$client.batch([
-    db.$client
-      .prepare('UPDATE refresh_tokens SET used_at = ?1, replaced_by = ?2 WHERE id = ?3 AND used_at IS NULL')
-      .bind(now, successorId, found.token.id),
-    db.$client
-      .prepare(
-        `INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at)
-         SELECT ?1, ?2, ?3, ?4, ?5
-         WHERE EXISTS (SELECT 1 FROM refresh_tokens WHERE id = ?6 AND replaced_by = ?1)
-           AND EXISTS (SELECT 1 FROM sessions WHERE id = ?2 AND revoked_at IS NULL)`,
-      )
-      .bind(successorId, found.session.id, await sha256Hex(successor), now, now + REFRESH_TOKEN_TTL_MS, found.token.id),
+  // The successor exists only if this exchange marked the token used (it names the successor) and the
+  // session is still open, both decided inside the batch.
+  const [, inserted] = await db.batch([
+    db
+      .update(refreshTokens)
+      .set({ usedAt: now, replacedBy: successorId })
+      .where(and(eq(refreshTokens.id, found.token.id), isNull(refreshTokens.usedAt))),
+    insertRowIf(
+      db,
+      refreshTokens,
+      { id: successorId, sessionId: found.session.id, tokenHash: await sha256Hex(successor), createdAt: now, expiresAt: now + REFRESH_TOKEN_TTL_MS },
+      sql`exists (select 1 from ${refreshTokens} where ${refreshTokens.id} = ${found.token.id} and ${refreshTokens.replacedBy} = ${successorId})
+        and exists (select 1 from ${sessions} where ${sessions.id} = ${found.session.id} and ${sessions.revokedAt} is null)`,
+    ),
   ]);
-  if (!inserted || inserted.meta.changes !== 1) {
+  if ((inserted as D1Result).meta.changes !== 1) {
     // Another exchange of this same token won the race: that is a reuse too.
-    await revokeSession(db, found.session.id, 'refresh_token_reuse');
+    await revokeSession(deps, found.session.id, 'refresh_token_reuse');
     throw new ApiError('invalid_refresh_token');
   }
 
-  const user = await loadUser(found.session.userId);
+  const user = await loadUser(deps, found.session.userId);
   if (!user) throw new ApiError('invalid_refresh_token');
-  return tokenResponse(env, user, found.session.id, successor, now);
+  return tokenResponse(deps, user, found.session.id, successor, now);
 }
 
-export async function revokeSession(db: Db, sessionId: string, reason: 'logout' | 'refresh_token_reuse') {
+export async function revokeSession({ db }: Deps, sessionId: string, reason: 'logout' | 'refresh_token_reuse') {
   const result = await db
     .update(sessions)
     .set({ revokedAt: Date.now(), revokedReason: reason })
@@ -104,7 +108,7 @@ export async function revokeSession(db: Db, sessionId: string, reason: 'logout' 
 }
 
 /** The session a refresh token belongs to, whatever the token's state; for logout. */
-export async function findSessionIdByRefreshToken(db: Db, presented: string): Promise<string | null> {
+export async function loadSessionIdByRefreshToken({ db }: Deps, presented: string): Promise<string | null> {
   const row = await db
     .select({ sessionId: refreshTokens.sessionId })
     .from(refreshTokens)

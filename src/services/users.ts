@@ -1,6 +1,8 @@
 import { count, desc, eq } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
+import { isUniqueViolation } from '../db/errors.ts';
 import { users, type UserRow } from '../db/schema/index.ts';
+import type { Deps } from '../deps.ts';
+import { normalizeEmail } from '../domain/accounts.ts';
 import { hashPassword } from '../domain/passwords.ts';
 import { BUSINESS_SCOPES, normalizeScopes, type Role, type Scope } from '../domain/scopes.ts';
 import { ApiError } from '../lib/errors.ts';
@@ -19,8 +21,6 @@ export function toUserResource(row: UserRow) {
   };
 }
 
-export const normalizeEmail = (email: string) => email.trim().toLowerCase();
-
 export interface NewUser {
   email: string;
   name: string;
@@ -29,9 +29,10 @@ export interface NewUser {
   scopes?: Scope[];
 }
 
-export async function createUser(db: Db, input: NewUser): Promise<UserRow> {
+export async function createUser(deps: Deps, input: NewUser): Promise<UserRow> {
+  const { db } = deps;
   const email = normalizeEmail(input.email);
-  if (await findUserByEmail(db, email)) throw new ApiError('email_taken');
+  if (await loadUserByEmail(deps, email)) throw new ApiError('email_taken');
   const now = Date.now();
   const row: UserRow = {
     id: newId('usr'),
@@ -53,15 +54,16 @@ export async function createUser(db: Db, input: NewUser): Promise<UserRow> {
   return row;
 }
 
-export function findUserByEmail(db: Db, email: string) {
+/** Users are owners, not owned: these reads are unscoped (`load*`); routes decide who may see whom. */
+export function loadUserByEmail({ db }: Deps, email: string) {
   return db.select().from(users).where(eq(users.email, normalizeEmail(email))).get();
 }
 
-export function findUser(db: Db, id: string) {
+export function loadUser({ db }: Deps, id: string) {
   return db.select().from(users).where(eq(users.id, id)).get();
 }
 
-export async function listUsers(db: Db, limit: number, offset: number) {
+export async function listUsers({ db }: Deps, limit: number, offset: number) {
   const [rows, [{ total } = { total: 0 }]] = await db.batch([
     db.select().from(users).orderBy(desc(users.createdAt), desc(users.id)).limit(limit).offset(offset),
     db.select({ total: count() }).from(users),
@@ -76,7 +78,7 @@ export interface UserPatch {
   scopes?: Scope[];
 }
 
-export async function updateUser(db: Db, current: UserRow, patch: UserPatch): Promise<UserRow> {
+export async function updateUser(deps: Deps, current: UserRow, patch: UserPatch): Promise<UserRow> {
   // Only the fields sent are written: rewriting the others from `current` would let a concurrent
   // patch (a user renaming itself while an admin demotes it) put back the values it read.
   const changes: Partial<UserRow> = {
@@ -87,12 +89,12 @@ export async function updateUser(db: Db, current: UserRow, patch: UserPatch): Pr
     updatedAt: Math.max(Date.now(), current.updatedAt + 1),
   };
   if (changes.email !== undefined && changes.email !== current.email) {
-    const other = await findUserByEmail(db, changes.email);
+    const other = await loadUserByEmail(deps, changes.email);
     if (other && other.id !== current.id) throw new ApiError('email_taken');
   }
   let updated: UserRow | undefined;
   try {
-    updated = await db.update(users).set(changes).where(eq(users.id, current.id)).returning().get();
+    updated = await deps.db.update(users).set(changes).where(eq(users.id, current.id)).returning().get();
   } catch (error) {
     if (isUniqueViolation(error)) throw new ApiError('email_taken');
     throw error;
@@ -101,7 +103,7 @@ export async function updateUser(db: Db, current: UserRow, patch: UserPatch): Pr
   return updated;
 }
 
-export function isUniqueViolation(error: unknown): boolean {
-  const message = error instanceof Error ? `${error.message} ${String((error as { cause?: unknown }).cause ?? '')}` : '';
-  return /UNIQUE constraint failed/i.test(message);
+/** Replaces a password hash written with weaker parameters (domain/passwords.ts), after a successful login. */
+export async function rehashPassword({ db }: Deps, user: UserRow, password: string): Promise<void> {
+  await db.update(users).set({ passwordHash: await hashPassword(password) }).where(eq(users.id, user.id)).run();
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { reconcile, RECONCILE_ACTION_REQUIRED_AFTER_MS, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { MercadoPagoSimulator, MP_BASE, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
+import { createDeps } from '../../src/deps.ts';
 
 /**
  * Mercado Pago end to end through the API: methods created with POST /v1/account/payment-methods, the
@@ -377,9 +378,9 @@ describe('Mercado Pago outcomes a merchant must act on', () => {
       const reads = () => sim.requestsTo('GET', `/v1/orders/${orderId}`).length;
       const before = reads();
       const now = Date.now();
-      await reconcile(env, now + RECONCILE_AFTER_MS + 60_000);
+      await reconcile(createDeps(env), now + RECONCILE_AFTER_MS + 60_000);
       expect(reads()).toBe(before);
-      await reconcile(env, now + RECONCILE_ACTION_REQUIRED_AFTER_MS + 60_000);
+      await reconcile(createDeps(env), now + RECONCILE_ACTION_REQUIRED_AFTER_MS + 60_000);
       expect(reads()).toBe(before + 1);
       expect((await getPayment(id)).body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
       expect((await events(id)).map((e) => e.type)).toEqual(['payment.action_required']);

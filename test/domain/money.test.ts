@@ -6,7 +6,6 @@ import {
   SUPPORTED_CURRENCIES,
   formatAmount,
   isSupportedCurrency,
-  lastTwoDigits,
   parseAmount,
   type Currency,
 } from '../../src/domain/money.ts';
@@ -31,7 +30,6 @@ describe('currencies', () => {
     expect(isSupportedCurrency(code)).toBe(false);
     expect(reasonOf(() => parseAmount('10', code))).toBe('unsupported_currency');
     expect(reasonOf(() => formatAmount(1000, code))).toBe('unsupported_currency');
-    expect(reasonOf(() => lastTwoDigits(1000, code))).toBe('unsupported_currency');
   });
 
   it('checks the currency before the value, so the caller can answer 422', () => {
@@ -129,21 +127,6 @@ describe('formatAmount', () => {
   });
 });
 
-describe('lastTwoDigits', () => {
-  it.each<[number, Currency, number]>([
-    [1051, 'USD', 51],
-    [1000, 'USD', 0],
-    [5, 'USD', 5],
-    [99_999_999_999_954, 'USD', 54],
-    [1552, 'CLP', 52],
-    [3, 'CLP', 3],
-    [parseAmount('12.61', 'USD'), 'USD', 61],
-    [parseAmount('12.6', 'USD'), 'USD', 60],
-  ])('of %d %s is %d', (minor, currency, digits) => {
-    expect(lastTwoDigits(minor, currency)).toBe(digits);
-  });
-});
-
 // Amounts drawn over the whole accepted range of each currency, as BigInt because fc.integer stops at 2^31.
 const currencyAndMinor = fc.constantFrom(...SUPPORTED_CURRENCIES).chain((currency) =>
   fc.tuple(
@@ -216,15 +199,6 @@ describe('properties', () => {
         expect(value).toMatch(new RegExp(`^(0|[1-9]\\d{0,11})${fraction}$`));
       }),
       { numRuns: 3000 },
-    );
-  });
-
-  it('lastTwoDigits matches the last two digits of the canonical string', () => {
-    fc.assert(
-      fc.property(currencyAndMinor, ([currency, minor]) => {
-        const text = formatAmount(minor, currency).replace('.', '');
-        expect(lastTwoDigits(minor, currency)).toBe(Number(text.slice(-2)));
-      }),
     );
   });
 });

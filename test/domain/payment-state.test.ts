@@ -28,7 +28,7 @@ import {
   type RefundStatus,
 } from '../../src/domain/refund-state.ts';
 
-// docs/states.md, written out independently of the module's table.
+// docs/states.md ("Payment transitions"), written out independently of the module's table.
 const EXPECTED: Record<PaymentStatus, PaymentStatus[]> = {
   created: ['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],
   pending: ['processing', 'approved', 'declined', 'failed', 'expired', 'canceled'],

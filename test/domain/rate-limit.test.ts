@@ -1,8 +1,9 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/domain/rate-limit.ts';
+import { rateLimiters } from '../../src/durable-objects/rate-limiter.ts';
 import { newId } from '../../src/lib/ids.ts';
-import { SESSION_RATE_LIMIT } from '../../src/middleware/rate-limit.ts';
+import { SESSION_RATE_LIMIT } from '../../src/services/rate-limit.ts';
 
 const LIMIT = 10;
 const WINDOW = 60_000;
@@ -131,7 +132,8 @@ describe('session rate limit settings and the RateLimiter object', () => {
   });
 
   it('allows up to the limit per key, then answers whole seconds to wait', async () => {
-    const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`test:${newId('k')}`));
+    const limiters = rateLimiters(env.RATE_LIMITER);
+    const limiter = limiters.get(limiters.idFromName(`test:${newId('k')}`));
     const results = [];
     for (let i = 0; i < 4; i++) results.push(await limiter.hit(3, 60_000));
     expect(results.slice(0, 3).map((r) => r.allowed)).toEqual([true, true, true]);
@@ -143,7 +145,7 @@ describe('session rate limit settings and the RateLimiter object', () => {
     expect(refused.retryAfterSeconds).toBeLessThanOrEqual(60);
 
     // Another key is independent.
-    const other = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`test:${newId('k')}`));
+    const other = limiters.get(limiters.idFromName(`test:${newId('k')}`));
     expect((await other.hit(3, 60_000)).allowed).toBe(true);
   });
 });

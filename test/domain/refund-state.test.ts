@@ -17,7 +17,7 @@ import {
   type RefundStatus,
 } from '../../src/domain/refund-state.ts';
 
-// CONTRACT.md: `created` -> `pending`/`processing` -> `approved` | `declined` | `failed`.
+// docs/states.md ("Refund transitions"): `created` -> `pending`/`processing` -> `approved` | `declined` | `failed`.
 const EXPECTED: Record<RefundStatus, RefundStatus[]> = {
   created: ['pending', 'processing', 'approved', 'declined', 'failed'],
   pending: ['processing', 'approved', 'declined', 'failed'],

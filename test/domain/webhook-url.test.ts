@@ -36,7 +36,7 @@ describe('the URL parser normalizes the host that fetch would connect to', () =>
 
 type Refused = [input: string, localException?: 'accepted when local'];
 
-// Every spelling of issue 5 point 5, and then some. An entry marked 'accepted when local' is the literal
+// Every spelling of an address the service must not call (docs/limits.md, "Webhook URLs"), and then some. An entry marked 'accepted when local' is the literal
 // local exception and passes with allowInsecureLocal; every other entry is refused with either setting.
 const REFUSED: Record<string, Refused[]> = {
   'loopback IPv4 in every spelling': [

@@ -1,5 +1,5 @@
 import { env, exports } from 'cloudflare:workers';
-import { createDb } from '../../src/db/client.ts';
+import { createDeps } from '../../src/deps.ts';
 import { users } from '../../src/db/schema/index.ts';
 import { hashPassword } from '../../src/domain/passwords.ts';
 import { BUSINESS_SCOPES, type Role, type Scope } from '../../src/domain/scopes.ts';
@@ -78,7 +78,7 @@ export async function seedUser(options: { role?: Role; scopes?: Scope[]; email?:
     role: options.role ?? 'client',
     scopes: options.scopes ?? [...BUSINESS_SCOPES],
   };
-  await createDb(env).insert(users).values({ ...user, passwordHash: await passwordHash, createdAt: now, updatedAt: now }).run();
+  await createDeps(env).db.insert(users).values({ ...user, passwordHash: await passwordHash, createdAt: now, updatedAt: now }).run();
   return { ...user, password: TEST_PASSWORD };
 }
 

@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
 import { vi } from 'vitest';
 import { handleWebhookBatch } from '../../src/queues/webhook-delivery.ts';
-import type { WebhookMessage } from '../../src/services/webhooks/enqueue.ts';
+import type { WebhookMessage } from '../../src/env.ts';
 import { call, type Session } from './api.ts';
 import { allowSecretIn, trackSecret } from './leak-scan.ts';
 

@@ -24,6 +24,7 @@ import {
   type CapturedQueue,
   type Receiver,
 } from '../helpers/webhooks.ts';
+import { createDeps } from '../../src/deps.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
 const MINUTE = 60_000;
@@ -137,9 +138,9 @@ describe('QR expiry', () => {
     expect(expiresAt! - before).toBeGreaterThanOrEqual(60_000);
     expect(expiresAt! - before).toBeLessThan(900_000);
 
-    expect(await expireQrPayments(env, expiresAt! - 1, ALL)).toBeGreaterThanOrEqual(0);
+    expect(await expireQrPayments(createDeps(env), expiresAt! - 1, ALL)).toBeGreaterThanOrEqual(0);
     expect((await row(payment.id)).status).toBe('pending');
-    await expireQrPayments(env, expiresAt!, ALL);
+    await expireQrPayments(createDeps(env), expiresAt!, ALL);
     expect((await row(payment.id)).status).toBe('expired');
     expect(await eventTypes(payment.id)).toEqual(['payment.pending', 'payment.expired']);
   });
@@ -149,7 +150,7 @@ describe('QR expiry', () => {
     await call('POST', `/v1/test-helpers/payments/${qr.id}/approve`, { token: m.key.secret });
     const pos = await pay(m.pos.id, '72.00');
     const far = Date.now() + 30 * 24 * 3600_000;
-    await expireQrPayments(env, far, ALL);
+    await expireQrPayments(createDeps(env), far, ALL);
     await runScheduledJobs(env, far);
     expect((await row(qr.id)).status).toBe('approved');
     expect((await row(pos.id)).status).toBe('approved');
@@ -165,18 +166,18 @@ describe('reconciliation of payments', () => {
     const start = await row(id);
     expect(start).toMatchObject({ status: 'pending', processor_reference: null });
 
-    await reconcile(env, start.updated_at + RECONCILE_AFTER_MS + MINUTE, ALL);
+    await reconcile(createDeps(env), start.updated_at + RECONCILE_AFTER_MS + MINUTE, ALL);
     expect((await row(id)).status).toBe('pending');
     expect((await row(id)).reconciled_at).toBe(start.updated_at + RECONCILE_AFTER_MS + MINUTE);
     const lastYoungLook = start.created_at + IDEMPOTENCY_RETENTION_MS - MINUTE;
-    await reconcile(env, lastYoungLook, ALL);
+    await reconcile(createDeps(env), lastYoungLook, ALL);
     expect((await row(id)).status).toBe('pending');
     expect(await eventTypes(id)).toEqual(['payment.pending']);
 
     // The next look (10 minutes after the last one) finds it past 25 h.
     const end = lastYoungLook + RECONCILE_AFTER_MS;
     expect(end).toBeGreaterThan(start.created_at + IDEMPOTENCY_RETENTION_MS);
-    await reconcile(env, end, ALL);
+    await reconcile(createDeps(env), end, ALL);
     const after = await row(id);
     expect(after.status).toBe('failed');
     expect(after.updated_at).toBe(end);
@@ -191,9 +192,9 @@ describe('reconciliation of payments', () => {
     const id = (await paymentRowsByReference(body.external_reference))[0]!.id;
     const start = await row(id);
     expect(start.status).toBe('created');
-    await reconcile(env, start.created_at + 2 * RECONCILE_AFTER_MS, ALL);
+    await reconcile(createDeps(env), start.created_at + 2 * RECONCILE_AFTER_MS, ALL);
     expect((await row(id)).status).toBe('created');
-    await reconcile(env, start.created_at + IDEMPOTENCY_RETENTION_MS + MINUTE, ALL);
+    await reconcile(createDeps(env), start.created_at + IDEMPOTENCY_RETENTION_MS + MINUTE, ALL);
     expect((await row(id)).status).toBe('failed');
     expect(await eventTypes(id)).toEqual(['payment.failed']);
   });
@@ -208,7 +209,7 @@ describe('reconciliation of payments', () => {
     }
     expect((await row(approved.id)).processor_reference).not.toBeNull();
     const now = Date.now();
-    await reconcile(env, now, ALL);
+    await reconcile(createDeps(env), now, ALL);
     expect((await row(approved.id)).status).toBe('approved');
     expect((await row(failed.id)).status).toBe('failed');
     expect((await row(approved.id)).updated_at).toBeGreaterThanOrEqual(now);
@@ -221,9 +222,9 @@ describe('reconciliation of payments', () => {
   it('a pending QR payment the processor still reports pending stays pending, without events; a young payment is not asked about', async () => {
     const qr = await pay(m.qr.id, '75.00');
     const start = await row(qr.id);
-    await reconcile(env, start.updated_at + RECONCILE_AFTER_MS - 1, ALL);
+    await reconcile(createDeps(env), start.updated_at + RECONCILE_AFTER_MS - 1, ALL);
     expect((await row(qr.id)).reconciled_at).toBeNull();
-    await reconcile(env, start.updated_at + RECONCILE_AFTER_MS, ALL);
+    await reconcile(createDeps(env), start.updated_at + RECONCILE_AFTER_MS, ALL);
     expect(await row(qr.id)).toMatchObject({ status: 'pending', reconciled_at: start.updated_at + RECONCILE_AFTER_MS, updated_at: start.updated_at });
     expect(await eventTypes(qr.id)).toEqual(['payment.pending']);
   });
@@ -251,7 +252,7 @@ describe('reconciliation of refunds', () => {
     const over = expectError(await refund(payment.id, '30.00'), 422, 'refund_exceeds_balance');
     expect(over.details).toEqual({ refundable_balance: { value: '29.39', currency: 'USD' } });
 
-    await reconcile(env, Date.now(), ALL);
+    await reconcile(createDeps(env), Date.now(), ALL);
     const byId = Object.fromEntries((await refundRows(payment.id)).map((r) => [r.id, r.status]));
     expect(byId[declining]).toBe('declined');
     expect(byId[approving]).toBe('approved');
@@ -272,9 +273,9 @@ describe('reconciliation of refunds', () => {
     const createdAt = Date.now() - 3600_000;
     const lost = await insertRefund(payment.id, 8000, null, createdAt);
     expectError(await refund(payment.id, '0.01'), 422, 'refund_exceeds_balance');
-    await reconcile(env, Date.now(), ALL);
+    await reconcile(createDeps(env), Date.now(), ALL);
     expect((await refundRows(payment.id)).find((r) => r.id === lost)!.status).toBe('pending');
-    await reconcile(env, createdAt + IDEMPOTENCY_RETENTION_MS + MINUTE, ALL);
+    await reconcile(createDeps(env), createdAt + IDEMPOTENCY_RETENTION_MS + MINUTE, ALL);
     expect((await refundRows(payment.id)).find((r) => r.id === lost)!.status).toBe('failed');
     expect((await row(payment.id)).status).toBe('approved');
     expect((await refund(payment.id, '80.00')).body.data.status).toBe('approved');
@@ -288,15 +289,15 @@ describe('relay of overdue deliveries', () => {
     // The message is lost: only the outbox row knows the delivery is owed.
     queue.pending.length = 0;
     const due = (await deliveryRow(eventId!))!.next_attempt_at!;
-    await relayOverdueWebhooks(env, due + OVERDUE_AFTER_MS - 1, ALL);
+    await relayOverdueWebhooks(createDeps(env), due + OVERDUE_AFTER_MS - 1, ALL);
     expect(queue.pending).not.toContain(eventId);
-    await relayOverdueWebhooks(env, due + OVERDUE_AFTER_MS, ALL);
+    await relayOverdueWebhooks(createDeps(env), due + OVERDUE_AFTER_MS, ALL);
     expect(queue.pending).toContain(eventId);
     const bodies = await deliveredFor(payment.id);
     expect(bodies.map((b) => b.id)).toContain(eventId);
     expect((await deliveryRow(eventId!))!.status).toBe('succeeded');
     // Delivered deliveries are not relayed again.
-    await relayOverdueWebhooks(env, Date.now() + 24 * 3600_000, ALL);
+    await relayOverdueWebhooks(createDeps(env), Date.now() + 24 * 3600_000, ALL);
     expect(queue.pending).not.toContain(eventId);
   });
 
@@ -325,7 +326,7 @@ describe('jobs stay in their environment and owner-agnostic', () => {
     const other = await setupMerchant();
     const payment = await pay(other.qr.id, '78.00', {}, other);
     const { expires_at: expiresAt } = await row(payment.id);
-    await expireQrPayments(env, expiresAt!, ALL);
+    await expireQrPayments(createDeps(env), expiresAt!, ALL);
     expect((await row(payment.id)).status).toBe('expired');
   });
 });

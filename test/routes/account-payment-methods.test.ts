@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openSecrets } from '../../src/services/payment-methods.ts';
+import { openSecrets } from '../../src/services/payment-methods/secrets.ts';
 import type { PaymentMethodRow } from '../../src/db/schema/index.ts';
 import { call, createKey, expectError, seedSession, type Session } from '../helpers/api.ts';
 import { trackSecret } from '../helpers/leak-scan.ts';
@@ -19,6 +19,7 @@ import {
   randomCredential,
   UUID,
 } from '../helpers/methods.ts';
+import { createDeps } from '../../src/deps.ts';
 
 const BASE = '/v1/account/payment-methods';
 
@@ -50,7 +51,7 @@ async function secretsOf(id: string) {
     environment: raw!.environment,
     secretsCiphertext: raw!.secrets_ciphertext,
   } as unknown as PaymentMethodRow;
-  return openSecrets(env, row);
+  return openSecrets(createDeps(env), row);
 }
 
 describe('POST /v1/account/payment-methods', () => {

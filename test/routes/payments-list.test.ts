@@ -1,12 +1,12 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createDb } from '../../src/db/client.ts';
 import { PAYMENT_STATUSES } from '../../src/domain/payment-state.ts';
 import { paymentListStatements, type PaymentFilters } from '../../src/services/payments/reads.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse } from '../helpers/api.ts';
 import { addSandboxMethod, linkMethod, paymentBody, postIdempotent, SANDBOX_POS, setupMerchant, type Merchant } from '../helpers/merchant.ts';
 import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 import { expectEveryFilterCombinationIndexed } from '../helpers/query-plans.ts';
+import { createDeps } from '../../src/deps.ts';
 
 /** GET /v1/payments: the caller's payments, newest first, filtered and paged, always from an index. */
 
@@ -209,15 +209,15 @@ describe('GET /v1/payments: every query is served by an index', () => {
   const SEARCH = /^SEARCH payments USING (COVERING )?INDEX payments_owner_(created|status|method|reference)_idx \(owner_id=\? AND environment=\?/;
 
   it('explains the page and the total of each of the 32 filter combinations', async () => {
-    const db = createDb(env);
-    const build = (filters: PaymentFilters) => paymentListStatements(db, { ownerId: 'usr_plan', environment: 'test' }, filters, { limit: 50, offset: 100 });
+    const deps = createDeps(env);
+    const build = (filters: PaymentFilters) => paymentListStatements(deps, { ownerId: 'usr_plan', environment: 'test' }, filters, { limit: 50, offset: 100 });
     expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBe(64);
   });
 
   it('the statements are the ones the route runs: the same answer as the route for a filter', async () => {
     const m = await setupMerchant();
     const p = await pay(m, '10.00');
-    const { rows, total } = paymentListStatements(createDb(env), { ownerId: m.session.user.id, environment: 'test' }, { status: 'approved' }, { limit: 50, offset: 0 });
+    const { rows, total } = paymentListStatements(createDeps(env), { ownerId: m.session.user.id, environment: 'test' }, { status: 'approved' }, { limit: 50, offset: 0 });
     expect((await rows).map((r) => r.id)).toEqual([p.id]);
     expect(await total).toEqual([{ total: 1 }]);
     expect(ids(await list(m.key.secret, 'status=approved'))).toEqual([p.id]);

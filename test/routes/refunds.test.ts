@@ -5,6 +5,7 @@ import { newId } from '../../src/lib/ids.ts';
 import { call, createKey, expectError } from '../helpers/api.ts';
 import { approvedRefundTotal, paymentBody, postIdempotent, refundRows, setupMerchant, type Merchant } from '../helpers/merchant.ts';
 import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
+import { createDeps } from '../../src/deps.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const REFUND_FIELDS = ['amount', 'created_at', 'id', 'payment_id', 'processor_reference', 'reason', 'status', 'updated_at'];
@@ -55,7 +56,7 @@ describe('createRefund', () => {
     expect(Date.parse(final.body.data.updated_at)).toBeGreaterThan(Date.parse(afterPartial.body.data.updated_at));
     expect(await approvedRefundTotal(id)).toBe(10000);
 
-    // A refunded payment is past refunds (CONTRACT.md: only approved and partially_refunded): 409.
+    // A refunded payment is past refunds (docs/states.md: only approved and partially_refunded): 409.
     const nothing = expectError(await refund(id, m.key.secret, usd('0.01')), 409, 'invalid_state_transition');
     expect(nothing.details).toEqual({ status: 'refunded' });
   });
@@ -301,7 +302,7 @@ describe('listRefunds and getRefund', () => {
     const pending = await pendingRefund(id, 2000, Date.now() - 3_600_000);
     const before = await getRefund(id, pending, m.key.secret);
     expect(before.body.data).toMatchObject({ id: pending, payment_id: id, status: 'pending', amount: { value: '20.00', currency: 'USD' } });
-    await reconcile(env, Date.now(), 10_000);
+    await reconcile(createDeps(env), Date.now(), 10_000);
     const after = await getRefund(id, pending, m.key.secret);
     expect(after.body.data.status).toBe('approved');
     expect(Date.parse(after.body.data.updated_at)).toBeGreaterThan(Date.parse(before.body.data.updated_at));

@@ -24,11 +24,11 @@ type Op =
   | { kind: 'cancel' }
   | { kind: 'repeat' }
   | { kind: 'get' }
-  | { kind: 'news'; action: NewsAction }
-  | { kind: 'burst'; shares: number[]; withCancel: boolean; news: NewsAction | null };
+  | { kind: 'notification'; action: NotificationAction }
+  | { kind: 'burst'; shares: number[]; withCancel: boolean; notification: NotificationAction | null };
 
-type NewsAction = 'approve' | 'decline' | 'expire' | 'fail';
-const newsArb = fc.constantFrom<NewsAction>('approve', 'approve', 'decline', 'expire', 'fail');
+type NotificationAction = 'approve' | 'decline' | 'expire' | 'fail';
+const notificationArb = fc.constantFrom<NotificationAction>('approve', 'approve', 'decline', 'expire', 'fail');
 
 const startArb = fc.constantFrom<Start>('pos_approved', 'pos_approved', 'pos_approved', 'pos_declined', 'pos_failed', 'qr_pending', 'pos_timeout');
 const shareArb = fc.integer({ min: 1, max: 100 });
@@ -39,14 +39,14 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ kind: 'cancel' as const }) },
   { weight: 3, arbitrary: fc.constant({ kind: 'repeat' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'get' as const }) },
-  { weight: 2, arbitrary: newsArb.map((action) => ({ kind: 'news' as const, action })) },
+  { weight: 2, arbitrary: notificationArb.map((action) => ({ kind: 'notification' as const, action })) },
   {
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant('burst' as const),
       shares: fc.array(shareArb, { minLength: 2, maxLength: 4 }),
       withCancel: fc.boolean(),
-      news: fc.option(newsArb, { nil: null }),
+      notification: fc.option(notificationArb, { nil: null }),
     }),
   },
 );
@@ -130,8 +130,8 @@ describe('payment invariants under random operation sequences', () => {
         };
         const refund = (minor: number) => send(`/v1/payments/${id}/refunds`, { amount: { value: usd(minor), currency: 'USD' } });
         const cancel = () => send(`/v1/payments/${id}/cancel`, undefined);
-        // The processor's asynchronous news, through the sandbox test helper (a signed notification).
-        const news = async (action: NewsAction) => {
+        // The processor's asynchronous notification, through the sandbox test helper (a signed notification).
+        const notify = async (action: NotificationAction) => {
           const res = await call('POST', `/v1/test-helpers/payments/${id}/${action}`, { token });
           expect(res.status, res.text).toBe(200);
           return res;
@@ -176,13 +176,13 @@ describe('payment invariants under random operation sequences', () => {
               expect(Date.parse(read.body.data.updated_at)).toBe(state.updatedAt);
               break;
             }
-            case 'news':
-              await news(op.action);
+            case 'notification':
+              await notify(op.action);
               break;
             case 'burst': {
               const requests = op.shares.map((share) => refund(shareOf(amount, share)));
               if (op.withCancel) requests.push(cancel());
-              const [answers] = await Promise.all([Promise.all(requests), op.news ? news(op.news) : null]);
+              const [answers] = await Promise.all([Promise.all(requests), op.notification ? notify(op.notification) : null]);
               for (const a of answers) expect([200, 201, 409, 422]).toContain(a.res.status);
               last = answers[0]!;
               break;

@@ -1,11 +1,11 @@
 import { env } from 'cloudflare:workers';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createDb } from '../../src/db/client.ts';
 import { payments } from '../../src/db/schema/index.ts';
 import { ApiError } from '../../src/lib/errors.ts';
 import { mutatePayment, MUTATE_MAX_ATTEMPTS } from '../../src/services/payments/store.ts';
 import { paymentBody, paymentRow, setupMerchant } from '../helpers/merchant.ts';
+import { createDeps } from '../../src/deps.ts';
 
 describe('mutatePayment', () => {
   it('gives up after MUTATE_MAX_ATTEMPTS lost compare-and-sets with a retryable concurrent_update, writing nothing of its change', async () => {
@@ -14,10 +14,11 @@ describe('mutatePayment', () => {
     expect(created.status).toBe(201);
     const id: string = created.body.data.id;
     const before = (await paymentRow(id))!;
-    const db = createDb(env);
+    const deps = createDeps(env);
+    const { db } = deps;
     let decisions = 0;
     // A rival writer that always wins: each try's batch first bumps the version, so its own update misses.
-    const failure = await mutatePayment(env, id, () => {
+    const failure = await mutatePayment(deps, id, () => {
       decisions++;
       return {
         change: { processorStatus: 'never-written' },

@@ -2,7 +2,6 @@ import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import { WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createDb } from '../../src/db/client.ts';
 import { DELIVERY_WINDOW_MS, nextAttemptAt, RETRY_DELAYS_SECONDS, retryDelaySeconds, STEADY_RETRY_SECONDS } from '../../src/domain/webhook-schedule.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { DELIVERY_TIMEOUT_MS, deliverEvent } from '../../src/services/webhooks/deliver.ts';
@@ -25,6 +24,7 @@ import {
   type Receiver,
   type WebhookBody,
 } from '../helpers/webhooks.ts';
+import { createDeps } from '../../src/deps.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -144,7 +144,7 @@ describe('signed deliveries', () => {
     // A delivery the service signed 10 minutes ago (due then): a correct signature, but too old to accept.
     const signedAt = Date.now() - 10 * 60 * 1000;
     await env.DB.prepare("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ? WHERE event_id = ?").bind(signedAt, genuine!.headers['webhook-id']).run();
-    await deliverEvent(env, createDb(env), genuine!.headers['webhook-id']!, signedAt);
+    await deliverEvent(createDeps(env), genuine!.headers['webhook-id']!, signedAt);
     const stale = accepted.requests.at(-1)!;
     expect(stale.headers['webhook-timestamp']).toBe(String(Math.floor(signedAt / 1000)));
     expect(() => verifyWith(secret, stale)).toThrow(/too old/);
@@ -345,12 +345,12 @@ describe('retries', () => {
     const [row] = await eventRowsOf(payment.id);
     queue.pending.length = 0;
     rx = receiver(() => new Response('down', { status: 503 }));
-    const db = createDb(env);
+    const deps = createDeps(env);
     // Inside the window a failure is retried...
-    expect(await deliverEvent(env, db, row!.id, row!.created_at + 60_000)).toMatchObject({ kind: 'retry' });
+    expect(await deliverEvent(deps, row!.id, row!.created_at + 60_000)).toMatchObject({ kind: 'retry' });
     expect((await deliveryRow(row!.id))!.status).toBe('pending');
     // ...past it, it is dead.
-    expect(await deliverEvent(env, db, row!.id, row!.created_at + DELIVERY_WINDOW_MS + 60_000)).toEqual({ kind: 'done' });
+    expect(await deliverEvent(deps, row!.id, row!.created_at + DELIVERY_WINDOW_MS + 60_000)).toEqual({ kind: 'done' });
     expect(await deliveryRow(row!.id)).toMatchObject({ status: 'dead', attempts: 2, next_attempt_at: null, last_status_code: 503 });
     // A dead delivery is not attempted again by a stray message.
     await consumeOnce([row!.id]);

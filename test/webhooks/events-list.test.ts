@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createDb } from '../../src/db/client.ts';
+import { createDeps } from '../../src/deps.ts';
 import { PAYMENT_EVENT_TYPES } from '../../src/domain/payment-state.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { eventListStatements, type EventFilters } from '../../src/services/webhooks/events.ts';
@@ -180,8 +180,7 @@ describe('GET /v1/events: every query is served by an index', () => {
   const SEARCH = /^SEARCH payment_events USING (COVERING )?INDEX (payment_events_owner_(created|type)_idx \(owner_id=\? AND environment=\?|payment_events_payment_idx \(payment_id=\?)/;
 
   it('explains the page and the total of each of the 16 filter combinations', async () => {
-    const db = createDb(env);
-    const build = (filters: EventFilters) => eventListStatements(db, { ownerId: 'usr_plan', environment: 'test' }, filters, { limit: 50, offset: 0 });
+    const build = (filters: EventFilters) => eventListStatements(createDeps(env), { ownerId: 'usr_plan', environment: 'test' }, filters, { limit: 50, offset: 0 });
     expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBe(32);
   });
 });

@@ -1,6 +1,5 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createDb } from '../../src/db/client.ts';
 import { deliverEvent } from '../../src/services/webhooks/deliver.ts';
 import { call, expectError } from '../helpers/api.ts';
 import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.ts';
@@ -16,6 +15,7 @@ import {
   type ReceivedWebhook,
   type Receiver,
 } from '../helpers/webhooks.ts';
+import { createDeps } from '../../src/deps.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
 const DAY_MS = 24 * 3600 * 1000;
@@ -54,7 +54,7 @@ async function pendingEvent(m: Merchant) {
 /** Delivers one event at `now` (driving the clock) to an accepting receiver; returns the request. */
 async function deliverAt(eventId: string, now: number): Promise<ReceivedWebhook> {
   rx = receiver();
-  await deliverEvent(env, createDb(env), eventId, now);
+  await deliverEvent(createDeps(env), eventId, now);
   const request = rx.requests.at(-1)!;
   rx.restore();
   rx = undefined;

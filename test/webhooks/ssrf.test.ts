@@ -5,8 +5,9 @@ import { paymentBody, paymentRowsByReference, setupMerchant, type Merchant } fro
 import { captureQueue, consumeOnce, deliveryRow, eventIdsOf, receiver, type CapturedQueue, type Receiver } from '../helpers/webhooks.ts';
 
 /**
- * Issue 5, point 5, through the API: every spelling of an address the service must not call is
- * refused on creation (400 naming webhook_url, nothing recorded), and again before each delivery.
+ * Server-side request forgery through `webhook_url` (docs/limits.md, "Webhook URLs"), through the API:
+ * every spelling of an address the service must not call is refused on creation (400 naming
+ * webhook_url, nothing recorded), and again before each delivery.
  */
 const REFUSED = [
   'https://127.1/',

@@ -1,5 +1,5 @@
 import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core';
-import type { Environment } from '../../env.ts';
+import type { Environment } from '../../domain/environment.ts';
 import type { Scope } from '../../domain/scopes.ts';
 import { users } from './users.ts';
 

@@ -1,6 +1,6 @@
 import { sqliteTable, text, integer, index, primaryKey } from 'drizzle-orm/sqlite-core';
 import type { Capability, Channel } from '../../connectors/types.ts';
-import type { Environment } from '../../env.ts';
+import type { Environment } from '../../domain/environment.ts';
 import { apiKeys } from './api-keys.ts';
 import { users } from './users.ts';
 

@@ -1,5 +1,5 @@
 import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import type { Environment } from '../../env.ts';
+import type { Environment } from '../../domain/environment.ts';
 import type { PaymentStatus, RequiredAction } from '../../domain/payment-state.ts';
 import type { RefundStatus } from '../../domain/refund-state.ts';
 import { paymentMethods } from './payment-methods.ts';

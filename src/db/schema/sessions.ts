@@ -24,6 +24,3 @@ export const refreshTokens = sqliteTable('refresh_tokens', {
   usedAt: integer('used_at'),
   replacedBy: text('replaced_by'),
 }, (t) => [index('refresh_tokens_session_idx').on(t.sessionId)]);
-
-export type SessionRow = typeof sessions.$inferSelect;
-export type RefreshTokenRow = typeof refreshTokens.$inferSelect;

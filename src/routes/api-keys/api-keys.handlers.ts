@@ -1,4 +1,3 @@
-import { createDb } from '../../db/client.ts';
 import { ApiError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { resolveOwner } from '../../services/owners.ts';
@@ -6,35 +5,29 @@ import * as apiKeys from '../../services/api-keys.ts';
 import type * as routes from './api-keys.routes.ts';
 
 export const createApiKey: AppRouteHandler<typeof routes.createApiKey> = async (c) => {
+  const deps = c.get('deps');
   const body = c.req.valid('json');
-  const db = createDb(c.env);
-  const owner = await resolveOwner(db, c.get('auth'), body.user_id);
+  const owner = await resolveOwner(deps, c.get('auth'), body.user_id);
   const missing = body.scopes.filter((scope) => !owner.scopes.includes(scope));
   if (missing.length > 0) {
     throw new ApiError('insufficient_scope', 'A key cannot have scopes its owner lacks.', { details: { missing_scopes: [...new Set(missing)] } });
   }
-  const { row, secret } = await apiKeys.createApiKey(db, c.env.API_KEY_PEPPER, {
-    ownerId: owner.id,
-    name: body.name,
-    scopes: body.scopes,
-    environment: c.env.ENVIRONMENT,
-  });
+  const { row, secret } = await apiKeys.createApiKey(deps, { ownerId: owner.id, name: body.name, scopes: body.scopes });
   return c.json({ data: { ...apiKeys.toApiKeyResource(row), secret } }, 201);
 };
 
 export const listApiKeys: AppRouteHandler<typeof routes.listApiKeys> = async (c) => {
+  const deps = c.get('deps');
   const { limit, offset, user_id } = c.req.valid('query');
-  const db = createDb(c.env);
-  const owner = await resolveOwner(db, c.get('auth'), user_id);
-  const { rows, total } = await apiKeys.listApiKeys(db, owner.id, c.env.ENVIRONMENT, limit, offset);
+  const owner = await resolveOwner(deps, c.get('auth'), user_id);
+  const { rows, total } = await apiKeys.listApiKeys(deps, owner.id, limit, offset);
   return c.json({ data: rows.map(apiKeys.toApiKeyResource), pagination: { limit, offset, total } }, 200);
 };
 
 export const revokeApiKey: AppRouteHandler<typeof routes.revokeApiKey> = async (c) => {
+  const deps = c.get('deps');
   const auth = c.get('auth');
-  const db = createDb(c.env);
-  const ownerId = auth.role === 'admin' ? null : auth.ownerId;
-  const row = await apiKeys.findOwnedApiKey(db, ownerId, c.env.ENVIRONMENT, c.req.valid('param').api_key_id);
+  const row = await apiKeys.findApiKey(deps, auth.role === 'admin' ? null : auth.ownerId, c.req.valid('param').api_key_id);
   if (!row) throw new ApiError('api_key_not_found');
-  return c.json({ data: apiKeys.toApiKeyResource(await apiKeys.revokeApiKey(db, row)) }, 200);
+  return c.json({ data: apiKeys.toApiKeyResource(await apiKeys.revokeApiKey(deps, row)) }, 200);
 };

@@ -1,35 +1,7 @@
-import { z } from '@hono/zod-openapi';
-import { CONNECTOR_DEFINITIONS } from '../../connectors/registry.ts';
-import type { ConnectorDefinition } from '../../connectors/types.ts';
-import type { AppOpenAPI, AppRouteHandler } from '../../lib/openapi.ts';
-import { listConnectors } from './connectors.routes.ts';
-
-const jsonSchemaOf = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-
-function toConnectorResource(definition: ConnectorDefinition) {
-  return {
-    id: definition.id,
-    provider: definition.provider,
-    name: definition.name,
-    type: definition.type,
-    versions: definition.versions.map((v) => ({
-      id: v.id,
-      version: v.version,
-      status: v.status,
-      capabilities: v.capabilities,
-      currencies: v.currencies,
-      credentials_schema: jsonSchemaOf(v.credentialsSchema),
-      configuration_schema: jsonSchemaOf(v.configurationSchema),
-    })),
-  };
-}
-
-const handler: AppRouteHandler<typeof listConnectors> = (c) => {
-  const { limit, offset } = c.req.valid('query');
-  const page = CONNECTOR_DEFINITIONS.slice(offset, offset + limit).map(toConnectorResource);
-  return c.json({ data: page, pagination: { limit, offset, total: CONNECTOR_DEFINITIONS.length } }, 200);
-};
+import type { AppOpenAPI } from '../../lib/openapi.ts';
+import * as handlers from './connectors.handlers.ts';
+import * as routes from './connectors.routes.ts';
 
 export function registerConnectorRoutes(app: AppOpenAPI) {
-  app.openapi(listConnectors, handler);
+  app.openapi(routes.listConnectors, handlers.listConnectors);
 }

@@ -1,4 +1,3 @@
-import { createDb } from '../../db/client.ts';
 import { ApiError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { fromIso } from '../../lib/time.ts';
@@ -14,30 +13,31 @@ export const listEvents: AppRouteHandler<typeof routes.listEvents> = async (c) =
     createdFrom: created_gte === undefined ? undefined : fromIso(created_gte),
     createdBefore: created_lt === undefined ? undefined : fromIso(created_lt),
   };
-  const scope = { ownerId: c.get('auth').ownerId, environment: c.env.ENVIRONMENT };
-  const { rows, total } = await listOwnEvents(createDb(c.env), scope, filters, { limit, offset });
+  const deps = c.get('deps');
+  const scope = { ownerId: c.get('auth').ownerId, environment: deps.environment };
+  const { rows, total } = await listOwnEvents(deps, scope, filters, { limit, offset });
   return c.json({ data: rows.map(webhookBodyOf), pagination: { limit, offset, total } }, 200);
 };
 
 export const listPaymentEvents: AppRouteHandler<typeof routes.listPaymentEvents> = async (c) => {
-  const db = createDb(c.env);
-  const payment = await findPayment(db, { ownerId: c.get('auth').ownerId, environment: c.env.ENVIRONMENT }, c.req.valid('param').payment_id);
+  const deps = c.get('deps');
+  const payment = await findPayment(deps, { ownerId: c.get('auth').ownerId, environment: deps.environment }, c.req.valid('param').payment_id);
   if (!payment) throw new ApiError('payment_not_found');
   const { limit, offset } = c.req.valid('query');
-  const { rows, total } = await listEventsOfPayment(db, payment.id, { limit, offset });
-  return c.json({ data: await withDeliveries(db, rows), pagination: { limit, offset, total } }, 200);
+  const { rows, total } = await listEventsOfPayment(deps, payment.id, { limit, offset });
+  return c.json({ data: await withDeliveries(deps, rows), pagination: { limit, offset, total } }, 200);
 };
 
 export const redeliverPaymentEvent: AppRouteHandler<typeof routes.redeliverPaymentEvent> = async (c) => {
-  const db = createDb(c.env);
+  const deps = c.get('deps');
   const { payment_id, event_id } = c.req.valid('param');
-  const payment = await findPayment(db, { ownerId: c.get('auth').ownerId, environment: c.env.ENVIRONMENT }, payment_id);
+  const payment = await findPayment(deps, { ownerId: c.get('auth').ownerId, environment: deps.environment }, payment_id);
   if (!payment) throw new ApiError('payment_not_found');
-  const event = await findEventOfPayment(db, payment.id, event_id);
+  const event = await findEventOfPayment(deps, payment.id, event_id);
   if (!event) throw new ApiError('payment_not_found', 'No such event for this payment.');
-  if (!(await redeliverEvent(c.env, db, event))) {
+  if (!(await redeliverEvent(deps, event))) {
     throw new ApiError('invalid_state_transition', 'The payment has no webhook_url, so its events are not delivered.');
   }
-  const [view] = await withDeliveries(db, [event]);
+  const [view] = await withDeliveries(deps, [event]);
   return c.json({ data: view! }, 202);
 };

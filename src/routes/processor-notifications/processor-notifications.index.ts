@@ -1,39 +1,7 @@
-import { createRoute, z } from '@hono/zod-openapi';
-import { dataEnvelope, errorResponses, jsonContent, opaqueId, type AppOpenAPI, type AppRouteHandler } from '../../lib/openapi.ts';
-import { receiveProcessorNotification } from '../../services/payments/processor-news.ts';
-
-const ReceiptSchema = z
-  .object({
-    received: z.literal(true),
-    outcome: z.enum(['applied', 'ignored', 'duplicate', 'unknown_resource']).openapi({ description: '`ignored`: a late or out-of-order notification the state machine refused.' }),
-  })
-  .openapi('NotificationReceipt');
-
-export const receiveNotification = createRoute({
-  operationId: 'receiveProcessorNotification',
-  method: 'post',
-  path: '/v1/processor-notifications/{payment_method_id}',
-  tags: ['Processor notifications'],
-  summary: 'Inbound processor notification (called by processors)',
-  description:
-    'Configure this URL at the processor for the payment method. The body is verified by the method’s connector with the processor’s own signature scheme and refused when it does not verify (`401`), except for processors that document unsigned news (Mercado Pago: QR notifications are not signed): there a notification that is unsigned or does not verify is answered `200` and not believed, the payment being read from the processor instead. Duplicates (same processor event id) change nothing.',
-  security: [],
-  request: { params: z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') }) },
-  responses: {
-    200: jsonContent(dataEnvelope(ReceiptSchema), 'Received.'),
-    ...errorResponses('unauthorized', 'payment_method_not_found', 'concurrent_update'),
-  },
-});
-
-const handler: AppRouteHandler<typeof receiveNotification> = async (c) => {
-  const outcome = await receiveProcessorNotification(c.env, c.req.valid('param').payment_method_id, {
-    headers: c.req.raw.headers,
-    rawBody: await c.req.text(),
-    url: c.req.url,
-  });
-  return c.json({ data: { received: true as const, outcome } }, 200);
-};
+import type { AppOpenAPI } from '../../lib/openapi.ts';
+import * as handlers from './processor-notifications.handlers.ts';
+import * as routes from './processor-notifications.routes.ts';
 
 export function registerProcessorNotificationRoutes(app: AppOpenAPI) {
-  app.openapi(receiveNotification, handler);
+  app.openapi(routes.receiveProcessorNotification, handlers.receiveProcessorNotification);
 }

@@ -1,42 +1,42 @@
-import { createDb } from '../../db/client.ts';
+import type { Deps } from '../../deps.ts';
+import type { AuthContext } from '../../domain/caller.ts';
 import { ApiError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
-import type { AuthContext } from '../../middleware/auth.ts';
 import * as users from '../../services/users.ts';
 import type * as routes from './users.routes.ts';
 
 export const createUser: AppRouteHandler<typeof routes.createUser> = async (c) => {
-  const row = await users.createUser(createDb(c.env), c.req.valid('json'));
+  const row = await users.createUser(c.get('deps'), c.req.valid('json'));
   return c.json({ data: users.toUserResource(row) }, 201);
 };
 
 export const listUsers: AppRouteHandler<typeof routes.listUsers> = async (c) => {
   const { limit, offset } = c.req.valid('query');
-  const { rows, total } = await users.listUsers(createDb(c.env), limit, offset);
+  const { rows, total } = await users.listUsers(c.get('deps'), limit, offset);
   return c.json({ data: rows.map(users.toUserResource), pagination: { limit, offset, total } }, 200);
 };
 
 export const getUser: AppRouteHandler<typeof routes.getUser> = async (c) => {
-  const row = await visibleUser(c.get('auth'), createDb(c.env), c.req.valid('param').user_id);
+  const row = await visibleUser(c.get('deps'), c.get('auth'), c.req.valid('param').user_id);
   return c.json({ data: users.toUserResource(row) }, 200);
 };
 
 export const updateUser: AppRouteHandler<typeof routes.updateUser> = async (c) => {
+  const deps = c.get('deps');
   const auth = c.get('auth');
-  const db = createDb(c.env);
-  const row = await visibleUser(auth, db, c.req.valid('param').user_id);
+  const row = await visibleUser(deps, auth, c.req.valid('param').user_id);
   const patch = c.req.valid('json');
   if ((patch.role !== undefined || patch.scopes !== undefined) && auth.role !== 'admin') {
     throw new ApiError('insufficient_role', 'Only an admin may change role or scopes.');
   }
-  const updated = await users.updateUser(db, row, patch);
+  const updated = await users.updateUser(deps, row, patch);
   return c.json({ data: users.toUserResource(updated) }, 200);
 };
 
 /** Admins see every user; a client sees only itself, and any other id looks like an unknown one. */
-async function visibleUser(auth: AuthContext, db: ReturnType<typeof createDb>, userId: string) {
+async function visibleUser(deps: Deps, auth: AuthContext, userId: string) {
   if (auth.role !== 'admin' && auth.ownerId !== userId) throw new ApiError('user_not_found');
-  const row = await users.findUser(db, userId);
+  const row = await users.loadUser(deps, userId);
   if (!row) throw new ApiError('user_not_found');
   return row;
 }

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../domain/accounts.ts';
 import { BUSINESS_SCOPES, ROLES } from '../../domain/scopes.ts';
 import { Timestamp } from '../../lib/openapi.ts';
 
@@ -19,7 +20,11 @@ export const UserSchema = z
 
 const Email = z.email().max(254).openapi({ example: 'merchant@example.com' });
 const Name = z.string().trim().min(1).max(200).openapi({ example: 'Corner Shop' });
-export const Password = z.string().min(12).max(256).openapi({ example: 'correct-horse-battery', description: '12 to 256 characters.' });
+export const Password = z
+  .string()
+  .min(MIN_PASSWORD_LENGTH)
+  .max(MAX_PASSWORD_LENGTH)
+  .openapi({ example: 'correct-horse-battery', description: `${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters.` });
 
 export const CreateUserBody = z
   .strictObject({

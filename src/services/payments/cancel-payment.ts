@@ -1,5 +1,5 @@
-import { createDb } from '../../db/client.ts';
-import type { Env } from '../../env.ts';
+import type { Deps } from '../../deps.ts';
+import { cancellationInProgress } from '../../domain/cancellation.ts';
 import { canCancel } from '../../domain/payment-state.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { toIso } from '../../lib/time.ts';
@@ -9,26 +9,18 @@ import { ownerScope } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
 import { findPayment, mutatePayment, processorAccountChange } from './store.ts';
-import type { PaymentRow } from '../../db/schema/index.ts';
-
-/** A cancellation claims its payment this long at most; a crashed one stops blocking refunds after it. */
-export const CANCELLATION_CLAIM_MS = 5 * 60 * 1000;
-
-export const cancellationInProgress = (payment: PaymentRow, now: number) =>
-  payment.cancelRequestedAt !== null && now - payment.cancelRequestedAt < CANCELLATION_CLAIM_MS;
 
 /**
  * Cancels a payment: from `created`, `pending` or `processing`, or a void of an `approved` payment no
  * refund was recorded for. The processor is asked first; our record changes only on its yes.
  */
-export async function cancelPayment(env: Env, ctx: OperationContext, paymentId: string): Promise<OperationResult> {
-  const db = createDb(env);
-  const payment = await findPayment(db, ownerScope(ctx), paymentId);
+export async function cancelPayment(deps: Deps, ctx: OperationContext, paymentId: string): Promise<OperationResult> {
+  const payment = await findPayment(deps, ownerScope(ctx), paymentId);
   if (!payment) throw new ApiError('payment_not_found');
-  const method = await usableMethod(db, ctx, payment.paymentMethodId, 'cancellations');
+  const method = await usableMethod(deps, ctx, payment.paymentMethodId, 'cancellations');
   // Claim the payment for the cancellation before asking the processor: from then on no refund can be
   // reserved (a refund sent to the processor on a voided charge would fail or, worse, pay out twice).
-  const { payment: current } = await mutatePayment(env, payment.id, (latest, refunds) => {
+  const { payment: current } = await mutatePayment(deps, payment.id, (latest, refunds) => {
     const now = Date.now();
     if (latest.status === 'pending' && latest.requiredAction === 'check_terminal') {
       // The processor will neither settle nor cancel it: only someone at the terminal can. Asking it to
@@ -51,7 +43,7 @@ export async function cancelPayment(env: Env, ctx: OperationContext, paymentId: 
   });
   await ctx.remember(payment.id);
 
-  const { version, ctx: connectorCtx } = await connectorFor(env, method);
+  const { version, ctx: connectorCtx } = await connectorFor(deps, method);
   const result = await callConnector(() =>
     version.adapter.cancelPayment(connectorCtx, {
       paymentId: current.id,
@@ -64,12 +56,12 @@ export async function cancelPayment(env: Env, ctx: OperationContext, paymentId: 
   );
   if (!result.ok) {
     // The processor said no (or nothing): release the claim so refunds are possible again.
-    await mutatePayment(env, payment.id, () => ({ change: { cancelRequestedAt: null }, result: null }));
+    await mutatePayment(deps, payment.id, () => ({ change: { cancelRequestedAt: null }, result: null }));
     throw connectorApiError(result.error);
   }
   const outcome = result.value;
 
-  const { payment: saved } = await mutatePayment(env, payment.id, (latest, refunds) => {
+  const { payment: saved } = await mutatePayment(deps, payment.id, (latest, refunds) => {
     // The processor's answer goes through the same rules as its notifications (a chargeback it reports
     // instead of the cancel is recorded as one).
     const change = processorAccountChange(latest, { status: outcome.status }, Date.now(), { hasRefunds: refunds.length > 0 });

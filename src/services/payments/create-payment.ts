@@ -1,15 +1,15 @@
 import type { Capability } from '../../connectors/types.ts';
-import { createDb, type Db } from '../../db/client.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import { payments, type PaymentMethodRow, type PaymentRow } from '../../db/schema/index.ts';
-import type { Env } from '../../env.ts';
+import type { Deps } from '../../deps.ts';
 import { isSupportedCurrency, MoneyError, parseAmount } from '../../domain/money.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { applyTransition, nextUpdatedAt } from '../../domain/payment-state.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { zodIssuesToFields } from '../../lib/openapi.ts';
-import { findPaymentMethodById, findUsablePaymentMethod, methodStatus } from '../payment-methods.ts';
-import { isUniqueViolation } from '../users.ts';
+import { methodStatus } from '../payment-methods/resources.ts';
+import { findUsablePaymentMethod, loadPaymentMethod } from '../payment-methods/store.ts';
 import type { OperationContext, OperationResult } from './operation.ts';
 import { referenceScopeOf } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
@@ -27,8 +27,8 @@ export interface CreatePaymentBody {
 }
 
 /** A method the caller may use for a new operation needing `capability`; 404/422 otherwise. */
-export async function usableMethod(db: Db, ctx: OperationContext, methodId: string, capability: Capability): Promise<PaymentMethodRow> {
-  const method = await findUsablePaymentMethod(db, ctx.caller, ctx.environment, methodId);
+export async function usableMethod(deps: Deps, ctx: OperationContext, methodId: string, capability: Capability): Promise<PaymentMethodRow> {
+  const method = await findUsablePaymentMethod(deps, ctx.caller, methodId);
   if (!method || methodStatus(method) !== 'active') throw new ApiError('payment_method_not_found');
   if (!method.capabilities.includes(capability)) {
     throw new ApiError('capability_not_supported', `The payment method does not support ${capability}.`, { details: { capability } });
@@ -36,30 +36,25 @@ export async function usableMethod(db: Db, ctx: OperationContext, methodId: stri
   return method;
 }
 
-/** The local-development exception of CONTRACT.md: plain http to localhost, in `test` only, when enabled. */
-export const allowsInsecureWebhooks = (env: Env) => env.ENVIRONMENT === 'test' && env.ALLOW_INSECURE_WEBHOOKS === 'true';
-
-export async function createPayment(env: Env, ctx: OperationContext, body: CreatePaymentBody): Promise<OperationResult> {
-  const db = createDb(env);
+export async function createPayment(deps: Deps, ctx: OperationContext, body: CreatePaymentBody): Promise<OperationResult> {
   if (ctx.resumeId) {
-    const payment = await loadPayment(db, ctx.resumeId);
-    if (payment) return callProcessor(env, db, payment, await findPaymentMethodById(db, payment.paymentMethodId), body);
+    const payment = await loadPayment(deps, ctx.resumeId);
+    if (payment) return callProcessor(deps, payment, await loadPaymentMethod(deps, payment.paymentMethodId), body);
   }
-  const { payment, method, connector } = await recordNewPayment(env, db, ctx, body);
-  // Fresh: the processor call reuses the opened secrets, and the first compare-and-set starts from the
-  // row just inserted (no refunds can exist yet) instead of reading it back.
-  return callProcessor(env, db, payment, method, body, { connector, known: { payment, refunds: [] } });
+  const { payment, method, connector, configuration } = await recordNewPayment(deps, ctx, body);
+  // Fresh: the processor call reuses the opened secrets and the configuration validated here, and the
+  // first compare-and-set starts from the row just inserted (no refunds can exist yet) instead of reading it back.
+  return callProcessor(deps, payment, method, body, { connector, configuration, known: { payment, refunds: [] } });
 }
 
 /** Validates the request and records the payment as `created`, before anything reaches the processor. */
 async function recordNewPayment(
-  env: Env,
-  db: Db,
+  deps: Deps,
   ctx: OperationContext,
   body: CreatePaymentBody,
-): Promise<{ payment: PaymentRow; method: PaymentMethodRow; connector: Connector }> {
-  const method = await usableMethod(db, ctx, body.payment_method, 'payments');
-  const connector = await connectorFor(env, method);
+): Promise<{ payment: PaymentRow; method: PaymentMethodRow; connector: Connector; configuration: Record<string, unknown> }> {
+  const method = await usableMethod(deps, ctx, body.payment_method, 'payments');
+  const connector = await connectorFor(deps, method);
   const { version, storedConfiguration } = connector;
   const currency = body.amount.currency;
   if (!isSupportedCurrency(currency) || !version.currencies.includes(currency)) {
@@ -78,7 +73,7 @@ async function recordNewPayment(
 
   let webhookUrl: string | null = null;
   if (body.webhook_url !== undefined) {
-    const checked = validateWebhookUrl(body.webhook_url, { allowInsecureLocal: allowsInsecureWebhooks(env) });
+    const checked = validateWebhookUrl(body.webhook_url, { allowInsecureLocal: deps.allowInsecureWebhooks });
     if (!checked.ok) throw invalidRequest('Invalid webhook_url.', [{ field: 'webhook_url', issue: checked.reason }]);
     webhookUrl = checked.url;
   }
@@ -114,13 +109,13 @@ async function recordNewPayment(
     updatedAt: now,
   };
   try {
-    await db.insert(payments).values(row).run();
+    await deps.db.insert(payments).values(row).run();
   } catch (error) {
-    if (isUniqueViolation(error)) throw await referenceConflict(db, row);
+    if (isUniqueViolation(error)) throw await referenceConflict(deps, row);
     throw error;
   }
   await ctx.remember(id);
-  return { payment: row, method, connector };
+  return { payment: row, method, connector, configuration: merged.data as Record<string, unknown> };
 }
 
 /**
@@ -128,8 +123,8 @@ async function recordNewPayment(
  * recover it. The reference is unique per API key or user (the reference scope), so that payment is
  * always the caller's own.
  */
-async function referenceConflict(db: Db, attempted: PaymentRow): Promise<ApiError> {
-  const holder = await findPaymentByReference(db, attempted);
+async function referenceConflict(deps: Deps, attempted: PaymentRow): Promise<ApiError> {
+  const holder = await findPaymentByReference(deps, attempted);
   return new ApiError('external_reference_conflict', 'This external_reference was already used; `details.payment_id` is the payment that holds it.', {
     details: holder ? { payment_id: holder.id } : {},
   });
@@ -140,6 +135,8 @@ type Connector = Awaited<ReturnType<typeof connectorFor>>;
 interface FreshPayment {
   /** The method's connector with its secrets, as opened while validating. */
   connector: Connector;
+  /** The payment's configuration merged over the method's, as validated while recording it. */
+  configuration: Record<string, unknown>;
   /** The row as inserted, for the first compare-and-set. */
   known: MutateOptions['known'];
 }
@@ -149,8 +146,7 @@ interface FreshPayment {
  * answered for is not sent again: its current state is the result.
  */
 async function callProcessor(
-  env: Env,
-  db: Db,
+  deps: Deps,
   payment: PaymentRow,
   method: PaymentMethodRow | undefined,
   body: CreatePaymentBody,
@@ -161,8 +157,8 @@ async function callProcessor(
   // Deleted since the first attempt: its credentials are gone, so the processor cannot be asked again.
   if (!method || method.secretsCiphertext === null) throw new ApiError('payment_method_not_found');
 
-  const { version, ctx: base, storedConfiguration } = fresh?.connector ?? (await connectorFor(env, method));
-  const configuration = version.configurationSchema.parse({ ...storedConfiguration, ...(body.configuration ?? {}) }) as Record<string, unknown>;
+  const { version, ctx: base, storedConfiguration } = fresh?.connector ?? (await connectorFor(deps, method));
+  const configuration = fresh?.configuration ?? (version.configurationSchema.parse({ ...storedConfiguration, ...(body.configuration ?? {}) }) as Record<string, unknown>);
   const attemptNumber = payment.processorAttempts + 1;
   const result = await callConnector(() =>
     version.adapter.createPayment(
@@ -181,7 +177,7 @@ async function callProcessor(
   if (result.ok) {
     const outcome = result.value;
     const ttl = typeof configuration.qr_ttl_seconds === 'number' ? configuration.qr_ttl_seconds : null;
-    const { payment: saved } = await mutatePayment(env, payment.id, (current) => {
+    const { payment: saved } = await mutatePayment(deps, payment.id, (current) => {
       const now = Date.now();
       const account = processorAccountChange(current, outcome, now, { hasRefunds: false });
       const qrData = outcome.action.type === 'display_qr' ? outcome.action.qrData : null;
@@ -207,7 +203,7 @@ async function callProcessor(
   // A timeout leaves the outcome unknown: the payment waits as `pending` for a retry or reconciliation.
   // Unavailable means the processor took nothing: it stays `created`. A rejected configuration fails it.
   const target = error.kind === 'timeout' ? 'pending' : error.kind === 'configuration_invalid' ? 'failed' : error.kind === 'declined' ? 'declined' : null;
-  const { payment: saved } = await mutatePayment(env, payment.id, (current) => {
+  const { payment: saved } = await mutatePayment(deps, payment.id, (current) => {
     const move = target ? applyTransition(current, target, Date.now(), { hasRefunds: false }) : null;
     return {
       change: { processorAttempts: attemptNumber, processorStatus: error.kind, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) },

@@ -1,20 +1,21 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { createDb, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
 import { refunds, type PaymentMethodRow, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
-import type { Env } from '../../env.ts';
+import type { Deps } from '../../deps.ts';
+import { cancellationInProgress } from '../../domain/cancellation.ts';
 import { formatAmount, MoneyError, parseAmount } from '../../domain/money.ts';
 import { applyTransition, canRefund } from '../../domain/payment-state.ts';
 import { applyRefundTransition, paymentStatusAfterRefunds, reserveRefund, type RefundStatus } from '../../domain/refund-state.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
-import { cancellationInProgress } from './cancel-payment.ts';
 import { usableMethod } from './create-payment.ts';
 import type { OperationContext, OperationResult } from './operation.ts';
 import { ownerScope } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
 import { toRefundResource } from './resources.ts';
-import { findPaymentWithRefunds, insertRowIf, mutatePayment, paymentAtVersion, type MutateOptions } from './store.ts';
+import { insertRowIf } from '../../db/conditional-insert.ts';
+import { findPaymentWithRefunds, mutatePayment, paymentAtVersion, type MutateOptions } from './store.ts';
 
 export interface CreateRefundBody {
   amount: { value: string; currency: string };
@@ -26,27 +27,26 @@ export interface CreateRefundBody {
  * plus in-flight refunds never exceed the payment) in the same compare-and-set that records the refund,
  * before the processor is asked; a declined or failed refund releases it.
  */
-export async function createRefund(env: Env, ctx: OperationContext, paymentId: string, body: CreateRefundBody): Promise<OperationResult> {
-  const db = createDb(env);
+export async function createRefund(deps: Deps, ctx: OperationContext, paymentId: string, body: CreateRefundBody): Promise<OperationResult> {
   // The ledger comes with the payment: the reservation's first compare-and-set decides from it.
-  const found = await findPaymentWithRefunds(db, ownerScope(ctx), paymentId);
+  const found = await findPaymentWithRefunds(deps, ownerScope(ctx), paymentId);
   if (!found) throw new ApiError('payment_not_found');
   const { payment } = found;
-  const method = await usableMethod(db, ctx, payment.paymentMethodId, 'refunds');
+  const method = await usableMethod(deps, ctx, payment.paymentMethodId, 'refunds');
 
-  let refund: RefundRow | undefined = ctx.resumeId ? await db.select().from(refunds).where(eq(refunds.id, ctx.resumeId)).get() : undefined;
+  let refund: RefundRow | undefined = ctx.resumeId ? await deps.db.select().from(refunds).where(eq(refunds.id, ctx.resumeId)).get() : undefined;
   let known: Known | undefined;
   if (!refund) {
-    ({ refund, known } = await reserve(env, db, found, body));
+    ({ refund, known } = await reserve(deps, found, body));
     await ctx.remember(refund.id);
   }
-  return callProcessor(env, db, method, payment, refund, known);
+  return callProcessor(deps, method, payment, refund, known);
 }
 
 /** A payment and its ledger as last written here: a compare-and-set may start from them (store.ts). */
 type Known = NonNullable<MutateOptions['known']>;
 
-async function reserve(env: Env, db: Db, found: Known, body: CreateRefundBody): Promise<{ refund: RefundRow; known: Known }> {
+async function reserve(deps: Deps, found: Known, body: CreateRefundBody): Promise<{ refund: RefundRow; known: Known }> {
   const { payment } = found;
   if (body.amount.currency !== payment.currency) {
     throw new ApiError('unsupported_currency', `Refunds of this payment are in ${payment.currency}.`, { details: { currency: payment.currency } });
@@ -60,7 +60,7 @@ async function reserve(env: Env, db: Db, found: Known, body: CreateRefundBody): 
   }
   const id = newId('ref');
   let decidedLedger: RefundRow[] = [];
-  const { payment: reserved, result } = await mutatePayment(env, payment.id, (current, ledger) => {
+  const { payment: reserved, result } = await mutatePayment(deps, payment.id, (current, ledger) => {
     decidedLedger = ledger;
     if (cancellationInProgress(current, Date.now())) {
       throw new ApiError('invalid_state_transition', 'A cancellation of this payment is in progress.', { details: { status: current.status } });
@@ -102,7 +102,7 @@ async function reserve(env: Env, db: Db, found: Known, body: CreateRefundBody): 
     return {
       // Only the version moves: the reservation is the refund row itself, written in the same batch.
       change: {},
-      companions: (readVersion) => [insertIfAtVersion(db, row, readVersion)],
+      companions: (readVersion) => [insertIfAtVersion(deps.db, row, readVersion)],
       result: row,
     };
   }, { known: found });
@@ -115,12 +115,12 @@ function insertIfAtVersion(db: Db, row: RefundRow, version: number) {
   return insertRowIf(db, refunds, row, paymentAtVersion(row.paymentId, version));
 }
 
-async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment: PaymentRow, refund: RefundRow, known?: Known): Promise<OperationResult> {
+async function callProcessor(deps: Deps, method: PaymentMethodRow, payment: PaymentRow, refund: RefundRow, known?: Known): Promise<OperationResult> {
   const awaitingProcessor = refund.processorReference === null && (refund.status === 'created' || refund.status === 'pending');
   if (!awaitingProcessor) return { status: 201, body: { data: toRefundResource(refund) } };
   if (payment.processorReference === null) throw new ApiError('invalid_state_transition', 'The payment has no processor reference to refund.');
 
-  const { version, ctx } = await connectorFor(env, method);
+  const { version, ctx } = await connectorFor(deps, method);
   const attemptNumber = refund.processorAttempts + 1;
   const result = await callConnector(() =>
     version.adapter.refundPayment(ctx, {
@@ -134,7 +134,7 @@ async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment
   );
 
   if (result.ok) {
-    const saved = await settleRefund(env, db, refund.id, payment.id, result.value.status, {
+    const saved = await settleRefund(deps, refund.id, payment.id, result.value.status, {
       processorReference: result.value.processorReference,
       processorStatus: result.value.processorStatus,
       processorAttempts: attemptNumber,
@@ -145,7 +145,7 @@ async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment
   // Timeout: the processor may have refunded; the reservation holds while a retry or reconciliation asks.
   // Unavailable: nothing happened; the refund stays `created`, still reserved, for the retry.
   const target: RefundStatus | null = error.kind === 'timeout' ? 'pending' : error.kind === 'unavailable' ? null : error.kind === 'declined' ? 'declined' : 'failed';
-  const saved = await settleRefund(env, db, refund.id, payment.id, target, { processorStatus: error.kind, processorAttempts: attemptNumber }, known);
+  const saved = await settleRefund(deps, refund.id, payment.id, target, { processorStatus: error.kind, processorAttempts: attemptNumber }, known);
   if (error.kind === 'declined') return { status: 201, body: { data: toRefundResource(saved) } };
   throw connectorApiError(error);
 }
@@ -155,15 +155,14 @@ async function callProcessor(env: Env, db: Db, method: PaymentMethodRow, payment
  * the payment's refund status follows from the ledger including this refund.
  */
 export async function settleRefund(
-  env: Env,
-  db: Db,
+  deps: Deps,
   refundId: string,
   paymentId: string,
   to: RefundStatus | null,
   fields: Partial<Pick<RefundRow, 'processorReference' | 'processorStatus' | 'processorAttempts' | 'reconciledAt'>>,
   known?: Known,
 ): Promise<RefundRow> {
-  const { result } = await mutatePayment(env, paymentId, (payment, ledger) => {
+  const { result } = await mutatePayment(deps, paymentId, (payment, ledger) => {
     const current = ledger.find((r) => r.id === refundId);
     if (!current) throw new Error('refund vanished');
     const now = Date.now();
@@ -175,7 +174,7 @@ export async function settleRefund(
     return {
       change: paymentMove?.ok ? { status: paymentMove.status, updatedAt: paymentMove.updatedAt } : {},
       companions: (readVersion) => [
-        db
+        deps.db
           .update(refunds)
           .set({ status: next.status, updatedAt: next.updatedAt, processorReference: next.processorReference, processorStatus: next.processorStatus, processorAttempts: next.processorAttempts, reconciledAt: next.reconciledAt })
           .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, readVersion))),

@@ -1,9 +1,5 @@
-import type { Environment } from '../../env.ts';
-
-/** Who runs a business operation; plain data, so it can cross into the idempotency Durable Object. */
-export type BusinessCaller =
-  | { kind: 'api_key'; apiKeyId: string; ownerId: string }
-  | { kind: 'user'; userId: string; ownerId: string };
+import type { Caller } from '../../domain/caller.ts';
+import type { Environment } from '../../domain/environment.ts';
 
 /**
  * What an idempotent operation is given. An operation validates first, then calls `remember` with the
@@ -13,7 +9,7 @@ export type BusinessCaller =
  * same key resumes the same attempt through `resumeId`.
  */
 export interface OperationContext {
-  caller: BusinessCaller;
+  caller: Caller;
   environment: Environment;
   resumeId: string | null;
   remember: (resourceId: string) => Promise<void>;
@@ -24,6 +20,6 @@ export interface OperationResult {
   body: unknown;
 }
 
-export const referenceScopeOf = (caller: BusinessCaller) => (caller.kind === 'api_key' ? `key:${caller.apiKeyId}` : `user:${caller.userId}`);
+export const referenceScopeOf = (caller: Caller) => (caller.kind === 'api_key' ? `key:${caller.apiKeyId}` : `user:${caller.userId}`);
 
 export const ownerScope = (ctx: OperationContext) => ({ ownerId: ctx.caller.ownerId, environment: ctx.environment });

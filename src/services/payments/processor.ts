@@ -1,17 +1,17 @@
 import { findConnectorVersion } from '../../connectors/registry.ts';
 import { ConnectorError, type ConnectorContext, type ConnectorVersion } from '../../connectors/types.ts';
 import type { PaymentMethodRow } from '../../db/schema/index.ts';
-import type { Env } from '../../env.ts';
+import type { Deps } from '../../deps.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { openSecrets } from '../payment-methods.ts';
+import { openSecrets } from '../payment-methods/secrets.ts';
 
 /** Builds the connector call for a method: its version's adapter and the freshly decrypted secrets. */
-export async function connectorFor(env: Env, method: PaymentMethodRow, configurationOverride?: Record<string, unknown>) {
+export async function connectorFor(deps: Deps, method: PaymentMethodRow, configurationOverride?: Record<string, unknown>) {
   const version = findConnectorVersion(method.connectorVersionId);
   if (!version) throw new ApiError('connector_configuration_invalid', 'The payment method’s connector version is no longer available.');
-  const secrets = await openSecrets(env, method);
+  const secrets = await openSecrets(deps, method);
   const configuration = configurationOverride ?? secrets.configuration;
-  const ctx: ConnectorContext = { credentials: secrets.credentials, configuration, environment: env.ENVIRONMENT, fetch: globalThis.fetch.bind(globalThis) };
+  const ctx: ConnectorContext = { credentials: secrets.credentials, configuration, environment: deps.environment, fetch: globalThis.fetch.bind(globalThis) };
   return { version, ctx, storedConfiguration: secrets.configuration };
 }
 

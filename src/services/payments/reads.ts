@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
 import { fetchPage, inCreatedRange, newestFirstPage, type CreatedRange, type Page, type PageStatements } from '../../db/paging.ts';
 import { payments, refunds, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
+import type { Deps } from '../../deps.ts';
 import type { PaymentStatus } from '../../domain/payment-state.ts';
 import type { PaymentOwnerScope } from './store.ts';
 
@@ -17,7 +17,7 @@ export interface PaymentFilters extends CreatedRange {
 }
 
 /** The statements of a page of payments; exported so a test can explain their query plans. */
-export function paymentListStatements(db: Db, scope: PaymentOwnerScope, filters: PaymentFilters, page: Page): PageStatements<PaymentRow> {
+export function paymentListStatements({ db }: Deps, scope: PaymentOwnerScope, filters: PaymentFilters, page: Page): PageStatements<PaymentRow> {
   const where = and(
     eq(payments.ownerId, scope.ownerId),
     eq(payments.environment, scope.environment),
@@ -29,11 +29,11 @@ export function paymentListStatements(db: Db, scope: PaymentOwnerScope, filters:
   return newestFirstPage(db, payments, where, page);
 }
 
-export function listPayments(db: Db, scope: PaymentOwnerScope, filters: PaymentFilters, page: Page) {
-  return fetchPage(db, paymentListStatements(db, scope, filters, page));
+export function listPayments(deps: Deps, scope: PaymentOwnerScope, filters: PaymentFilters, page: Page) {
+  return fetchPage(deps.db, paymentListStatements(deps, scope, filters, page));
 }
 
-const ownedPayment = (db: Db, scope: PaymentOwnerScope, paymentId: string) =>
+const ownedPayment = ({ db }: Deps, scope: PaymentOwnerScope, paymentId: string) =>
   db.select({ id: payments.id }).from(payments).where(and(eq(payments.id, paymentId), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment)));
 
 /** The refunds of the statements' payment, kept to its owner too (refunds carry `owner_id`). */
@@ -43,17 +43,19 @@ const refundsOf = (scope: PaymentOwnerScope, paymentId: string) => and(eq(refund
  * A page of a payment's refunds, with the payment's existence checked in the same round trip: null when
  * the payment is not the caller's (missing and foreign alike).
  */
-export async function listRefunds(db: Db, scope: PaymentOwnerScope, paymentId: string, page: Page): Promise<{ rows: RefundRow[]; total: number } | null> {
+export async function listRefunds(deps: Deps, scope: PaymentOwnerScope, paymentId: string, page: Page): Promise<{ rows: RefundRow[]; total: number } | null> {
+  const { db } = deps;
   const statements = newestFirstPage(db, refunds, refundsOf(scope, paymentId), page);
-  const [owned, rows, counted] = await db.batch([ownedPayment(db, scope, paymentId), statements.rows, statements.total]);
+  const [owned, rows, counted] = await db.batch([ownedPayment(deps, scope, paymentId), statements.rows, statements.total]);
   if (owned.length === 0) return null;
   return { rows: rows as RefundRow[], total: (counted as Array<{ total: number }>)[0]?.total ?? 0 };
 }
 
 /** One refund of the caller's payment: `paymentFound` false when the payment is not the caller's, `refund` null when it has no such refund. */
-export async function findRefund(db: Db, scope: PaymentOwnerScope, paymentId: string, refundId: string): Promise<{ paymentFound: boolean; refund: RefundRow | null }> {
+export async function findRefund(deps: Deps, scope: PaymentOwnerScope, paymentId: string, refundId: string): Promise<{ paymentFound: boolean; refund: RefundRow | null }> {
+  const { db } = deps;
   const [owned, found] = await db.batch([
-    ownedPayment(db, scope, paymentId),
+    ownedPayment(deps, scope, paymentId),
     db.select().from(refunds).where(and(eq(refunds.id, refundId), refundsOf(scope, paymentId))),
   ]);
   return { paymentFound: owned.length > 0, refund: owned.length > 0 ? (found[0] ?? null) : null };

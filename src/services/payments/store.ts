@@ -1,10 +1,10 @@
-import { and, asc, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
-import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import type { Db } from '../../db/client.ts';
-import { createDb } from '../../db/client.ts';
+import { insertRowIf } from '../../db/conditional-insert.ts';
 import { paymentEvents, payments, refunds, webhookDeliveries, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
-import type { Env, Environment } from '../../env.ts';
+import type { Deps } from '../../deps.ts';
+import type { Environment } from '../../domain/environment.ts';
 import { actionEventType, applyTransition, chargeback, eventTypeFor, nextUpdatedAt, type PaymentEventType, type TransitionGuards } from '../../domain/payment-state.ts';
 import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/types.ts';
 import { ApiError } from '../../lib/errors.ts';
@@ -20,7 +20,7 @@ export interface PaymentOwnerScope {
   environment: Environment;
 }
 
-export function findPayment(db: Db, scope: PaymentOwnerScope, id: string) {
+export function findPayment({ db }: Deps, scope: PaymentOwnerScope, id: string) {
   return db
     .select()
     .from(payments)
@@ -29,7 +29,7 @@ export function findPayment(db: Db, scope: PaymentOwnerScope, id: string) {
 }
 
 /** The payment holding `externalReference` in a reference scope (unique: payments_reference_idx). */
-export function findPaymentByReference(db: Db, key: Pick<PaymentRow, 'ownerId' | 'environment' | 'referenceScope' | 'externalReference'>) {
+export function findPaymentByReference({ db }: Deps, key: Pick<PaymentRow, 'ownerId' | 'environment' | 'referenceScope' | 'externalReference'>) {
   return db
     .select({ id: payments.id })
     .from(payments)
@@ -45,7 +45,7 @@ export function findPaymentByReference(db: Db, key: Pick<PaymentRow, 'ownerId' |
 }
 
 /** `findPayment` with the payment's refund ledger, in one round trip (null when not the caller's). */
-export async function findPaymentWithRefunds(db: Db, scope: PaymentOwnerScope, id: string): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
+export async function findPaymentWithRefunds({ db }: Deps, scope: PaymentOwnerScope, id: string): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
   const [paymentRows, refundRows] = await db.batch([
     db.select().from(payments).where(and(eq(payments.id, id), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment))),
     db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt)),
@@ -54,30 +54,17 @@ export async function findPaymentWithRefunds(db: Db, scope: PaymentOwnerScope, i
   return payment ? { payment, refunds: refundRows } : null;
 }
 
-export function loadPayment(db: Db, id: string) {
+export function loadPayment({ db }: Deps, id: string) {
   return db.select().from(payments).where(eq(payments.id, id)).get();
 }
 
-export async function loadPaymentWithRefunds(db: Db, id: string): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
+export async function loadPaymentWithRefunds({ db }: Deps, id: string): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
   const [paymentRows, refundRows] = await db.batch([
     db.select().from(payments).where(eq(payments.id, id)),
     db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt)),
   ]);
   const payment = paymentRows[0];
   return payment ? { payment, refunds: refundRows } : null;
-}
-
-/**
- * `INSERT ... SELECT <row> WHERE <condition>`: a row written only if the condition holds inside the batch.
- * Values are laid out from the table's own column list (encoded as Drizzle would), so adding a column
- * cannot shift them.
- */
-export function insertRowIf<T extends SQLiteTable>(db: Db, table: T, row: T['$inferInsert'], condition: SQL) {
-  const values = Object.entries(getTableColumns(table)).map(([key, column]) => {
-    const value = (row as Record<string, unknown>)[key];
-    return value === undefined || value === null ? sql`null` : sql`${column.mapToDriverValue(value)}`;
-  });
-  return db.insert(table).select(sql`select ${sql.join(values, sql`, `)} where ${condition}`);
 }
 
 /** SQL condition true only while the payment is at `version`: ties companion writes to the CAS. */
@@ -206,23 +193,22 @@ export interface MutateOptions {
  * contention only delays; it never loses or overwrites a change. `decide` returning null writes nothing.
  */
 export async function mutatePayment<T>(
-  env: Env,
+  deps: Deps,
   paymentId: string,
   decide: (payment: PaymentRow, refunds: RefundRow[]) => PaymentDecision<T> | { none: T },
   { maxAttempts = MUTATE_MAX_ATTEMPTS, known }: MutateOptions = {},
 ): Promise<{ payment: PaymentRow; result: T }> {
-  const db = createDb(env);
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const fromKnown = attempt === 0 && known?.payment.id === paymentId;
-    const loaded = fromKnown ? known : await loadPaymentWithRefunds(db, paymentId);
+    const loaded = fromKnown ? known : await loadPaymentWithRefunds(deps, paymentId);
     if (!loaded) throw new Error('payment vanished');
     const decision = decide(loaded.payment, loaded.refunds);
     // Writing nothing checks nothing: a "no change" is only answered from a fresh read.
     if ('none' in decision && fromKnown) continue;
     if ('none' in decision) return { payment: loaded.payment, result: decision.none };
-    const saved = await commitPaymentChange(db, loaded.payment, decision.change, decision.companions);
+    const saved = await commitPaymentChange(deps.db, loaded.payment, decision.change, decision.companions);
     if (saved) {
-      await enqueueDeliveries(env, saved.deliveries);
+      await enqueueDeliveries(deps, saved.deliveries);
       return { payment: saved.payment, result: decision.result };
     }
     await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** Math.min(attempt, 5))));

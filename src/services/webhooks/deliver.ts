@@ -1,12 +1,10 @@
 import { and, eq } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
 import { paymentEvents, webhookDeliveries, webhookDeliveryAttempts } from '../../db/schema/index.ts';
-import type { Env } from '../../env.ts';
+import type { Deps } from '../../deps.ts';
 import { nextAttemptAt } from '../../domain/webhook-schedule.ts';
 import { signWebhook } from '../../domain/webhook-signature.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { newId } from '../../lib/ids.ts';
-import { allowsInsecureWebhooks } from '../payments/create-payment.ts';
 import { signingSecrets } from './secrets.ts';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -22,7 +20,8 @@ export type DeliveryOutcome =
  * One delivery attempt of one event: sign (Standard Webhooks), POST with a 10 s timeout and no
  * redirects, record the attempt, and decide what follows. The receiver's body is never read or kept.
  */
-export async function deliverEvent(env: Env, db: Db, eventId: string, now = Date.now()): Promise<DeliveryOutcome> {
+export async function deliverEvent(deps: Deps, eventId: string, now = Date.now()): Promise<DeliveryOutcome> {
+  const { db } = deps;
   const found = await db
     .select({ delivery: webhookDeliveries, event: paymentEvents })
     .from(webhookDeliveries)
@@ -41,7 +40,7 @@ export async function deliverEvent(env: Env, db: Db, eventId: string, now = Date
   let error: string | null = null;
   const started = Date.now();
   // Checked again before every attempt: rules may have tightened since the payment was created.
-  const url = validateWebhookUrl(delivery.url, { allowInsecureLocal: allowsInsecureWebhooks(env) });
+  const url = validateWebhookUrl(delivery.url, { allowInsecureLocal: deps.allowInsecureWebhooks });
   if (!url.ok) {
     error = 'url_refused';
   } else {
@@ -56,7 +55,7 @@ export async function deliverEvent(env: Env, db: Db, eventId: string, now = Date
           'User-Agent': 'payment-service-webhooks/1',
           'webhook-id': event.id,
           'webhook-timestamp': String(timestamp),
-          'webhook-signature': await signWebhook(await signingSecrets(env, db, delivery.ownerId, now), event.id, timestamp, event.payload),
+          'webhook-signature': await signWebhook(await signingSecrets(deps, delivery.ownerId, now), event.id, timestamp, event.payload),
         },
         body: event.payload,
       });

@@ -1,8 +1,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
 import { fetchPage, inCreatedRange, newestFirstPage, type CreatedRange, type Page, type PageStatements } from '../../db/paging.ts';
 import { paymentEvents, webhookDeliveries, webhookDeliveryAttempts, type PaymentEventRow } from '../../db/schema/index.ts';
-import type { Env } from '../../env.ts';
+import type { Deps } from '../../deps.ts';
 import type { PaymentEventType } from '../../domain/payment-state.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
 import type { PaymentResource } from '../payments/resources.ts';
@@ -30,7 +29,7 @@ export interface EventFilters extends CreatedRange {
 }
 
 /** The statements of a page of the owner's events; exported so a test can explain their query plans. */
-export function eventListStatements(db: Db, scope: PaymentOwnerScope, filters: EventFilters, page: Page): PageStatements<PaymentEventRow> {
+export function eventListStatements({ db }: Deps, scope: PaymentOwnerScope, filters: EventFilters, page: Page): PageStatements<PaymentEventRow> {
   const where = and(
     eq(paymentEvents.ownerId, scope.ownerId),
     eq(paymentEvents.environment, scope.environment),
@@ -41,21 +40,21 @@ export function eventListStatements(db: Db, scope: PaymentOwnerScope, filters: E
   return newestFirstPage(db, paymentEvents, where, page);
 }
 
-export function listEvents(db: Db, scope: PaymentOwnerScope, filters: EventFilters, page: Page) {
-  return fetchPage(db, eventListStatements(db, scope, filters, page));
+export function listEvents(deps: Deps, scope: PaymentOwnerScope, filters: EventFilters, page: Page) {
+  return fetchPage(deps.db, eventListStatements(deps, scope, filters, page));
 }
 
 /** A page of one payment's events (the caller checked the payment is its own). */
-export function listPaymentEvents(db: Db, paymentId: string, page: Page) {
+export function listPaymentEvents({ db }: Deps, paymentId: string, page: Page) {
   return fetchPage(db, newestFirstPage(db, paymentEvents, eq(paymentEvents.paymentId, paymentId), page));
 }
 
-export function findEventOfPayment(db: Db, paymentId: string, eventId: string) {
+export function findEventOfPayment({ db }: Deps, paymentId: string, eventId: string) {
   return db.select().from(paymentEvents).where(and(eq(paymentEvents.id, eventId), eq(paymentEvents.paymentId, paymentId))).get();
 }
 
 /** Events with their delivery to the payment's `webhook_url` (attempts, last status, next retry). */
-export async function withDeliveries(db: Db, events: PaymentEventRow[]) {
+export async function withDeliveries({ db }: Deps, events: PaymentEventRow[]) {
   const ids = events.map((e) => e.id);
   const [deliveries, attempts] = ids.length
     ? await db.batch([
@@ -88,15 +87,15 @@ export async function withDeliveries(db: Db, events: PaymentEventRow[]) {
 }
 
 /** Puts an event's delivery back in the queue (reviving a dead-lettered one); false when it has none. */
-export async function redeliverEvent(env: Env, db: Db, event: PaymentEventRow): Promise<boolean> {
+export async function redeliverEvent(deps: Deps, event: PaymentEventRow): Promise<boolean> {
   const now = Date.now();
-  const revived = await db
+  const revived = await deps.db
     .update(webhookDeliveries)
     .set({ status: 'pending', nextAttemptAt: now, updatedAt: now })
     .where(eq(webhookDeliveries.eventId, event.id))
     .returning()
     .get();
   if (!revived) return false;
-  await enqueueDeliveries(env, [{ eventId: event.id }]);
+  await enqueueDeliveries(deps, [{ eventId: event.id }]);
   return true;
 }

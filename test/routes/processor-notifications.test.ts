@@ -59,7 +59,7 @@ async function signedNotify(body: Record<string, unknown>, apiKey = m.qr.apiKey,
   return notify(methodId, raw, await signSandboxNotification({ api_key: apiKey }, raw));
 }
 
-const news = (reference: string, status: string, id = newId('sbxevt')) => ({ id, resource: 'payment', reference, status });
+const notificationBody = (reference: string, status: string, id = newId('sbxevt')) => ({ id, resource: 'payment', reference, status });
 
 async function snapshot(paymentId: string) {
   const row = await paymentRow(paymentId);
@@ -76,7 +76,7 @@ describe('POST /v1/processor-notifications/{payment_method_id}', () => {
   it('a correctly signed notification applies: the payment moves, with its event and webhook', async () => {
     const payment = await qrPayment();
     queue.pending.length = 0;
-    const body = news(payment.processor_reference, 'approved');
+    const body = notificationBody(payment.processor_reference, 'approved');
     const res = await signedNotify(body);
     expect(res.status, res.text).toBe(200);
     expect(res.body.data).toEqual({ received: true, outcome: 'applied' });
@@ -96,7 +96,7 @@ describe('POST /v1/processor-notifications/{payment_method_id}', () => {
   it('a forged signature, a missing signature, a tampered body: 401 and nothing changes', async () => {
     const payment = await qrPayment('40.01');
     const before = await snapshot(payment.id);
-    const body = news(payment.processor_reference, 'approved');
+    const body = notificationBody(payment.processor_reference, 'approved');
     const raw = JSON.stringify(body);
     const genuine = await signSandboxNotification({ api_key: m.qr.apiKey }, raw);
 
@@ -120,20 +120,20 @@ describe('POST /v1/processor-notifications/{payment_method_id}', () => {
   });
 
   it('an unknown payment method: 404 payment_method_not_found', async () => {
-    const raw = JSON.stringify(news('sbx_pay_unknown', 'approved'));
+    const raw = JSON.stringify(notificationBody('sbx_pay_unknown', 'approved'));
     const res = await notify(crypto.randomUUID(), raw, await signSandboxNotification({ api_key: m.qr.apiKey }, raw));
     expectError(res, 404, 'payment_method_not_found');
   });
 
   it('an unknown processor reference is received (unknown_resource) and changes nothing', async () => {
-    const res = await signedNotify(news('sbx_pay_000000000000000000000000', 'approved'));
+    const res = await signedNotify(notificationBody('sbx_pay_000000000000000000000000', 'approved'));
     expect(res.status).toBe(200);
     expect(res.body.data.outcome).toBe('unknown_resource');
   });
 
   it('a duplicate event id: outcome duplicate, no second change or event, even with another status', async () => {
     const payment = await qrPayment('40.02');
-    const body = news(payment.processor_reference, 'approved');
+    const body = notificationBody(payment.processor_reference, 'approved');
     expect((await signedNotify(body)).body.data.outcome).toBe('applied');
     const afterFirst = await snapshot(payment.id);
     const again = await signedNotify(body);
@@ -146,10 +146,10 @@ describe('POST /v1/processor-notifications/{payment_method_id}', () => {
 
   it('a late pending after approved: outcome ignored, status stays approved, no event', async () => {
     const payment = await qrPayment('40.03');
-    expect((await signedNotify(news(payment.processor_reference, 'approved'))).body.data.outcome).toBe('applied');
+    expect((await signedNotify(notificationBody(payment.processor_reference, 'approved'))).body.data.outcome).toBe('applied');
     const approved = await snapshot(payment.id);
     for (const late of ['pending', 'processing', 'declined', 'expired']) {
-      const res = await signedNotify(news(payment.processor_reference, late));
+      const res = await signedNotify(notificationBody(payment.processor_reference, late));
       expect(res.status).toBe(200);
       expect(res.body.data.outcome, late).toBe('ignored');
     }

@@ -1,0 +1,52 @@
+import { createDb, type Db } from './db/client.ts';
+import { parseKeyRing, type KeyRing } from './domain/credential-crypto.ts';
+import type { Environment } from './domain/environment.ts';
+import { allowsInsecureLocalWebhooks } from './domain/webhook-url.ts';
+import type { Env, WebhookMessage } from './env.ts';
+
+/**
+ * What one invocation works with, built once at each entry (the HTTP middleware in app.ts, the
+ * idempotency Durable Object, the queue consumer, the cron) and handed to services first. Nothing else
+ * reads a binding or a secret, nor builds a database client.
+ */
+export interface Deps {
+  db: Db;
+  environment: Environment;
+  /** The credential encryption keys, parsed on first use (a malformed ring fails only the operations that need it). */
+  readonly keyRing: KeyRing;
+  jwtSigningKey: string;
+  apiKeyPepper: string;
+  /** The local-development exception for webhook URLs (domain/webhook-url.ts). */
+  allowInsecureWebhooks: boolean;
+  webhooks: Queue<WebhookMessage>;
+  /** Durable Object namespaces, typed where they are used (services/idempotency.ts, services/rate-limit.ts). */
+  idempotency: DurableObjectNamespace;
+  rateLimiter: DurableObjectNamespace;
+}
+
+export function createDeps(env: Env): Deps {
+  return {
+    db: createDb(env),
+    environment: env.ENVIRONMENT,
+    get keyRing() {
+      return keyRingOf(env.CREDENTIALS_ENCRYPTION_KEYS);
+    },
+    jwtSigningKey: env.JWT_SIGNING_KEY,
+    apiKeyPepper: env.API_KEY_PEPPER,
+    allowInsecureWebhooks: allowsInsecureLocalWebhooks(env.ENVIRONMENT, env.ALLOW_INSECURE_WEBHOOKS),
+    webhooks: env.WEBHOOKS,
+    idempotency: env.IDEMPOTENCY,
+    rateLimiter: env.RATE_LIMITER,
+  };
+}
+
+let parsedRing: { secret: string; ring: KeyRing } | undefined;
+
+/**
+ * One ring per isolate and key text: the ring caches its imported WebCrypto keys (domain/credential-crypto.ts),
+ * so parsing it afresh per call would import every key again. A changed secret (a new deployment) parses anew.
+ */
+function keyRingOf(secret: string): KeyRing {
+  if (parsedRing?.secret !== secret) parsedRing = { secret, ring: parseKeyRing(secret) };
+  return parsedRing.ring;
+}

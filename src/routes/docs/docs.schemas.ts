@@ -1,0 +1,38 @@
+/** The description's top level (`info`, `tags`); the operations describe themselves in each area's `.routes.ts`. */
+
+export const OPENAPI_INFO = {
+  title: 'Payment Service API',
+  // Raised with every API change, with its CHANGELOG.md entry (README "Compatibility and deprecation").
+  version: '1.1.0',
+  description: [
+    'One normalized API in front of several payment processors.',
+    '',
+    '- Amounts are `{ "value": "<decimal string>", "currency": "<ISO 4217>" }`; the value is never a number.',
+    '- Single resources come as `{ "data": ... }`, lists as `{ "data": [...], "pagination": { "limit", "offset", "total" } }`,',
+    '  errors as `{ "error": { "code", "message", "category", "retryable", "request_id", "details" } }`.',
+    '- Every response carries `X-Request-Id` (`req_...`); quote it, with the environment, when reporting a problem.',
+    '- Timestamps are ISO 8601 UTC with milliseconds. Request bodies are JSON objects of at most 64 KiB',
+    '  (`413 invalid_request` beyond, `415 invalid_request` for another Content-Type); unknown fields are refused.',
+    '- Authenticate with `Authorization: Bearer <credential>`: an API key (`sk_test_...` / `sk_live_...`) on business',
+    '  routes, or a user access token (JWT) from `POST /v1/auth/login` on business and management routes.',
+    '- Each deployment serves one environment (`test` or `live`); a key or token of the other environment is refused.',
+    '- Payments may gain fields, `action.type` values and event types over time; tolerate unknown ones. Added so far:',
+    '  `charged_back_at` (the payer’s bank took the money back; event `payment.charged_back`), and a `pending`',
+    '  payment with `action.type: check_terminal` (someone must check the terminal; event `payment.action_required`).',
+  ].join('\n'),
+};
+
+/** The operation groups, in the explorer's order. */
+export const OPENAPI_TAGS = [
+  { name: 'Sessions', description: 'Log in, refresh and log out; the current user.' },
+  { name: 'Users', description: 'User accounts (admins).' },
+  { name: 'API keys', description: 'API keys of the calling user (admins: of any user).' },
+  { name: 'Connectors', description: 'Processor connectors and the versions a payment method is created from.' },
+  { name: 'Account payment methods', description: 'Configure payment methods and enable them for API keys.' },
+  { name: 'Payment methods', description: 'The payment methods enabled for the caller.' },
+  { name: 'Payments', description: 'Create, read and cancel payments.' },
+  { name: 'Refunds', description: 'Refund approved payments, partially or fully.' },
+  { name: 'Webhooks', description: 'Payment events, their deliveries and the signing secret.' },
+  { name: 'Processor notifications', description: "Processors' asynchronous news about payments." },
+  { name: 'Test helpers', description: 'Simulate processor news (`test` environment only).' },
+];

@@ -1,0 +1,174 @@
+import { and, count, desc, eq, isNull } from 'drizzle-orm';
+import type { Capability } from '../../connectors/types.ts';
+import { apiKeyPaymentMethods, paymentMethods, type PaymentMethodRow } from '../../db/schema/index.ts';
+import type { Deps } from '../../deps.ts';
+import type { Caller } from '../../domain/caller.ts';
+import type { Environment } from '../../domain/environment.ts';
+import { openSecretsToMerge, sealSecrets } from './secrets.ts';
+import { checkCapabilities, connectorVersionOrThrow, parseSecrets } from './validation.ts';
+
+/**
+ * Payment methods: created and changed by their owner (management routes), read by business callers.
+ * `load*` reads by id alone; `find*` and `list*` stay within an owner (or what a key is linked to) and
+ * the environment.
+ */
+
+export interface NewPaymentMethod {
+  connector_definition_version_id: string;
+  name: string;
+  credentials: unknown;
+  configuration?: unknown;
+  display_configuration?: Record<string, unknown>;
+  capabilities?: Capability[];
+}
+
+export async function createPaymentMethod(deps: Deps, ownerId: string, input: NewPaymentMethod): Promise<PaymentMethodRow> {
+  const version = connectorVersionOrThrow(input.connector_definition_version_id);
+  const secrets = parseSecrets(version, input.credentials, input.configuration ?? {});
+  const capabilities = checkCapabilities(version, input.capabilities);
+  const now = Date.now();
+  const id = crypto.randomUUID();
+  const row: PaymentMethodRow = {
+    id,
+    userId: ownerId,
+    environment: deps.environment,
+    connectorVersionId: version.id,
+    provider: version.provider,
+    type: version.type,
+    name: input.name,
+    enabled: true,
+    capabilities,
+    displayConfiguration: input.display_configuration ?? {},
+    secretsCiphertext: await sealSecrets(deps, id, secrets),
+    createdAt: now,
+    updatedAt: now,
+    deletedAt: null,
+  };
+  await deps.db.insert(paymentMethods).values(row).run();
+  return row;
+}
+
+/**
+ * A method by id alone, whatever its owner or state: for work on an existing payment or refund, whose
+ * method was checked when the operation began (resuming, reconciling, expiring, test helpers).
+ */
+export function loadPaymentMethod({ db }: Deps, id: string): Promise<PaymentMethodRow | undefined> {
+  return db.select().from(paymentMethods).where(eq(paymentMethods.id, id)).get();
+}
+
+export async function listAccountPaymentMethods({ db, environment }: Deps, ownerId: string, limit: number, offset: number) {
+  const where = and(eq(paymentMethods.userId, ownerId), eq(paymentMethods.environment, environment), isNull(paymentMethods.deletedAt));
+  const [rows, [{ total } = { total: 0 }]] = await db.batch([
+    db.select().from(paymentMethods).where(where).orderBy(desc(paymentMethods.createdAt), desc(paymentMethods.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(paymentMethods).where(where),
+  ]);
+  return { rows, total };
+}
+
+/**
+ * A method visible to a management caller: its own (any owner for an admin), in this environment.
+ * Unknown, foreign and (unless asked) deleted methods are all `undefined`, so they answer alike.
+ */
+export async function findAccountPaymentMethod({ db, environment }: Deps, viewer: { ownerId: string; isAdmin: boolean }, id: string, includeDeleted = false) {
+  const conditions = [eq(paymentMethods.id, id), eq(paymentMethods.environment, environment)];
+  if (!viewer.isAdmin) conditions.push(eq(paymentMethods.userId, viewer.ownerId));
+  if (!includeDeleted) conditions.push(isNull(paymentMethods.deletedAt));
+  return db.select().from(paymentMethods).where(and(...conditions)).get();
+}
+
+export interface PaymentMethodPatch {
+  name?: string;
+  credentials?: unknown;
+  configuration?: unknown;
+  display_configuration?: Record<string, unknown>;
+  capabilities?: Capability[];
+  enabled?: boolean;
+}
+
+export async function updatePaymentMethod(deps: Deps, row: PaymentMethodRow, patch: PaymentMethodPatch): Promise<PaymentMethodRow> {
+  const version = connectorVersionOrThrow(row.connectorVersionId);
+  let secretsCiphertext = row.secretsCiphertext;
+  if (patch.credentials !== undefined || patch.configuration !== undefined) {
+    // A full replacement needs nothing of the old secrets: a method whose stored secrets can no longer
+    // be opened (a key retired too early, a row restored from elsewhere) stays repairable in place,
+    // keeping its id, its key links and its payments' reference.
+    const current = patch.credentials !== undefined && patch.configuration !== undefined ? null : await openSecretsToMerge(deps, row);
+    const secrets = parseSecrets(version, patch.credentials ?? current?.credentials, patch.configuration ?? current?.configuration);
+    secretsCiphertext = await sealSecrets(deps, row.id, secrets);
+  }
+  const next: PaymentMethodRow = {
+    ...row,
+    name: patch.name ?? row.name,
+    displayConfiguration: patch.display_configuration ?? row.displayConfiguration,
+    capabilities: patch.capabilities !== undefined ? checkCapabilities(version, patch.capabilities) : row.capabilities,
+    enabled: patch.enabled ?? row.enabled,
+    secretsCiphertext,
+    updatedAt: Math.max(Date.now(), row.updatedAt + 1),
+  };
+  await deps.db
+    .update(paymentMethods)
+    .set({
+      name: next.name,
+      displayConfiguration: next.displayConfiguration,
+      capabilities: next.capabilities,
+      enabled: next.enabled,
+      secretsCiphertext: next.secretsCiphertext,
+      updatedAt: next.updatedAt,
+    })
+    .where(and(eq(paymentMethods.id, row.id), isNull(paymentMethods.deletedAt)))
+    .run();
+  return next;
+}
+
+/** Soft delete: secrets erased and key links disabled in one batch; payments keep their reference. */
+export async function deletePaymentMethod({ db }: Deps, row: PaymentMethodRow): Promise<void> {
+  if (row.deletedAt !== null) return;
+  const now = Date.now();
+  await db.batch([
+    db
+      .update(paymentMethods)
+      .set({ deletedAt: now, enabled: false, secretsCiphertext: null, updatedAt: Math.max(now, row.updatedAt + 1) })
+      .where(and(eq(paymentMethods.id, row.id), isNull(paymentMethods.deletedAt))),
+    db.update(apiKeyPaymentMethods).set({ enabled: false, updatedAt: now }).where(eq(apiKeyPaymentMethods.paymentMethodId, row.id)),
+  ]);
+}
+
+/** Public view for an API key: active methods linked and enabled for that key. */
+function keyVisibleConditions(apiKeyId: string, environment: Environment) {
+  return and(
+    eq(apiKeyPaymentMethods.apiKeyId, apiKeyId),
+    eq(apiKeyPaymentMethods.enabled, true),
+    eq(paymentMethods.environment, environment),
+    eq(paymentMethods.enabled, true),
+    isNull(paymentMethods.deletedAt),
+  );
+}
+
+export async function listPublicPaymentMethods(deps: Deps, caller: Caller, limit: number, offset: number) {
+  const { db, environment } = deps;
+  if (caller.kind === 'api_key') {
+    const where = keyVisibleConditions(caller.apiKeyId, environment);
+    const join = eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id);
+    const [rows, [{ total } = { total: 0 }]] = await db.batch([
+      db.select({ method: paymentMethods }).from(paymentMethods).innerJoin(apiKeyPaymentMethods, join).where(where)
+        .orderBy(desc(paymentMethods.createdAt), desc(paymentMethods.id)).limit(limit).offset(offset),
+      db.select({ total: count() }).from(paymentMethods).innerJoin(apiKeyPaymentMethods, join).where(where),
+    ]);
+    return { rows: rows.map((r) => r.method), total };
+  }
+  return listAccountPaymentMethods(deps, caller.ownerId, limit, offset);
+}
+
+/** The method a business caller may use: for a key, linked, enabled and active; for a user, its own. */
+export async function findUsablePaymentMethod(deps: Deps, caller: Caller, id: string) {
+  if (caller.kind === 'api_key') {
+    const found = await deps.db
+      .select({ method: paymentMethods })
+      .from(paymentMethods)
+      .innerJoin(apiKeyPaymentMethods, eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id))
+      .where(and(eq(paymentMethods.id, id), keyVisibleConditions(caller.apiKeyId, deps.environment)))
+      .get();
+    return found?.method;
+  }
+  return findAccountPaymentMethod(deps, { ownerId: caller.ownerId, isAdmin: false }, id);
+}

@@ -1,0 +1,40 @@
+import { findConnectorVersion } from '../../connectors/registry.ts';
+import type { Capability, ConnectorVersion } from '../../connectors/types.ts';
+import { invalidRequest, type FieldIssue } from '../../lib/errors.ts';
+import { zodIssuesToFields } from '../../lib/openapi.ts';
+import type { MethodSecrets } from './secrets.ts';
+
+export function connectorVersionOrThrow(id: string): ConnectorVersion {
+  const version = findConnectorVersion(id);
+  if (!version || version.status !== 'published') {
+    throw invalidRequest('Unknown connector version.', [{ field: 'connector_definition_version_id', issue: 'No published connector version has this id' }]);
+  }
+  return version;
+}
+
+/**
+ * Validates credentials and configuration against the version's schemas together, so one answer names
+ * every wrong field (never its value).
+ */
+export function parseSecrets(version: ConnectorVersion, credentials: unknown, configuration: unknown): MethodSecrets {
+  const creds = version.credentialsSchema.safeParse(credentials);
+  const config = version.configurationSchema.safeParse(configuration);
+  const fields: FieldIssue[] = [
+    ...(creds.success ? [] : zodIssuesToFields(creds.error, 'credentials')),
+    ...(config.success ? [] : zodIssuesToFields(config.error, 'configuration')),
+  ];
+  if (!creds.success || !config.success) {
+    throw invalidRequest('Invalid credentials or configuration for this connector version.', fields);
+  }
+  return { credentials: creds.data, configuration: config.data as Record<string, unknown> };
+}
+
+export function checkCapabilities(version: ConnectorVersion, requested: Capability[] | undefined): Capability[] {
+  if (requested === undefined) return [...version.capabilities];
+  const unsupported = requested.filter((c) => !version.capabilities.includes(c));
+  if (unsupported.length > 0) {
+    const fields: FieldIssue[] = unsupported.map((c) => ({ field: 'capabilities', issue: `Not supported by this connector version: ${c}` }));
+    throw invalidRequest('Invalid capability.', fields);
+  }
+  return version.capabilities.filter((c) => requested.includes(c));
+}

@@ -1,0 +1,104 @@
+import { and, eq } from 'drizzle-orm';
+import type { ConnectorContext, ConnectorVersion, InboundNotification, PaymentAction, ProcessorNotification, ProcessorPaymentStatus, ProcessorRefundStatus } from '../../connectors/types.ts';
+import { paymentMethods, payments, processorNotifications, refunds, type PaymentMethodRow } from '../../db/schema/index.ts';
+import type { Deps } from '../../deps.ts';
+import { canRefundTransition } from '../../domain/refund-state.ts';
+import { ApiError } from '../../lib/errors.ts';
+import { log } from '../../lib/log.ts';
+import { settleRefund } from './create-refund.ts';
+import { callConnector, connectorFor } from './processor.ts';
+import { mutatePayment, processorAccountChange } from './store.ts';
+
+/**
+ * Asynchronous notifications from a processor about a payment or refund. Verified by the method's connector
+ * (failing closed), deduplicated by the processor's event id, and applied only through the state
+ * machines: a late or repeated notification that would move a payment backwards changes nothing.
+ */
+export type NotificationOutcome = 'applied' | 'ignored' | 'duplicate' | 'unknown_resource';
+
+export async function receiveProcessorNotification(deps: Deps, paymentMethodId: string, input: InboundNotification): Promise<NotificationOutcome> {
+  const method = await deps.db
+    .select()
+    .from(paymentMethods)
+    .where(and(eq(paymentMethods.id, paymentMethodId), eq(paymentMethods.environment, deps.environment)))
+    .get();
+  if (!method || method.secretsCiphertext === null) throw new ApiError('payment_method_not_found');
+  const { version, ctx } = await connectorFor(deps, method);
+  const parsed = await callConnector(() => version.adapter.parseNotification(ctx, input));
+  if (!parsed.ok) throw new ApiError('unauthorized', 'The notification could not be verified.');
+  return applyNotification(deps, method, version, ctx, parsed.value);
+}
+
+export async function applyNotification(deps: Deps, method: PaymentMethodRow, version: ConnectorVersion, ctx: ConnectorContext, notification: ProcessorNotification): Promise<NotificationOutcome> {
+  const { db } = deps;
+  const key = and(eq(processorNotifications.paymentMethodId, method.id), eq(processorNotifications.eventId, notification.eventId));
+  if (await db.select().from(processorNotifications).where(key).get()) return 'duplicate';
+
+  const outcome = notification.resource === 'payment' ? await applyPaymentNotification(deps, method, version, ctx, notification) : await applyRefundNotification(deps, method, version, ctx, notification);
+  await db
+    .insert(processorNotifications)
+    .values({ paymentMethodId: method.id, eventId: notification.eventId, resource: notification.resource, processorReference: notification.processorReference, outcome, receivedAt: Date.now() })
+    .onConflictDoNothing()
+    .run();
+  log('info', 'processor_notification', { payment_method_id: method.id, event_id: notification.eventId, resource: notification.resource, outcome });
+  return outcome;
+}
+
+async function applyPaymentNotification(deps: Deps, method: PaymentMethodRow, version: ConnectorVersion, ctx: ConnectorContext, notification: ProcessorNotification): Promise<NotificationOutcome> {
+  const payment = await deps.db
+    .select()
+    .from(payments)
+    .where(and(eq(payments.paymentMethodId, method.id), eq(payments.processorReference, notification.processorReference)))
+    .get();
+  if (!payment) return 'unknown_resource';
+  let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null = notification.status === null ? null : { status: notification.status as ProcessorPaymentStatus };
+  if (!notification.trusted || account === null) {
+    // An unsigned or content-free notification: ask the processor instead of believing the body.
+    const read = await callConnector(() =>
+      version.adapter.getPayment(ctx, {
+        paymentId: payment.id,
+        processorReference: payment.processorReference,
+        processorIdempotencyKey: payment.processorIdempotencyKey,
+        amount: { minor: payment.amountMinor, currency: payment.currency },
+      }),
+    );
+    if (!read.ok) return 'ignored';
+    account = read.value;
+  }
+  const told = account;
+  const { result } = await mutatePayment<NotificationOutcome>(deps, payment.id, (current, ledger) => {
+    const change = processorAccountChange(current, told, Date.now(), { hasRefunds: ledger.length > 0 });
+    return change ? { change, result: 'applied' } : { none: 'ignored' };
+  });
+  return result;
+}
+
+async function applyRefundNotification(deps: Deps, method: PaymentMethodRow, version: ConnectorVersion, ctx: ConnectorContext, notification: ProcessorNotification): Promise<NotificationOutcome> {
+  const found = await deps.db
+    .select({ refund: refunds, payment: payments })
+    .from(refunds)
+    .innerJoin(payments, eq(payments.id, refunds.paymentId))
+    .where(and(eq(refunds.processorReference, notification.processorReference), eq(payments.paymentMethodId, method.id)))
+    .get();
+  if (!found) return 'unknown_resource';
+  let status = notification.status as ProcessorRefundStatus | null;
+  if (!notification.trusted || status === null) {
+    const read = await callConnector(() =>
+      version.adapter.getRefund(ctx, {
+        refundId: found.refund.id,
+        amount: { minor: found.refund.amountMinor, currency: found.refund.currency },
+        processorReference: found.refund.processorReference,
+        processorIdempotencyKey: found.refund.processorIdempotencyKey,
+        paymentProcessorReference: found.payment.processorReference ?? '',
+      }),
+    );
+    if (!read.ok) return 'ignored';
+    status = read.value.status;
+  }
+  const before = found.refund.status;
+  // settleRefund writes even when the state machine refuses (bumping the payment's version), and a
+  // notification that is refused must change nothing, as for payments. A refund that moves meanwhile is re-judged there.
+  if (!canRefundTransition(before, status)) return 'ignored';
+  const after = await settleRefund(deps, found.refund.id, found.payment.id, status, {});
+  return after.status !== before ? 'applied' : 'ignored';
+}
