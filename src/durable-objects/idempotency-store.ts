@@ -31,8 +31,7 @@ export interface IdempotentResponse {
 
 interface StoredRecord {
   fingerprint: string;
-  /** The payment or refund this key created, once created: a retry resumes it. */
-  resourceId: string | null;
+  /** Null only in records written before the final answer was the only thing stored. */
   response: { status: number; body: string } | null;
   createdAt: number;
 }
@@ -40,8 +39,10 @@ interface StoredRecord {
 /**
  * One object per (credential, operation, Idempotency-Key). It runs the operation itself, one request at
  * a time, so two identical concurrent requests are one operation: the second waits for the first and
- * gets its stored answer. Only final answers are stored; a retryable processor failure is not, and the
- * retry resumes the same payment or refund (same processor-side idempotency key).
+ * gets its stored answer. Only final answers are stored, in one write; a retryable processor failure is
+ * not, and the retry resumes the same payment or refund (same processor-side idempotency key), which it
+ * finds in D1 by this object's id (`attempt.key`, services/payments/operation.ts). So a crash or eviction
+ * between the D1 writes and this object's write loses nothing: the retry resumes from D1.
  */
 export class IdempotencyStore extends DurableObject<Env> {
   private running: Promise<unknown> | null = null;
@@ -65,16 +66,13 @@ export class IdempotencyStore extends DurableObject<Env> {
     }
     if (record?.response) return { ...record.response, replayed: true };
 
-    let current: StoredRecord = record ?? { fingerprint: request.fingerprint, resourceId: null, response: null, createdAt: Date.now() };
-    let started = current.resourceId !== null;
+    let started = false;
     const ctx: OperationContext = {
       caller: request.caller,
       environment: this.env.ENVIRONMENT,
-      resumeId: current.resourceId,
-      remember: async (resourceId) => {
+      attempt: { key: this.ctx.id.toString(), fingerprint: request.fingerprint },
+      started: () => {
         started = true;
-        current = { ...current, resourceId };
-        await storage.put('record', current);
       },
     };
 
@@ -93,15 +91,12 @@ export class IdempotencyStore extends DurableObject<Env> {
     const keep = result !== null || (failure !== null && started && !failure.retryable);
     const response = result ? { status: result.status, body: JSON.stringify(result.body) } : errorBody(failure!);
     if (keep) {
-      current = { ...current, response };
-      await storage.put('record', current);
+      const stored: StoredRecord = { fingerprint: request.fingerprint, response, createdAt: Date.now() };
+      await storage.put('record', stored);
+      // Written once per key, so the alarm is set once: no need to read it first.
+      await storage.setAlarm(stored.createdAt + IDEMPOTENCY_RETENTION_MS);
     }
-    if (started || keep) await this.scheduleCleanup();
     return { ...response, replayed: false, ...(failure ? { headers: failure.headers } : {}) };
-  }
-
-  private async scheduleCleanup() {
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + IDEMPOTENCY_RETENTION_MS);
   }
 
   /** Forgets the key after the retention period (at least 24 hours). */

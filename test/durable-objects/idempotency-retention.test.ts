@@ -28,7 +28,14 @@ describe('idempotency records', () => {
 
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await runInDurableObject(stub, async (_instance, state) => (await state.storage.list()).size)).toBe(0);
-    // Forgotten: the request runs again, and the payment's own uniqueness still protects the merchant.
-    expectError(await m.pay(body, key), 409, 'external_reference_conflict');
+    // Forgotten: the request runs again and finds its own payment in D1 (the attempt is on its row), so it
+    // answers that payment as it is now, not a second one; another body under the key meets the reference.
+    const again = await m.pay(body, key);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.body.data.id).toBe(first.body.data.id);
+    expect(again.body.data.status).toBe('approved');
+    expectError(await m.pay({ ...body, description: 'another body' }, key), 409, 'idempotency_key_reused');
+    expectError(await m.pay({ ...body, description: 'another body' }, crypto.randomUUID()), 409, 'external_reference_conflict');
   });
 });

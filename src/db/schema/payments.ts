@@ -49,6 +49,16 @@ export const payments = sqliteTable('payments', {
   chargedBackAt: integer('charged_back_at'),
   /** Set while a cancellation is at the processor; refunds wait (see services/payments/cancel-payment.ts). */
   cancelRequestedAt: integer('cancel_requested_at'),
+  /** The idempotency attempt holding that cancellation (`attemptKey` below): its retry resumes it. */
+  cancelAttemptKey: text('cancel_attempt_key'),
+  /**
+   * The idempotency attempt that created the payment: the id of its idempotency object (one per
+   * credential, operation and Idempotency-Key) and its request fingerprint. Written with the row, so a
+   * retry finds its own payment here even when the object lost its memory between this insert and its
+   * own storage write (a deploy, an eviction, a crash): it resumes instead of meeting its own reference.
+   */
+  attemptKey: text('attempt_key'),
+  attemptFingerprint: text('attempt_fingerprint'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 }, (t) => [
@@ -78,9 +88,14 @@ export const refunds = sqliteTable('refunds', {
   processorAttempts: integer('processor_attempts').notNull(),
   processorStatus: text('processor_status'),
   reconciledAt: integer('reconciled_at'),
+  /** As on payments: the attempt that reserved this refund, so its retry resumes it (services/payments/create-refund.ts). */
+  attemptKey: text('attempt_key'),
+  attemptFingerprint: text('attempt_fingerprint'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 }, (t) => [
+  // One refund per attempt: even two copies of one idempotency object could not reserve twice.
+  uniqueIndex('refunds_attempt_idx').on(t.paymentId, t.attemptKey),
   // A payment's ledger in the order it is listed (GET /v1/payments/{id}/refunds) and read.
   index('refunds_payment_idx').on(t.paymentId, t.createdAt, t.id),
   index('refunds_status_idx').on(t.status, t.updatedAt),

@@ -22,6 +22,8 @@ export async function cancelPayment(deps: Deps, ctx: OperationContext, paymentId
   // reserved (a refund sent to the processor on a voided charge would fail or, worse, pay out twice).
   const { payment: current } = await mutatePayment(deps, payment.id, (latest, refunds) => {
     const now = Date.now();
+    // This attempt's own claim, made by an earlier try whose answer was never stored: go on with it.
+    if (cancellationInProgress(latest, now) && latest.cancelAttemptKey === ctx.attempt.key) return { none: null };
     if (latest.status === 'pending' && latest.requiredAction === 'check_terminal') {
       // The processor will neither settle nor cancel it: only someone at the terminal can. Asking it to
       // cancel would fail every time, so it is not asked.
@@ -39,9 +41,9 @@ export async function cancelPayment(deps: Deps, ctx: OperationContext, paymentId
         details: { status: latest.status },
       });
     }
-    return { change: { cancelRequestedAt: now }, result: null };
+    return { change: { cancelRequestedAt: now, cancelAttemptKey: ctx.attempt.key }, result: null };
   });
-  await ctx.remember(payment.id);
+  ctx.started();
 
   const { version, ctx: connectorCtx } = await connectorFor(deps, method);
   const result = await callConnector(() =>
@@ -56,7 +58,7 @@ export async function cancelPayment(deps: Deps, ctx: OperationContext, paymentId
   );
   if (!result.ok) {
     // The processor said no (or nothing): release the claim so refunds are possible again.
-    await mutatePayment(deps, payment.id, () => ({ change: { cancelRequestedAt: null }, result: null }));
+    await mutatePayment(deps, payment.id, () => ({ change: { cancelRequestedAt: null, cancelAttemptKey: null }, result: null }));
     throw connectorApiError(result.error);
   }
   const outcome = result.value;
@@ -65,8 +67,8 @@ export async function cancelPayment(deps: Deps, ctx: OperationContext, paymentId
     // The processor's answer goes through the same rules as its notifications (a chargeback it reports
     // instead of the cancel is recorded as one).
     const change = processorAccountChange(latest, { status: outcome.status }, Date.now(), { hasRefunds: refunds.length > 0 });
-    if (!change) return { change: { cancelRequestedAt: null }, result: null };
-    return { change: { ...change, processorStatus: outcome.processorStatus, cancelRequestedAt: null }, result: null };
+    if (!change) return { change: { cancelRequestedAt: null, cancelAttemptKey: null }, result: null };
+    return { change: { ...change, processorStatus: outcome.processorStatus, cancelRequestedAt: null, cancelAttemptKey: null }, result: null };
   });
   if (saved.status !== 'canceled') {
     // Something else settled the payment while the processor was asked (e.g. a refund or a final notification).

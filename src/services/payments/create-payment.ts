@@ -37,11 +37,13 @@ export async function usableMethod(deps: Deps, ctx: OperationContext, methodId: 
 }
 
 export async function createPayment(deps: Deps, ctx: OperationContext, body: CreatePaymentBody): Promise<OperationResult> {
-  if (ctx.resumeId) {
-    const payment = await loadPayment(deps, ctx.resumeId);
-    if (payment) return callProcessor(deps, payment, await loadPaymentMethod(deps, payment.paymentMethodId), body);
+  const recorded = await recordNewPayment(deps, ctx, body);
+  if ('resumed' in recorded) {
+    // This attempt's own payment, written by an earlier try whose answer was never stored: go on with it.
+    ctx.started();
+    return callProcessor(deps, recorded.resumed, recorded.method, body);
   }
-  const { payment, method, connector, configuration } = await recordNewPayment(deps, ctx, body);
+  const { payment, method, connector, configuration } = recorded;
   // Fresh: the processor call reuses the opened secrets and the configuration validated here, and the
   // first compare-and-set starts from the row just inserted (no refunds can exist yet) instead of reading it back.
   return callProcessor(deps, payment, method, body, { connector, configuration, known: { payment, refunds: [] } });
@@ -52,7 +54,7 @@ async function recordNewPayment(
   deps: Deps,
   ctx: OperationContext,
   body: CreatePaymentBody,
-): Promise<{ payment: PaymentRow; method: PaymentMethodRow; connector: Connector; configuration: Record<string, unknown> }> {
+): Promise<{ payment: PaymentRow; method: PaymentMethodRow; connector: Connector; configuration: Record<string, unknown> } | { resumed: PaymentRow; method: PaymentMethodRow }> {
   const method = await usableMethod(deps, ctx, body.payment_method, 'payments');
   const connector = await connectorFor(deps, method);
   const { version, storedConfiguration } = connector;
@@ -105,16 +107,25 @@ async function recordNewPayment(
     reconciledAt: null,
     chargedBackAt: null,
     cancelRequestedAt: null,
+    cancelAttemptKey: null,
+    attemptKey: ctx.attempt.key,
+    attemptFingerprint: ctx.attempt.fingerprint,
     createdAt: now,
     updatedAt: now,
   };
   try {
     await deps.db.insert(payments).values(row).run();
   } catch (error) {
-    if (isUniqueViolation(error)) throw await referenceConflict(deps, row);
-    throw error;
+    if (!isUniqueViolation(error)) throw error;
+    const holder = await findPaymentByReference(deps, row);
+    if (holder?.attemptKey === ctx.attempt.key) {
+      // Same key: the same request again (resume it) or another body under the key (refuse it).
+      if (holder.attemptFingerprint !== ctx.attempt.fingerprint) throw new ApiError('idempotency_key_reused');
+      return { resumed: holder, method };
+    }
+    throw referenceConflict(holder);
   }
-  await ctx.remember(id);
+  ctx.started();
   return { payment: row, method, connector, configuration: merged.data as Record<string, unknown> };
 }
 
@@ -123,8 +134,7 @@ async function recordNewPayment(
  * recover it. The reference is unique per API key or user (the reference scope), so that payment is
  * always the caller's own.
  */
-async function referenceConflict(deps: Deps, attempted: PaymentRow): Promise<ApiError> {
-  const holder = await findPaymentByReference(deps, attempted);
+function referenceConflict(holder: PaymentRow | undefined | null): ApiError {
   return new ApiError('external_reference_conflict', 'This external_reference was already used; `details.payment_id` is the payment that holds it.', {
     details: holder ? { payment_id: holder.id } : {},
   });

@@ -34,19 +34,20 @@ export async function createRefund(deps: Deps, ctx: OperationContext, paymentId:
   const { payment } = found;
   const method = await usableMethod(deps, ctx, payment.paymentMethodId, 'refunds');
 
-  let refund: RefundRow | undefined = ctx.resumeId ? await deps.db.select().from(refunds).where(eq(refunds.id, ctx.resumeId)).get() : undefined;
+  // This attempt's own refund, reserved by an earlier try whose answer was never stored: go on with it.
+  // The ledger came with the payment, so finding it costs nothing.
+  let refund: RefundRow | undefined = found.refunds.find((r) => r.attemptKey === ctx.attempt.key);
+  if (refund && refund.attemptFingerprint !== ctx.attempt.fingerprint) throw new ApiError('idempotency_key_reused');
   let known: Known | undefined;
-  if (!refund) {
-    ({ refund, known } = await reserve(deps, found, body));
-    await ctx.remember(refund.id);
-  }
+  if (!refund) ({ refund, known } = await reserve(deps, ctx, found, body));
+  ctx.started();
   return callProcessor(deps, method, payment, refund, known);
 }
 
 /** A payment and its ledger as last written here: a compare-and-set may start from them (store.ts). */
 type Known = NonNullable<MutateOptions['known']>;
 
-async function reserve(deps: Deps, found: Known, body: CreateRefundBody): Promise<{ refund: RefundRow; known: Known }> {
+async function reserve(deps: Deps, ctx: OperationContext, found: Known, body: CreateRefundBody): Promise<{ refund: RefundRow; known: Known }> {
   const { payment } = found;
   if (body.amount.currency !== payment.currency) {
     throw new ApiError('unsupported_currency', `Refunds of this payment are in ${payment.currency}.`, { details: { currency: payment.currency } });
@@ -96,6 +97,8 @@ async function reserve(deps: Deps, found: Known, body: CreateRefundBody): Promis
       processorAttempts: 0,
       processorStatus: null,
       reconciledAt: null,
+      attemptKey: ctx.attempt.key,
+      attemptFingerprint: ctx.attempt.fingerprint,
       createdAt: now,
       updatedAt: now,
     };

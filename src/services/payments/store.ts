@@ -31,7 +31,7 @@ export function findPayment({ db }: Deps, scope: PaymentOwnerScope, id: string) 
 /** The payment holding `externalReference` in a reference scope (unique: payments_reference_idx). */
 export function findPaymentByReference({ db }: Deps, key: Pick<PaymentRow, 'ownerId' | 'environment' | 'referenceScope' | 'externalReference'>) {
   return db
-    .select({ id: payments.id })
+    .select()
     .from(payments)
     .where(
       and(
