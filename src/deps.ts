@@ -7,7 +7,8 @@ import type { Env, WebhookMessage } from './env.ts';
 /**
  * What one invocation works with, built once at each entry (the HTTP middleware in app.ts, the
  * idempotency Durable Object, the queue consumer, the cron) and handed to services first. Nothing else
- * reads a binding or a secret, nor builds a database client.
+ * reads a secret or builds a database client (the explorer's static files, `ASSETS`, are served by the
+ * HTTP layer alone: routes/docs).
  */
 export interface Deps {
   db: Db;

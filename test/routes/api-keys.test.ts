@@ -3,25 +3,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { BUSINESS_SCOPES } from '../../src/domain/scopes.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, createKey, expectError, seedSession, seedUser, type ApiResponse, type Session } from '../helpers/api.ts';
+import { expectIndistinguishable, fieldsOf, withoutRequestId } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SECRET = /^sk_test_[A-Za-z0-9_-]{43}$/;
 const KEY_FIELDS = ['created_at', 'environment', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'status'];
-
-function withoutRequestId(res: ApiResponse) {
-  const body = structuredClone(res.body);
-  delete body.error.request_id;
-  return body;
-}
-
-function expectIndistinguishable(a: ApiResponse, b: ApiResponse) {
-  expect(a.status).toBe(b.status);
-  expect(withoutRequestId(a)).toEqual(withoutRequestId(b));
-}
-
-function fieldsOf(res: ApiResponse): string[] {
-  return [...new Set(((res.body.error.details.fields ?? []) as { field: string }[]).map((f) => f.field))];
-}
 
 const ids = (res: ApiResponse) => (res.body.data as { id: string }[]).map((k) => k.id);
 

@@ -13,6 +13,7 @@ import {
   setupMerchant,
   type Merchant,
 } from '../helpers/merchant.ts';
+import { expectIndistinguishable, fieldsOf, withoutRequestId } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PAYMENT_FIELDS = [
@@ -37,22 +38,6 @@ async function sha256Hex(text: string) {
 
 /** The sandbox derives its payment reference from our processor idempotency key. */
 const sandboxReferenceFor = async (processorIdempotencyKey: string) => `sbx_pay_${(await sha256Hex(processorIdempotencyKey)).slice(0, 24)}`;
-
-function withoutRequestId(res: ApiResponse) {
-  const body = structuredClone(res.body);
-  if (body?.error) delete body.error.request_id;
-  return body;
-}
-
-/** Same status and body but for the request id: nothing tells one case from the other. */
-function expectIndistinguishable(a: ApiResponse, b: ApiResponse) {
-  expect(a.status).toBe(b.status);
-  expect(withoutRequestId(a)).toEqual(withoutRequestId(b));
-}
-
-function fieldsOf(res: ApiResponse): string[] {
-  return [...new Set(((res.body?.error?.details?.fields ?? []) as { field: string }[]).map((f) => f.field))];
-}
 
 function expectUsualPos(res: ApiResponse) {
   expect(res.status, res.text).toBe(201);

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { BUSINESS_SCOPES } from '../../src/domain/scopes.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, createKey, expectError, login, seedSession, seedUser, type ApiResponse, type Session, type TestUser } from '../helpers/api.ts';
+import { expectIndistinguishable, fieldsOf, withoutRequestId } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const USER_FIELDS = ['created_at', 'email', 'id', 'name', 'role', 'scopes', 'updated_at'];
@@ -10,23 +11,6 @@ const USER_FIELDS = ['created_at', 'email', 'id', 'name', 'role', 'scopes', 'upd
 const uniqueEmail = () => `${newId('u')}@example.com`;
 /** A fresh password per request, so a leak is attributable (every password sent is tracked by `call`). */
 const newPassword = () => `pw-${newId('p', 16)}`;
-
-/** The error body with its per-request id removed, to compare two "not found" answers. */
-function withoutRequestId(res: ApiResponse) {
-  const body = structuredClone(res.body);
-  delete body.error.request_id;
-  return body;
-}
-
-function expectIndistinguishable(a: ApiResponse, b: ApiResponse) {
-  expect(a.status).toBe(b.status);
-  expect(withoutRequestId(a)).toEqual(withoutRequestId(b));
-}
-
-/** The distinct fields an `invalid_request` names (one field may carry several issues). */
-function fieldsOf(res: ApiResponse): string[] {
-  return [...new Set(((res.body.error.details.fields ?? []) as { field: string }[]).map((f) => f.field))];
-}
 
 async function userCount(): Promise<number> {
   const row = await env.DB.prepare('SELECT COUNT(*) AS n FROM users').first<{ n: number }>();

@@ -25,6 +25,7 @@ import {
   type WebhookBody,
 } from '../helpers/webhooks.ts';
 import { createDeps } from '../../src/deps.ts';
+import { withoutRequestId } from '../helpers/methods.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -76,12 +77,6 @@ async function deliverAllVerified(): Promise<WebhookBody[]> {
   accepted.restore();
   rx = undefined;
   return accepted.requests.map((r) => verifyWith(secret, r));
-}
-
-function withoutRequestId(res: ApiResponse) {
-  const body = structuredClone(res.body);
-  if (body?.error) delete body.error.request_id;
-  return body;
 }
 
 describe('signed deliveries', () => {
