@@ -6,7 +6,6 @@ import { StripeEvent } from '../../src/connectors/stripe/sdk.ts';
 import {
   encodeForm,
   eventToNotification,
-  fetchFailure,
   metadataQuery,
   normalizeStripeError,
   parseSignatureHeader,
@@ -305,13 +304,6 @@ describe('transformers: errors', () => {
     expect(normalizeStripeError(400, err('invalid_request_error', 'some_new_code'), { operation: 'write', shouldRetry: false }).kind).toBe('configuration_invalid');
     expect(normalizeStripeError(402, err('card_error', 'card_declined'), { operation: 'write', shouldRetry: true }).kind).toBe('declined');
     expect(normalizeStripeError(500, err('api_error'), { operation: 'write', shouldRetry: false }).kind).toBe('unavailable');
-  });
-
-  it('a fetch aborted by its timeout → timeout; any other fetch failure → unavailable', () => {
-    expect(fetchFailure(new DOMException('timed out', 'TimeoutError')).kind).toBe('timeout');
-    expect(fetchFailure(new DOMException('aborted', 'AbortError')).kind).toBe('timeout');
-    expect(fetchFailure(new TypeError('fetch failed')).kind).toBe('unavailable');
-    expect(fetchFailure('weird').kind).toBe('unavailable');
   });
 });
 

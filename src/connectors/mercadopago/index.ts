@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { sha256Hex } from '../../lib/encoding.ts';
 import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import { sendRequest } from '../http.ts';
 import type { RefundRequest } from 'mercadopago/dist/clients/order/refund/types';
 import {
   buildOrderRequest,
@@ -10,11 +11,10 @@ import {
   firstPayment,
   mapRefundStatus,
   MERCADOPAGO_API_BASE,
-  MERCADOPAGO_TIMEOUT_MS,
+  MERCADOPAGO_HTTP,
   MercadoPagoOrder,
   MercadoPagoUser,
   minorOf,
-  normalizeFetchFailure,
   normalizeHttpError,
   notificationId,
   orderToOutcome,
@@ -102,26 +102,12 @@ async function mpCall(ctx: Ctx, method: 'GET' | 'POST', path: string, options: C
     if (!options.idempotencyKey) throw new Error('every Mercado Pago POST carries an X-Idempotency-Key');
     headers['X-Idempotency-Key'] = options.idempotencyKey;
   }
-  let status: number;
-  let text: string;
-  try {
-    const res = await ctx.fetch(`${MERCADOPAGO_API_BASE}${path}`, {
-      method,
-      headers,
-      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-      signal: AbortSignal.timeout(MERCADOPAGO_TIMEOUT_MS),
-    });
-    status = res.status;
-    text = await res.text();
-  } catch (error) {
-    throw normalizeFetchFailure(error);
-  }
-  let json: unknown = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
+  const { status, json } = await sendRequest(ctx.fetch, MERCADOPAGO_HTTP, {
+    method,
+    url: `${MERCADOPAGO_API_BASE}${path}`,
+    headers,
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
   if (status === 402 && options.orderOn402 && MercadoPagoOrder.safeParse(json).success) return json;
   if (status < 200 || status > 299) throw normalizeHttpError(options.operation, status, json);
   return json;

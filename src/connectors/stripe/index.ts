@@ -4,17 +4,18 @@ import { minorUnits } from '../../domain/money.ts';
 import { bytesToHex, hmacSha256, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, CreatePaymentInput, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import { sendRequest } from '../http.ts';
 import { StripeEvent, StripeList, StripePaymentIntent, StripeReader, StripeRefund, StripeSearchResult } from './sdk.ts';
 import {
   encodeForm,
   eventToNotification,
-  fetchFailure,
   isTimestampFresh,
   metadataQuery,
   normalizeStripeError,
   parseSignatureHeader,
   readerPaymentIntent,
   stripeErrorOf,
+  STRIPE_HTTP,
   STRIPE_MAX_AMOUNT,
   toPaymentOutcome,
   toRefundOutcome,
@@ -34,8 +35,6 @@ import {
 export const STRIPE_API_BASE = 'https://api.stripe.com';
 /** Pinned so response shapes never change under us (https://docs.stripe.com/api/versioning). */
 export const STRIPE_API_VERSION = '2024-06-20';
-/** Per request; a POS payment makes up to six (create, reader, hand-over, re-read, capture, re-read). */
-export const STRIPE_REQUEST_TIMEOUT_MS = 15_000;
 export const STRIPE_SIGNATURE_HEADER = 'stripe-signature';
 
 /** Stripe Terminal's presentment currencies among ours (readers take the account country's currency). */
@@ -164,25 +163,13 @@ async function send(ctx: Ctx<unknown>, request: StripeRequest): Promise<StripeAn
   } else if (encoded) {
     url += `?${encoded}`;
   }
-  let response: Response;
-  let parsed: unknown;
-  try {
-    response = await ctx.fetch(url, { method: request.method, headers, body, signal: AbortSignal.timeout(STRIPE_REQUEST_TIMEOUT_MS) });
-    const text = await response.text();
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
-    }
-  } catch (error) {
-    throw fetchFailure(error);
-  }
-  const shouldRetry = response.headers.get('stripe-should-retry');
+  const answer = await sendRequest(ctx.fetch, STRIPE_HTTP, { method: request.method, url, headers, ...(body !== undefined ? { body } : {}) });
+  const shouldRetry = answer.headers.get('stripe-should-retry');
   return {
-    ok: response.ok,
-    status: response.status,
-    body: parsed,
-    replayed: response.headers.get('idempotent-replayed') === 'true',
+    ok: answer.ok,
+    status: answer.status,
+    body: answer.json,
+    replayed: answer.headers.get('idempotent-replayed') === 'true',
     shouldRetry: shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : null,
   };
 }

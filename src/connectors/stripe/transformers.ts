@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type Stripe from 'stripe';
 import type { ConnectorErrorKind, Money, PaymentAction, PaymentOutcome, ProcessorNotification, ProcessorPaymentStatus, ProcessorRefundStatus, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import type { ProcessorHttp } from '../http.ts';
 import {
   referenceId,
   StripeCharge,
@@ -340,13 +341,6 @@ function decidedKind(httpStatus: number, error: StripeErrorObject | null, operat
   return 'unavailable';
 }
 
-/** A fetch that threw: aborted by its timeout signal, or a network failure. */
-export function fetchFailure(error: unknown): ConnectorError {
-  const name = (error as { name?: unknown } | null)?.name;
-  if (name === 'TimeoutError' || name === 'AbortError') return new ConnectorError('timeout', MESSAGES.timeout, 'stripe_timeout');
-  return new ConnectorError('unavailable', MESSAGES.unavailable, 'stripe_network_error');
-}
-
 const MESSAGES: Record<ConnectorErrorKind, string> = {
   declined: 'Stripe declined the operation.',
   timeout: 'Stripe did not answer in time.',
@@ -354,6 +348,13 @@ const MESSAGES: Record<ConnectorErrorKind, string> = {
   configuration_invalid: 'Stripe refused the request: check the payment method’s credentials and configuration.',
   invalid_notification: 'The Stripe notification does not verify.',
   not_found: 'Stripe has no such object.',
+};
+
+/** Stripe's timeout (per request; a POS payment makes up to six) and its fetch failures' codes. */
+export const STRIPE_HTTP: ProcessorHttp = {
+  timeoutMs: 15_000,
+  timeout: { code: 'stripe_timeout', message: MESSAGES.timeout },
+  network: { code: 'stripe_network_error', message: MESSAGES.unavailable },
 };
 
 // ---------------------------------------------------------------------------------------------------------
