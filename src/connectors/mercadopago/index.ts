@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { sha256Hex } from '../../lib/encoding.ts';
 import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import { defineVersion } from '../version.ts';
 import { sendRequest } from '../http.ts';
 import type { RefundRequest } from 'mercadopago/dist/clients/order/refund/types';
 import {
@@ -74,11 +75,10 @@ type Configuration = Partial<MercadoPagoQrConfiguration & MercadoPagoPosConfigur
 type Ctx = ConnectorContext<MercadoPagoCredentials, Configuration>;
 
 function checkCredentials(ctx: Ctx) {
-  const token = ctx.credentials?.access_token;
-  if (typeof token !== 'string' || token.length === 0) throw new ConnectorError('configuration_invalid', 'The Mercado Pago access token is missing.', 'missing_access_token');
-  // Test credentials can never move real money: refused in live. (`APP_USR-` tokens of test users are
-  // indistinguishable from production ones, so nothing is refused in test.)
-  if (ctx.environment === 'live' && token.startsWith('TEST-')) {
+  // The token's shape was parsed before the call (version.ts). Test credentials can never move real
+  // money: refused in live. (`APP_USR-` tokens of test users are indistinguishable from production
+  // ones, so nothing is refused in test.)
+  if (ctx.environment === 'live' && ctx.credentials.access_token.startsWith('TEST-')) {
     throw new ConnectorError('configuration_invalid', 'A Mercado Pago TEST- access token cannot be used in live.', 'test_token_in_live');
   }
 }
@@ -315,7 +315,7 @@ const common = {
   credentialsSchema: MercadoPagoCredentials,
 };
 
-export const mercadoPagoQrV1: ConnectorVersion = {
+export const mercadoPagoQrV1 = defineVersion({
   ...common,
   id: 'cnv_mercadopago_qr_v1',
   definitionId: 'cnd_mercadopago_qr',
@@ -323,9 +323,9 @@ export const mercadoPagoQrV1: ConnectorVersion = {
   type: 'qr',
   configurationSchema: MercadoPagoQrConfiguration,
   adapter: mercadoPagoAdapter('qr'),
-};
+});
 
-export const mercadoPagoPosV1: ConnectorVersion = {
+export const mercadoPagoPosV1 = defineVersion({
   ...common,
   id: 'cnv_mercadopago_pos_v1',
   definitionId: 'cnd_mercadopago_pos',
@@ -333,4 +333,4 @@ export const mercadoPagoPosV1: ConnectorVersion = {
   type: 'pos',
   configurationSchema: MercadoPagoPosConfiguration,
   adapter: mercadoPagoAdapter('pos'),
-};
+});

@@ -4,6 +4,7 @@ import { minorUnits } from '../../domain/money.ts';
 import { bytesToHex, hmacSha256, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, CreatePaymentInput, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import { defineVersion } from '../version.ts';
 import { sendRequest } from '../http.ts';
 import { StripeEvent, StripeList, StripePaymentIntent, StripeReader, StripeRefund, StripeSearchResult } from './sdk.ts';
 import {
@@ -357,9 +358,7 @@ async function verifyNotification(ctx: Ctx<unknown>, headers: Headers, rawBody: 
   const refuse = (why: string) => new ConnectorError('invalid_notification', 'The Stripe notification does not verify.', why);
   const header = parseSignatureHeader(headers.get(STRIPE_SIGNATURE_HEADER));
   if (!header) throw refuse('stripe_signature_missing');
-  const secret = ctx.credentials?.webhook_secret;
-  if (typeof secret !== 'string' || secret.length === 0) throw refuse('stripe_webhook_secret_missing');
-  const expected = utf8(await stripeSignature(secret, header.timestamp, rawBody));
+  const expected = utf8(await stripeSignature(ctx.credentials.webhook_secret, header.timestamp, rawBody));
   // Every candidate is compared, so the time taken does not tell which one matched.
   let matched = false;
   for (const candidate of header.signatures) matched = timingSafeEqual(utf8(candidate), expected) || matched;
@@ -449,7 +448,7 @@ const common = {
   credentialsSchema: StripeCredentials,
 };
 
-export const stripePosV1: ConnectorVersion = {
+export const stripePosV1 = defineVersion({
   ...common,
   id: 'cnv_stripe_pos_v1',
   definitionId: 'cnd_stripe_pos',
@@ -458,9 +457,9 @@ export const stripePosV1: ConnectorVersion = {
   currencies: STRIPE_POS_CURRENCIES,
   configurationSchema: StripePosConfiguration,
   adapter: stripeAdapter('pos'),
-};
+});
 
-export const stripeQrV1: ConnectorVersion = {
+export const stripeQrV1 = defineVersion({
   ...common,
   id: 'cnv_stripe_qr_v1',
   definitionId: 'cnd_stripe_qr',
@@ -469,4 +468,4 @@ export const stripeQrV1: ConnectorVersion = {
   currencies: STRIPE_QR_CURRENCIES,
   configurationSchema: StripeQrConfiguration,
   adapter: stripeAdapter('qr'),
-};
+});
