@@ -1,6 +1,7 @@
 // The official library, at test time only: its types make every object below complete, and its webhook
 // helper signs every delivery (the connector's verifier is not asked to agree with our own signing code).
 import Stripe from 'stripe';
+import { emvPayload, tlv } from '../helpers/emvco.ts';
 
 /**
  * A local simulator of the parts of Stripe's HTTP API (https://docs.stripe.com/api, version 2024-06-20)
@@ -200,9 +201,8 @@ export function parseForm(text: string): Json {
 
 /** A PromptPay/PayNow-like EMVCo payload with a CRC, including characters a careless client would mangle. */
 function qrPayload(pi: Stripe.PaymentIntent, type: string): string {
-  const tlv = (tag: string, value: string) => `${tag}${String(value.length).padStart(2, '0')}${value}`;
   const value = `${Math.floor(pi.amount / 100)}.${String(pi.amount % 100).padStart(2, '0')}`;
-  const body =
+  return emvPayload(
     tlv('00', '01') +
     tlv('01', '12') +
     tlv('29', tlv('00', type === 'paynow' ? 'SG.PAYNOW' : 'A000000677010111') + tlv('01', pi.id.slice(3, 19))) +
@@ -210,14 +210,8 @@ function qrPayload(pi: Stripe.PaymentIntent, type: string): string {
     tlv('54', value) +
     tlv('58', type === 'paynow' ? 'SG' : 'TH') +
     tlv('59', 'SIM SHOP & CO=1+2%') +
-    tlv('62', tlv('05', pi.id)) +
-    '6304';
-  let crc = 0xffff;
-  for (const byte of new TextEncoder().encode(body)) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return body + crc.toString(16).toUpperCase().padStart(4, '0');
+    tlv('62', tlv('05', pi.id)),
+  );
 }
 
 const cryptoProvider = Stripe.createSubtleCryptoProvider();
