@@ -2,6 +2,7 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { STRIPE_API_VERSION, stripePosV1, stripeQrV1 } from '../../src/connectors/stripe/index.ts';
+import { StripeDispute } from '../../src/connectors/stripe/sdk.ts';
 import { encodeForm, REFUND_STATUS_MAP } from '../../src/connectors/stripe/transformers.ts';
 import type { ConnectorErrorKind, CreatePaymentInput, ProcessorPaymentStatus } from '../../src/connectors/types.ts';
 import { connectorError } from '../helpers/connectors.ts';
@@ -467,7 +468,7 @@ describe('Stripe: capture when a PaymentIntent waits for one (requires_capture)'
     // The connector saw requires_capture (a search result a moment old); Stripe refuses the capture.
     const staleFetch: typeof fetch = async (request, init) => {
       const url = String(request instanceof Request ? request.url : request);
-      if (url.endsWith('/search?query=' + encodeURIComponent(`metadata['payment_id']:'${input.paymentId}'`) + '&limit=10')) {
+      if (new URL(url).pathname === '/v1/payment_intents/search' && new URL(url).searchParams.get('query') === `metadata['payment_id']:'${input.paymentId}'`) {
         return new Response(JSON.stringify({ object: 'search_result', data: [stale], has_more: false, next_page: null, url: '/v1/payment_intents/search' }), { status: 200 });
       }
       return sim.fetch(request, init);
@@ -675,6 +676,114 @@ describe('Stripe refunds', () => {
     sim.inject('unavailable', { path: '/v1/refunds' });
     expect((await connectorError(pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 1_000)))).kind).toBe('unavailable');
     expect(sim.refunds.size).toBe(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Disputes: the PaymentIntent stays `succeeded`; only a lost dispute (final at Stripe) is charged_back.
+
+describe('Stripe disputes', () => {
+  async function approvedPos(sim: StripeSimulator) {
+    const input = stripePayment(7000);
+    const outcome = await pos.createPayment(stripeCtx(sim, posConfig()), input);
+    expect(outcome.status).toBe('approved');
+    return { input, pi: outcome.processorReference! };
+  }
+  const read = (sim: StripeSimulator, input: CreatePaymentInput, reference: string | null, fetch = sim.fetch) => pos.getPayment(stripeCtx(sim, posConfig(), { fetch }), stripeLookup(input, reference));
+  const parse = async (sim: StripeSimulator, type: Parameters<StripeSimulator['eventFor']>[0], disputeId: string) => {
+    const delivery = await sim.deliver(sim.eventFor(type, disputeId));
+    return pos.parseNotification(stripeCtx(sim, posConfig()), { headers: new Headers(delivery.headers), rawBody: delivery.rawBody, url: 'https://payments.example.com/v1/processor-notifications/x' });
+  };
+
+  it('an undisputed approved payment is read without asking for disputes (the charge comes expanded with the PaymentIntent)', async () => {
+    const sim = new StripeSimulator();
+    const { input, pi } = await approvedPos(sim);
+    expect(await read(sim, input, pi)).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
+    expect(await read(sim, input, null)).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
+    expect(sim.requestsTo('GET', '/v1/disputes')).toHaveLength(0);
+    for (const r of sim.requestsTo('GET', `/v1/payment_intents/${pi}`)) expect(r.params.expand).toEqual(['latest_charge']);
+    expect(sim.requestsTo('GET', '/v1/payment_intents/search').map((r) => r.params.expand)).toEqual([['data.latest_charge']]);
+  });
+
+  it('a chargeback opened (funds withdrawn) and under review is not final: approved; lost → charged_back, by reference and by search', async () => {
+    const sim = new StripeSimulator();
+    const { input, pi } = await approvedPos(sim);
+    const dispute = sim.openDispute(pi);
+    expect(dispute).toMatchObject({ status: 'needs_response', payment_intent: pi, charge: sim.paymentIntents.get(pi)!.latest_charge });
+    expect(sim.disputes.get(dispute.id)!.balance_transactions).toHaveLength(1);
+    expect(await read(sim, input, pi)).toMatchObject({ status: 'approved' });
+    sim.reviewDispute(dispute.id);
+    expect(await read(sim, input, pi)).toMatchObject({ status: 'approved' });
+    sim.closeDispute(dispute.id, 'lost');
+    expect(sim.paymentIntents.get(pi)!.status).toBe('succeeded');
+    expect(await read(sim, input, pi)).toEqual({ status: 'charged_back', processorReference: pi, action: { type: 'none' }, processorStatus: 'dispute_lost' });
+    expect(await read(sim, input, null)).toMatchObject({ status: 'charged_back', processorReference: pi });
+    expect(sim.requestsTo('GET', '/v1/disputes').every((r) => r.params.payment_intent === pi)).toBe(true);
+  });
+
+  it('a won dispute returns the funds: approved, and stays so; an inquiry that closes is approved too', async () => {
+    const sim = new StripeSimulator();
+    const won = await approvedPos(sim);
+    const dispute = sim.openDispute(won.pi);
+    sim.closeDispute(dispute.id, 'won');
+    expect(sim.disputes.get(dispute.id)).toMatchObject({ status: 'won' });
+    expect(sim.disputes.get(dispute.id)!.balance_transactions.map((t) => t.amount)).toEqual([-7000, 7000]);
+    expect(await read(sim, won.input, won.pi)).toMatchObject({ status: 'approved' });
+    const inquired = await approvedPos(sim);
+    const inquiry = sim.openDispute(inquired.pi, { inquiry: true });
+    expect(inquiry.balance_transactions).toHaveLength(0);
+    sim.closeDispute(inquiry.id, 'lost');
+    expect(sim.disputes.get(inquiry.id)).toMatchObject({ status: 'warning_closed' });
+    expect(await read(sim, inquired.input, inquired.pi)).toMatchObject({ status: 'approved' });
+  });
+
+  it('a disputed payment whose disputes cannot be read is unavailable, never approved by default', async () => {
+    const sim = new StripeSimulator();
+    const { input, pi } = await approvedPos(sim);
+    sim.closeDispute(sim.openDispute(pi).id, 'lost');
+    sim.inject('api_error', { path: '/v1/disputes' });
+    expect(await connectorError(read(sim, input, pi))).toMatchObject({ kind: 'unavailable' });
+    expect(await read(sim, input, pi)).toMatchObject({ status: 'charged_back' });
+  });
+
+  it('a charged-back payment cannot be refunded or voided at Stripe (charge_disputed → declined)', async () => {
+    const sim = new StripeSimulator();
+    const { input, pi } = await approvedPos(sim);
+    sim.closeDispute(sim.openDispute(pi).id, 'lost');
+    const refund = pos.refundPayment(stripeCtx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 100, currency: 'USD' } });
+    expect(await connectorError(refund)).toMatchObject({ kind: 'declined', processorCode: 'charge_disputed' });
+    const cancel = pos.cancelPayment(stripeCtx(sim, posConfig()), { ...stripeLookup(input, pi), currentStatus: 'approved' });
+    expect(await connectorError(cancel)).toMatchObject({ kind: 'declined', processorCode: 'charge_disputed' });
+    expect(sim.refunds.size).toBe(0);
+  });
+
+  it('signed dispute events: news of the PaymentIntent; only charge.dispute.closed of a lost dispute says charged_back', async () => {
+    const sim = new StripeSimulator();
+    const { pi } = await approvedPos(sim);
+    const dispute = sim.openDispute(pi);
+    sim.reviewDispute(dispute.id);
+    for (const type of ['charge.dispute.created', 'charge.dispute.funds_withdrawn', 'charge.dispute.updated'] as const) {
+      expect(await parse(sim, type, dispute.id)).toMatchObject({ resource: 'payment', processorReference: pi, status: null, trusted: true });
+    }
+    sim.closeDispute(dispute.id, 'lost');
+    expect(await parse(sim, 'charge.dispute.closed', dispute.id)).toMatchObject({ resource: 'payment', processorReference: pi, status: 'charged_back', trusted: true });
+
+    const other = await approvedPos(sim);
+    const won = sim.openDispute(other.pi);
+    sim.closeDispute(won.id, 'won');
+    expect(await parse(sim, 'charge.dispute.funds_reinstated', won.id)).toMatchObject({ processorReference: other.pi, status: null });
+    expect(await parse(sim, 'charge.dispute.closed', won.id)).toMatchObject({ processorReference: other.pi, status: null });
+  });
+
+  it('the simulator’s disputes are the SDK’s Dispute objects, and its charges say they are disputed', async () => {
+    const sim = new StripeSimulator();
+    const { pi } = await approvedPos(sim);
+    expect(sim.chargeOf(pi).disputed).toBe(false);
+    const dispute = sim.openDispute(pi);
+    expect(sim.chargeOf(pi).disputed).toBe(true);
+    expect(StripeDispute.parse(dispute)).toMatchObject({ id: dispute.id, object: 'dispute', status: 'needs_response', payment_intent: pi });
+    const list = await (await sim.fetch(`https://api.stripe.com/v1/disputes?payment_intent=${pi}`, { headers: { Authorization: `Bearer ${SECRET_KEY}` } })).json();
+    expect(list).toMatchObject({ object: 'list', data: [{ id: dispute.id }], has_more: false });
   });
 });
 

@@ -3,8 +3,13 @@ import type Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { StripeEvent } from '../../src/connectors/stripe/sdk.ts';
 import {
+  chargedBackOutcome,
+  DISPUTE_EVENT_TYPES,
+  DISPUTE_STATUS_MAP,
+  disputeStatus,
   encodeForm,
   eventToNotification,
+  isDisputed,
   metadataQuery,
   normalizeStripeError,
   parseSignatureHeader,
@@ -277,5 +282,65 @@ describe('transformers: notifications', () => {
     // A PaymentIntent event whose object is malformed, or of a type we do not read, is news without a status.
     expect(news(sim.rawEvent('payment_intent.succeeded', { id: 'pi_1', object: 'payment_intent' })).status).toBeNull();
     expect(news(sim.rawEvent('payment_intent.partially_funded_v2', pi('succeeded'))).status).toBeNull();
+  });
+  describe('disputes', () => {
+    // A disputed, succeeded PaymentIntent of the simulator, and its dispute as every event carries it.
+    const paid = sim.buildPaymentIntent({ amount: 4200, currency: 'usd', capture_method: 'automatic', description: null, metadata: {}, payment_method_types: ['card_present'] });
+    sim.paymentIntents.set(paid.id, paid);
+    sim.setPaymentIntentStatus(paid.id, 'succeeded');
+    const dispute = sim.openDispute(paid.id);
+    const statuses: Record<Stripe.Dispute.Status, 'charged_back' | null> = {
+      warning_needs_response: null,
+      warning_under_review: null,
+      warning_closed: null,
+      needs_response: null,
+      under_review: null,
+      won: null,
+      lost: 'charged_back',
+    };
+    const eventTypes = Object.keys(DISPUTE_EVENT_TYPES) as (keyof typeof DISPUTE_EVENT_TYPES)[];
+
+    it('the dispute table is exactly the documented one: only lost (final at Stripe) charges back; a status Stripe adds later changes nothing', () => {
+      expect(DISPUTE_STATUS_MAP).toEqual(statuses);
+      for (const [status, ours] of Object.entries(statuses)) expect(disputeStatus({ status })).toBe(ours);
+      for (const status of ['prevented', 'LOST', 'lost ', '', 'charged_back', '__proto__', 'constructor', 'toString']) expect(disputeStatus({ status })).toBeNull();
+    });
+
+    it('every dispute event of 2024-06-20 is read', () => {
+      expect(eventTypes.sort()).toEqual(['charge.dispute.closed', 'charge.dispute.created', 'charge.dispute.funds_reinstated', 'charge.dispute.funds_withdrawn', 'charge.dispute.updated']);
+    });
+
+    it.each(eventTypes.flatMap((type) => (Object.keys(statuses) as Stripe.Dispute.Status[]).map((status) => [type, status] as const)))(
+      '%s with a dispute %s → news of its PaymentIntent, charged_back only when lost',
+      (type, status) => {
+        const event = sim.makeEvent(type, { ...dispute, status });
+        expect(news(event)).toEqual({ eventId: event.id, resource: 'payment', processorReference: paid.id, status: statuses[status], trusted: true });
+      },
+    );
+
+    it('an expanded payment_intent names it too; a dispute without one, or malformed, or under another event type, says nothing of any payment', () => {
+      expect(news(sim.makeEvent('charge.dispute.closed', { ...dispute, status: 'lost', payment_intent: paid }))).toMatchObject({ processorReference: paid.id, status: 'charged_back' });
+      expect(news(sim.makeEvent('charge.dispute.closed', { ...dispute, status: 'lost', payment_intent: null }))).toMatchObject({ processorReference: dispute.id, status: null });
+      expect(news(sim.rawEvent('charge.dispute.closed', { id: 'du_1', object: 'dispute', status: 'lost' }))).toMatchObject({ processorReference: 'du_1', status: null });
+      expect(news(sim.rawEvent('charge.dispute.closed', { ...dispute, status: 7 }))).toMatchObject({ processorReference: dispute.id, status: null });
+      expect(news(sim.rawEvent('charge.updated', { ...dispute, status: 'lost' }))).toMatchObject({ processorReference: dispute.id, status: null });
+    });
+
+    it('a lookup charges back a succeeded PaymentIntent only for a lost dispute of its own, and only reads the disputes of a disputed charge', () => {
+      const succeeded = { id: paid.id, status: 'succeeded' };
+      expect(chargedBackOutcome(succeeded, [{ ...dispute, status: 'lost' }])).toEqual({ status: 'charged_back', processorReference: paid.id, action: { type: 'none' }, processorStatus: 'dispute_lost' });
+      expect(chargedBackOutcome(succeeded, [{ ...dispute, status: 'won' }, { ...dispute, status: 'under_review' }])).toBeNull();
+      expect(chargedBackOutcome(succeeded, [{ ...dispute, status: 'won' }, { ...dispute, id: 'du_2', status: 'lost' }])).toMatchObject({ status: 'charged_back' });
+      expect(chargedBackOutcome(succeeded, [{ ...dispute, status: 'lost', payment_intent: 'pi_other' }])).toBeNull();
+      expect(chargedBackOutcome({ ...succeeded, status: 'processing' }, [{ ...dispute, status: 'lost' }])).toBeNull();
+      expect(chargedBackOutcome(succeeded, [])).toBeNull();
+      expect(isDisputed({ status: 'succeeded', latest_charge: { id: 'ch_1', disputed: true } })).toBe(true);
+      expect(isDisputed({ status: 'succeeded', latest_charge: { id: 'ch_1', disputed: false } })).toBe(false);
+      // Not expanded, absent or not succeeded: nothing to read.
+      expect(isDisputed({ status: 'succeeded', latest_charge: 'ch_1' })).toBe(false);
+      expect(isDisputed({ status: 'succeeded', latest_charge: null })).toBe(false);
+      expect(isDisputed({ status: 'succeeded' })).toBe(false);
+      expect(isDisputed({ status: 'requires_capture', latest_charge: { id: 'ch_1', disputed: true } })).toBe(false);
+    });
   });
 });

@@ -6,10 +6,12 @@ import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, Cre
 import { ConnectorError } from '../types.ts';
 import { defineVersion } from '../version.ts';
 import { sendRequest } from '../http.ts';
-import { StripeEvent, StripeList, StripePaymentIntent, StripeReader, StripeRefund, StripeSearchResult } from './sdk.ts';
+import { StripeDispute, StripeEvent, StripeList, StripePaymentIntent, StripeReader, StripeRefund, StripeSearchResult } from './sdk.ts';
 import {
+  chargedBackOutcome,
   encodeForm,
   eventToNotification,
+  isDisputed,
   isTimestampFresh,
   metadataQuery,
   normalizeStripeError,
@@ -97,8 +99,9 @@ const path = (...parts: string[]) => parts.map((p) => encodeURIComponent(p)).joi
 
 export const stripeRequest = {
   createPaymentIntent: (params: Stripe.PaymentIntentCreateParams, idempotencyKey: string): StripeRequest => ({ method: 'POST', path: '/v1/payment_intents', params, idempotencyKey }),
-  retrievePaymentIntent: (id: string): StripeRequest => ({ method: 'GET', path: `/v1/payment_intents/${path(id)}` }),
+  retrievePaymentIntent: (id: string, params: Stripe.PaymentIntentRetrieveParams = {}): StripeRequest => ({ method: 'GET', path: `/v1/payment_intents/${path(id)}`, params }),
   searchPaymentIntents: (params: Stripe.PaymentIntentSearchParams): StripeRequest => ({ method: 'GET', path: '/v1/payment_intents/search', params }),
+  listDisputes: (params: Stripe.DisputeListParams): StripeRequest => ({ method: 'GET', path: '/v1/disputes', params }),
   capturePaymentIntent: (id: string, params: Stripe.PaymentIntentCaptureParams, idempotencyKey: string): StripeRequest => ({
     method: 'POST',
     path: `/v1/payment_intents/${path(id)}/capture`,
@@ -185,13 +188,14 @@ function expectOk<T>(answer: StripeAnswer, schema: z.ZodType<T>, operation: Stri
   return parsed.data;
 }
 
+// The lookups expand the charge: whether it is disputed comes with the PaymentIntent, at no extra request.
 async function retrievePaymentIntent(ctx: Ctx<unknown>, id: string): Promise<StripePaymentIntent> {
-  return expectOk(await send(ctx, stripeRequest.retrievePaymentIntent(id)), StripePaymentIntent, 'lookup');
+  return expectOk(await send(ctx, stripeRequest.retrievePaymentIntent(id, { expand: ['latest_charge'] })), StripePaymentIntent, 'lookup');
 }
 
 /** The PaymentIntent created for our payment, found by its metadata (Search is eventually consistent). */
 async function searchPaymentIntent(ctx: Ctx<unknown>, paymentId: string): Promise<StripePaymentIntent | null> {
-  const answer = await send(ctx, stripeRequest.searchPaymentIntents({ query: metadataQuery('payment_id', paymentId), limit: 10 }));
+  const answer = await send(ctx, stripeRequest.searchPaymentIntents({ query: metadataQuery('payment_id', paymentId), limit: 10, expand: ['data.latest_charge'] }));
   return expectOk(answer, StripeSearchResult(StripePaymentIntent), 'lookup').data.find((pi) => pi.metadata.payment_id === paymentId) ?? null;
 }
 
@@ -206,6 +210,16 @@ async function retrieveRefund(ctx: Ctx<unknown>, id: string): Promise<StripeRefu
 
 async function retrieveReader(ctx: Ctx<unknown>, readerId: string): Promise<StripeReader> {
   return expectOk(await send(ctx, stripeRequest.retrieveReader(readerId)), StripeReader, 'write');
+}
+
+/**
+ * A succeeded PaymentIntent whose charge is disputed, read with its disputes: `charged_back` once one is
+ * lost, else null (the PaymentIntent's own status stands). Undisputed payments cost no request.
+ */
+async function chargedBack(ctx: Ctx<unknown>, pi: StripePaymentIntent): Promise<PaymentOutcome | null> {
+  if (!isDisputed(pi)) return null;
+  const list = expectOk(await send(ctx, stripeRequest.listDisputes({ payment_intent: pi.id, limit: 100 })), StripeList(StripeDispute), 'lookup');
+  return chargedBackOutcome(pi, list.data);
 }
 
 const settled = (status: string | null | undefined) => status === 'succeeded' || status === 'failed' || status === 'canceled';
@@ -389,6 +403,8 @@ function stripeAdapter(channel: Channel): ConnectorAdapter<StripeCredentials, St
       const found = await findPaymentIntent(ctx, input.paymentId, input.processorReference);
       if (!found) throw new ConnectorError('not_found', 'Stripe has no PaymentIntent for this payment.', 'resource_missing');
       const pi = await captureIfAuthorized(ctx, found, input.processorIdempotencyKey);
+      const disputed = await chargedBack(ctx, pi);
+      if (disputed) return disputed;
       return toPaymentOutcome(pi, { readerAction: channel === 'pos' ? await readerActionFor(ctx, pi) : null });
     },
 
