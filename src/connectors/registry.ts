@@ -4,19 +4,37 @@ import { stripePosV1, stripeQrV1 } from './stripe/index.ts';
 import type { ConnectorDefinition, ConnectorVersion } from './types.ts';
 
 /**
- * Every connector definition this build ships, with its versions. Definitions are code, not data: a
- * version is published by releasing it here, and its id never changes meaning.
+ * Every connector version this build ships. Versions are code, not data: a version is published by
+ * releasing it here, and its id never changes meaning. The definitions are built from them, in this
+ * order, so a definition's id, provider, name and type are written once, on its versions.
  */
-export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [
-  { id: 'cnd_sandbox_pos', provider: 'sandbox', name: 'Sandbox POS', type: 'pos', versions: [sandboxPosV1] },
-  { id: 'cnd_sandbox_qr', provider: 'sandbox', name: 'Sandbox QR', type: 'qr', versions: [sandboxQrV1] },
-  { id: 'cnd_stripe_pos', provider: 'stripe', name: 'Stripe Terminal', type: 'pos', versions: [stripePosV1] },
-  { id: 'cnd_stripe_qr', provider: 'stripe', name: 'Stripe QR (PromptPay, PayNow)', type: 'qr', versions: [stripeQrV1] },
-  { id: 'cnd_mercadopago_pos', provider: 'mercadopago', name: 'Mercado Pago Point', type: 'pos', versions: [mercadoPagoPosV1] },
-  { id: 'cnd_mercadopago_qr', provider: 'mercadopago', name: 'Mercado Pago QR', type: 'qr', versions: [mercadoPagoQrV1] },
-];
+export const CONNECTOR_VERSIONS: readonly ConnectorVersion[] = [sandboxPosV1, sandboxQrV1, stripePosV1, stripeQrV1, mercadoPagoPosV1, mercadoPagoQrV1];
 
-const versionsById = new Map<string, ConnectorVersion>(CONNECTOR_DEFINITIONS.flatMap((d) => d.versions.map((v) => [v.id, v] as const)));
+/**
+ * Groups versions into their definitions. Versions of one definition must agree on what the definition
+ * is, and a version id must be unique: anything else is a release mistake, refused when the module loads.
+ */
+export function definitionsOf(versions: readonly ConnectorVersion[]): ConnectorDefinition[] {
+  const definitions = new Map<string, ConnectorDefinition>();
+  const ids = new Set<string>();
+  for (const version of versions) {
+    if (ids.has(version.id)) throw new Error(`connector version ${version.id} is listed twice`);
+    ids.add(version.id);
+    const found = definitions.get(version.definitionId);
+    if (!found) {
+      definitions.set(version.definitionId, { id: version.definitionId, provider: version.provider, name: version.name, type: version.type, versions: [version] });
+    } else if (found.provider !== version.provider || found.name !== version.name || found.type !== version.type) {
+      throw new Error(`connector version ${version.id} disagrees with the other versions of ${version.definitionId}`);
+    } else {
+      found.versions.push(version);
+    }
+  }
+  return [...definitions.values()];
+}
+
+export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = definitionsOf(CONNECTOR_VERSIONS);
+
+const versionsById = new Map<string, ConnectorVersion>(CONNECTOR_VERSIONS.map((v) => [v.id, v] as const));
 
 export function findConnectorVersion(id: string): ConnectorVersion | undefined {
   return versionsById.get(id);

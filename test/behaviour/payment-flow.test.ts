@@ -129,6 +129,18 @@ function stripeProfile(): Profile {
       return send(ctx.methodId, await sim.deliver(sim.eventFor('payment_intent.requires_action', ctx.payment.processor_reference!)));
     },
     processorPaymentCount: (paymentId) => sim.paymentIntentCount(paymentId),
+    async chargeBack(ctx) {
+      // Stripe's chargeback as it unfolds: the dispute opens and the funds are withdrawn (news, not final:
+      // a dispute can still be won), then it closes lost. The PaymentIntent stays succeeded throughout.
+      const dispute = sim.openDispute(ctx.payment.processor_reference!);
+      for (const type of ['charge.dispute.created', 'charge.dispute.funds_withdrawn'] as const) {
+        const response = await send(ctx.methodId, await sim.deliver(sim.eventFor(type, dispute.id)));
+        if (response.status !== 200) return { response, again: async () => response };
+      }
+      sim.closeDispute(dispute.id, 'lost');
+      const delivery = await sim.deliver(sim.eventFor('charge.dispute.closed', dispute.id));
+      return { response: await send(ctx.methodId, delivery), again: () => send(ctx.methodId, delivery) };
+    },
   };
 }
 

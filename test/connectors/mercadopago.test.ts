@@ -7,7 +7,6 @@ import {
   isoDuration,
   mapOrderStatus,
   mapRefundStatus,
-  normalizeFetchFailure,
   normalizeHttpError,
   ORDER_STATUS_TABLE,
   processorCodeOf,
@@ -654,12 +653,6 @@ describe('transformers: errors', () => {
     expect(processorCodeOf(400, { errors: [{ code: 1234 }] })).toBe('1234');
     const error = normalizeHttpError('create', 400, { errors: [{ code: 'bad', message: 'SECRET-DETAIL' }], message: 'SECRET-DETAIL' });
     expect(JSON.stringify({ ...error, message: error.message })).not.toContain('SECRET-DETAIL');
-  });
-
-  it('timeouts and network failures', () => {
-    expect(normalizeFetchFailure(new DOMException('t', 'TimeoutError')).kind).toBe('timeout');
-    expect(normalizeFetchFailure(new DOMException('a', 'AbortError')).kind).toBe('timeout');
-    expect(normalizeFetchFailure(new TypeError('fetch failed')).kind).toBe('unavailable');
   });
 });
 

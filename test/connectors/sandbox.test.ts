@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sandboxPosV1, sandboxQrV1, SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
 import { ConnectorError, type ConnectorContext, type ConnectorVersion, type CreatePaymentInput, type Money } from '../../src/connectors/types.ts';
 import { connectorError } from '../helpers/connectors.ts';
+import { crc16 } from '../helpers/emvco.ts';
 
 /** The sandbox adapter called directly, against every row of CONTRACT.md's sandbox table. */
 
@@ -21,16 +22,6 @@ function paymentInput(minor: number, options: { currency?: string; attemptNumber
   };
 }
 
-
-/** CRC-16/CCITT-FALSE, as EMVCo requires for tag 63. */
-function crc16(text: string): string {
-  let crc = 0xffff;
-  for (const byte of new TextEncoder().encode(text)) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc.toString(16).toUpperCase().padStart(4, '0');
-}
 
 function expectUsual(version: ConnectorVersion, outcome: Awaited<ReturnType<ConnectorVersion['adapter']['createPayment']>>) {
   if (version.type === 'pos') {
@@ -280,6 +271,13 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
     });
   });
 }
+
+describe('the tests’ own EMVCo checksum', () => {
+  it('is CRC-16/CCITT-FALSE: the catalogue’s check value for "123456789" is 29B1', () => {
+    expect(crc16('123456789')).toBe('29B1');
+    expect(crc16('')).toBe('FFFF');
+  });
+});
 
 describe('sandbox schemas', () => {
   it('validate credentials and apply configuration defaults', () => {

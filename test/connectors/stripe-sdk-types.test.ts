@@ -2,8 +2,8 @@ import { z } from '@hono/zod-openapi';
 import type Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { stripeRequest } from '../../src/connectors/stripe/index.ts';
-import { sdkShape, StripePaymentIntent, type StripeErrorCode } from '../../src/connectors/stripe/sdk.ts';
-import { PAYMENT_INTENT_STATUS_MAP, STRIPE_ERROR_CODE_MAP } from '../../src/connectors/stripe/transformers.ts';
+import { sdkShape, StripePaymentIntent, type StripeDisputeEventType, type StripeErrorCode } from '../../src/connectors/stripe/sdk.ts';
+import { DISPUTE_EVENT_TYPES, DISPUTE_STATUS_MAP, PAYMENT_INTENT_STATUS_MAP, STRIPE_ERROR_CODE_MAP } from '../../src/connectors/stripe/transformers.ts';
 import type { ConnectorErrorKind, ProcessorPaymentStatus } from '../../src/connectors/types.ts';
 
 /**
@@ -29,6 +29,10 @@ describe('requests are typed by the SDK’s parameter types', () => {
     stripeRequest.capturePaymentIntent('pi_1', { amount_to_captur: 100 }, 'key');
     // @ts-expect-error `paymentintent` is not a field of Stripe.RefundListParams
     stripeRequest.listRefunds({ paymentintent: 'pi_1' });
+    // @ts-expect-error `payment_intent_id` is not a field of Stripe.DisputeListParams
+    stripeRequest.listDisputes({ payment_intent_id: 'pi_1' });
+    // @ts-expect-error `expand` of Stripe.PaymentIntentRetrieveParams is a list of paths
+    stripeRequest.retrievePaymentIntent('pi_1', { expand: 'latest_charge' });
 
     const request = stripeRequest.processPaymentIntent('tmr_1', { payment_intent: 'pi_1', process_config: { skip_tipping: true } }, 'key');
     expect(request).toEqual({ method: 'POST', path: '/v1/terminal/readers/tmr_1/process_payment_intent', params: { payment_intent: 'pi_1', process_config: { skip_tipping: true } }, idempotencyKey: 'key' });
@@ -64,6 +68,10 @@ describe('tables are keyed by the SDK’s unions', () => {
       Stripe.PaymentIntent.Status,
       ProcessorPaymentStatus
     >);
+    // @ts-expect-error 'charged_back' is not a Stripe.Dispute.Status (Stripe says `lost`)
+    void ({ ...DISPUTE_STATUS_MAP, charged_back: 'charged_back' } satisfies Record<Stripe.Dispute.Status, 'charged_back' | null>);
+    // @ts-expect-error 'charge.dispute.lost' is not an event of the 2024-06-20 API (a lost dispute comes as `charge.dispute.closed`)
+    void ({ ...DISPUTE_EVENT_TYPES, 'charge.dispute.lost': true } satisfies Record<StripeDisputeEventType, true>);
     // @ts-expect-error 'terminal_reader_invalid_state' is not an error code of the 2024-06-20 API
     void ({ ...STRIPE_ERROR_CODE_MAP, terminal_reader_invalid_state: 'unavailable' } satisfies Partial<Record<StripeErrorCode, ConnectorErrorKind>>);
 

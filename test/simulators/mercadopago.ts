@@ -3,6 +3,7 @@ import type { UserResponse } from 'mercadopago/dist/clients/user/get/types';
 import { SignatureFailureReason, WebhookSignatureValidator } from 'mercadopago/dist/utils/webhook/index.js';
 import { formatAmount, parseAmount } from '../../src/domain/money.ts';
 import { bytesToHex, hmacSha256 } from '../../src/lib/encoding.ts';
+import { emvPayload, tlv } from '../helpers/emvco.ts';
 
 /**
  * A local stand-in for Mercado Pago's Orders API (https://api.mercadopago.com), written from its public
@@ -229,23 +230,10 @@ const ulid = () => {
   return `01${Array.from(bytes.slice(2), (b) => ULID_ALPHABET[b & 31]).join('')}`;
 };
 
-function tlv(tag: string, value: string) {
-  return `${tag}${String(value.length).padStart(2, '0')}${value}`;
-}
-
-function crc16(text: string): string {
-  let crc = 0xffff;
-  for (const byte of new TextEncoder().encode(text)) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc.toString(16).toUpperCase().padStart(4, '0');
-}
-
 /** An EMVCo merchant-presented payload shaped like Mercado Pago's dynamic QR codes. */
 function emvQr(order: { id: string; totalAmount: string; currency: string }): string {
   const site = SITE_OF[order.currency]!;
-  const body =
+  return emvPayload(
     tlv('00', '01') +
     tlv('01', '12') +
     tlv('43', tlv('00', 'COM.MERCADOLIBRE') + tlv('01', '306') + tlv('02', order.id.slice(-20))) +
@@ -255,9 +243,8 @@ function emvQr(order: { id: string; totalAmount: string; currency: string }): st
     tlv('58', site.country) +
     tlv('59', 'COMERCIO DE PRUEBA') +
     tlv('60', 'CIUDAD') +
-    tlv('62', tlv('05', order.id.slice(-25))) +
-    '6304';
-  return body + crc16(body);
+    tlv('62', tlv('05', order.id.slice(-25))),
+  );
 }
 
 export class MercadoPagoSimulator {

@@ -1,6 +1,7 @@
 // The official library, at test time only: its types make every object below complete, and its webhook
 // helper signs every delivery (the connector's verifier is not asked to agree with our own signing code).
 import Stripe from 'stripe';
+import { emvPayload, tlv } from '../helpers/emvco.ts';
 
 /**
  * A local simulator of the parts of Stripe's HTTP API (https://docs.stripe.com/api, version 2024-06-20)
@@ -200,9 +201,8 @@ export function parseForm(text: string): Json {
 
 /** A PromptPay/PayNow-like EMVCo payload with a CRC, including characters a careless client would mangle. */
 function qrPayload(pi: Stripe.PaymentIntent, type: string): string {
-  const tlv = (tag: string, value: string) => `${tag}${String(value.length).padStart(2, '0')}${value}`;
   const value = `${Math.floor(pi.amount / 100)}.${String(pi.amount % 100).padStart(2, '0')}`;
-  const body =
+  return emvPayload(
     tlv('00', '01') +
     tlv('01', '12') +
     tlv('29', tlv('00', type === 'paynow' ? 'SG.PAYNOW' : 'A000000677010111') + tlv('01', pi.id.slice(3, 19))) +
@@ -210,14 +210,8 @@ function qrPayload(pi: Stripe.PaymentIntent, type: string): string {
     tlv('54', value) +
     tlv('58', type === 'paynow' ? 'SG' : 'TH') +
     tlv('59', 'SIM SHOP & CO=1+2%') +
-    tlv('62', tlv('05', pi.id)) +
-    '6304';
-  let crc = 0xffff;
-  for (const byte of new TextEncoder().encode(body)) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return body + crc.toString(16).toUpperCase().padStart(4, '0');
+    tlv('62', tlv('05', pi.id)),
+  );
 }
 
 const cryptoProvider = Stripe.createSubtleCryptoProvider();
@@ -241,6 +235,7 @@ export class StripeSimulator {
   readonly paymentIntents = new Map<string, Stripe.PaymentIntent>();
   readonly refunds = new Map<string, Stripe.Refund>();
   readonly readers = new Map<string, Stripe.Terminal.Reader>();
+  readonly disputes = new Map<string, Stripe.Dispute>();
   readonly events: Stripe.Event[] = [];
   readonly requests: RecordedRequest[] = [];
   readonly rejectedKeys = new Set<string>();
@@ -486,7 +481,7 @@ export class StripeSimulator {
       currency: pi.currency,
       customer: null,
       description: pi.description,
-      disputed: false,
+      disputed: [...this.disputes.values()].some((d) => d.charge === pi.latest_charge),
       failure_balance_transaction: null,
       failure_code: null,
       failure_message: null,
@@ -606,7 +601,7 @@ export class StripeSimulator {
     if (resource === 'payment_intents') {
       if (method === 'POST' && parts.length === 2) return this.createPaymentIntent(params, idempotencyKey);
       if (method === 'GET' && id === 'search' && parts.length === 3) return this.searchPaymentIntents(params);
-      if (method === 'GET' && parts.length === 3) return this.retrievePaymentIntent(id!);
+      if (method === 'GET' && parts.length === 3) return this.retrievePaymentIntent(id!, params);
       if (method === 'POST' && action === 'cancel' && parts.length === 4) return this.cancelPaymentIntent(id!, params);
       if (method === 'POST' && action === 'capture' && parts.length === 4) return this.capturePaymentIntent(id!, params);
     }
@@ -614,6 +609,10 @@ export class StripeSimulator {
       if (method === 'POST' && parts.length === 2) return this.createRefund(params);
       if (method === 'GET' && parts.length === 2) return this.listRefunds(params);
       if (method === 'GET' && parts.length === 3) return this.refunds.has(id!) ? { status: 200, body: clone(this.refunds.get(id!)!) } : missing('refund', id!);
+    }
+    if (resource === 'disputes' && method === 'GET') {
+      if (parts.length === 2) return this.listDisputes(params);
+      if (parts.length === 3) return this.disputes.has(id!) ? { status: 200, body: clone(this.disputes.get(id!)!) } : missing('dispute', id!);
     }
     if (resource === 'terminal' && id === 'readers') {
       const readerId = action!;
@@ -772,16 +771,24 @@ export class StripeSimulator {
     return { status: 200, body: clone(pi), loseAnswer };
   }
 
-  private retrievePaymentIntent(id: string): HandlerResult {
+  private retrievePaymentIntent(id: string, params: Json): HandlerResult {
     const pi = this.paymentIntents.get(id);
-    return pi ? { status: 200, body: clone(pi) } : missing('payment_intent', id);
+    return pi ? { status: 200, body: this.expanded(pi, params.expand, '') } : missing('payment_intent', id);
+  }
+
+  /** A copy of the PaymentIntent with `latest_charge` expanded when `expand` asks for it (at `prefix`). */
+  private expanded(pi: Stripe.PaymentIntent, expand: unknown, prefix: string): Stripe.PaymentIntent {
+    const copy = clone(pi);
+    const paths = Array.isArray(expand) ? expand : [];
+    if (paths.includes(`${prefix}latest_charge`) && typeof pi.latest_charge === 'string') copy.latest_charge = this.chargeOf(pi.id);
+    return copy;
   }
 
   private searchPaymentIntents(params: Json): HandlerResult {
     const match = /^metadata\['([^']+)'\]:'((?:[^'\\]|\\.)*)'$/.exec(params.query ?? '');
     if (!match) return invalid('Invalid search query.', 'query', 'parameter_invalid_string_empty');
     const value = match[2]!.replace(/\\(.)/g, '$1');
-    const data = [...this.paymentIntents.values()].filter((pi) => pi.metadata[match[1]!] === value).map(clone);
+    const data = [...this.paymentIntents.values()].filter((pi) => pi.metadata[match[1]!] === value).map((pi) => this.expanded(pi, params.expand, 'data.'));
     const result: Stripe.ApiSearchResult<Stripe.PaymentIntent> = { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' };
     return { status: 200, body: result };
   }
@@ -848,6 +855,10 @@ export class StripeSimulator {
     if (pi.status !== 'succeeded') {
       return stripeError(400, { type: 'invalid_request_error', code: 'payment_intent_unexpected_state', message: 'This PaymentIntent does not have a successful charge to refund.' });
     }
+    // A disputed charge is refunded only while its dispute allows it (`is_charge_refundable`: an inquiry).
+    if ([...this.disputes.values()].some((d) => d.charge === pi.latest_charge && !d.is_charge_refundable)) {
+      return stripeError(400, { type: 'invalid_request_error', code: 'charge_disputed', message: `Charge ${pi.latest_charge} has been charged back; cannot issue a refund.` });
+    }
     const refunded = [...this.refunds.values()]
       .filter((r) => r.payment_intent === piId && (r.status === 'succeeded' || r.status === 'pending' || r.status === 'requires_action'))
       .reduce((sum, r) => sum + r.amount, 0);
@@ -877,6 +888,136 @@ export class StripeSimulator {
     const all = [...this.refunds.values()].filter((r) => !params.payment_intent || r.payment_intent === params.payment_intent).reverse();
     const list: Stripe.ApiList<Stripe.Refund> = { object: 'list', data: all.slice(0, limit).map(clone), has_more: all.length > limit, url: '/v1/refunds' };
     return { status: 200, body: list };
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Disputes
+
+  private listDisputes(params: Json): HandlerResult {
+    const limit = Math.min(Math.max(Number(params.limit ?? 10) || 10, 1), 100);
+    const all = [...this.disputes.values()]
+      .filter((d) => (!params.payment_intent || d.payment_intent === params.payment_intent) && (!params.charge || d.charge === params.charge))
+      .reverse();
+    const list: Stripe.ApiList<Stripe.Dispute> = { object: 'list', data: all.slice(0, limit).map(clone), has_more: all.length > limit, url: '/v1/disputes' };
+    return { status: 200, body: list };
+  }
+
+  /** A balance transaction of a dispute: the funds withdrawn (with the dispute fee) or reinstated. */
+  private disputeBalance(dispute: Stripe.Dispute, direction: 'withdrawn' | 'reinstated'): Stripe.BalanceTransaction {
+    const amount = direction === 'withdrawn' ? -dispute.amount : dispute.amount;
+    const fee = direction === 'withdrawn' ? 1500 : 0;
+    return {
+      id: stripeId('txn'),
+      object: 'balance_transaction',
+      amount,
+      available_on: nowSeconds() + 86_400,
+      created: nowSeconds(),
+      currency: dispute.currency,
+      description: `Chargeback ${direction === 'withdrawn' ? 'withdrawal' : 'reversal'} for ${dispute.charge as string}`,
+      exchange_rate: null,
+      fee,
+      fee_details: fee ? [{ amount: fee, application: null, currency: dispute.currency, description: 'Dispute fee', type: 'stripe_fee' }] : [],
+      net: amount - fee,
+      reporting_category: direction === 'withdrawn' ? 'dispute' : 'dispute_reversal',
+      source: dispute.id,
+      status: 'pending',
+      type: 'adjustment',
+    };
+  }
+
+  /**
+   * The payer disputes a succeeded PaymentIntent's charge. A chargeback (`needs_response`) withdraws the
+   * funds at once (`charge.dispute.created`, then `charge.dispute.funds_withdrawn`); an inquiry
+   * (`warning_needs_response`) withdraws nothing. The PaymentIntent stays `succeeded` throughout.
+   */
+  openDispute(paymentIntentId: string, options: { inquiry?: boolean; amount?: number; reason?: string } = {}): Stripe.Dispute {
+    const pi = this.paymentIntents.get(paymentIntentId);
+    if (!pi || pi.status !== 'succeeded' || typeof pi.latest_charge !== 'string') throw new Error(`PaymentIntent ${paymentIntentId} has no succeeded charge to dispute`);
+    const dispute: Stripe.Dispute = {
+      id: stripeId('du'),
+      object: 'dispute',
+      amount: options.amount ?? pi.amount_received,
+      balance_transactions: [],
+      charge: pi.latest_charge,
+      created: nowSeconds(),
+      currency: pi.currency,
+      evidence: {
+        access_activity_log: null,
+        billing_address: null,
+        cancellation_policy: null,
+        cancellation_policy_disclosure: null,
+        cancellation_rebuttal: null,
+        customer_communication: null,
+        customer_email_address: null,
+        customer_name: null,
+        customer_purchase_ip: null,
+        customer_signature: null,
+        duplicate_charge_documentation: null,
+        duplicate_charge_explanation: null,
+        duplicate_charge_id: null,
+        product_description: null,
+        receipt: null,
+        refund_policy: null,
+        refund_policy_disclosure: null,
+        refund_refusal_explanation: null,
+        service_date: null,
+        service_documentation: null,
+        shipping_address: null,
+        shipping_carrier: null,
+        shipping_date: null,
+        shipping_documentation: null,
+        shipping_tracking_number: null,
+        uncategorized_file: null,
+        uncategorized_text: null,
+      },
+      evidence_details: { due_by: nowSeconds() + 7 * 86_400, has_evidence: false, past_due: false, submission_count: 0 },
+      is_charge_refundable: !!options.inquiry,
+      livemode: pi.livemode,
+      metadata: {},
+      network_reason_code: null,
+      payment_intent: pi.id,
+      payment_method_details: { type: 'card', card: { brand: 'visa', case_type: options.inquiry ? 'inquiry' : 'chargeback', network_reason_code: options.inquiry ? null : '10.4' } },
+      reason: options.reason ?? 'fraudulent',
+      status: options.inquiry ? 'warning_needs_response' : 'needs_response',
+    };
+    this.disputes.set(dispute.id, dispute);
+    this.emit('charge.dispute.created', dispute);
+    if (!options.inquiry) {
+      dispute.balance_transactions.push(this.disputeBalance(dispute, 'withdrawn'));
+      this.emit('charge.dispute.funds_withdrawn', dispute);
+    }
+    return clone(dispute);
+  }
+
+  /** The merchant submits evidence: `under_review` (or `warning_under_review`), `charge.dispute.updated`. */
+  reviewDispute(disputeId: string) {
+    const dispute = this.mustDispute(disputeId);
+    Object.assign(dispute, { status: dispute.status.startsWith('warning_') ? 'warning_under_review' : 'under_review', is_charge_refundable: false });
+    Object.assign(dispute.evidence_details, { has_evidence: true, submission_count: dispute.evidence_details.submission_count + 1 });
+    this.emit('charge.dispute.updated', dispute);
+  }
+
+  /**
+   * The issuer decides: `won` reinstates the funds (`charge.dispute.funds_reinstated`), `lost` keeps them
+   * withdrawn; an inquiry closes as `warning_closed`. `charge.dispute.closed` either way; final.
+   */
+  closeDispute(disputeId: string, outcome: 'won' | 'lost') {
+    const dispute = this.mustDispute(disputeId);
+    const inquiry = dispute.status.startsWith('warning_');
+    dispute.status = inquiry ? 'warning_closed' : outcome;
+    dispute.is_charge_refundable = false;
+    if (!inquiry && outcome === 'won') {
+      dispute.balance_transactions.push(this.disputeBalance(dispute, 'reinstated'));
+      this.emit('charge.dispute.funds_reinstated', dispute);
+    }
+    this.emit('charge.dispute.closed', dispute);
+  }
+
+  private mustDispute(id: string): Stripe.Dispute {
+    const dispute = this.disputes.get(id);
+    if (!dispute) throw new Error(`no dispute ${id}`);
+    if (dispute.status === 'won' || dispute.status === 'lost' || dispute.status === 'warning_closed') throw new Error(`dispute ${id} is closed (${dispute.status})`);
+    return dispute;
   }
 
   // -------------------------------------------------------------------------------------------------------

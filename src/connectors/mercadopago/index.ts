@@ -2,6 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { sha256Hex } from '../../lib/encoding.ts';
 import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import { defineVersion } from '../version.ts';
+import { sendRequest } from '../http.ts';
 import type { RefundRequest } from 'mercadopago/dist/clients/order/refund/types';
 import {
   buildOrderRequest,
@@ -10,11 +12,10 @@ import {
   firstPayment,
   mapRefundStatus,
   MERCADOPAGO_API_BASE,
-  MERCADOPAGO_TIMEOUT_MS,
+  MERCADOPAGO_HTTP,
   MercadoPagoOrder,
   MercadoPagoUser,
   minorOf,
-  normalizeFetchFailure,
   normalizeHttpError,
   notificationId,
   orderToOutcome,
@@ -74,11 +75,10 @@ type Configuration = Partial<MercadoPagoQrConfiguration & MercadoPagoPosConfigur
 type Ctx = ConnectorContext<MercadoPagoCredentials, Configuration>;
 
 function checkCredentials(ctx: Ctx) {
-  const token = ctx.credentials?.access_token;
-  if (typeof token !== 'string' || token.length === 0) throw new ConnectorError('configuration_invalid', 'The Mercado Pago access token is missing.', 'missing_access_token');
-  // Test credentials can never move real money: refused in live. (`APP_USR-` tokens of test users are
-  // indistinguishable from production ones, so nothing is refused in test.)
-  if (ctx.environment === 'live' && token.startsWith('TEST-')) {
+  // The token's shape was parsed before the call (version.ts). Test credentials can never move real
+  // money: refused in live. (`APP_USR-` tokens of test users are indistinguishable from production
+  // ones, so nothing is refused in test.)
+  if (ctx.environment === 'live' && ctx.credentials.access_token.startsWith('TEST-')) {
     throw new ConnectorError('configuration_invalid', 'A Mercado Pago TEST- access token cannot be used in live.', 'test_token_in_live');
   }
 }
@@ -102,26 +102,12 @@ async function mpCall(ctx: Ctx, method: 'GET' | 'POST', path: string, options: C
     if (!options.idempotencyKey) throw new Error('every Mercado Pago POST carries an X-Idempotency-Key');
     headers['X-Idempotency-Key'] = options.idempotencyKey;
   }
-  let status: number;
-  let text: string;
-  try {
-    const res = await ctx.fetch(`${MERCADOPAGO_API_BASE}${path}`, {
-      method,
-      headers,
-      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-      signal: AbortSignal.timeout(MERCADOPAGO_TIMEOUT_MS),
-    });
-    status = res.status;
-    text = await res.text();
-  } catch (error) {
-    throw normalizeFetchFailure(error);
-  }
-  let json: unknown = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
+  const { status, json } = await sendRequest(ctx.fetch, MERCADOPAGO_HTTP, {
+    method,
+    url: `${MERCADOPAGO_API_BASE}${path}`,
+    headers,
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
   if (status === 402 && options.orderOn402 && MercadoPagoOrder.safeParse(json).success) return json;
   if (status < 200 || status > 299) throw normalizeHttpError(options.operation, status, json);
   return json;
@@ -329,7 +315,7 @@ const common = {
   credentialsSchema: MercadoPagoCredentials,
 };
 
-export const mercadoPagoQrV1: ConnectorVersion = {
+export const mercadoPagoQrV1 = defineVersion({
   ...common,
   id: 'cnv_mercadopago_qr_v1',
   definitionId: 'cnd_mercadopago_qr',
@@ -337,9 +323,9 @@ export const mercadoPagoQrV1: ConnectorVersion = {
   type: 'qr',
   configurationSchema: MercadoPagoQrConfiguration,
   adapter: mercadoPagoAdapter('qr'),
-};
+});
 
-export const mercadoPagoPosV1: ConnectorVersion = {
+export const mercadoPagoPosV1 = defineVersion({
   ...common,
   id: 'cnv_mercadopago_pos_v1',
   definitionId: 'cnd_mercadopago_pos',
@@ -347,4 +333,4 @@ export const mercadoPagoPosV1: ConnectorVersion = {
   type: 'pos',
   configurationSchema: MercadoPagoPosConfiguration,
   adapter: mercadoPagoAdapter('pos'),
-};
+});

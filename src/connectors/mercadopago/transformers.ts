@@ -3,6 +3,7 @@ import { formatAmount, minorUnits, MoneyError } from '../../domain/money.ts';
 import { bytesToHex, hmacSha256, sha256Hex, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import type { Channel, ConnectorErrorKind, CreatePaymentInput, Money, PaymentAction, PaymentOutcome, ProcessorPaymentStatus, ProcessorRefundStatus } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import type { ProcessorHttp } from '../http.ts';
 // Type-only: the SDK is the oracle of every field sent or read, and nothing of it is bundled.
 import type { ChargebackResponse, OrderResponse, PaymentResponse, RefundResponse } from 'mercadopago/dist/clients/order/commonTypes';
 import type { CreateOrderConfig, CreateOrderRequest } from 'mercadopago/dist/clients/order/create/types';
@@ -17,8 +18,6 @@ import type { UserResponse } from 'mercadopago/dist/clients/user/get/types';
 
 /** Fixed: production never talks to anything else; tests replace `ctx.fetch`, not the address. */
 export const MERCADOPAGO_API_BASE = 'https://api.mercadopago.com';
-/** Every call is aborted after this long and reported as `timeout` (the outcome is unknown). */
-export const MERCADOPAGO_TIMEOUT_MS = 15_000;
 /** A signed notification whose `ts` is further than this from now (either way) is refused. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
@@ -405,12 +404,12 @@ export function normalizeHttpError(operation: MercadoPagoOperation, status: numb
   return new ConnectorError(kind, MESSAGES[kind], code);
 }
 
-/** A fetch that threw: aborted by our timeout (outcome unknown) or never connected. */
-export function normalizeFetchFailure(error: unknown): ConnectorError {
-  const name = (error as { name?: unknown } | null)?.name;
-  if (name === 'TimeoutError' || name === 'AbortError') return new ConnectorError('timeout', MESSAGES.timeout, 'timeout');
-  return new ConnectorError('unavailable', MESSAGES.unavailable, 'network_error');
-}
+/** Every call is aborted after 15 s and reported as `timeout` (the outcome is unknown); one that never connected is `unavailable`. */
+export const MERCADOPAGO_HTTP: ProcessorHttp = {
+  timeoutMs: 15_000,
+  timeout: { code: 'timeout', message: MESSAGES.timeout },
+  network: { code: 'network_error', message: MESSAGES.unavailable },
+};
 
 // ---------------------------------------------------------------------------------------------------
 // Notifications (`x-signature`)

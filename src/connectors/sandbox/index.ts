@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { bytesToHex, hmacSha256, sha256Hex, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, ProcessorNotification } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import { defineVersion } from '../version.ts';
 import { sandboxPaymentAnswer, sandboxPaymentStatus, sandboxRefundStatus, toPaymentOutcome } from './transformers.ts';
 
 /**
@@ -106,7 +107,7 @@ const common = {
   credentialsSchema: SandboxCredentials,
 };
 
-export const sandboxPosV1: ConnectorVersion = {
+export const sandboxPosV1 = defineVersion({
   ...common,
   id: 'cnv_sandbox_pos_v1',
   definitionId: 'cnd_sandbox_pos',
@@ -114,9 +115,9 @@ export const sandboxPosV1: ConnectorVersion = {
   type: 'pos',
   configurationSchema: SandboxPosConfiguration,
   adapter: sandboxAdapter('pos'),
-};
+});
 
-export const sandboxQrV1: ConnectorVersion = {
+export const sandboxQrV1 = defineVersion({
   ...common,
   id: 'cnv_sandbox_qr_v1',
   definitionId: 'cnd_sandbox_qr',
@@ -124,4 +125,4 @@ export const sandboxQrV1: ConnectorVersion = {
   type: 'qr',
   configurationSchema: SandboxQrConfiguration,
   adapter: sandboxAdapter('qr'),
-};
+});

@@ -4,17 +4,21 @@ import { minorUnits } from '../../domain/money.ts';
 import { bytesToHex, hmacSha256, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, CreatePaymentInput, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
-import { StripeEvent, StripeList, StripePaymentIntent, StripeReader, StripeRefund, StripeSearchResult } from './sdk.ts';
+import { defineVersion } from '../version.ts';
+import { sendRequest } from '../http.ts';
+import { StripeDispute, StripeEvent, StripeList, StripePaymentIntent, StripeReader, StripeRefund, StripeSearchResult } from './sdk.ts';
 import {
+  chargedBackOutcome,
   encodeForm,
   eventToNotification,
-  fetchFailure,
+  isDisputed,
   isTimestampFresh,
   metadataQuery,
   normalizeStripeError,
   parseSignatureHeader,
   readerPaymentIntent,
   stripeErrorOf,
+  STRIPE_HTTP,
   STRIPE_MAX_AMOUNT,
   toPaymentOutcome,
   toRefundOutcome,
@@ -34,8 +38,6 @@ import {
 export const STRIPE_API_BASE = 'https://api.stripe.com';
 /** Pinned so response shapes never change under us (https://docs.stripe.com/api/versioning). */
 export const STRIPE_API_VERSION = '2024-06-20';
-/** Per request; a POS payment makes up to six (create, reader, hand-over, re-read, capture, re-read). */
-export const STRIPE_REQUEST_TIMEOUT_MS = 15_000;
 export const STRIPE_SIGNATURE_HEADER = 'stripe-signature';
 
 /** Stripe Terminal's presentment currencies among ours (readers take the account country's currency). */
@@ -50,7 +52,7 @@ export const StripeCredentials = z.strictObject({
     .string()
     .max(255)
     .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]{8,}$/, 'Must be a Stripe secret or restricted key (sk_test_, sk_live_, rk_test_, rk_live_)')
-    .describe('Stripe secret key (`sk_test_...`/`sk_live_...`) or restricted key (`rk_...`) of the account; a test key for the test environment, a live key for live.'),
+    .describe('Stripe secret key (`sk_test_...`/`sk_live_...`) or restricted key (`rk_...`) of the account; a test key for the test environment, a live key for live. A restricted key must also be allowed to read Disputes (a payment’s chargeback is read from them).'),
   webhook_secret: z
     .string()
     .max(255)
@@ -97,8 +99,9 @@ const path = (...parts: string[]) => parts.map((p) => encodeURIComponent(p)).joi
 
 export const stripeRequest = {
   createPaymentIntent: (params: Stripe.PaymentIntentCreateParams, idempotencyKey: string): StripeRequest => ({ method: 'POST', path: '/v1/payment_intents', params, idempotencyKey }),
-  retrievePaymentIntent: (id: string): StripeRequest => ({ method: 'GET', path: `/v1/payment_intents/${path(id)}` }),
+  retrievePaymentIntent: (id: string, params: Stripe.PaymentIntentRetrieveParams = {}): StripeRequest => ({ method: 'GET', path: `/v1/payment_intents/${path(id)}`, params }),
   searchPaymentIntents: (params: Stripe.PaymentIntentSearchParams): StripeRequest => ({ method: 'GET', path: '/v1/payment_intents/search', params }),
+  listDisputes: (params: Stripe.DisputeListParams): StripeRequest => ({ method: 'GET', path: '/v1/disputes', params }),
   capturePaymentIntent: (id: string, params: Stripe.PaymentIntentCaptureParams, idempotencyKey: string): StripeRequest => ({
     method: 'POST',
     path: `/v1/payment_intents/${path(id)}/capture`,
@@ -164,25 +167,13 @@ async function send(ctx: Ctx<unknown>, request: StripeRequest): Promise<StripeAn
   } else if (encoded) {
     url += `?${encoded}`;
   }
-  let response: Response;
-  let parsed: unknown;
-  try {
-    response = await ctx.fetch(url, { method: request.method, headers, body, signal: AbortSignal.timeout(STRIPE_REQUEST_TIMEOUT_MS) });
-    const text = await response.text();
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
-    }
-  } catch (error) {
-    throw fetchFailure(error);
-  }
-  const shouldRetry = response.headers.get('stripe-should-retry');
+  const answer = await sendRequest(ctx.fetch, STRIPE_HTTP, { method: request.method, url, headers, ...(body !== undefined ? { body } : {}) });
+  const shouldRetry = answer.headers.get('stripe-should-retry');
   return {
-    ok: response.ok,
-    status: response.status,
-    body: parsed,
-    replayed: response.headers.get('idempotent-replayed') === 'true',
+    ok: answer.ok,
+    status: answer.status,
+    body: answer.json,
+    replayed: answer.headers.get('idempotent-replayed') === 'true',
     shouldRetry: shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : null,
   };
 }
@@ -197,13 +188,14 @@ function expectOk<T>(answer: StripeAnswer, schema: z.ZodType<T>, operation: Stri
   return parsed.data;
 }
 
+// The lookups expand the charge: whether it is disputed comes with the PaymentIntent, at no extra request.
 async function retrievePaymentIntent(ctx: Ctx<unknown>, id: string): Promise<StripePaymentIntent> {
-  return expectOk(await send(ctx, stripeRequest.retrievePaymentIntent(id)), StripePaymentIntent, 'lookup');
+  return expectOk(await send(ctx, stripeRequest.retrievePaymentIntent(id, { expand: ['latest_charge'] })), StripePaymentIntent, 'lookup');
 }
 
 /** The PaymentIntent created for our payment, found by its metadata (Search is eventually consistent). */
 async function searchPaymentIntent(ctx: Ctx<unknown>, paymentId: string): Promise<StripePaymentIntent | null> {
-  const answer = await send(ctx, stripeRequest.searchPaymentIntents({ query: metadataQuery('payment_id', paymentId), limit: 10 }));
+  const answer = await send(ctx, stripeRequest.searchPaymentIntents({ query: metadataQuery('payment_id', paymentId), limit: 10, expand: ['data.latest_charge'] }));
   return expectOk(answer, StripeSearchResult(StripePaymentIntent), 'lookup').data.find((pi) => pi.metadata.payment_id === paymentId) ?? null;
 }
 
@@ -218,6 +210,16 @@ async function retrieveRefund(ctx: Ctx<unknown>, id: string): Promise<StripeRefu
 
 async function retrieveReader(ctx: Ctx<unknown>, readerId: string): Promise<StripeReader> {
   return expectOk(await send(ctx, stripeRequest.retrieveReader(readerId)), StripeReader, 'write');
+}
+
+/**
+ * A succeeded PaymentIntent whose charge is disputed, read with its disputes: `charged_back` once one is
+ * lost, else null (the PaymentIntent's own status stands). Undisputed payments cost no request.
+ */
+async function chargedBack(ctx: Ctx<unknown>, pi: StripePaymentIntent): Promise<PaymentOutcome | null> {
+  if (!isDisputed(pi)) return null;
+  const list = expectOk(await send(ctx, stripeRequest.listDisputes({ payment_intent: pi.id, limit: 100 })), StripeList(StripeDispute), 'lookup');
+  return chargedBackOutcome(pi, list.data);
 }
 
 const settled = (status: string | null | undefined) => status === 'succeeded' || status === 'failed' || status === 'canceled';
@@ -370,9 +372,7 @@ async function verifyNotification(ctx: Ctx<unknown>, headers: Headers, rawBody: 
   const refuse = (why: string) => new ConnectorError('invalid_notification', 'The Stripe notification does not verify.', why);
   const header = parseSignatureHeader(headers.get(STRIPE_SIGNATURE_HEADER));
   if (!header) throw refuse('stripe_signature_missing');
-  const secret = ctx.credentials?.webhook_secret;
-  if (typeof secret !== 'string' || secret.length === 0) throw refuse('stripe_webhook_secret_missing');
-  const expected = utf8(await stripeSignature(secret, header.timestamp, rawBody));
+  const expected = utf8(await stripeSignature(ctx.credentials.webhook_secret, header.timestamp, rawBody));
   // Every candidate is compared, so the time taken does not tell which one matched.
   let matched = false;
   for (const candidate of header.signatures) matched = timingSafeEqual(utf8(candidate), expected) || matched;
@@ -403,6 +403,8 @@ function stripeAdapter(channel: Channel): ConnectorAdapter<StripeCredentials, St
       const found = await findPaymentIntent(ctx, input.paymentId, input.processorReference);
       if (!found) throw new ConnectorError('not_found', 'Stripe has no PaymentIntent for this payment.', 'resource_missing');
       const pi = await captureIfAuthorized(ctx, found, input.processorIdempotencyKey);
+      const disputed = await chargedBack(ctx, pi);
+      if (disputed) return disputed;
       return toPaymentOutcome(pi, { readerAction: channel === 'pos' ? await readerActionFor(ctx, pi) : null });
     },
 
@@ -462,7 +464,7 @@ const common = {
   credentialsSchema: StripeCredentials,
 };
 
-export const stripePosV1: ConnectorVersion = {
+export const stripePosV1 = defineVersion({
   ...common,
   id: 'cnv_stripe_pos_v1',
   definitionId: 'cnd_stripe_pos',
@@ -471,9 +473,9 @@ export const stripePosV1: ConnectorVersion = {
   currencies: STRIPE_POS_CURRENCIES,
   configurationSchema: StripePosConfiguration,
   adapter: stripeAdapter('pos'),
-};
+});
 
-export const stripeQrV1: ConnectorVersion = {
+export const stripeQrV1 = defineVersion({
   ...common,
   id: 'cnv_stripe_qr_v1',
   definitionId: 'cnd_stripe_qr',
@@ -482,4 +484,4 @@ export const stripeQrV1: ConnectorVersion = {
   currencies: STRIPE_QR_CURRENCIES,
   configurationSchema: StripeQrConfiguration,
   adapter: stripeAdapter('qr'),
-};
+});

@@ -67,6 +67,9 @@ export const StripePaymentIntent = z.object(
     metadata: z.record(z.string(), z.string()),
     last_payment_error: StripeErrorObject.nullable(),
     next_action: StripeNextAction.nullable(),
+    // Expanded by the lookups (`expand[]=latest_charge`) to learn whether the charge is disputed; an id
+    // elsewhere. Optional: a PaymentIntent that does not say is read as one without a dispute.
+    latest_charge: expandable(z.object(sdkShape<Stripe.Charge>()({ id: z.string().min(1), disputed: z.boolean() }))).nullish(),
   }),
 );
 export type StripePaymentIntent = z.infer<typeof StripePaymentIntent>;
@@ -117,6 +120,24 @@ export const StripeCharge = z.object(
     payment_intent: expandable(idOnly).nullable(),
   }),
 );
+
+// ---------------------------------------------------------------------------------------------------------
+// Dispute (a chargeback, or an inquiry before one: the PaymentIntent stays `succeeded` meanwhile)
+
+export const StripeDispute = z.object(
+  sdkShape<Stripe.Dispute>()({
+    id: z.string().min(1),
+    object: z.literal('dispute'),
+    // A string, not the SDK's union: a status Stripe adds later must parse (and change nothing).
+    status: z.string(),
+    charge: expandable(idOnly),
+    payment_intent: expandable(idOnly).nullable(),
+  }),
+);
+export type StripeDispute = z.infer<typeof StripeDispute>;
+
+/** The event types whose object is a Dispute (`Stripe.Event` narrowed by its object). */
+export type StripeDisputeEventType = Extract<Stripe.Event, { data: { object: Stripe.Dispute } }>['type'];
 
 // ---------------------------------------------------------------------------------------------------------
 // Lists

@@ -2,14 +2,17 @@ import { z } from '@hono/zod-openapi';
 import type Stripe from 'stripe';
 import type { ConnectorErrorKind, Money, PaymentAction, PaymentOutcome, ProcessorNotification, ProcessorPaymentStatus, ProcessorRefundStatus, RefundOutcome } from '../types.ts';
 import { ConnectorError } from '../types.ts';
+import type { ProcessorHttp } from '../http.ts';
 import {
   referenceId,
   StripeCharge,
+  StripeDispute,
   StripeErrorObject,
   StripePaymentIntent,
   StripeReader,
   StripeRefund,
   type StripeErrorCode,
+  type StripeDisputeEventType,
   type StripeErrorType,
   type StripeEvent,
   type StripeEventType,
@@ -104,6 +107,32 @@ export const READER_ACTION_STATUS_MAP = {
   failed: 'failed',
 } as const satisfies Record<Stripe.Terminal.Reader.Action.Status, ProcessorPaymentStatus | null>;
 
+/**
+ * `Stripe.Dispute.Status` → what a dispute says of its (succeeded) payment. Our `charged_back` is final,
+ * and so is only `lost` at Stripe (closing a dispute "is irreversible"; a lost dispute keeps the funds
+ * withdrawn). An open dispute has the funds withdrawn too, but a won one returns them: calling that
+ * charged back would be final news that is not true yet, so it changes nothing until Stripe decides.
+ * Inquiries (`warning_*`) withdraw nothing. NOTES.md argues every row.
+ */
+export const DISPUTE_STATUS_MAP = {
+  warning_needs_response: null,
+  warning_under_review: null,
+  warning_closed: null,
+  needs_response: null,
+  under_review: null,
+  won: null,
+  lost: 'charged_back',
+} as const satisfies Record<Stripe.Dispute.Status, Extract<ProcessorPaymentStatus, 'charged_back'> | null>;
+
+/** Every event whose object is a Dispute; a type the SDK adds fails typecheck here until it is read. */
+export const DISPUTE_EVENT_TYPES = {
+  'charge.dispute.created': true,
+  'charge.dispute.updated': true,
+  'charge.dispute.funds_withdrawn': true,
+  'charge.dispute.funds_reinstated': true,
+  'charge.dispute.closed': true,
+} as const satisfies Record<StripeDisputeEventType, true>;
+
 const lookup = <T>(table: Record<string, T>, key: string | null | undefined, fallback: T): T =>
   typeof key === 'string' && Object.hasOwn(table, key) ? table[key]! : fallback;
 
@@ -155,6 +184,24 @@ export function toPaymentOutcome(pi: StripePaymentIntent, options: { eventType?:
   const error = pi.last_payment_error;
   const declineCode = status === 'declined' ? (error?.decline_code ?? error?.code ?? undefined) : undefined;
   return { status, processorReference: pi.id, action, processorStatus: pi.status, ...(declineCode ? { declineCode } : {}) };
+}
+
+/** What a dispute says of its payment: `charged_back` once lost, else nothing (an unknown status is nothing too). */
+export function disputeStatus(dispute: Pick<StripeDispute, 'status'>): 'charged_back' | null {
+  return lookup<'charged_back' | null>(DISPUTE_STATUS_MAP, dispute.status, null);
+}
+
+/** Whether the PaymentIntent's charge, when the lookup expanded it, says it is disputed. */
+export function isDisputed(pi: Pick<StripePaymentIntent, 'status' | 'latest_charge'>): boolean {
+  const charge = pi.latest_charge;
+  return pi.status === 'succeeded' && typeof charge === 'object' && charge !== null && charge.disputed;
+}
+
+/** A succeeded PaymentIntent with a lost dispute among `disputes` is charged back; null when none is lost. */
+export function chargedBackOutcome(pi: Pick<StripePaymentIntent, 'id' | 'status'>, disputes: readonly StripeDispute[]): PaymentOutcome | null {
+  if (pi.status !== 'succeeded') return null;
+  const lost = disputes.find((d) => referenceId(d.payment_intent) === pi.id && disputeStatus(d) === 'charged_back');
+  return lost ? { status: 'charged_back', processorReference: pi.id, action: { type: 'none' }, processorStatus: `dispute_${lost.status}` } : null;
 }
 
 export function refundStatus(refund: Pick<StripeRefund, 'status'> & Partial<Pick<StripeRefund, 'failure_reason'>>): ProcessorRefundStatus {
@@ -340,13 +387,6 @@ function decidedKind(httpStatus: number, error: StripeErrorObject | null, operat
   return 'unavailable';
 }
 
-/** A fetch that threw: aborted by its timeout signal, or a network failure. */
-export function fetchFailure(error: unknown): ConnectorError {
-  const name = (error as { name?: unknown } | null)?.name;
-  if (name === 'TimeoutError' || name === 'AbortError') return new ConnectorError('timeout', MESSAGES.timeout, 'stripe_timeout');
-  return new ConnectorError('unavailable', MESSAGES.unavailable, 'stripe_network_error');
-}
-
 const MESSAGES: Record<ConnectorErrorKind, string> = {
   declined: 'Stripe declined the operation.',
   timeout: 'Stripe did not answer in time.',
@@ -354,6 +394,13 @@ const MESSAGES: Record<ConnectorErrorKind, string> = {
   configuration_invalid: 'Stripe refused the request: check the payment method’s credentials and configuration.',
   invalid_notification: 'The Stripe notification does not verify.',
   not_found: 'Stripe has no such object.',
+};
+
+/** Stripe's timeout (per request; a POS payment makes up to six) and its fetch failures' codes. */
+export const STRIPE_HTTP: ProcessorHttp = {
+  timeoutMs: 15_000,
+  timeout: { code: 'stripe_timeout', message: MESSAGES.timeout },
+  network: { code: 'stripe_network_error', message: MESSAGES.unavailable },
 };
 
 // ---------------------------------------------------------------------------------------------------------
@@ -407,9 +454,10 @@ const PAYMENT_INTENT_EVENTS_WITH_STATUS: readonly StripeEventType[] = [
 
 /**
  * A verified event as news. PaymentIntent and Refund events carry the object: its status comes from the
- * tables. Events about other objects point at the PaymentIntent they concern (a charge, a Terminal
- * reader's action) with `status: null`, so the core asks the connector; any other event names its own
- * object (or itself), which the core will not know.
+ * tables. A dispute event points at its PaymentIntent, `charged_back` when the dispute is lost (final at
+ * Stripe), else `status: null`. Events about other objects point at the PaymentIntent they concern (a
+ * charge, a Terminal reader's action) with `status: null`, so the core asks the connector; any other event
+ * names its own object (or itself), which the core will not know.
  */
 export function eventToNotification(event: StripeEvent, object: unknown): ProcessorNotification {
   const base = { eventId: event.id, trusted: true };
@@ -428,6 +476,12 @@ export function eventToNotification(event: StripeEvent, object: unknown): Proces
     const charge = StripeCharge.safeParse(object);
     const pi = charge.success ? referenceId(charge.data.payment_intent) : null;
     if (pi) return { ...base, resource: 'payment', processorReference: pi, status: null };
+  }
+  if (kind === 'dispute' && Object.hasOwn(DISPUTE_EVENT_TYPES, event.type)) {
+    // The dispute's own status is final news only when lost; any other leaves the core to ask the lookup.
+    const dispute = StripeDispute.safeParse(object);
+    const pi = dispute.success ? referenceId(dispute.data.payment_intent) : null;
+    if (pi && dispute.data) return { ...base, resource: 'payment', processorReference: pi, status: disputeStatus(dispute.data) };
   }
   if (kind === 'terminal.reader') {
     const reader = StripeReader.safeParse(object);

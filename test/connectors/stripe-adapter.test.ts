@@ -1,78 +1,15 @@
-// The official library at test time: its types are the oracle for the tables, its verifier for ours.
+// The official library at test time: its verifier is the oracle for ours.
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { STRIPE_API_VERSION, stripePosV1, stripeQrV1 } from '../../src/connectors/stripe/index.ts';
-import { StripeEvent } from '../../src/connectors/stripe/sdk.ts';
-import {
-  encodeForm,
-  eventToNotification,
-  fetchFailure,
-  metadataQuery,
-  normalizeStripeError,
-  parseSignatureHeader,
-  PAYMENT_FAILURE_MAP,
-  PAYMENT_INTENT_STATUS_MAP,
-  paymentIntentStatus,
-  READER_ACTION_STATUS_MAP,
-  REFUND_FAILURE_MAP,
-  REFUND_STATUS_MAP,
-  refundStatus,
-  STRIPE_ERROR_TYPE_MAP,
-  toStripeAmount,
-  type StripeRefundFailureReason,
-  type StripeRefundStatus,
-} from '../../src/connectors/stripe/transformers.ts';
-import { ConnectorError, type ConnectorContext, type ConnectorErrorKind, type CreatePaymentInput, type ProcessorPaymentStatus, type ProcessorRefundStatus } from '../../src/connectors/types.ts';
+import { StripeDispute } from '../../src/connectors/stripe/sdk.ts';
+import { encodeForm, REFUND_STATUS_MAP } from '../../src/connectors/stripe/transformers.ts';
+import type { ConnectorErrorKind, CreatePaymentInput, ProcessorPaymentStatus } from '../../src/connectors/types.ts';
 import { connectorError } from '../helpers/connectors.ts';
-import { parseForm, StripeSimulator, stripeId } from '../simulators/stripe.ts';
+import { ERROR_TYPE_KINDS, posConfig, qrConfig, READER, SECRET_KEY, stripeCtx, stripeLookup, stripePayment } from '../helpers/stripe.ts';
+import { StripeSimulator, stripeId } from '../simulators/stripe.ts';
 
-/** The Stripe adapter against the Stripe simulator (injected as ctx.fetch), and its pure transformers. */
-
-const SECRET_KEY = `sk_test_${stripeId('k').slice(2)}`;
-const READER = 'tmr_FrontCounter01';
-
-type Config = Record<string, unknown>;
-
-function ctx(sim: StripeSimulator, configuration: Config = {}, overrides: Partial<ConnectorContext> = {}): ConnectorContext<any, any> {
-  return { credentials: { secret_key: SECRET_KEY, webhook_secret: sim.webhookSecret }, configuration, environment: 'test', fetch: sim.fetch, ...overrides };
-}
-
-const posConfig = (config: Config = {}) => stripePosV1.configurationSchema.parse({ reader_id: READER, ...config }) as Config;
-const qrConfig = (config: Config = {}) => stripeQrV1.configurationSchema.parse(config) as Config;
-
-function paymentInput(minor: number, currency = 'USD', options: { key?: string; attemptNumber?: number; paymentId?: string } = {}): CreatePaymentInput {
-  const paymentId = options.paymentId ?? `pay_${crypto.randomUUID()}`;
-  return {
-    paymentId,
-    processorIdempotencyKey: options.key ?? paymentId,
-    attemptNumber: options.attemptNumber ?? 1,
-    amount: { minor, currency },
-    externalReference: `order-${crypto.randomUUID()}`,
-    description: 'Two coffees',
-  };
-}
-
-const lookupInput = (input: CreatePaymentInput, processorReference: string | null) => ({
-  paymentId: input.paymentId,
-  processorReference,
-  processorIdempotencyKey: input.processorIdempotencyKey,
-  amount: input.amount,
-});
-
-/**
- * Every error type the SDK knows (`Stripe.RawErrorType`) → ours; `unavailable` and `timeout` are the
- * retryable kinds. `idempotency_error` (a key reused with other parameters): a request with that key ran,
- * so its outcome is unknown, not failed.
- */
-const ERROR_TYPE_KINDS: Record<Stripe.RawErrorType, ConnectorErrorKind> = {
-  card_error: 'declined',
-  invalid_request_error: 'configuration_invalid',
-  api_error: 'unavailable',
-  idempotency_error: 'timeout',
-  rate_limit_error: 'unavailable',
-  authentication_error: 'configuration_invalid',
-  invalid_grant: 'configuration_invalid',
-};
+/** The Stripe adapter against the Stripe simulator (injected as ctx.fetch). The pure transformers: stripe-transformers.test.ts. */
 
 const pos = stripePosV1.adapter;
 const qr = stripeQrV1.adapter;
@@ -113,272 +50,11 @@ describe('Stripe versions', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// The tables, row by row against the SDK's own unions: each expectation below is a Record over the SDK's
-// type, so a status or error type the SDK adds fails typecheck here until it is mapped (and documented).
-
-describe('transformers: every status the SDK enumerates', () => {
-  const paymentIntent: Record<Stripe.PaymentIntent.Status, ProcessorPaymentStatus> = {
-    requires_payment_method: 'pending',
-    requires_confirmation: 'pending',
-    requires_action: 'pending',
-    processing: 'processing',
-    requires_capture: 'processing',
-    succeeded: 'approved',
-    canceled: 'canceled',
-  };
-
-  it('the PaymentIntent table is exactly the documented one; only succeeded approves', () => {
-    expect(PAYMENT_INTENT_STATUS_MAP).toEqual(paymentIntent);
-    const approving = Object.entries(PAYMENT_INTENT_STATUS_MAP).filter(([, ours]) => ours === 'approved');
-    expect(approving).toEqual([['succeeded', 'approved']]);
-  });
-
-  it.each(Object.entries(paymentIntent))('PaymentIntent %s → %s', (status, ours) => {
-    expect(paymentIntentStatus({ status })).toBe(ours);
-  });
-
-  it.each(['requires_source', 'partially_funded', '', 'SUCCEEDED', 'toString', '__proto__', 'constructor', 'approved'])('unknown PaymentIntent status %j → pending, never approved', (status) => {
-    expect(paymentIntentStatus({ status })).toBe('pending');
-  });
-
-  const failure: Record<Stripe.PaymentIntent.LastPaymentError.Type, ProcessorPaymentStatus> = {
-    card_error: 'declined',
-    api_error: 'failed',
-    idempotency_error: 'failed',
-    invalid_request_error: 'failed',
-  };
-
-  it('a failed attempt, by every last_payment_error.type: card_error → declined, the others → failed', () => {
-    expect(PAYMENT_FAILURE_MAP).toEqual(failure);
-    for (const [type, ours] of Object.entries(failure)) {
-      expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: { type } })).toBe(ours);
-      expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: { type } }, 'payment_intent.payment_failed')).toBe(ours);
-    }
-    expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: {} })).toBe('failed');
-    expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: null }, 'payment_intent.payment_failed')).toBe('failed');
-    // The error only counts while the PaymentIntent waits for a new method: a later success wins.
-    expect(paymentIntentStatus({ status: 'succeeded', last_payment_error: { type: 'card_error' } })).toBe('approved');
-  });
-
-  const refund: Record<StripeRefundStatus, ProcessorRefundStatus> = {
-    pending: 'pending',
-    requires_action: 'pending',
-    succeeded: 'approved',
-    failed: 'failed',
-    canceled: 'failed',
-  };
-
-  it('the Refund table is exactly the documented one', () => {
-    expect(REFUND_STATUS_MAP).toEqual(refund);
-  });
-
-  it.each(Object.entries(refund))('Refund %s → %s', (status, ours) => {
-    expect(refundStatus({ status })).toBe(ours);
-  });
-
-  const refundFailure: Record<StripeRefundFailureReason, ProcessorRefundStatus> = {
-    declined: 'declined',
-    lost_or_stolen_card: 'failed',
-    expired_or_canceled_card: 'failed',
-    charge_for_pending_refund_disputed: 'failed',
-    insufficient_funds: 'failed',
-    merchant_request: 'failed',
-    unknown: 'failed',
-  };
-
-  it('a failed refund by every documented failure_reason; unknown refund statuses are pending', () => {
-    expect(REFUND_FAILURE_MAP).toEqual(refundFailure);
-    for (const [failure_reason, ours] of Object.entries(refundFailure)) expect(refundStatus({ status: 'failed', failure_reason })).toBe(ours);
-    expect(refundStatus({ status: 'failed', failure_reason: 'something_new' })).toBe('failed');
-    for (const status of ['', 'toString', 'approved', null]) expect(refundStatus({ status })).toBe('pending');
-  });
-
-  const readerAction: Record<Stripe.Terminal.Reader.Action.Status, ProcessorPaymentStatus | null> = { in_progress: 'pending', succeeded: null, failed: 'failed' };
-
-  it('the reader action table: in_progress waits, succeeded defers to the PaymentIntent, failed ends a waiting attempt', () => {
-    expect(READER_ACTION_STATUS_MAP).toEqual(readerAction);
-  });
-});
-
-describe('transformers: requests', () => {
-  it('encodes forms in bracket notation, leaving out undefined and null', () => {
-    const params: Stripe.PaymentIntentCreateParams = {
-      amount: 1050,
-      currency: 'usd',
-      payment_method_types: ['card_present'],
-      capture_method: 'automatic',
-      confirm: true,
-      description: undefined,
-      metadata: { payment_id: 'pay_1', external_reference: 'a b&c=d+é' },
-      payment_method_data: { type: 'promptpay', billing_details: { email: 'a@b.co' } },
-    };
-    const form = encodeForm({ ...params, statement_descriptor: null });
-    expect(form).toBe(
-      'amount=1050&currency=usd&payment_method_types[]=card_present&capture_method=automatic&confirm=true' +
-        '&metadata[payment_id]=pay_1&metadata[external_reference]=a%20b%26c%3Dd%2B%C3%A9' +
-        '&payment_method_data[type]=promptpay&payment_method_data[billing_details][email]=a%40b.co',
-    );
-    // And the simulator reads it back as Stripe would.
-    expect(parseForm(form)).toEqual({
-      amount: '1050',
-      currency: 'usd',
-      payment_method_types: ['card_present'],
-      capture_method: 'automatic',
-      confirm: 'true',
-      metadata: { payment_id: 'pay_1', external_reference: 'a b&c=d+é' },
-      payment_method_data: { type: 'promptpay', billing_details: { email: 'a@b.co' } },
-    });
-  });
-
-  it('amounts are integer minor units with the currency in lower case, where Stripe counts them as we do', () => {
-    expect(toStripeAmount({ minor: 1050, currency: 'USD' }, 2)).toEqual({ amount: 1050, currency: 'usd' });
-    expect(toStripeAmount({ minor: 1500, currency: 'CLP' }, 0)).toEqual({ amount: 1500, currency: 'clp' });
-    expect(toStripeAmount({ minor: 12_345, currency: 'THB' }, 2)).toEqual({ amount: 12_345, currency: 'thb' });
-    expect(toStripeAmount({ minor: 1_999, currency: 'SGD' }, 2)).toEqual({ amount: 1_999, currency: 'sgd' });
-    for (const minor of [0, -1, 1.5, Number.NaN]) expect(() => toStripeAmount({ minor, currency: 'USD' }, 2)).toThrow(ConnectorError);
-    // A currency whose exponent Stripe counts otherwise (JPY is zero-decimal at Stripe) is never sent as ours.
-    expect(() => toStripeAmount({ minor: 1000, currency: 'JPY' }, 2)).toThrow(ConnectorError);
-    expect(() => toStripeAmount({ minor: 1000, currency: 'USD' }, 0)).toThrow(ConnectorError);
-  });
-
-  it('search queries quote and escape the value', () => {
-    expect(metadataQuery('payment_id', 'pay_1')).toBe("metadata['payment_id']:'pay_1'");
-    expect(metadataQuery('payment_id', "a'b\\c")).toBe("metadata['payment_id']:'a\\'b\\\\c'");
-  });
-});
-
-describe('transformers: errors', () => {
-  it('every error type the SDK knows is mapped, with its retryability (unavailable/timeout retry, the others are final)', () => {
-    expect(STRIPE_ERROR_TYPE_MAP).toEqual(ERROR_TYPE_KINDS);
-  });
-
-  const err = (type: string, code?: string, decline_code?: string) => ({ error: { type, ...(code ? { code } : {}), ...(decline_code ? { decline_code } : {}), message: 'RAW PROCESSOR MESSAGE' } });
-  const rows: [number, unknown, 'lookup' | 'write', string, string][] = [
-    [402, err('card_error', 'card_declined', 'insufficient_funds'), 'write', 'declined', 'insufficient_funds'],
-    [402, err('card_error', 'expired_card'), 'write', 'declined', 'expired_card'],
-    [401, err('invalid_request_error'), 'write', 'configuration_invalid', 'invalid_request_error'],
-    [401, err('authentication_error'), 'write', 'configuration_invalid', 'authentication_error'],
-    [401, null, 'lookup', 'configuration_invalid', 'http_401'],
-    [403, err('invalid_request_error', 'secret_key_required'), 'write', 'configuration_invalid', 'secret_key_required'],
-    [400, err('invalid_request_error', 'parameter_invalid_integer'), 'write', 'configuration_invalid', 'parameter_invalid_integer'],
-    [400, err('invalid_request_error', 'amount_too_small'), 'write', 'configuration_invalid', 'amount_too_small'],
-    [400, err('invalid_grant'), 'write', 'configuration_invalid', 'invalid_grant'],
-    // The key was used before with other parameters: what that request did is unknown, never a failure.
-    [400, err('idempotency_error'), 'write', 'timeout', 'idempotency_error'],
-    [400, err('invalid_request_error', 'charge_already_refunded'), 'write', 'declined', 'charge_already_refunded'],
-    [400, err('invalid_request_error', 'amount_too_large'), 'write', 'declined', 'amount_too_large'],
-    [400, err('invalid_request_error', 'refund_disputed_payment'), 'write', 'declined', 'refund_disputed_payment'],
-    [400, err('invalid_request_error', 'payment_intent_unexpected_state'), 'write', 'declined', 'payment_intent_unexpected_state'],
-    [400, err('invalid_request_error', 'intent_invalid_state'), 'write', 'declined', 'intent_invalid_state'],
-    [400, err('invalid_request_error', 'terminal_reader_offline'), 'write', 'unavailable', 'terminal_reader_offline'],
-    [400, err('invalid_request_error', 'terminal_reader_busy'), 'write', 'unavailable', 'terminal_reader_busy'],
-    [400, err('invalid_request_error', 'terminal_reader_hardware_fault'), 'write', 'unavailable', 'terminal_reader_hardware_fault'],
-    [400, err('invalid_request_error', 'terminal_reader_timeout'), 'write', 'timeout', 'terminal_reader_timeout'],
-    [400, err('invalid_request_error', 'terminal_reader_invalid_location_for_payment'), 'write', 'configuration_invalid', 'terminal_reader_invalid_location_for_payment'],
-    [400, err('invalid_request_error', 'lock_timeout'), 'write', 'unavailable', 'lock_timeout'],
-    [400, err('invalid_request_error', 'resource_missing'), 'lookup', 'not_found', 'resource_missing'],
-    [400, err('invalid_request_error', 'resource_missing'), 'write', 'configuration_invalid', 'resource_missing'],
-    [404, err('invalid_request_error', 'resource_missing'), 'lookup', 'not_found', 'resource_missing'],
-    [404, err('invalid_request_error', 'resource_missing'), 'write', 'configuration_invalid', 'resource_missing'],
-    [409, err('idempotency_error', 'idempotency_key_in_use'), 'write', 'unavailable', 'idempotency_key_in_use'],
-    [409, err('invalid_request_error', 'idempotency_key_in_use'), 'write', 'unavailable', 'idempotency_key_in_use'],
-    [409, err('idempotency_error'), 'write', 'unavailable', 'idempotency_error'],
-    [424, err('api_error'), 'write', 'unavailable', 'api_error'],
-    [429, err('invalid_request_error', 'rate_limit'), 'write', 'unavailable', 'rate_limit'],
-    [429, err('rate_limit_error'), 'write', 'unavailable', 'rate_limit_error'],
-    [429, null, 'lookup', 'unavailable', 'http_429'],
-    [500, err('api_error'), 'write', 'unavailable', 'api_error'],
-    [502, 'not json', 'write', 'unavailable', 'http_502'],
-    [503, null, 'lookup', 'unavailable', 'http_503'],
-  ];
-
-  it.each(rows)('HTTP %d %j (%s) → %s, processor code %s', (status, body, operation, kind, code) => {
-    const error = normalizeStripeError(status, body, { operation });
-    expect(error).toBeInstanceOf(ConnectorError);
-    expect(error.kind).toBe(kind);
-    expect(error.processorCode).toBe(code);
-    expect(error.message).not.toContain('RAW PROCESSOR MESSAGE');
-  });
-
-  it('Stripe-Should-Retry: true makes a final-looking 4xx retryable; false changes nothing', () => {
-    expect(normalizeStripeError(400, err('invalid_request_error', 'some_new_code'), { operation: 'write', shouldRetry: true }).kind).toBe('unavailable');
-    expect(normalizeStripeError(400, err('invalid_request_error', 'some_new_code'), { operation: 'write', shouldRetry: false }).kind).toBe('configuration_invalid');
-    expect(normalizeStripeError(402, err('card_error', 'card_declined'), { operation: 'write', shouldRetry: true }).kind).toBe('declined');
-    expect(normalizeStripeError(500, err('api_error'), { operation: 'write', shouldRetry: false }).kind).toBe('unavailable');
-  });
-
-  it('a fetch aborted by its timeout → timeout; any other fetch failure → unavailable', () => {
-    expect(fetchFailure(new DOMException('timed out', 'TimeoutError')).kind).toBe('timeout');
-    expect(fetchFailure(new DOMException('aborted', 'AbortError')).kind).toBe('timeout');
-    expect(fetchFailure(new TypeError('fetch failed')).kind).toBe('unavailable');
-    expect(fetchFailure('weird').kind).toBe('unavailable');
-  });
-});
-
-describe('transformers: notifications', () => {
-  const hex = 'a'.repeat(64);
-  it('parses Stripe-Signature headers and refuses garbled ones', () => {
-    expect(parseSignatureHeader(`t=1700000000,v1=${hex}`)).toEqual({ timestamp: 1700000000, signatures: [hex] });
-    expect(parseSignatureHeader(`t=1700000000,v1=${hex},v1=${'b'.repeat(64)},v0=${'c'.repeat(64)}`)).toEqual({ timestamp: 1700000000, signatures: [hex, 'b'.repeat(64)] });
-    expect(parseSignatureHeader(` t=1700000000, v1=${hex}`)).toEqual({ timestamp: 1700000000, signatures: [hex] });
-    for (const bad of [
-      null,
-      '',
-      `v1=${hex}`,
-      't=1700000000',
-      `t=1700000000,v0=${hex}`,
-      `t=abc,v1=${hex}`,
-      `t=-1,v1=${hex}`,
-      `t=1,t=2,v1=${hex}`,
-      `t=1700000000,v1=${hex.slice(1)}`,
-      `t=1700000000,v1=${'A'.repeat(64)}`,
-      `t=1700000000,v1=${'z'.repeat(64)}`,
-      `t=1700000000;v1=${hex}`,
-      `t=1700000000,v1`,
-      'x'.repeat(5000),
-    ]) {
-      expect(parseSignatureHeader(bad)).toBeNull();
-    }
-  });
-
-  const sim = new StripeSimulator();
-  const news = (event: object) => {
-    const json = JSON.parse(JSON.stringify(event));
-    return eventToNotification(StripeEvent.parse(json), json.data.object);
-  };
-  const base = sim.buildPaymentIntent({ amount: 1000, currency: 'usd', capture_method: 'automatic', description: null, metadata: {}, payment_method_types: ['card_present'] });
-  const pi = (status: Stripe.PaymentIntent.Status, extra: Partial<Stripe.PaymentIntent> = {}): Stripe.PaymentIntent => ({ ...base, status, ...extra });
-
-  it('maps PaymentIntent, Refund, charge, reader and other events', () => {
-    const succeeded = sim.makeEvent('payment_intent.succeeded', pi('succeeded'));
-    expect(news(succeeded)).toEqual({ eventId: succeeded.id, resource: 'payment', processorReference: succeeded.data.object.id, status: 'approved', trusted: true });
-    const cardError = { type: 'card_error', code: 'card_declined' } as const;
-    expect(news(sim.makeEvent('payment_intent.payment_failed', pi('requires_payment_method', { last_payment_error: cardError }))).status).toBe('declined');
-    expect(news(sim.makeEvent('payment_intent.payment_failed', pi('requires_payment_method', { last_payment_error: { type: 'api_error' } }))).status).toBe('failed');
-    expect(news(sim.makeEvent('payment_intent.canceled', pi('canceled'))).status).toBe('canceled');
-    expect(news(sim.makeEvent('payment_intent.processing', pi('processing'))).status).toBe('processing');
-    expect(news(sim.makeEvent('payment_intent.requires_action', pi('requires_action'))).status).toBe('pending');
-    // Authorized only: the core is told to ask, and the connector's lookup captures it.
-    expect(news(sim.makeEvent('payment_intent.amount_capturable_updated', pi('requires_capture'))).status).toBeNull();
-    const refundObject = sim.buildRefund(pi('succeeded'), { amount: 1000, metadata: {}, reason: null, status: 'succeeded' });
-    expect(news(sim.makeEvent('charge.refund.updated', refundObject))).toMatchObject({ resource: 'refund', processorReference: refundObject.id, status: 'approved' });
-    expect(news(sim.makeEvent('refund.updated', { ...refundObject, status: 'failed', failure_reason: 'declined' }))).toMatchObject({ resource: 'refund', status: 'declined' });
-    expect(news(sim.rawEvent('charge.refunded', { id: 'ch_1', object: 'charge', payment_intent: 'pi_9' }))).toMatchObject({ resource: 'payment', processorReference: 'pi_9', status: null });
-    const reader = { id: 'tmr_1', object: 'terminal.reader', status: 'online', action: { type: 'process_payment_intent', status: 'succeeded', failure_code: null, process_payment_intent: { payment_intent: 'pi_7' } } };
-    expect(news(sim.rawEvent('terminal.reader.action_succeeded', reader))).toMatchObject({ resource: 'payment', processorReference: 'pi_7', status: null });
-    expect(news(sim.rawEvent('customer.created', { id: 'cus_1', object: 'customer' }))).toMatchObject({ resource: 'payment', processorReference: 'cus_1', status: null });
-    // A PaymentIntent event whose object is malformed, or of a type we do not read, is news without a status.
-    expect(news(sim.rawEvent('payment_intent.succeeded', { id: 'pi_1', object: 'payment_intent' })).status).toBeNull();
-    expect(news(sim.rawEvent('payment_intent.partially_funded_v2', pi('succeeded'))).status).toBeNull();
-  });
-});
-
-// ---------------------------------------------------------------------------------------------------------
 describe('Stripe POS adapter', () => {
   it('approves: creates a card-present PaymentIntent, hands it to the reader, reads the outcome', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(2500);
-    const outcome = await pos.createPayment(ctx(sim, posConfig()), input);
+    const input = stripePayment(2500);
+    const outcome = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     expect(outcome).toMatchObject({ status: 'approved', action: { type: 'none' }, processorStatus: 'succeeded' });
     expect(outcome.processorReference).toMatch(/^pi_/);
     expect(sim.paymentIntentCount()).toBe(1);
@@ -416,7 +92,7 @@ describe('Stripe POS adapter', () => {
       seen.push({ url: String(input instanceof Request ? input.url : input), signal: init?.signal });
       return sim.fetch(input, init);
     };
-    await pos.createPayment(ctx(sim, posConfig(), { fetch: spying }), paymentInput(2500));
+    await pos.createPayment(stripeCtx(sim, posConfig(), { fetch: spying }), stripePayment(2500));
     expect(seen.length).toBeGreaterThanOrEqual(3);
     for (const request of seen) {
       expect(request.url.startsWith('https://api.stripe.com/v1/')).toBe(true);
@@ -427,19 +103,19 @@ describe('Stripe POS adapter', () => {
 
   it('a reader still waiting for the card → pending, not approved; the outcome comes with the card', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
-    const input = paymentInput(2500);
-    const outcome = await pos.createPayment(ctx(sim, posConfig()), input);
+    const input = stripePayment(2500);
+    const outcome = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     expect(outcome).toMatchObject({ status: 'pending', processorStatus: 'requires_payment_method', action: { type: 'none' } });
     sim.presentCard(READER);
-    const later = await pos.getPayment(ctx(sim, posConfig()), { paymentId: input.paymentId, processorReference: outcome.processorReference, processorIdempotencyKey: input.processorIdempotencyKey, amount: input.amount });
+    const later = await pos.getPayment(stripeCtx(sim, posConfig()), { paymentId: input.paymentId, processorReference: outcome.processorReference, processorIdempotencyKey: input.processorIdempotencyKey, amount: input.amount });
     expect(later.status).toBe('approved');
   });
 
   it('a retry while the reader still holds the PaymentIntent does not hand it over again', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
-    const input = paymentInput(2500);
-    await pos.createPayment(ctx(sim, posConfig()), input);
-    const again = await pos.createPayment(ctx(sim, posConfig()), { ...input, attemptNumber: 2 });
+    const input = stripePayment(2500);
+    await pos.createPayment(stripeCtx(sim, posConfig()), input);
+    const again = await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 });
     expect(again.status).toBe('pending');
     expect(sim.requestsTo('POST', `/v1/terminal/readers/${READER}/process_payment_intent`)).toHaveLength(1);
     expect(sim.paymentIntentCount()).toBe(1);
@@ -447,25 +123,25 @@ describe('Stripe POS adapter', () => {
 
   it('amount ending 51 → declined at the reader, with the decline code', async () => {
     const sim = new StripeSimulator();
-    const outcome = await pos.createPayment(ctx(sim, posConfig()), paymentInput(1051));
+    const outcome = await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(1051));
     expect(outcome).toMatchObject({ status: 'declined', declineCode: 'generic_decline', processorStatus: 'requires_payment_method' });
     expect(outcome.processorReference).toMatch(/^pi_/);
   });
 
   it('amount ending 54 → failed', async () => {
     const sim = new StripeSimulator();
-    expect((await pos.createPayment(ctx(sim, posConfig()), paymentInput(1054))).status).toBe('failed');
+    expect((await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(1054))).status).toBe('failed');
   });
 
   it('amount ending 52: the answer is lost (timeout); a retry with the same key resumes the same PaymentIntent', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1052);
-    const error = await connectorError(pos.createPayment(ctx(sim, posConfig()), input));
+    const input = stripePayment(1052);
+    const error = await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input));
     expect(error.kind).toBe('timeout');
     expect(sim.paymentIntentCount()).toBe(1);
     const created = sim.paymentIntentFor(input.paymentId)!;
 
-    const retry = await pos.createPayment(ctx(sim, posConfig()), { ...input, attemptNumber: 2 });
+    const retry = await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 });
     expect(retry).toMatchObject({ status: 'approved', processorReference: created.id });
     expect(sim.paymentIntentCount()).toBe(1);
     expect(sim.requestsTo('POST', '/v1/payment_intents').map((r) => r.idempotencyKey)).toEqual([`${input.processorIdempotencyKey}:create`, `${input.processorIdempotencyKey}:create`]);
@@ -473,10 +149,10 @@ describe('Stripe POS adapter', () => {
 
   it('a timeout after the hand-over: the retry finds the PaymentIntent already paid and charges nothing twice', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(2500);
+    const input = stripePayment(2500);
     sim.inject('timeout_after', { path: `/v1/terminal/readers/${READER}/process_payment_intent` });
-    expect((await connectorError(pos.createPayment(ctx(sim, posConfig()), input))).kind).toBe('timeout');
-    const retry = await pos.createPayment(ctx(sim, posConfig()), { ...input, attemptNumber: 2 });
+    expect((await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input))).kind).toBe('timeout');
+    const retry = await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 });
     expect(retry.status).toBe('approved');
     expect(sim.paymentIntentCount()).toBe(1);
     expect(sim.requestsTo('POST', `/v1/terminal/readers/${READER}/process_payment_intent`)).toHaveLength(1);
@@ -484,28 +160,28 @@ describe('Stripe POS adapter', () => {
 
   it('amount ending 53: 503 without a PaymentIntent; the retry creates exactly one', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1053);
-    const error = await connectorError(pos.createPayment(ctx(sim, posConfig()), input));
+    const input = stripePayment(1053);
+    const error = await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input));
     expect(error).toMatchObject({ kind: 'unavailable', processorCode: 'api_error' });
     expect(sim.paymentIntentCount()).toBe(0);
-    expect((await pos.createPayment(ctx(sim, posConfig()), { ...input, attemptNumber: 2 })).status).toBe('approved');
+    expect((await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 })).status).toBe('approved');
     expect(sim.paymentIntentCount()).toBe(1);
   });
 
   it('injected timeout before Stripe executes → timeout; the retry creates one PaymentIntent', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(2500);
+    const input = stripePayment(2500);
     sim.inject('timeout');
-    expect((await connectorError(pos.createPayment(ctx(sim, posConfig()), input))).kind).toBe('timeout');
+    expect((await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input))).kind).toBe('timeout');
     expect(sim.paymentIntentCount()).toBe(0);
-    expect((await pos.createPayment(ctx(sim, posConfig()), { ...input, attemptNumber: 2 })).status).toBe('approved');
+    expect((await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 })).status).toBe('approved');
     expect(sim.paymentIntentCount()).toBe(1);
   });
 
   it('invalid credentials: the key Stripe rejects → configuration_invalid, its message and the key stay inside', async () => {
     const sim = new StripeSimulator();
     sim.rejectKey(SECRET_KEY);
-    const error = await connectorError(pos.createPayment(ctx(sim, posConfig()), paymentInput(2500)));
+    const error = await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(2500)));
     expect(error.kind).toBe('configuration_invalid');
     expect(JSON.stringify({ ...error, message: error.message })).not.toContain(SECRET_KEY.slice(0, 12));
   });
@@ -513,11 +189,11 @@ describe('Stripe POS adapter', () => {
   it('refuses a live key in the test environment and a test key in live, before any request', async () => {
     const sim = new StripeSimulator();
     const live = { secret_key: `sk_live_${stripeId('k').slice(2)}`, webhook_secret: sim.webhookSecret };
-    expect(await connectorError(pos.createPayment(ctx(sim, posConfig(), { credentials: live }), paymentInput(2500)))).toMatchObject({
+    expect(await connectorError(pos.createPayment(stripeCtx(sim, posConfig(), { credentials: live }), stripePayment(2500)))).toMatchObject({
       kind: 'configuration_invalid',
       processorCode: 'stripe_key_environment_mismatch',
     });
-    expect((await connectorError(pos.getPayment(ctx(sim, posConfig(), { environment: 'live' }), { paymentId: 'pay_1', processorReference: 'pi_1', processorIdempotencyKey: 'k', amount: { minor: 1, currency: 'USD' } }))).kind).toBe(
+    expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig(), { environment: 'live' }), { paymentId: 'pay_1', processorReference: 'pi_1', processorIdempotencyKey: 'k', amount: { minor: 1, currency: 'USD' } }))).kind).toBe(
       'configuration_invalid',
     );
     expect(sim.requests).toHaveLength(0);
@@ -525,17 +201,17 @@ describe('Stripe POS adapter', () => {
 
   it('without a reader_id the payment fails with configuration_invalid, before any request', async () => {
     const sim = new StripeSimulator();
-    expect(await connectorError(pos.createPayment(ctx(sim, {}), paymentInput(2500)))).toMatchObject({ kind: 'configuration_invalid', processorCode: 'stripe_reader_missing' });
+    expect(await connectorError(pos.createPayment(stripeCtx(sim, {}), stripePayment(2500)))).toMatchObject({ kind: 'configuration_invalid', processorCode: 'stripe_reader_missing' });
     expect(sim.requests).toHaveLength(0);
   });
 
   it('an offline reader → unavailable; once it is back, a retry hands the same PaymentIntent over', async () => {
     const sim = new StripeSimulator();
     sim.offlineReaders.add(READER);
-    const input = paymentInput(2500);
-    expect(await connectorError(pos.createPayment(ctx(sim, posConfig()), input))).toMatchObject({ kind: 'unavailable', processorCode: 'terminal_reader_offline' });
+    const input = stripePayment(2500);
+    expect(await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input))).toMatchObject({ kind: 'unavailable', processorCode: 'terminal_reader_offline' });
     sim.offlineReaders.delete(READER);
-    const retry = await pos.createPayment(ctx(sim, posConfig()), { ...input, attemptNumber: 2 });
+    const retry = await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 });
     expect(retry.status).toBe('approved');
     expect(sim.paymentIntentCount()).toBe(1);
   });
@@ -543,7 +219,7 @@ describe('Stripe POS adapter', () => {
   it('an unknown reader → configuration_invalid', async () => {
     const sim = new StripeSimulator();
     // The simulator knows any well-formed tmr_ id; a malformed one it has never heard of is a 404.
-    const error = await connectorError(pos.createPayment(ctx(sim, { reader_id: 'tmr_' }), paymentInput(2500)));
+    const error = await connectorError(pos.createPayment(stripeCtx(sim, { reader_id: 'tmr_' }), stripePayment(2500)));
     expect(error.kind).toBe('configuration_invalid');
   });
 });
@@ -552,8 +228,8 @@ describe('Stripe POS adapter', () => {
 describe('Stripe QR adapter', () => {
   it('PromptPay (THB): pending with the QR data from next_action, unaltered', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(35_000, 'THB');
-    const outcome = await qr.createPayment(ctx(sim, qrConfig({ billing_email: 'buyer@example.com' })), input);
+    const input = stripePayment(35_000, 'THB');
+    const outcome = await qr.createPayment(stripeCtx(sim, qrConfig({ billing_email: 'buyer@example.com' })), input);
     const pi = sim.paymentIntentFor(input.paymentId)!;
     expect(outcome).toEqual({ status: 'pending', processorReference: pi.id, action: { type: 'display_qr', qrData: pi.next_action!.promptpay_display_qr_code!.data }, processorStatus: 'requires_action' });
     expect((outcome.action as { qrData: string }).qrData).toContain('SIM SHOP & CO=1+2%');
@@ -570,8 +246,8 @@ describe('Stripe QR adapter', () => {
 
   it('PayNow (SGD): pending with the QR data of paynow_display_qr_code', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1_000, 'SGD');
-    const outcome = await qr.createPayment(ctx(sim, qrConfig({ payment_method_type: 'paynow' })), input);
+    const input = stripePayment(1_000, 'SGD');
+    const outcome = await qr.createPayment(stripeCtx(sim, qrConfig({ payment_method_type: 'paynow' })), input);
     const pi = sim.paymentIntentFor(input.paymentId)!;
     expect(outcome.action).toEqual({ type: 'display_qr', qrData: pi.next_action!.paynow_display_qr_code!.data });
     expect(sim.requestsTo('POST', '/v1/payment_intents')[0]!.params.payment_method_data).toEqual({ type: 'paynow' });
@@ -579,56 +255,56 @@ describe('Stripe QR adapter', () => {
 
   it('a currency the QR method does not take → configuration_invalid, before any request', async () => {
     const sim = new StripeSimulator();
-    expect((await connectorError(qr.createPayment(ctx(sim, qrConfig()), paymentInput(1000, 'SGD')))).processorCode).toBe('stripe_currency_not_supported_by_method');
-    expect((await connectorError(qr.createPayment(ctx(sim, qrConfig({ payment_method_type: 'paynow' })), paymentInput(1000, 'THB')))).kind).toBe('configuration_invalid');
+    expect((await connectorError(qr.createPayment(stripeCtx(sim, qrConfig()), stripePayment(1000, 'SGD')))).processorCode).toBe('stripe_currency_not_supported_by_method');
+    expect((await connectorError(qr.createPayment(stripeCtx(sim, qrConfig({ payment_method_type: 'paynow' })), stripePayment(1000, 'THB')))).kind).toBe('configuration_invalid');
     expect(sim.requests).toHaveLength(0);
   });
 
   it('amount ending 51 → the usual pending answer; the decline arrives later', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1051, 'THB');
-    expect((await qr.createPayment(ctx(sim, qrConfig()), input)).status).toBe('pending');
+    const input = stripePayment(1051, 'THB');
+    expect((await qr.createPayment(stripeCtx(sim, qrConfig()), input)).status).toBe('pending');
     const pi = sim.paymentIntentFor(input.paymentId)!;
     sim.declineQr(pi.id);
-    const later = await qr.getPayment(ctx(sim, qrConfig()), { paymentId: input.paymentId, processorReference: pi.id, processorIdempotencyKey: input.processorIdempotencyKey, amount: input.amount });
+    const later = await qr.getPayment(stripeCtx(sim, qrConfig()), { paymentId: input.paymentId, processorReference: pi.id, processorIdempotencyKey: input.processorIdempotencyKey, amount: input.amount });
     expect(later).toMatchObject({ status: 'declined', action: { type: 'none' } });
   });
 
   it('amount ending 54: the confirmation fails → failed, with the PaymentIntent it created', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1054, 'THB');
-    const outcome = await qr.createPayment(ctx(sim, qrConfig()), input);
+    const input = stripePayment(1054, 'THB');
+    const outcome = await qr.createPayment(stripeCtx(sim, qrConfig()), input);
     expect(outcome).toMatchObject({ status: 'failed', processorReference: sim.paymentIntentFor(input.paymentId)!.id, action: { type: 'none' } });
   });
 
   it('amount ending 52: timeout, then the retry replays the same PaymentIntent and shows the same QR', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1052, 'THB');
-    expect((await connectorError(qr.createPayment(ctx(sim, qrConfig()), input))).kind).toBe('timeout');
+    const input = stripePayment(1052, 'THB');
+    expect((await connectorError(qr.createPayment(stripeCtx(sim, qrConfig()), input))).kind).toBe('timeout');
     const pi = sim.paymentIntentFor(input.paymentId)!;
-    const retry = await qr.createPayment(ctx(sim, qrConfig()), { ...input, attemptNumber: 2 });
+    const retry = await qr.createPayment(stripeCtx(sim, qrConfig()), { ...input, attemptNumber: 2 });
     expect(retry).toMatchObject({ status: 'pending', processorReference: pi.id, action: { type: 'display_qr', qrData: pi.next_action!.promptpay_display_qr_code!.data } });
     expect(sim.paymentIntentCount()).toBe(1);
   });
 
   it('a retry after the buyer paid says approved (a replayed answer is re-read)', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1052, 'THB');
-    await connectorError(qr.createPayment(ctx(sim, qrConfig()), input));
+    const input = stripePayment(1052, 'THB');
+    await connectorError(qr.createPayment(stripeCtx(sim, qrConfig()), input));
     sim.payQr(sim.paymentIntentFor(input.paymentId)!.id);
-    expect((await qr.createPayment(ctx(sim, qrConfig()), { ...input, attemptNumber: 2 })).status).toBe('approved');
+    expect((await qr.createPayment(stripeCtx(sim, qrConfig()), { ...input, attemptNumber: 2 })).status).toBe('approved');
   });
 
   it('the same idempotency key with other parameters (400 idempotency_error) → timeout, not a failure: a request with that key ran, and the lookup finds it', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1000, 'THB');
-    const first = await qr.createPayment(ctx(sim, qrConfig()), input);
+    const input = stripePayment(1000, 'THB');
+    const first = await qr.createPayment(stripeCtx(sim, qrConfig()), input);
     const changed = { ...input, description: 'Three coffees' };
-    const error = await connectorError(qr.createPayment(ctx(sim, qrConfig()), changed));
+    const error = await connectorError(qr.createPayment(stripeCtx(sim, qrConfig()), changed));
     expect(error).toMatchObject({ kind: 'timeout', processorCode: 'idempotency_error' });
     expect(sim.paymentIntentCount()).toBe(1);
     // What reconciliation then does: the PaymentIntent the first request made, by its metadata.
-    expect(await qr.getPayment(ctx(sim, qrConfig()), lookupInput(changed, null))).toMatchObject({ status: 'pending', processorReference: first.processorReference });
+    expect(await qr.getPayment(stripeCtx(sim, qrConfig()), stripeLookup(changed, null))).toMatchObject({ status: 'pending', processorReference: first.processorReference });
   });
 });
 
@@ -649,61 +325,61 @@ describe('Stripe: every PaymentIntent, Refund and reader-action status, through 
 
   it.each(Object.entries(expected) as [Stripe.PaymentIntent.Status, (typeof expected)[Stripe.PaymentIntent.Status]][])('a PaymentIntent in %s → %o', async (status, outcome) => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
-    const input = paymentInput(2500);
-    const created = await pos.createPayment(ctx(sim, posConfig()), input);
+    const input = stripePayment(2500);
+    const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     // The reader is let go first, so only the PaymentIntent speaks.
     sim.readers.get(READER)!.action = null;
     sim.setPaymentIntentStatus(created.processorReference!, status);
-    expect(await pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference))).toMatchObject(outcome);
+    expect(await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference))).toMatchObject(outcome);
     const captures = sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/capture`);
     expect(captures.map((r) => r.idempotencyKey)).toEqual(status === 'requires_capture' ? [`${input.processorIdempotencyKey}:capture`] : []);
   });
 
   it.each(['pending', 'requires_action', 'succeeded', 'failed', 'canceled'] as const)('a Refund in %s → the table’s status through getRefund', async (status) => {
     const sim = new StripeSimulator({ refundMode: 'pending' });
-    const pi = (await pos.createPayment(ctx(sim, posConfig()), paymentInput(5_000))).processorReference!;
-    const refund = await pos.refundPayment(ctx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 5_000, currency: 'USD' } });
+    const pi = (await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(5_000))).processorReference!;
+    const refund = await pos.refundPayment(stripeCtx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 5_000, currency: 'USD' } });
     sim.settleRefund(refund.processorReference!, status);
-    const read = await pos.getRefund(ctx(sim, posConfig()), { refundId: 'ref_1', amount: { minor: 5_000, currency: 'USD' }, processorReference: null, processorIdempotencyKey: 'ref_1', paymentProcessorReference: pi });
+    const read = await pos.getRefund(stripeCtx(sim, posConfig()), { refundId: 'ref_1', amount: { minor: 5_000, currency: 'USD' }, processorReference: null, processorIdempotencyKey: 'ref_1', paymentProcessorReference: pi });
     expect(read).toEqual({ status: REFUND_STATUS_MAP[status], processorReference: refund.processorReference, processorStatus: status });
   });
 
   it('reader actions: in_progress → pending; succeeded → the PaymentIntent’s status; failed with no error on the PaymentIntent (the customer canceled) → failed', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
-    const input = paymentInput(2500);
-    const created = await pos.createPayment(ctx(sim, posConfig()), input);
+    const input = stripePayment(2500);
+    const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     expect(sim.readers.get(READER)!.action).toMatchObject({ status: 'in_progress' });
     expect(created).toMatchObject({ status: 'pending', processorStatus: 'requires_payment_method' });
     sim.presentCard(READER, 'customer_cancel');
     expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({ status: 'requires_payment_method', last_payment_error: null });
-    const read = await pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference));
+    const read = await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference));
     expect(read).toMatchObject({ status: 'failed', processorStatus: 'reader_action_failed:customer_canceled' });
     // A retry of the same payment does not hand the PaymentIntent over again: that attempt is over.
-    const retry = await pos.createPayment(ctx(sim, posConfig()), { ...input, attemptNumber: 2 });
+    const retry = await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 });
     expect(retry.status).toBe('failed');
     expect(sim.requestsTo('POST', `/v1/terminal/readers/${READER}/process_payment_intent`)).toHaveLength(1);
 
-    const other = paymentInput(2600);
-    const paid = await pos.createPayment(ctx(sim, posConfig()), other);
+    const other = stripePayment(2600);
+    const paid = await pos.createPayment(stripeCtx(sim, posConfig()), other);
     sim.presentCard(READER, 'succeed');
     expect(sim.readers.get(READER)!.action).toMatchObject({ status: 'succeeded' });
-    expect((await pos.getPayment(ctx(sim, posConfig()), lookupInput(other, paid.processorReference))).status).toBe('approved');
+    expect((await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(other, paid.processorReference))).status).toBe('approved');
   });
 
   it('a failed reader action for another PaymentIntent says nothing about this one', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
-    const first = paymentInput(2500);
-    const a = await pos.createPayment(ctx(sim, posConfig()), first);
+    const first = stripePayment(2500);
+    const a = await pos.createPayment(stripeCtx(sim, posConfig()), first);
     sim.presentCard(READER, 'customer_cancel');
-    const b = paymentInput(2700);
+    const b = stripePayment(2700);
     const created = await sim.fetch('https://api.stripe.com/v1/payment_intents', {
       method: 'POST',
       headers: { Authorization: `Bearer ${SECRET_KEY}`, 'Content-Type': 'application/x-www-form-urlencoded' },
       body: encodeForm({ amount: 2700, currency: 'usd', payment_method_types: ['card_present'], metadata: { payment_id: b.paymentId } } satisfies Stripe.PaymentIntentCreateParams),
     });
     const other = (await created.json()) as Stripe.PaymentIntent;
-    expect((await pos.getPayment(ctx(sim, posConfig()), lookupInput(b, other.id))).status).toBe('pending');
-    expect((await pos.getPayment(ctx(sim, posConfig()), lookupInput(first, a.processorReference))).status).toBe('failed');
+    expect((await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(b, other.id))).status).toBe('pending');
+    expect((await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(first, a.processorReference))).status).toBe('failed');
   });
 });
 
@@ -711,7 +387,7 @@ describe('Stripe: every error type the SDK knows, and the documented HTTP errors
   it.each(Object.entries(ERROR_TYPE_KINDS) as [Stripe.RawErrorType, ConnectorErrorKind][])('%s (at the HTTP status Stripe gives it) → %s', async (type, kind) => {
     const sim = new StripeSimulator();
     sim.inject(type, { path: '/v1/payment_intents' });
-    const error = await connectorError(pos.createPayment(ctx(sim, posConfig()), paymentInput(2500)));
+    const error = await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(2500)));
     expect(error.kind).toBe(kind);
     expect(error.message).not.toMatch(/Stripe’s end|insufficient funds|Invalid API Key|sk_test|Keys for idempotent/);
   });
@@ -733,7 +409,7 @@ describe('Stripe: every error type the SDK knows, and the documented HTTP errors
   ] as const)('injected %s → %s (%s)', async (kind, expected, code) => {
     const sim = new StripeSimulator();
     sim.inject(kind, kind === 'reader_timeout' ? { path: `/v1/terminal/readers/${READER}/process_payment_intent` } : {});
-    const error = await connectorError(pos.createPayment(ctx(sim, posConfig()), paymentInput(2500)));
+    const error = await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(2500)));
     expect(error.kind).toBe(expected);
     expect(error.processorCode).toBe(code);
     expect(error.message).not.toMatch(/Stripe’s end|insufficient funds|Invalid API Key|sk_test/);
@@ -741,63 +417,63 @@ describe('Stripe: every error type the SDK knows, and the documented HTTP errors
 
   it('an amount Stripe’s minimum refuses (THB 5.00: amount_too_small) → configuration_invalid, no PaymentIntent', async () => {
     const sim = new StripeSimulator();
-    const error = await connectorError(qr.createPayment(ctx(sim, qrConfig()), paymentInput(500, 'THB')));
+    const error = await connectorError(qr.createPayment(stripeCtx(sim, qrConfig()), stripePayment(500, 'THB')));
     expect(error).toMatchObject({ kind: 'configuration_invalid', processorCode: 'amount_too_small' });
     expect(sim.paymentIntentCount()).toBe(0);
   });
 
   it('an amount over Stripe’s eight digits is refused before any request (Stripe would say amount_too_large, which reads as a decline)', async () => {
     const sim = new StripeSimulator();
-    const error = await connectorError(pos.createPayment(ctx(sim, posConfig()), paymentInput(100_000_000)));
+    const error = await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(100_000_000)));
     expect(error).toMatchObject({ kind: 'configuration_invalid', processorCode: 'stripe_amount_too_large' });
     expect(sim.requests).toHaveLength(0);
     // Eight digits exactly is Stripe's largest amount, and is sent.
-    expect((await pos.createPayment(ctx(sim, posConfig()), paymentInput(99_999_999))).status).toBe('approved');
+    expect((await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(99_999_999))).status).toBe('approved');
   });
 });
 
 describe('Stripe: capture when a PaymentIntent waits for one (requires_capture)', () => {
   it('a reader that only authorized (the PaymentIntent was switched to manual capture) → captured under its key, approved', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
-    const input = paymentInput(2500);
-    const created = await pos.createPayment(ctx(sim, posConfig()), input);
+    const input = stripePayment(2500);
+    const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     sim.presentCard(READER, 'authorize');
     expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({ status: 'requires_capture', amount_capturable: 2500, capture_method: 'manual' });
-    const read = await pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference));
+    const read = await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference));
     expect(read).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
     expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({ status: 'succeeded', amount_received: 2500 });
     // A second lookup (or a retry) does not capture again: the PaymentIntent has moved on.
-    await pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference));
+    await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference));
     expect(sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/capture`)).toHaveLength(1);
   });
 
   it('a capture whose answer is lost is retried under the same key and replayed; the PaymentIntent as it is now decides', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
-    const input = paymentInput(2500);
-    const created = await pos.createPayment(ctx(sim, posConfig()), input);
+    const input = stripePayment(2500);
+    const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     sim.presentCard(READER, 'authorize');
     sim.inject('timeout_after', { path: `/v1/payment_intents/${created.processorReference}/capture` });
-    expect((await connectorError(pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference)))).kind).toBe('timeout');
+    expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference)))).kind).toBe('timeout');
     expect(sim.paymentIntents.get(created.processorReference!)!.status).toBe('succeeded');
-    expect((await pos.getPayment(ctx(sim, posConfig()), lookupInput(input, created.processorReference))).status).toBe('approved');
+    expect((await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference))).status).toBe('approved');
   });
 
   it('an authorization canceled before the capture → canceled, never approved', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
-    const input = paymentInput(2500);
-    const created = await pos.createPayment(ctx(sim, posConfig()), input);
+    const input = stripePayment(2500);
+    const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     sim.presentCard(READER, 'authorize');
     const stale = structuredClone(sim.paymentIntents.get(created.processorReference!)!);
     sim.setPaymentIntentStatus(created.processorReference!, 'canceled');
     // The connector saw requires_capture (a search result a moment old); Stripe refuses the capture.
     const staleFetch: typeof fetch = async (request, init) => {
       const url = String(request instanceof Request ? request.url : request);
-      if (url.endsWith('/search?query=' + encodeURIComponent(`metadata['payment_id']:'${input.paymentId}'`) + '&limit=10')) {
+      if (new URL(url).pathname === '/v1/payment_intents/search' && new URL(url).searchParams.get('query') === `metadata['payment_id']:'${input.paymentId}'`) {
         return new Response(JSON.stringify({ object: 'search_result', data: [stale], has_more: false, next_page: null, url: '/v1/payment_intents/search' }), { status: 200 });
       }
       return sim.fetch(request, init);
     };
-    const read = await pos.getPayment(ctx(sim, posConfig(), { fetch: staleFetch }), lookupInput(input, null));
+    const read = await pos.getPayment(stripeCtx(sim, posConfig(), { fetch: staleFetch }), stripeLookup(input, null));
     expect(read).toMatchObject({ status: 'canceled', processorStatus: 'canceled' });
     expect(sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/capture`)).toHaveLength(1);
   });
@@ -807,30 +483,30 @@ describe('Stripe: capture when a PaymentIntent waits for one (requires_capture)'
 describe('Stripe lookups', () => {
   it('getPayment by reference, and by metadata search when the create never answered', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1052);
-    await connectorError(pos.createPayment(ctx(sim, posConfig()), input));
+    const input = stripePayment(1052);
+    await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input));
     const pi = sim.paymentIntentFor(input.paymentId)!;
     const lookup = { paymentId: input.paymentId, processorIdempotencyKey: input.processorIdempotencyKey, amount: input.amount };
-    expect(await pos.getPayment(ctx(sim, posConfig()), { ...lookup, processorReference: null })).toMatchObject({ status: 'pending', processorReference: pi.id });
+    expect(await pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: null })).toMatchObject({ status: 'pending', processorReference: pi.id });
     const [search] = sim.requestsTo('GET', '/v1/payment_intents/search');
     expect(new URLSearchParams(search!.query).get('query')).toBe(`metadata['payment_id']:'${input.paymentId}'`);
-    expect(await pos.getPayment(ctx(sim, posConfig()), { ...lookup, processorReference: pi.id })).toMatchObject({ status: 'pending', processorReference: pi.id });
+    expect(await pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: pi.id })).toMatchObject({ status: 'pending', processorReference: pi.id });
   });
 
   it('getPayment of a payment Stripe never saw → not_found', async () => {
     const sim = new StripeSimulator();
     const lookup = { paymentId: 'pay_unknown', processorIdempotencyKey: 'pay_unknown', amount: { minor: 100, currency: 'USD' } };
-    expect((await connectorError(pos.getPayment(ctx(sim, posConfig()), { ...lookup, processorReference: null }))).kind).toBe('not_found');
-    expect((await connectorError(pos.getPayment(ctx(sim, posConfig()), { ...lookup, processorReference: 'pi_doesnotexist' }))).kind).toBe('not_found');
+    expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: null }))).kind).toBe('not_found');
+    expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: 'pi_doesnotexist' }))).kind).toBe('not_found');
   });
 
   it('a lookup that hits 5xx or a timeout is unavailable or timeout, not not_found', async () => {
     const sim = new StripeSimulator();
     const lookup = { paymentId: 'pay_x', processorIdempotencyKey: 'pay_x', amount: { minor: 100, currency: 'USD' }, processorReference: 'pi_x' };
     sim.inject('unavailable');
-    expect((await connectorError(pos.getPayment(ctx(sim, posConfig()), lookup))).kind).toBe('unavailable');
+    expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig()), lookup))).kind).toBe('unavailable');
     sim.inject('timeout');
-    expect((await connectorError(pos.getPayment(ctx(sim, posConfig()), lookup))).kind).toBe('timeout');
+    expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig()), lookup))).kind).toBe('timeout');
   });
 });
 
@@ -846,9 +522,9 @@ describe('Stripe cancellations', () => {
 
   it('a pending QR payment → canceled at Stripe', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1000, 'THB');
-    const created = await qr.createPayment(ctx(sim, qrConfig()), input);
-    const outcome = await qr.cancelPayment(ctx(sim, qrConfig()), lookupOf(input, created.processorReference, 'pending'));
+    const input = stripePayment(1000, 'THB');
+    const created = await qr.createPayment(stripeCtx(sim, qrConfig()), input);
+    const outcome = await qr.cancelPayment(stripeCtx(sim, qrConfig()), lookupOf(input, created.processorReference, 'pending'));
     expect(outcome).toMatchObject({ status: 'canceled', processorReference: created.processorReference, action: { type: 'none' } });
     expect(sim.paymentIntents.get(created.processorReference!)!.status).toBe('canceled');
     expect(sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/cancel`)[0]!.idempotencyKey).toBe(`${input.processorIdempotencyKey}:cancel:cancel`);
@@ -856,9 +532,9 @@ describe('Stripe cancellations', () => {
 
   it('a POS payment on the reader: the reader’s action is canceled first, then the PaymentIntent', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
-    const input = paymentInput(2500);
-    const created = await pos.createPayment(ctx(sim, posConfig()), input);
-    const outcome = await pos.cancelPayment(ctx(sim, posConfig()), lookupOf(input, created.processorReference, 'pending'));
+    const input = stripePayment(2500);
+    const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
+    const outcome = await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'pending'));
     expect(outcome.status).toBe('canceled');
     expect(sim.readers.get(READER)!.action).toMatchObject({ status: 'failed', failure_code: 'canceled' });
     expect(sim.requestsTo('POST', `/v1/terminal/readers/${READER}/cancel_action`)).toHaveLength(1);
@@ -866,53 +542,53 @@ describe('Stripe cancellations', () => {
 
   it('a void of an approved (succeeded) payment refunds it in full and answers canceled; a repeat refunds nothing more', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(2500);
-    const created = await pos.createPayment(ctx(sim, posConfig()), input);
-    const outcome = await pos.cancelPayment(ctx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved'));
+    const input = stripePayment(2500);
+    const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
+    const outcome = await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved'));
     expect(outcome).toMatchObject({ status: 'canceled', processorReference: created.processorReference });
     const refunds = [...sim.refunds.values()];
     expect(refunds).toHaveLength(1);
     expect(refunds[0]).toMatchObject({ amount: 2500, status: 'succeeded', payment_intent: created.processorReference });
     expect(sim.requestsTo('POST', '/v1/refunds')[0]!.idempotencyKey).toBe(`${input.processorIdempotencyKey}:cancel:void`);
     // The same cancel again (a retry) replays the refund instead of making another.
-    expect((await pos.cancelPayment(ctx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved'))).status).toBe('canceled');
+    expect((await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved'))).status).toBe('canceled');
     expect(sim.refunds.size).toBe(1);
   });
 
   it('a void whose refund is still pending is retryable (unavailable), and canceled once it succeeds', async () => {
     const sim = new StripeSimulator({ refundMode: 'pending' });
-    const input = paymentInput(2500);
-    const created = await pos.createPayment(ctx(sim, posConfig()), input);
-    expect(await connectorError(pos.cancelPayment(ctx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved')))).toMatchObject({ kind: 'unavailable', processorCode: 'refund_pending' });
+    const input = stripePayment(2500);
+    const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
+    expect(await connectorError(pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved')))).toMatchObject({ kind: 'unavailable', processorCode: 'refund_pending' });
     sim.settleRefund([...sim.refunds.keys()][0]!, 'succeeded');
-    expect((await pos.cancelPayment(ctx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved'))).status).toBe('canceled');
+    expect((await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved'))).status).toBe('canceled');
     expect(sim.refunds.size).toBe(1);
   });
 
   it('a payment that succeeded at Stripe while we thought it pending: the cancel is refused (declined), nothing refunded', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(2500);
-    const created = await pos.createPayment(ctx(sim, posConfig()), input);
-    expect(await connectorError(pos.cancelPayment(ctx(sim, posConfig()), lookupOf(input, created.processorReference, 'pending')))).toMatchObject({ kind: 'declined', processorCode: 'payment_intent_unexpected_state' });
+    const input = stripePayment(2500);
+    const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
+    expect(await connectorError(pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'pending')))).toMatchObject({ kind: 'declined', processorCode: 'payment_intent_unexpected_state' });
     expect(sim.refunds.size).toBe(0);
   });
 
   it('an already canceled PaymentIntent → canceled; a payment Stripe never saw → canceled with no reference', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1000, 'THB');
-    const created = await qr.createPayment(ctx(sim, qrConfig()), input);
-    await qr.cancelPayment(ctx(sim, qrConfig()), lookupOf(input, created.processorReference, 'pending'));
-    expect((await qr.cancelPayment(ctx(sim, qrConfig()), { ...lookupOf(input, created.processorReference, 'pending'), processorIdempotencyKey: 'other:cancel' })).status).toBe('canceled');
-    const never = paymentInput(1000, 'THB');
-    expect(await qr.cancelPayment(ctx(sim, qrConfig()), lookupOf(never, null, 'pending'))).toMatchObject({ status: 'canceled', processorReference: null });
+    const input = stripePayment(1000, 'THB');
+    const created = await qr.createPayment(stripeCtx(sim, qrConfig()), input);
+    await qr.cancelPayment(stripeCtx(sim, qrConfig()), lookupOf(input, created.processorReference, 'pending'));
+    expect((await qr.cancelPayment(stripeCtx(sim, qrConfig()), { ...lookupOf(input, created.processorReference, 'pending'), processorIdempotencyKey: 'other:cancel' })).status).toBe('canceled');
+    const never = stripePayment(1000, 'THB');
+    expect(await qr.cancelPayment(stripeCtx(sim, qrConfig()), lookupOf(never, null, 'pending'))).toMatchObject({ status: 'canceled', processorReference: null });
   });
 
   it('a cancel Stripe cannot reach → unavailable; the payment is untouched', async () => {
     const sim = new StripeSimulator();
-    const input = paymentInput(1000, 'THB');
-    const created = await qr.createPayment(ctx(sim, qrConfig()), input);
+    const input = stripePayment(1000, 'THB');
+    const created = await qr.createPayment(stripeCtx(sim, qrConfig()), input);
     sim.inject('server_error', { method: 'POST' });
-    expect((await connectorError(qr.cancelPayment(ctx(sim, qrConfig()), lookupOf(input, created.processorReference, 'pending')))).kind).toBe('unavailable');
+    expect((await connectorError(qr.cancelPayment(stripeCtx(sim, qrConfig()), lookupOf(input, created.processorReference, 'pending')))).kind).toBe('unavailable');
     expect(sim.paymentIntents.get(created.processorReference!)!.status).toBe('requires_action');
   });
 });
@@ -920,8 +596,8 @@ describe('Stripe cancellations', () => {
 // ---------------------------------------------------------------------------------------------------------
 describe('Stripe refunds', () => {
   async function approved(sim: StripeSimulator, minor = 10_000) {
-    const input = paymentInput(minor);
-    const outcome = await pos.createPayment(ctx(sim, posConfig()), input);
+    const input = stripePayment(minor);
+    const outcome = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     return outcome.processorReference!;
   }
   const refundInput = (pi: string, minor: number, refundId = `ref_${crypto.randomUUID()}`) => ({
@@ -937,13 +613,13 @@ describe('Stripe refunds', () => {
     const sim = new StripeSimulator();
     const pi = await approved(sim);
     const first = refundInput(pi, 2_500);
-    const a = await pos.refundPayment(ctx(sim, posConfig()), first);
+    const a = await pos.refundPayment(stripeCtx(sim, posConfig()), first);
     expect(a).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
     expect(a.processorReference).toMatch(/^re_/);
     const [req] = sim.requestsTo('POST', '/v1/refunds');
     expect(req!.idempotencyKey).toBe(`${first.processorIdempotencyKey}:refund`);
     expect(req!.params).toEqual({ payment_intent: pi, amount: '2500', metadata: { refund_id: first.refundId, reason: 'Customer changed their mind' } });
-    const b = await pos.refundPayment(ctx(sim, posConfig()), refundInput(pi, 7_500));
+    const b = await pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 7_500));
     expect(b.status).toBe('approved');
     expect([...sim.refunds.values()].map((r) => r.amount)).toEqual([2_500, 7_500]);
   });
@@ -951,24 +627,24 @@ describe('Stripe refunds', () => {
   it('a refund beyond what is left is refused by Stripe → declined (amount_too_large)', async () => {
     const sim = new StripeSimulator();
     const pi = await approved(sim);
-    expect(await connectorError(pos.refundPayment(ctx(sim, posConfig()), refundInput(pi, 10_001)))).toMatchObject({ kind: 'declined', processorCode: 'amount_too_large' });
+    expect(await connectorError(pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 10_001)))).toMatchObject({ kind: 'declined', processorCode: 'amount_too_large' });
   });
 
   it('a refund ending 61 fails at Stripe with failure_reason declined → declined', async () => {
     const sim = new StripeSimulator();
     const pi = await approved(sim);
-    expect((await pos.refundPayment(ctx(sim, posConfig()), refundInput(pi, 1_061))).status).toBe('declined');
+    expect((await pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 1_061))).status).toBe('declined');
   });
 
   it('a pending refund → pending; getRefund reads it approved once it settles', async () => {
     const sim = new StripeSimulator({ refundMode: 'pending' });
     const pi = await approved(sim);
     const input = refundInput(pi, 1_000);
-    const outcome = await pos.refundPayment(ctx(sim, posConfig()), input);
+    const outcome = await pos.refundPayment(stripeCtx(sim, posConfig()), input);
     expect(outcome.status).toBe('pending');
     sim.settleRefund(outcome.processorReference!, 'succeeded');
     const lookup = { refundId: input.refundId, amount: input.amount, processorIdempotencyKey: input.processorIdempotencyKey, paymentProcessorReference: pi };
-    expect(await pos.getRefund(ctx(sim, posConfig()), { ...lookup, processorReference: outcome.processorReference })).toMatchObject({ status: 'approved', processorReference: outcome.processorReference });
+    expect(await pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: outcome.processorReference })).toMatchObject({ status: 'approved', processorReference: outcome.processorReference });
   });
 
   it('a refund whose answer was lost: the retry replays the same refund; getRefund finds it without a reference', async () => {
@@ -976,11 +652,11 @@ describe('Stripe refunds', () => {
     const pi = await approved(sim);
     const input = refundInput(pi, 1_000);
     sim.inject('timeout_after', { path: '/v1/refunds' });
-    expect((await connectorError(pos.refundPayment(ctx(sim, posConfig()), input))).kind).toBe('timeout');
+    expect((await connectorError(pos.refundPayment(stripeCtx(sim, posConfig()), input))).kind).toBe('timeout');
     const lookup = { refundId: input.refundId, amount: input.amount, processorIdempotencyKey: input.processorIdempotencyKey, paymentProcessorReference: pi, processorReference: null };
-    const found = await pos.getRefund(ctx(sim, posConfig()), lookup);
+    const found = await pos.getRefund(stripeCtx(sim, posConfig()), lookup);
     expect(found.status).toBe('approved');
-    const retry = await pos.refundPayment(ctx(sim, posConfig()), { ...input, attemptNumber: 2 });
+    const retry = await pos.refundPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 });
     expect(retry).toMatchObject({ status: 'approved', processorReference: found.processorReference });
     expect(sim.refunds.size).toBe(1);
   });
@@ -989,29 +665,137 @@ describe('Stripe refunds', () => {
     const sim = new StripeSimulator();
     const pi = await approved(sim);
     const lookup = { refundId: 'ref_unknown', amount: { minor: 100, currency: 'USD' }, processorIdempotencyKey: 'ref_unknown', paymentProcessorReference: pi };
-    expect((await connectorError(pos.getRefund(ctx(sim, posConfig()), { ...lookup, processorReference: null }))).kind).toBe('not_found');
-    expect((await connectorError(pos.getRefund(ctx(sim, posConfig()), { ...lookup, processorReference: 're_unknown' }))).kind).toBe('not_found');
-    expect((await connectorError(pos.getRefund(ctx(sim, posConfig()), { ...lookup, paymentProcessorReference: '', processorReference: null }))).kind).toBe('not_found');
+    expect((await connectorError(pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: null }))).kind).toBe('not_found');
+    expect((await connectorError(pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: 're_unknown' }))).kind).toBe('not_found');
+    expect((await connectorError(pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, paymentProcessorReference: '', processorReference: null }))).kind).toBe('not_found');
   });
 
   it('a refund Stripe cannot reach → unavailable', async () => {
     const sim = new StripeSimulator();
     const pi = await approved(sim);
     sim.inject('unavailable', { path: '/v1/refunds' });
-    expect((await connectorError(pos.refundPayment(ctx(sim, posConfig()), refundInput(pi, 1_000)))).kind).toBe('unavailable');
+    expect((await connectorError(pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 1_000)))).kind).toBe('unavailable');
     expect(sim.refunds.size).toBe(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Disputes: the PaymentIntent stays `succeeded`; only a lost dispute (final at Stripe) is charged_back.
+
+describe('Stripe disputes', () => {
+  async function approvedPos(sim: StripeSimulator) {
+    const input = stripePayment(7000);
+    const outcome = await pos.createPayment(stripeCtx(sim, posConfig()), input);
+    expect(outcome.status).toBe('approved');
+    return { input, pi: outcome.processorReference! };
+  }
+  const read = (sim: StripeSimulator, input: CreatePaymentInput, reference: string | null, fetch = sim.fetch) => pos.getPayment(stripeCtx(sim, posConfig(), { fetch }), stripeLookup(input, reference));
+  const parse = async (sim: StripeSimulator, type: Parameters<StripeSimulator['eventFor']>[0], disputeId: string) => {
+    const delivery = await sim.deliver(sim.eventFor(type, disputeId));
+    return pos.parseNotification(stripeCtx(sim, posConfig()), { headers: new Headers(delivery.headers), rawBody: delivery.rawBody, url: 'https://payments.example.com/v1/processor-notifications/x' });
+  };
+
+  it('an undisputed approved payment is read without asking for disputes (the charge comes expanded with the PaymentIntent)', async () => {
+    const sim = new StripeSimulator();
+    const { input, pi } = await approvedPos(sim);
+    expect(await read(sim, input, pi)).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
+    expect(await read(sim, input, null)).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
+    expect(sim.requestsTo('GET', '/v1/disputes')).toHaveLength(0);
+    for (const r of sim.requestsTo('GET', `/v1/payment_intents/${pi}`)) expect(r.params.expand).toEqual(['latest_charge']);
+    expect(sim.requestsTo('GET', '/v1/payment_intents/search').map((r) => r.params.expand)).toEqual([['data.latest_charge']]);
+  });
+
+  it('a chargeback opened (funds withdrawn) and under review is not final: approved; lost → charged_back, by reference and by search', async () => {
+    const sim = new StripeSimulator();
+    const { input, pi } = await approvedPos(sim);
+    const dispute = sim.openDispute(pi);
+    expect(dispute).toMatchObject({ status: 'needs_response', payment_intent: pi, charge: sim.paymentIntents.get(pi)!.latest_charge });
+    expect(sim.disputes.get(dispute.id)!.balance_transactions).toHaveLength(1);
+    expect(await read(sim, input, pi)).toMatchObject({ status: 'approved' });
+    sim.reviewDispute(dispute.id);
+    expect(await read(sim, input, pi)).toMatchObject({ status: 'approved' });
+    sim.closeDispute(dispute.id, 'lost');
+    expect(sim.paymentIntents.get(pi)!.status).toBe('succeeded');
+    expect(await read(sim, input, pi)).toEqual({ status: 'charged_back', processorReference: pi, action: { type: 'none' }, processorStatus: 'dispute_lost' });
+    expect(await read(sim, input, null)).toMatchObject({ status: 'charged_back', processorReference: pi });
+    expect(sim.requestsTo('GET', '/v1/disputes').every((r) => r.params.payment_intent === pi)).toBe(true);
+  });
+
+  it('a won dispute returns the funds: approved, and stays so; an inquiry that closes is approved too', async () => {
+    const sim = new StripeSimulator();
+    const won = await approvedPos(sim);
+    const dispute = sim.openDispute(won.pi);
+    sim.closeDispute(dispute.id, 'won');
+    expect(sim.disputes.get(dispute.id)).toMatchObject({ status: 'won' });
+    expect(sim.disputes.get(dispute.id)!.balance_transactions.map((t) => t.amount)).toEqual([-7000, 7000]);
+    expect(await read(sim, won.input, won.pi)).toMatchObject({ status: 'approved' });
+    const inquired = await approvedPos(sim);
+    const inquiry = sim.openDispute(inquired.pi, { inquiry: true });
+    expect(inquiry.balance_transactions).toHaveLength(0);
+    sim.closeDispute(inquiry.id, 'lost');
+    expect(sim.disputes.get(inquiry.id)).toMatchObject({ status: 'warning_closed' });
+    expect(await read(sim, inquired.input, inquired.pi)).toMatchObject({ status: 'approved' });
+  });
+
+  it('a disputed payment whose disputes cannot be read is unavailable, never approved by default', async () => {
+    const sim = new StripeSimulator();
+    const { input, pi } = await approvedPos(sim);
+    sim.closeDispute(sim.openDispute(pi).id, 'lost');
+    sim.inject('api_error', { path: '/v1/disputes' });
+    expect(await connectorError(read(sim, input, pi))).toMatchObject({ kind: 'unavailable' });
+    expect(await read(sim, input, pi)).toMatchObject({ status: 'charged_back' });
+  });
+
+  it('a charged-back payment cannot be refunded or voided at Stripe (charge_disputed → declined)', async () => {
+    const sim = new StripeSimulator();
+    const { input, pi } = await approvedPos(sim);
+    sim.closeDispute(sim.openDispute(pi).id, 'lost');
+    const refund = pos.refundPayment(stripeCtx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 100, currency: 'USD' } });
+    expect(await connectorError(refund)).toMatchObject({ kind: 'declined', processorCode: 'charge_disputed' });
+    const cancel = pos.cancelPayment(stripeCtx(sim, posConfig()), { ...stripeLookup(input, pi), currentStatus: 'approved' });
+    expect(await connectorError(cancel)).toMatchObject({ kind: 'declined', processorCode: 'charge_disputed' });
+    expect(sim.refunds.size).toBe(0);
+  });
+
+  it('signed dispute events: news of the PaymentIntent; only charge.dispute.closed of a lost dispute says charged_back', async () => {
+    const sim = new StripeSimulator();
+    const { pi } = await approvedPos(sim);
+    const dispute = sim.openDispute(pi);
+    sim.reviewDispute(dispute.id);
+    for (const type of ['charge.dispute.created', 'charge.dispute.funds_withdrawn', 'charge.dispute.updated'] as const) {
+      expect(await parse(sim, type, dispute.id)).toMatchObject({ resource: 'payment', processorReference: pi, status: null, trusted: true });
+    }
+    sim.closeDispute(dispute.id, 'lost');
+    expect(await parse(sim, 'charge.dispute.closed', dispute.id)).toMatchObject({ resource: 'payment', processorReference: pi, status: 'charged_back', trusted: true });
+
+    const other = await approvedPos(sim);
+    const won = sim.openDispute(other.pi);
+    sim.closeDispute(won.id, 'won');
+    expect(await parse(sim, 'charge.dispute.funds_reinstated', won.id)).toMatchObject({ processorReference: other.pi, status: null });
+    expect(await parse(sim, 'charge.dispute.closed', won.id)).toMatchObject({ processorReference: other.pi, status: null });
+  });
+
+  it('the simulator’s disputes are the SDK’s Dispute objects, and its charges say they are disputed', async () => {
+    const sim = new StripeSimulator();
+    const { pi } = await approvedPos(sim);
+    expect(sim.chargeOf(pi).disputed).toBe(false);
+    const dispute = sim.openDispute(pi);
+    expect(sim.chargeOf(pi).disputed).toBe(true);
+    expect(StripeDispute.parse(dispute)).toMatchObject({ id: dispute.id, object: 'dispute', status: 'needs_response', payment_intent: pi });
+    const list = await (await sim.fetch(`https://api.stripe.com/v1/disputes?payment_intent=${pi}`, { headers: { Authorization: `Bearer ${SECRET_KEY}` } })).json();
+    expect(list).toMatchObject({ object: 'list', data: [{ id: dispute.id }], has_more: false });
   });
 });
 
 // ---------------------------------------------------------------------------------------------------------
 describe('Stripe notifications (signed by the official library)', () => {
   async function paidQr(sim: StripeSimulator) {
-    const input = paymentInput(1000, 'THB');
-    const outcome = await qr.createPayment(ctx(sim, qrConfig()), input);
+    const input = stripePayment(1000, 'THB');
+    const outcome = await qr.createPayment(stripeCtx(sim, qrConfig()), input);
     sim.payQr(outcome.processorReference!);
     return sim.eventFor('payment_intent.succeeded', outcome.processorReference!);
   }
-  const parse = (sim: StripeSimulator, delivery: { rawBody: string; headers: Record<string, string> }, context = ctx(sim, qrConfig())) =>
+  const parse = (sim: StripeSimulator, delivery: { rawBody: string; headers: Record<string, string> }, context = stripeCtx(sim, qrConfig())) =>
     qr.parseNotification(context, { headers: new Headers(delivery.headers), rawBody: delivery.rawBody, url: 'https://payments.example.com/v1/processor-notifications/x' });
   /** What the official library's own verifier says of the same delivery (the oracle for ours). */
   const officialVerdict = async (delivery: { rawBody: string; headers: Record<string, string> }, secret: string) => {
@@ -1058,12 +842,12 @@ describe('Stripe notifications (signed by the official library)', () => {
     expect(delivery.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
     for (const secret of [older, sim.webhookSecret]) {
       expect(await officialVerdict(delivery, secret)).toBe('accepted');
-      const context = ctx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: secret } });
+      const context = stripeCtx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: secret } });
       expect((await parse(sim, delivery, context)).status).toBe('approved');
     }
     const third = `whsec_${stripeId('t', 32).slice(2)}`;
     expect(await officialVerdict(delivery, third)).toBe('refused');
-    expect((await connectorError(parse(sim, delivery, ctx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: third } })))).processorCode).toBe('stripe_signature_mismatch');
+    expect((await connectorError(parse(sim, delivery, stripeCtx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: third } })))).processorCode).toBe('stripe_signature_mismatch');
   });
 
   const refusals: [string, (sim: StripeSimulator, event: Stripe.Event) => Promise<{ rawBody: string; headers: Record<string, string> }>, string, 'refused' | 'accepted' | null][] = [
@@ -1110,14 +894,14 @@ describe('Stripe notifications (signed by the official library)', () => {
   it('refuses a correctly signed event when the method holds another webhook secret', async () => {
     const sim = new StripeSimulator();
     const event = await paidQr(sim);
-    const other = ctx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: `whsec_${stripeId('o', 32).slice(2)}` } });
+    const other = stripeCtx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: `whsec_${stripeId('o', 32).slice(2)}` } });
     expect((await connectorError(parse(sim, await sim.deliver(event), other))).kind).toBe('invalid_notification');
   });
 
   it('refund events (refund.updated and charge.refund.updated: this version has no refund.failed) are refund news', async () => {
     const sim = new StripeSimulator({ refundMode: 'pending' });
-    const pi = (await pos.createPayment(ctx(sim, posConfig()), paymentInput(5_000))).processorReference!;
-    const refund = await pos.refundPayment(ctx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 5_000, currency: 'USD' } });
+    const pi = (await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(5_000))).processorReference!;
+    const refund = await pos.refundPayment(stripeCtx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 5_000, currency: 'USD' } });
     sim.settleRefund(refund.processorReference!, 'requires_action');
     for (const type of ['refund.updated', 'charge.refund.updated'] as const) {
       expect(await parse(sim, await sim.deliver(sim.eventFor(type, refund.processorReference!)))).toMatchObject({ resource: 'refund', processorReference: refund.processorReference, status: 'pending', trusted: true });
@@ -1129,7 +913,7 @@ describe('Stripe notifications (signed by the official library)', () => {
 
   it('a reader event names the PaymentIntent of its action, even expanded; the core re-reads it', async () => {
     const sim = new StripeSimulator();
-    const pi = (await pos.createPayment(ctx(sim, posConfig()), paymentInput(5_000))).processorReference!;
+    const pi = (await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(5_000))).processorReference!;
     const event = sim.eventFor('terminal.reader.action_succeeded', READER);
     expect(await parse(sim, await sim.deliver(event))).toMatchObject({ resource: 'payment', processorReference: pi, status: null });
     const expanded = structuredClone(event);
@@ -1143,3 +927,4 @@ describe('Stripe notifications (signed by the official library)', () => {
     expect(await parse(sim, await sim.deliver(balance))).toEqual({ eventId: balance.id, resource: 'payment', processorReference: balance.id, status: null, trusted: true });
   });
 });
+

@@ -1,0 +1,38 @@
+import type { z } from '@hono/zod-openapi';
+import { ConnectorError, type ConnectorAdapter, type ConnectorContext, type ConnectorVersion } from './types.ts';
+
+/**
+ * Credentials are checked against the version's schema when a method is created, then sealed; what is
+ * decrypted later may have been written under an older schema, or by hand. Every adapter call therefore
+ * parses them again first, so an adapter only ever reads credentials of the shape it declares, and a
+ * mismatch is a clear `configuration_invalid` instead of a request sent with a malformed secret.
+ */
+export function parseCredentials<Credentials>(schema: z.ZodType<Credentials>, value: unknown): Credentials {
+  const parsed = schema.safeParse(value);
+  // The issues name fields and values of a secret: none of them leaves here.
+  if (!parsed.success) {
+    throw new ConnectorError('configuration_invalid', 'The payment method’s stored credentials do not fit its connector version; update them.', 'credentials_invalid');
+  }
+  return parsed.data;
+}
+
+function withParsedCredentials<Credentials, Configuration>(schema: z.ZodType, adapter: ConnectorAdapter<Credentials, Configuration>): ConnectorAdapter<Credentials, Configuration> {
+  type Ctx = ConnectorContext<Credentials, Configuration>;
+  const parsed =
+    <I, O>(call: (ctx: Ctx, input: I) => Promise<O>) =>
+    async (ctx: Ctx, input: I): Promise<O> =>
+      call({ ...ctx, credentials: parseCredentials(schema, ctx.credentials) as Credentials }, input);
+  return {
+    createPayment: parsed(adapter.createPayment.bind(adapter)),
+    getPayment: parsed(adapter.getPayment.bind(adapter)),
+    cancelPayment: parsed(adapter.cancelPayment.bind(adapter)),
+    refundPayment: parsed(adapter.refundPayment.bind(adapter)),
+    getRefund: parsed(adapter.getRefund.bind(adapter)),
+    parseNotification: parsed(adapter.parseNotification.bind(adapter)),
+  };
+}
+
+/** A connector version as published: its adapter parses the decrypted credentials before every call. */
+export function defineVersion(version: ConnectorVersion): ConnectorVersion {
+  return { ...version, adapter: withParsedCredentials(version.credentialsSchema, version.adapter) };
+}
