@@ -214,6 +214,14 @@ describe('chargeback', () => {
     expect(result).toEqual({ status: expected, chargedBackAt: 1_001, updatedAt: 1_001 });
   });
 
+  it('lets a refund in flight when the chargeback came settle as any approved refund does', () => {
+    const charged = chargeback(at('approved'), 2_000)!;
+    const settled = applyTransition(charged, 'refunded', 3_000, { hasRefunds: true, refundOutcome: 'refunded', chargedBack: true });
+    expect(settled).toEqual({ ok: true, status: 'refunded', updatedAt: 3_000 });
+    // But no void after it.
+    expect(applyTransition(charged, 'canceled', 3_000, { hasRefunds: false, chargedBack: true })).toEqual({ ok: false, reason: 'charged_back' });
+  });
+
   it('is recorded once: a repeated chargeback changes nothing', () => {
     expect(chargeback(at('approved', 900), 2_000)).toBeNull();
   });
@@ -239,7 +247,7 @@ type Operation =
 const dt = fc.integer({ min: -50, max: 1000 });
 const operation: fc.Arbitrary<Operation> = fc.oneof(
   {
-    weight: 4,
+    weight: 16,
     arbitrary: fc.record({
       kind: fc.constant('notify' as const),
       // Mostly the processor's real outcomes, but any status may arrive late or out of order.
@@ -250,10 +258,11 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
       dt,
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), dt }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('cancel' as const), dt }) },
+  // Rare, as in life: a chargeback closes the payment to refunds, so frequent ones would starve the rest.
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('chargeback' as const), dt }) },
   {
-    weight: 4,
+    weight: 16,
     arbitrary: fc.record({
       kind: fc.constant('refund' as const),
       amount: fc.oneof(fc.constant('full' as const), fc.integer({ min: 1, max: 600 }), fc.integer({ min: 1, max: 1_000_000 })),
@@ -261,7 +270,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     }),
   },
   {
-    weight: 5,
+    weight: 20,
     arbitrary: fc.record({
       kind: fc.constant('settle' as const),
       index: fc.nat(),
@@ -278,7 +287,7 @@ interface Model {
   clock: number;
 }
 
-const coverage = { refunded: 0, partiallyRefunded: 0, exceeded: 0, voided: 0, refundDeclined: 0, chargedBack: 0, refundSettledAfterChargeback: 0 };
+const coverage = { refunded: 0, partiallyRefunded: 0, exceeded: 0, voided: 0, refundDeclined: 0, chargedBack: 0 };
 
 function guardsOf(model: Model): TransitionGuards {
   return { hasRefunds: model.refunds.length > 0, refundOutcome: paymentStatusAfterRefunds(model.amount, model.refunds), chargedBack: model.payment.chargedBackAt !== null };
@@ -335,8 +344,9 @@ function step(model: Model, op: Operation): void {
       // A settled refund must always be expressible on the payment it was reserved against, even when a
       // chargeback came while it was in flight (the chargeback is no status, so nothing stands in the way).
       expect(moved.ok).toBe(true);
-      if (model.payment.chargedBackAt !== null) coverage.refundSettledAfterChargeback++;
       if (moved.ok) model.payment = { ...model.payment, status: moved.status, updatedAt: moved.updatedAt };
+      if (moved.ok && moved.status === 'refunded') coverage.refunded++;
+      if (moved.ok && moved.status === 'partially_refunded') coverage.partiallyRefunded++;
       return;
     }
   }
@@ -403,8 +413,6 @@ describe('state machine properties', () => {
             checkInvariants(before, model);
             model = clone(model);
           }
-          if (model.payment.status === 'refunded') coverage.refunded++;
-          if (model.payment.status === 'partially_refunded') coverage.partiallyRefunded++;
         },
       ),
       { numRuns: 1000 },

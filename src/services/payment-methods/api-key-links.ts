@@ -3,6 +3,7 @@ import { apiKeyPaymentMethods, apiKeys, type PaymentMethodRow } from '../../db/s
 import type { Deps } from '../../deps.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { methodStatus } from './resources.ts';
+import { forgetPaymentMethod } from './store.ts';
 
 /** Enables a method for one key of the same owner and environment; both must be active. */
 export async function linkApiKey({ db }: Deps, method: PaymentMethodRow, apiKeyId: string) {
@@ -21,6 +22,7 @@ export async function linkApiKey({ db }: Deps, method: PaymentMethodRow, apiKeyI
     .onConflictDoUpdate({ target: [apiKeyPaymentMethods.apiKeyId, apiKeyPaymentMethods.paymentMethodId], set: { enabled: true, updatedAt: now } })
     .returning()
     .get();
+  forgetPaymentMethod(method.id);
   return link;
 }
 
@@ -33,5 +35,6 @@ export async function disableApiKeyLink({ db }: Deps, method: PaymentMethodRow, 
     .returning()
     .get();
   if (!link) throw new ApiError('api_key_not_found', 'This API key is not linked to the payment method.');
+  forgetPaymentMethod(method.id);
   return link;
 }
