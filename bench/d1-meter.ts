@@ -136,10 +136,12 @@ export function meteredD1(db: D1Database, stats: D1Stats, options: MeterOptions 
       return result;
     },
   };
-  // withSession / dump are not metered; nothing in the service uses them.
+  // A session (the service's reads, deps.ts) is metered like the database it came from; dump is not.
+  const withSession = (constraint?: string) => meteredD1(db.withSession(constraint) as unknown as D1Database, stats, options);
   return new Proxy(db, {
     get(target, property) {
       if (property === 'prepare' || property === 'batch' || property === 'exec') return metered[property];
+      if (property === 'withSession') return withSession;
       const value = Reflect.get(target, property, target) as unknown;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },

@@ -12,6 +12,8 @@ import type { Env, WebhookMessage } from './env.ts';
  */
 export interface Deps {
   db: Db;
+  /** Set when `db` reads through a D1 session (read replication): its bookmark after the queries ran. */
+  d1Session?: D1DatabaseSession;
   environment: Environment;
   /** The credential encryption keys, parsed on first use (a malformed ring fails only the operations that need it). */
   readonly keyRing: KeyRing;
@@ -25,9 +27,23 @@ export interface Deps {
   rateLimiter: DurableObjectNamespace;
 }
 
-export function createDeps(env: Env): Deps {
+/** The header a client reads a D1 bookmark from and sends it back in (README, "Reading from near you"). */
+export const READ_BOOKMARK_HEADER = 'X-Read-Bookmark';
+
+export interface DepsOptions {
+  /**
+   * Read through a D1 session anchored here (a bookmark the client sent, or `first-primary`): reads may
+   * then be served by a replica that has caught up to it (docs/SCALE.md, README "Reading from near you").
+   */
+  d1Session?: string;
+}
+
+export function createDeps(env: Env, options: DepsOptions = {}): Deps {
+  const d1Session = options.d1Session !== undefined ? env.DB.withSession(options.d1Session) : undefined;
   return {
-    db: createDb(env),
+    // A session answers `prepare` and `batch` as the database does, which is all Drizzle's reads use.
+    db: d1Session ? createDb({ DB: d1Session as unknown as D1Database }) : createDb(env),
+    ...(d1Session ? { d1Session } : {}),
     environment: env.ENVIRONMENT,
     get keyRing() {
       return keyRingOf(env.CREDENTIALS_ENCRYPTION_KEYS);

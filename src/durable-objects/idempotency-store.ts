@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
-import { createDeps, type Deps } from '../deps.ts';
+import { createDeps, READ_BOOKMARK_HEADER, type Deps } from '../deps.ts';
 import type { Caller } from '../domain/caller.ts';
 import type { Env } from '../env.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
@@ -78,8 +78,11 @@ export class IdempotencyStore extends DurableObject<Env> {
 
     let result: OperationResult | null = null;
     let failure: ApiError | null = null;
+    // Through a session at the primary, so the answer can carry a bookmark past these writes: a read sent
+    // with it sees them, even from a replica (middleware/request-context.ts).
+    const deps = createDeps(this.env, { d1Session: 'first-primary' });
     try {
-      result = await run(createDeps(this.env), ctx, request.command);
+      result = await run(deps, ctx, request.command);
     } catch (error) {
       if (!(error instanceof ApiError)) {
         log('error', 'idempotent_operation_failed', { operation: request.command.operation, ...errorFields(error) });
@@ -96,7 +99,9 @@ export class IdempotencyStore extends DurableObject<Env> {
       // Written once per key, so the alarm is set once: no need to read it first.
       await storage.setAlarm(stored.createdAt + IDEMPOTENCY_RETENTION_MS);
     }
-    return { ...response, replayed: false, ...(failure ? { headers: failure.headers } : {}) };
+    const bookmark = deps.d1Session?.getBookmark();
+    const headers = { ...(failure?.headers ?? {}), ...(bookmark ? { [READ_BOOKMARK_HEADER]: bookmark } : {}) };
+    return { ...response, replayed: false, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
   }
 
   /** Forgets the key after the retention period (at least 24 hours). */
