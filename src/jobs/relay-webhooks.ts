@@ -2,7 +2,7 @@ import { and, eq, lte } from 'drizzle-orm';
 import { createDb } from '../db/client.ts';
 import { webhookDeliveries } from '../db/schema/index.ts';
 import type { Env } from '../env.ts';
-import { enqueueDeliveries } from '../services/webhooks/enqueue.ts';
+import { enqueueDeliveries, pendingDeliveryOf } from '../services/webhooks/enqueue.ts';
 
 /** A delivery this late past its planned attempt lost its queue message (or its send failed). */
 export const OVERDUE_AFTER_MS = 5 * 60 * 1000;
@@ -10,10 +10,10 @@ export const OVERDUE_AFTER_MS = 5 * 60 * 1000;
 /** Re-queues overdue pending deliveries: the outbox row, not the queue, is the record of what is owed. */
 export async function relayOverdueWebhooks(env: Env, now: number, limit = 100): Promise<number> {
   const overdue = await createDb(env)
-    .select({ eventId: webhookDeliveries.eventId })
+    .select({ eventId: webhookDeliveries.eventId, destination: webhookDeliveries.destination })
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.nextAttemptAt, now - OVERDUE_AFTER_MS)))
     .limit(limit);
-  await enqueueDeliveries(env, overdue);
+  await enqueueDeliveries(env, overdue.map((d) => pendingDeliveryOf(d.eventId, d.destination)));
   return overdue.length;
 }

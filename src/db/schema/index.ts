@@ -4,3 +4,4 @@ export * from './api-keys.ts';
 export * from './payment-methods.ts';
 export * from './payments.ts';
 export * from './events.ts';
+export * from './webhook-endpoints.ts';

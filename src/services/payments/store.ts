@@ -10,7 +10,9 @@ import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/typ
 import { ApiError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
-import { enqueueDeliveries, type PendingDelivery } from '../webhooks/enqueue.ts';
+import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
+import { subscribedEndpoints } from '../webhooks/endpoints.ts';
+import { enqueueDeliveries, pendingDeliveryOf, type PendingDelivery } from '../webhooks/enqueue.ts';
 import { toPaymentResource } from './resources.ts';
 
 /** Reads and compare-and-set writes of payments; see the `version` column in db/schema/payments.ts. */
@@ -92,8 +94,8 @@ export type PaymentChange = Partial<Omit<PaymentRow, 'id' | 'version' | 'ownerId
  * `paymentAtVersion(id, v)`, v being the version read. Not `v + 1` after the update: a writer that lost
  * the race to another writer of `v` would find the payment at `v + 1` and write its companions anyway
  * (phantom refund reservations, refund updates without their payment change).
- * A status change also writes its event (and the webhook delivery when the payment has a URL) in that
- * batch: the outbox, so a change never exists without its event, nor an event without its change.
+ * A status change also writes its event (and a webhook delivery per destination: the payment's URL, the
+ * owner's subscribed endpoints, read just before) in that batch: the outbox, so a change never exists without its event, nor an event without its change.
  * Returns the new row, or null when someone else changed the payment first (read again and retry).
  */
 export async function commitPaymentChange(
@@ -110,19 +112,18 @@ export async function commitPaymentChange(
   const outbox: BatchItem<'sqlite'>[] = [];
   const deliveries: PendingDelivery[] = [];
   if (event) {
-    outbox.push(
-      insertRowIf(db, paymentEvents, { ...event, paymentId: next.id, ownerId: next.ownerId, environment: next.environment }, paymentAtVersion(next.id, current.version)),
-    );
-    if (next.webhookUrl) {
-      outbox.push(
-        insertRowIf(
-          db,
-          webhookDeliveries,
-          { eventId: event.id, paymentId: next.id, ownerId: next.ownerId, url: next.webhookUrl, status: 'pending', attempts: 0, nextAttemptAt: event.createdAt, createdAt: event.createdAt, updatedAt: event.createdAt },
-          paymentAtVersion(next.id, current.version),
-        ),
-      );
-      deliveries.push({ eventId: event.id });
+    const written = paymentAtVersion(next.id, current.version);
+    outbox.push(insertRowIf(db, paymentEvents, { ...event, paymentId: next.id, ownerId: next.ownerId, environment: next.environment }, written));
+    // One delivery per destination: the payment's own URL, and each enabled endpoint of the owner that
+    // subscribes to this type (issue 13), all with the same event id.
+    const destinations = [
+      ...(next.webhookUrl ? [{ destination: PAYMENT_URL_DESTINATION, url: next.webhookUrl }] : []),
+      ...(await subscribedEndpoints(db, next, event.type)).map((endpoint) => ({ destination: endpoint.id, url: endpoint.url })),
+    ];
+    for (const { destination, url } of destinations) {
+      const delivery = { eventId: event.id, destination, paymentId: next.id, ownerId: next.ownerId, url, status: 'pending' as const, attempts: 0, nextAttemptAt: event.createdAt, createdAt: event.createdAt, updatedAt: event.createdAt };
+      outbox.push(insertRowIf(db, webhookDeliveries, delivery, written));
+      deliveries.push(pendingDeliveryOf(event.id, destination));
     }
   }
   const update = db

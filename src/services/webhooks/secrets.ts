@@ -15,9 +15,36 @@ export interface WebhookSecrets {
   previousExpiresAt: number | null;
 }
 
-const context = (env: Env, ownerId: string) => ({ purpose: PURPOSE, resourceId: ownerId, environment: env.ENVIRONMENT });
-const seal = (env: Env, ownerId: string, secret: string) => encryptJson(parseKeyRing(env.CREDENTIALS_ENCRYPTION_KEYS), secret, context(env, ownerId));
-const open = (env: Env, ownerId: string, ciphertext: string) => decryptJson<string>(parseKeyRing(env.CREDENTIALS_ENCRYPTION_KEYS), ciphertext, context(env, ownerId));
+/**
+ * Seals and opens signing secrets of one resource (`purpose` and `resourceId` bind each ciphertext to it:
+ * one owner's, or one endpoint's, cannot be opened as another's).
+ */
+export function secretBox(env: Env, purpose: string, resourceId: string) {
+  const context = { purpose, resourceId, environment: env.ENVIRONMENT };
+  return {
+    seal: (secret: string) => encryptJson(parseKeyRing(env.CREDENTIALS_ENCRYPTION_KEYS), secret, context),
+    open: (ciphertext: string) => decryptJson<string>(parseKeyRing(env.CREDENTIALS_ENCRYPTION_KEYS), ciphertext, context),
+  };
+}
+
+const seal = (env: Env, ownerId: string, secret: string) => secretBox(env, PURPOSE, ownerId).seal(secret);
+
+/** Stored ciphertexts as secrets at `now`: the previous one only while its overlap lasts. */
+export async function openSecretPair(
+  open: (ciphertext: string) => Promise<string>,
+  stored: { current: string; previous: string | null; previousExpiresAt: number | null },
+  now: number,
+): Promise<WebhookSecrets> {
+  const previousLive = stored.previous !== null && stored.previousExpiresAt !== null && stored.previousExpiresAt > now;
+  return {
+    current: await open(stored.current),
+    previous: previousLive ? await open(stored.previous!) : null,
+    previousExpiresAt: previousLive ? stored.previousExpiresAt : null,
+  };
+}
+
+/** Every live secret signs (Standard Webhooks: one `v1,` signature each). */
+export const signingList = (secrets: WebhookSecrets) => (secrets.previous ? [secrets.current, secrets.previous] : [secrets.current]);
 
 /** The owner's secrets in this environment, created on first use. */
 export async function getWebhookSecrets(env: Env, db: Db, ownerId: string, now = Date.now()): Promise<WebhookSecrets> {
@@ -32,12 +59,7 @@ export async function getWebhookSecrets(env: Env, db: Db, ownerId: string, now =
       .run();
     row = (await db.select().from(webhookSecrets).where(where).get())!;
   }
-  const previousLive = row.previousCiphertext !== null && row.previousExpiresAt !== null && row.previousExpiresAt > now;
-  return {
-    current: await open(env, ownerId, row.currentCiphertext),
-    previous: previousLive ? await open(env, ownerId, row.previousCiphertext!) : null,
-    previousExpiresAt: previousLive ? row.previousExpiresAt : null,
-  };
+  return openSecretPair(secretBox(env, PURPOSE, ownerId).open, { current: row.currentCiphertext, previous: row.previousCiphertext, previousExpiresAt: row.previousExpiresAt }, now);
 }
 
 /** Replaces the secret; the one it replaces signs alongside for 24 hours. */
@@ -62,6 +84,5 @@ export async function rotateWebhookSecret(env: Env, db: Db, ownerId: string, now
 
 /** The secrets that sign a delivery now: the current one, and the previous one during the overlap. */
 export async function signingSecrets(env: Env, db: Db, ownerId: string, now = Date.now()): Promise<string[]> {
-  const secrets = await getWebhookSecrets(env, db, ownerId, now);
-  return secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
+  return signingList(await getWebhookSecrets(env, db, ownerId, now));
 }
