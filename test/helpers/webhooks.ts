@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { vi } from 'vitest';
 import { handleWebhookBatch } from '../../src/queues/webhook-delivery.ts';
 import type { WebhookMessage } from '../../src/services/webhooks/enqueue.ts';
-import { call, type Session } from './api.ts';
+import { call, type ApiResponse, type Session } from './api.ts';
 import { allowSecretIn, trackSecret } from './leak-scan.ts';
 
 /**
@@ -242,4 +242,58 @@ export interface DeliveryRow {
 /** The delivery of an event to the payment's `webhook_url`, or to the endpoint `endpointId`. */
 export async function deliveryRow(eventId: string, endpointId?: string): Promise<DeliveryRow | null> {
   return env.DB.prepare('SELECT * FROM webhook_deliveries WHERE event_id = ? AND destination = ?').bind(eventId, endpointId ?? 'payment_url').first<DeliveryRow>();
+}
+
+/** Spellings of addresses a webhook must never go to (and URLs that are malformed for the same reason). */
+export const REFUSED_WEBHOOK_URLS = [
+  'https://127.1/',
+  'https://2130706433/',
+  'https://0x7f000001/',
+  'https://[::ffff:127.0.0.1]/',
+  'https://user:pass@hooks.example.com/',
+  'https://hooks.example.com./',
+  'http://hooks.example.com/',
+  'https://169.254.169.254/',
+  'https://10.0.0.1/',
+  'https://100.64.0.1/',
+  'https://metadata.google.internal/',
+  // More of the same families.
+  'https://127.0.0.1/',
+  'https://localhost/',
+  'http://localhost/',
+  'http://127.0.0.1/',
+  'https://0177.0.0.1/',
+  'https://[::1]/',
+  'https://[0:0:0:0:0:ffff:7f00:1]/',
+  'https://@hooks.example.com/',
+  'https://192.168.1.1/',
+  'https://172.16.0.1/',
+  'https://[fd00::1]/',
+  'https://[fe80::1]/',
+  'https://0.0.0.0/',
+  'https://metadata/',
+  'ftp://hooks.example.com/',
+];
+
+export const ENDPOINTS = '/v1/account/webhook-endpoints';
+
+export interface CreatedEndpoint {
+  id: string;
+  secret: string;
+  res: ApiResponse;
+}
+
+/**
+ * POST /v1/account/webhook-endpoints as `session`. `call` tracks the returned `data.secret` for the leak
+ * scan: allowed in this one response and nowhere else.
+ */
+export async function createEndpoint(session: Session, body: Record<string, unknown>): Promise<CreatedEndpoint> {
+  const res = await call('POST', ENDPOINTS, { token: session.accessToken, body });
+  if (res.status !== 201) throw new Error(`webhook endpoint: ${res.status} ${res.text}`);
+  return { id: res.body.data.id, secret: res.body.data.secret, res };
+}
+
+/** Rows of the endpoint table, straight from D1. */
+export async function endpointRow(id: string) {
+  return env.DB.prepare('SELECT * FROM webhook_endpoints WHERE id = ?').bind(id).first<Record<string, unknown>>();
 }
