@@ -152,6 +152,26 @@ describe('fan-out', () => {
     expect(listed.body.data[0].deliveries).toMatchObject([{ destination: { type: 'endpoint', endpoint_id: all.id }, status: 'succeeded' }]);
   });
 
+  it('a chargeback (no status, its own event) reaches an endpoint subscribed to payment.charged_back alone, with the payment URL’s event id and body', async () => {
+    const m = await setupMerchant();
+    const chargebacks = await createEndpoint(m.session, { url: URL_A, enabled_events: ['payment.charged_back'] });
+    const payment = await pay(m, '41.50', { webhook_url: HOOK });
+    await approve(m, payment.id);
+    expect(queue.pending.filter((key) => key.includes('@'))).toEqual([]);
+    const charged = await call('POST', `/v1/test-helpers/payments/${payment.id}/charge_back`, { token: m.key.secret });
+    expect(charged.status, charged.text).toBe(200);
+    const [, , chargedBackId] = await eventIdsOf(payment.id);
+    expect(queue.pending.filter((key) => key.includes('@'))).toEqual([`${chargedBackId}@${chargebacks.id}`]);
+    rx = receiver();
+    await drainQueue(queue);
+    const atA = rx.requests.filter(to(URL_A));
+    expect(atA).toHaveLength(1);
+    const body = verifyWith(chargebacks.secret, atA[0]!);
+    expect(body).toMatchObject({ id: chargedBackId, type: 'payment.charged_back' });
+    expect(body.data.payment).toMatchObject({ status: 'approved', charged_back_at: charged.body.data.charged_back_at });
+    expect(rx.requests.filter(to(HOOK)).find((r) => r.headers['webhook-id'] === chargedBackId)!.body).toBe(atA[0]!.body);
+  });
+
   it('an endpoint made or subscribed later gets the events from then on only', async () => {
     const m = await setupMerchant();
     const first = await pay(m, '42.00');
