@@ -21,6 +21,10 @@ export const RESPONSE_ONLY_SCHEMAS = [
   'PaymentEvent',
   'WebhookEvent',
   'WebhookSecret',
+  'WebhookDestination',
+  'WebhookEndpoint',
+  'WebhookEndpointWithSecret',
+  'WebhookEndpointTestResult',
 ];
 
 /** A path item as a `files` pattern: JSON pointer, URI-encoded the way Spectral compares it (`{` as `%7B`). */

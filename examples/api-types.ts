@@ -467,7 +467,7 @@ export interface paths {
         };
         /**
          * List a payment’s events and their deliveries
-         * @description Newest first, each with its delivery to the payment’s `webhook_url`: attempts, last status, next retry. Scope `payments:read`.
+         * @description Newest first, each with its deliveries, one per destination (the payment’s `webhook_url`, your webhook endpoints): attempts, last status, next retry. `delivery` is the one to the payment’s `webhook_url`. Scope `payments:read`.
          */
         get: operations["listPaymentEvents"];
         put?: never;
@@ -489,7 +489,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver an event again
-         * @description Queues the event for delivery again, with the same event id (receivers deduplicate by it). Also revives a dead-lettered delivery. Scope `payments:read`.
+         * @description Queues the event for delivery again, with the same event id (receivers deduplicate by it), to every destination it has or to the one named by `destination`. Also revives dead-lettered deliveries. A delivery to a disabled or deleted endpoint is not revived; naming one is `409 invalid_state_transition`, as is an event with no delivery to the destination asked for. Scope `payments:read`.
          */
         post: operations["redeliverPaymentEvent"];
         delete?: never;
@@ -532,6 +532,98 @@ export interface paths {
          * @description Replaces the secret; the previous one keeps signing (alongside) for 24 hours.
          */
         post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The owner’s endpoints in this environment, newest first, without their secrets. `user_id` is for admins only.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Every event of the owner in this environment whose type is in `enabled_events` is delivered to `url`, besides any payment’s own `webhook_url`: each destination is its own delivery (own attempts, backoff and dead letter) with the same event `id`. Deliveries are signed (Standard Webhooks, as described under `GET /v1/account/webhook-secret`) with this endpoint’s own secret, returned here only. At most 16 endpoints per owner and environment (`409 webhook_endpoint_limit_reached`). `user_id` is for admins only.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/webhook-endpoints/{webhook_endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Its state (`status`, `disabled_reason`, `failing_since`), never its secret. Missing and foreign endpoints answer `404 webhook_endpoint_not_found` alike.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deliveries stop (pending ones are closed as `endpoint_deleted`); past deliveries stay listed under their events. Its secret is erased. Missing and foreign endpoints answer `404 webhook_endpoint_not_found` alike.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description All fields optional. A new `url` also serves the deliveries still being retried; new `enabled_events` apply to events from now on. `disabled: true` stops deliveries; `disabled: false` enables it again (also after an automatic disable), from new events on. Missing and foreign endpoints answer `404 webhook_endpoint_not_found` alike.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/account/webhook-endpoints/{webhook_endpoint_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint’s signing secret
+         * @description Replaces the secret, shown in this answer only; the previous one keeps signing alongside (two `v1,` signatures) for 24 hours, so a receiver can switch over. A rotation racing another answers with the secret stored when it ended, never one that was not saved. Missing and foreign endpoints answer `404 webhook_endpoint_not_found` alike.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/webhook-endpoints/{webhook_endpoint_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Sends a signed `ping` now (body `{ id, type: "ping", created_at, data: { webhook_endpoint: { id } } }`, same headers, URL checks, 10 s timeout and no redirects as a delivery) and answers with the attempt’s result, whatever the endpoint answered. Works on a disabled endpoint too (check it before enabling it again). The ping is not an event: it is not listed, not retried, and does not count toward the automatic disable. Missing and foreign endpoints answer `404 webhook_endpoint_not_found` alike.
+         */
+        post: operations["testWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1073,13 +1165,15 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
-            /** @description Null when the payment has no `webhook_url`. */
+            /** @description The delivery to the payment’s `webhook_url`; null when the payment has none. The same delivery is in `deliveries`. */
             delivery: {
+                /** @description Where the last attempt went (an endpoint’s URL as it was then). */
                 url: string;
                 /** @enum {string} */
                 status: "pending" | "succeeded" | "dead";
                 attempts: number;
                 last_status_code: number | null;
+                /** @description As `attempt_log[].error`, or `endpoint_disabled` / `endpoint_deleted` when the endpoint stopped receiving before this delivery succeeded. */
                 last_error: string | null;
                 /**
                  * Format: date-time
@@ -1100,6 +1194,48 @@ export interface components {
                     attempted_at: string;
                 }[];
             } | null;
+            /** @description One delivery per destination, each with its own attempts, backoff and dead letter, all with the event’s `id`: the payment’s `webhook_url` (if any) first, then each endpoint that was enabled and subscribed to the type when the event happened. Always present in answers of this version; declared optional because `PaymentEvent` shipped without it (1.0.0), so a client built then still matches. */
+            deliveries?: {
+                destination: components["schemas"]["WebhookDestination"];
+                /** @description Where the last attempt went (an endpoint’s URL as it was then). */
+                url: string;
+                /** @enum {string} */
+                status: "pending" | "succeeded" | "dead";
+                attempts: number;
+                last_status_code: number | null;
+                /** @description As `attempt_log[].error`, or `endpoint_disabled` / `endpoint_deleted` when the endpoint stopped receiving before this delivery succeeded. */
+                last_error: string | null;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T10:15:30.123Z
+                 */
+                next_attempt_at: string | null;
+                attempt_log: {
+                    attempt: number;
+                    /** @description The receiver’s HTTP status; null when none came. */
+                    status_code: number | null;
+                    /** @description `timeout`, `network_error`, `http_<status>`, `url_refused`; never the receiver’s body. */
+                    error: string | null;
+                    latency_ms: number;
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    attempted_at: string;
+                }[];
+            }[];
+        };
+        WebhookDestination: {
+            /**
+             * @description `payment_url`: the payment’s `webhook_url`; `endpoint`: one of your webhook endpoints.
+             * @enum {string}
+             */
+            type: "payment_url" | "endpoint";
+            /**
+             * @description The endpoint (`we_...`) when `type` is `endpoint`; null otherwise.
+             * @example we_5c1v8m2x0k7q3w9n4b6z
+             */
+            endpoint_id: string | null;
         };
         WebhookSecret: {
             /**
@@ -1113,6 +1249,133 @@ export interface components {
              * @example 2026-11-21T10:15:30.123Z
              */
             previous_secret_expires_at: string | null;
+        };
+        WebhookEndpointWithSecret: components["schemas"]["WebhookEndpoint"] & {
+            /**
+             * @description The endpoint’s Standard Webhooks signing secret, `whsec_` + base64 of 32 bytes. Shown only in this answer (creation or rotation): keep it.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description After a rotation, the previous secret also signs until then (24 hours); null on creation.
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            previous_secret_expires_at: string | null;
+        };
+        WebhookEndpoint: {
+            /** @example we_5c1v8m2x0k7q3w9n4b6z */
+            id: string;
+            /** @example usr_4n8d2k7q1x9m3v5b0c6z */
+            user_id: string;
+            /** @enum {string} */
+            environment: "test" | "live";
+            url: string;
+            /**
+             * @example [
+             *       "payment.approved",
+             *       "payment.refunded"
+             *     ]
+             */
+            enabled_events: string[];
+            description: string | null;
+            /**
+             * @description `disabled`: it receives nothing (no deliveries are made for new events, pending ones are closed).
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /**
+             * @description `requested`: disabled through `PATCH` (`disabled: true`); `failing`: disabled automatically after every attempt failed for 3 days. Null while enabled.
+             * @enum {string|null}
+             */
+            disabled_reason: "requested" | "failing" | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            disabled_at: string | null;
+            /**
+             * Format: date-time
+             * @description When its current run of failed attempts began; null once an attempt succeeds. Three days of it disable the endpoint.
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            failing_since: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            updated_at: string;
+        };
+        CreateWebhookEndpointRequest: {
+            /**
+             * @description HTTPS URL on a public address: the rules of a payment’s `webhook_url` (no loopback, private, link-local or metadata address in any spelling, no credentials, no fragment), checked again before every delivery.
+             * @example https://merchant.example/webhooks/account
+             */
+            url: string;
+            /**
+             * @description The event types this endpoint receives, or `["*"]` for every type (including types added later; `*` goes alone). Repeats are dropped.
+             * @example [
+             *       "payment.approved",
+             *       "payment.refunded"
+             *     ]
+             */
+            enabled_events: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required")[];
+            /**
+             * @description Your note: what this endpoint is for.
+             * @example Order service (production)
+             */
+            description?: string;
+            /** @description Admins only: create the endpoint for this owner. */
+            user_id?: string;
+        };
+        UpdateWebhookEndpointRequest: {
+            /**
+             * @description HTTPS URL on a public address: the rules of a payment’s `webhook_url` (no loopback, private, link-local or metadata address in any spelling, no credentials, no fragment), checked again before every delivery.
+             * @example https://merchant.example/webhooks/account
+             */
+            url?: string;
+            /**
+             * @description The event types this endpoint receives, or `["*"]` for every type (including types added later; `*` goes alone). Repeats are dropped.
+             * @example [
+             *       "payment.approved",
+             *       "payment.refunded"
+             *     ]
+             */
+            enabled_events?: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required")[];
+            /**
+             * @description Your note; `null` clears it.
+             * @example Order service (production)
+             */
+            description?: string | null;
+            /** @description `true` stops deliveries (pending ones are closed); `false` enables it again, from new events on (its failure streak starts over). */
+            disabled?: boolean;
+        };
+        WebhookEndpointTestResult: {
+            /**
+             * @description The ping’s `webhook-id` (and body `id`); not an event of `GET /v1/events`.
+             * @example evt_0d4m8x2k9q7w1v3c5b6n
+             */
+            event_id: string;
+            /** @enum {string} */
+            type: "ping";
+            url: string;
+            /** @description True when the endpoint answered 2xx. */
+            succeeded: boolean;
+            /** @description The endpoint’s HTTP status; null when none came. */
+            status_code: number | null;
+            /** @description `timeout`, `network_error`, `http_<status>`, `url_refused`; null on success. Never the endpoint’s body. */
+            error: string | null;
+            latency_ms: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            attempted_at: string;
         };
         NotificationReceipt: {
             /** @enum {boolean} */
@@ -3540,7 +3803,10 @@ export interface operations {
     };
     redeliverPaymentEvent: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `payment_url`, or an endpoint id (`we_...`): redeliver to that destination only. Default: every destination of the event. */
+                destination?: string;
+            };
             header?: never;
             path: {
                 payment_id: string;
@@ -3715,6 +3981,551 @@ export interface operations {
             };
             /** @description `unauthorized` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number | null;
+                /** @description Admins only. */
+                user_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpoint"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_role` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `user_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret (shown this once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpointWithSecret"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_role` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `user_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `webhook_endpoint_limit_reached` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `webhook_endpoint_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `webhook_endpoint_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `webhook_endpoint_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpointWithSecret"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `webhook_endpoint_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt’s result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpointTestResult"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `webhook_endpoint_not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

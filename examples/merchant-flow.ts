@@ -3,7 +3,8 @@
 //   log in as the admin -> create an API key -> create a sandbox QR payment method -> enable it for the key
 //   -> QR payment (Idempotency-Key, webhook_url) -> recovery after a lost answer (the conflict's payment_id)
 //   -> test-helper approval -> partial refund -> full refund -> every webhook received by a local receiver,
-//   verified with the account's signing secret -> catching up on events with GET /v1/events.
+//   verified with the account's signing secret -> the same events at an account webhook endpoint (registered
+//   and pinged first), verified with the endpoint's own secret -> catching up on events with GET /v1/events.
 //
 //   npm start                                   # in another terminal
 //   npm run example:merchant-flow               # = node examples/merchant-flow.ts (Node 22.18+)
@@ -57,9 +58,13 @@ interface ReceivedWebhook {
   body: string;
 }
 
-/** A tiny webhook receiver on 127.0.0.1: records every POST to /hook and answers 204. */
+/**
+ * A tiny webhook receiver on 127.0.0.1: records every POST to /hook (the payment's webhook_url) and to
+ * /endpoint (the account webhook endpoint) and answers 204.
+ */
 async function startReceiver() {
   const received: ReceivedWebhook[] = [];
+  const atEndpoint: ReceivedWebhook[] = [];
   const readBody = (req: IncomingMessage) =>
     new Promise<string>((resolve, reject) => {
       const chunks: Buffer[] = [];
@@ -68,26 +73,55 @@ async function startReceiver() {
       req.on('error', reject);
     });
   const server = createServer(async (req, res) => {
-    if (req.method !== 'POST' || req.url !== '/hook') {
+    if (req.method !== 'POST' || (req.url !== '/hook' && req.url !== '/endpoint')) {
       res.writeHead(404).end();
       return;
     }
     const body = await readBody(req);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name] = value;
-    received.push({ headers, body });
+    (req.url === '/hook' ? received : atEndpoint).push({ headers, body });
     res.writeHead(204).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/hook`,
+    endpointUrl: `http://127.0.0.1:${port}/endpoint`,
     received,
+    atEndpoint,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
 
 type MerchantClient = ReturnType<typeof createClient<paths>>;
+
+type Event = { id: string; type: string; data: { payment: Payment } };
+
+/**
+ * Waits until `received` holds, each verified with `verifier`, every label of `expected` for `paymentId`.
+ * `onlyThisPayment`: the payment's own webhook_url must receive no other payment's events.
+ */
+async function verifiedLabels(step: string, received: ReceivedWebhook[], verifier: Webhook, paymentId: string, expected: string[], onlyThisPayment = false): Promise<string[]> {
+  const deadline = Date.now() + WEBHOOK_WAIT_MS;
+  for (;;) {
+    const seen: string[] = [];
+    for (const hook of received) {
+      const event = verifier.verify(hook.body, hook.headers) as Event;
+      if (event.id !== hook.headers['webhook-id']) throw new Error(`${step}: webhook ${hook.headers['webhook-id']} carries event ${event.id}`);
+      // The endpoint's test ping carries no payment.
+      if (event.type === 'ping') continue;
+      if (event.data.payment.id !== paymentId && onlyThisPayment) throw new Error(`${step}: webhook for another payment: ${event.data.payment.id}`);
+      // An account endpoint receives every payment of the account: this flow looks at its own.
+      if (event.data.payment.id !== paymentId) continue;
+      const label = event.type === 'payment.refunded' ? `${event.type}:${event.data.payment.status}` : event.type;
+      if (!seen.includes(label)) seen.push(label);
+    }
+    if (expected.every((label) => seen.includes(label))) return seen;
+    if (Date.now() > deadline) throw new Error(`${step}: received ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)} within ${WEBHOOK_WAIT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
 
 /**
  * Creates the payment with a fresh Idempotency-Key; when its reference is already taken (the earlier
@@ -167,7 +201,21 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
   // From here on the merchant's server uses the API key only.
   const merchant = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${key.secret}` } });
   const receiver = await startReceiver();
+  let endpointId: string | undefined;
   try {
+    // 4b. An account webhook endpoint for every event type, with its own signing secret (shown only in
+    // this answer), checked with a signed ping before any payment.
+    const endpoint = must(
+      'register webhook endpoint',
+      await admin.POST('/v1/account/webhook-endpoints', { body: { url: receiver.endpointUrl, enabled_events: ['*'], description: 'merchant-flow' } }),
+    ).data;
+    endpointId = endpoint.id;
+    const ping = must('ping webhook endpoint', await admin.POST('/v1/account/webhook-endpoints/{webhook_endpoint_id}/test', { params: { path: { webhook_endpoint_id: endpoint.id } } })).data;
+    if (!ping.succeeded) throw new Error(`ping: ${ping.error ?? ping.status_code}`);
+    const pinged = receiver.atEndpoint.find((hook) => hook.headers['webhook-id'] === ping.event_id);
+    if (!pinged || (new Webhook(endpoint.secret).verify(pinged.body, pinged.headers) as { type: string }).type !== 'ping') throw new Error('ping: not received or not verified');
+    log(`webhook endpoint ${endpoint.id} (${endpoint.enabled_events.join(', ')}) registered; ping verified (${ping.status_code} in ${ping.latency_ms} ms)`);
+
     // 5. A QR payment: the sandbox answers `pending` with a QR to display.
     const createKey = randomUUID();
     const paymentRequest: Schemas['CreatePaymentRequest'] = {
@@ -198,7 +246,7 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
     if (recovered.id !== created.id) throw new Error(`recovered ${recovered.id}, expected ${created.id}`);
     log(`recovered payment ${recovered.id} (${recovered.status}) after a lost answer, from the conflict's payment_id`);
 
-    // 6. The customer pays: the test helper delivers the processor's news.
+    // 6. The customer pays: the test helper delivers the processor's notification.
     const approved = must(
       'approve (test helper)',
       await merchant.POST('/v1/test-helpers/payments/{payment_id}/{action}', {
@@ -236,25 +284,8 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
     // 8. The webhooks: payment.pending, payment.approved and one payment.refunded per refund, each
     // verified with the account's signing secret (Standard Webhooks).
     const { secret } = must('webhook secret', await admin.GET('/v1/account/webhook-secret')).data;
-    const verifier = new Webhook(secret);
     const expected = ['payment.pending', 'payment.approved', 'payment.refunded:partially_refunded', 'payment.refunded:refunded'];
-    const deadline = Date.now() + WEBHOOK_WAIT_MS;
-    let seen: string[] = [];
-    for (;;) {
-      seen = [];
-      for (const hook of receiver.received) {
-        const event = verifier.verify(hook.body, hook.headers) as { id: string; type: string; data: { payment: Payment } };
-        if (event.id !== hook.headers['webhook-id']) throw new Error(`webhook ${hook.headers['webhook-id']} carries event ${event.id}`);
-        if (event.data.payment.id !== created.id) throw new Error(`webhook for another payment: ${event.data.payment.id}`);
-        const label = event.type === 'payment.refunded' ? `${event.type}:${event.data.payment.status}` : event.type;
-        if (!seen.includes(label)) seen.push(label);
-      }
-      if (expected.every((label) => seen.includes(label))) break;
-      if (Date.now() > deadline) {
-        throw new Error(`webhooks: received ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)} within ${WEBHOOK_WAIT_MS} ms`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    const seen = await verifiedLabels('webhooks', receiver.received, new Webhook(secret), created.id, expected, true);
     log(`${receiver.received.length} webhooks received and verified: ${seen.join(', ')}`);
 
     // The service's own record of those deliveries agrees.
@@ -268,6 +299,17 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
     }
     log(`${events.length} events listed, each delivered`);
 
+    // 8b. The same events at the account endpoint, verified with the endpoint's own secret (not the
+    // account's), with the same ids; the listing shows a delivery per destination.
+    const atEndpoint = await verifiedLabels('endpoint webhooks', receiver.atEndpoint, new Webhook(endpoint.secret), created.id, expected);
+    const endpointIds = new Set(receiver.atEndpoint.map((hook) => hook.headers['webhook-id']));
+    for (const event of events) {
+      if (!endpointIds.has(event.id)) throw new Error(`event ${event.id} (${event.type}) never reached the endpoint`);
+      const destinations = (event.deliveries ?? []).map((d) => d.destination.endpoint_id ?? d.destination.type);
+      if (!destinations.includes('payment_url') || !destinations.includes(endpoint.id)) throw new Error(`event ${event.id}: deliveries to ${destinations.join(', ')}`);
+    }
+    log(`webhook endpoint received and verified with its own secret: ${atEndpoint.join(', ')}; each event listed with 2 deliveries`);
+
     // 9. Catching up: a receiver that was down asks for every event since the payment was created, and
     // applies those it has not seen (deduplicated by id, ordered by data.payment.updated_at).
     // (The account's other payments are in the list too; this flow looks at its own.)
@@ -279,6 +321,8 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
     log(`caught up with GET /v1/events: ${caughtUp.length} events of the payment since ${created.created_at}, ${missed.length} not received by webhook; payment ${latest.data.payment.status}`);
     return { paymentId: created.id, events: events.length, webhooks: receiver.received.length };
   } finally {
+    // The account keeps at most 16 endpoints: this flow removes its own.
+    if (endpointId) await admin.DELETE('/v1/account/webhook-endpoints/{webhook_endpoint_id}', { params: { path: { webhook_endpoint_id: endpointId } } });
     await receiver.close();
   }
 }

@@ -15,6 +15,7 @@ import { registerEventRoutes } from './routes/events/events.index.ts';
 import { registerProcessorNotificationRoutes } from './routes/processor-notifications/processor-notifications.index.ts';
 import { registerTestHelperRoutes } from './routes/test-helpers/test-helpers.index.ts';
 import { registerWebhookSecretRoutes } from './routes/webhook-secret/webhook-secret.index.ts';
+import { registerWebhookEndpointRoutes } from './routes/webhook-endpoints/webhook-endpoints.index.ts';
 
 /** The whole HTTP surface: conventions first (request id, access log, body gate, error envelope), then the routes. */
 export function createApp() {
@@ -34,6 +35,7 @@ export function createApp() {
   registerPaymentRoutes(app);
   registerEventRoutes(app);
   registerWebhookSecretRoutes(app);
+  registerWebhookEndpointRoutes(app);
   registerProcessorNotificationRoutes(app);
   registerTestHelperRoutes(app);
   registerDocs(app);

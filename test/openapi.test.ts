@@ -30,6 +30,13 @@ const REQUIRED_OPERATION_IDS = [
   'listRefunds',
   'getRefund',
   'listEvents',
+  'createWebhookEndpoint',
+  'listWebhookEndpoints',
+  'getWebhookEndpoint',
+  'updateWebhookEndpoint',
+  'deleteWebhookEndpoint',
+  'rotateWebhookEndpointSecret',
+  'testWebhookEndpoint',
 ];
 
 /**
@@ -47,6 +54,9 @@ const SUCCESS_STATUS_RULES: Array<[string, RegExp, number]> = [
   ['post', /^\/v1\/account\/payment-methods$/, 201],
   ['post', /^\/v1\/account\/api-keys$/, 201],
   ['post', /^\/v1\/account\/payment-methods\/\{[^}]+\}\/api-keys$/, 201],
+  ['post', /^\/v1\/account\/webhook-endpoints$/, 201],
+  ['delete', /^\/v1\/account\/webhook-endpoints\/\{[^}]+\}$/, 204],
+  ['post', /^\/v1\/account\/webhook-endpoints\/\{[^}]+\}\/(rotate-secret|test)$/, 200],
   ['get', /./, 200],
   ['patch', /./, 200],
 ];

@@ -114,6 +114,7 @@ export function errorResponses(...codes: ErrorCode[]) {
 const EXAMPLE_DETAILS: Partial<Record<ErrorCode, Record<string, unknown>>> = {
   invalid_request: { fields: [{ field: 'amount.value', issue: 'Invalid decimal amount' }] },
   external_reference_conflict: { payment_id: 'pay_3kqz7w1v0c9m2x8bq4n6' },
+  webhook_endpoint_limit_reached: { limit: 16 },
 };
 
 function exampleError(code: ErrorCode) {

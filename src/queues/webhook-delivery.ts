@@ -11,11 +11,11 @@ export async function handleWebhookBatch(batch: MessageBatch<WebhookMessage>, en
   const deps = createDeps(env);
   for (const message of batch.messages) {
     try {
-      const outcome = await deliverEvent(deps, message.body.eventId);
+      const outcome = await deliverEvent(deps, message.body.eventId, Date.now(), message.body.endpointId);
       if (outcome.kind === 'retry') message.retry({ delaySeconds: outcome.delaySeconds });
       else message.ack();
     } catch (error) {
-      log('error', 'webhook_delivery_crashed', { event_id: message.body.eventId, ...errorFields(error) });
+      log('error', 'webhook_delivery_crashed', { event_id: message.body.eventId, endpoint_id: message.body.endpointId ?? null, ...errorFields(error) });
       message.retry({ delaySeconds: 30 });
     }
   }

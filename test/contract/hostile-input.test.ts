@@ -49,6 +49,8 @@ function baseBody(operationId: string): Record<string, unknown> {
     enablePaymentMethodForApiKey: { api_key_id: ids.api_key_id! },
     createPayment: { amount: { value: '10.00', currency: 'USD' }, external_reference: 'hostile-order', payment_method: ids.payment_method_id! },
     createRefund: { amount: { value: '1.00', currency: 'USD' } },
+    createWebhookEndpoint: { url: 'https://hooks.example.com/hostile', enabled_events: ['payment.approved'] },
+    updateWebhookEndpoint: { description: 'Hostile renamed' },
   };
   const body = bodies[operationId];
   if (!body) throw new Error(`no base body for ${operationId}: add one to hostile-input.test.ts`);
@@ -529,6 +531,8 @@ beforeAll(async () => {
     body: { amount: { value: '1.00', currency: 'USD' } },
   });
   if (refund.status !== 201) throw new Error(`refund failed: ${refund.status} ${refund.text}`);
+  const endpoint = await call('POST', '/v1/account/webhook-endpoints', { token: admin.accessToken, body: { url: 'https://hooks.example.com/hostile', enabled_events: ['*'] } });
+  if (endpoint.status !== 201) throw new Error(`webhook endpoint failed: ${endpoint.status} ${endpoint.text}`);
   ids = {
     user_id: admin.user.id,
     api_key_id: apiKey.id,
@@ -536,6 +540,7 @@ beforeAll(async () => {
     payment_id: payment.body.data.id,
     event_id: events.body?.data?.[0]?.id ?? 'evt_hostile_none',
     refund_id: refund.body.data.id,
+    webhook_endpoint_id: endpoint.body.data.id,
     action: 'expire',
   };
   const { results } = await env.DB.prepare(

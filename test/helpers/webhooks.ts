@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { vi } from 'vitest';
 import { handleWebhookBatch } from '../../src/queues/webhook-delivery.ts';
 import type { WebhookMessage } from '../../src/env.ts';
-import { call, type Session } from './api.ts';
+import { call, type ApiResponse, type Session } from './api.ts';
 import { allowSecretIn, trackSecret } from './leak-scan.ts';
 
 /**
@@ -15,25 +15,38 @@ import { allowSecretIn, trackSecret } from './leak-scan.ts';
  */
 
 export interface CapturedQueue {
-  /** Event ids sent to the queue and not yet consumed. */
+  /** Deliveries sent to the queue and not yet consumed, as `deliveryKey`s. */
   pending: string[];
-  /** Every event id ever sent, in order. */
+  /** Every delivery ever sent, in order. */
   sent: string[];
   restore: () => void;
 }
+
+/**
+ * A queued delivery as one string: the event id for a delivery to the payment's `webhook_url` (as
+ * before endpoints existed), `{eventId}@{endpointId}` for one to an endpoint.
+ */
+export const deliveryKey = (message: WebhookMessage) => (message.endpointId ? `${message.eventId}@${message.endpointId}` : message.eventId);
+
+export function messageOf(key: string): WebhookMessage {
+  const [eventId, endpointId] = key.split('@') as [string, string | undefined];
+  return endpointId ? { eventId, endpointId } : { eventId };
+}
+
+const destinationOf = (key: string) => messageOf(key).endpointId ?? 'payment_url';
 
 export function captureQueue(): CapturedQueue {
   const queue: CapturedQueue = { pending: [], sent: [], restore: () => {} };
   const sendBatch = vi.spyOn(env.WEBHOOKS, 'sendBatch').mockImplementation(async (messages: Iterable<MessageSendRequest<WebhookMessage>>) => {
     for (const m of messages) {
-      queue.pending.push(m.body.eventId);
-      queue.sent.push(m.body.eventId);
+      queue.pending.push(deliveryKey(m.body));
+      queue.sent.push(deliveryKey(m.body));
     }
     return undefined as never;
   });
   const send = vi.spyOn(env.WEBHOOKS, 'send').mockImplementation(async (body: WebhookMessage) => {
-    queue.pending.push(body.eventId);
-    queue.sent.push(body.eventId);
+    queue.pending.push(deliveryKey(body));
+    queue.sent.push(deliveryKey(body));
     return undefined as never;
   });
   queue.restore = () => {
@@ -49,9 +62,9 @@ export interface ConsumerRound {
   retried: { eventId: string; delaySeconds: number | undefined }[];
 }
 
-/** One consumer run over `eventIds` (one batch), as the queue would deliver them. */
+/** One consumer run over `eventIds` (delivery keys, one batch), as the queue would deliver them. */
 export async function consumeOnce(eventIds: string[], attempts = 1): Promise<ConsumerRound> {
-  const messages = eventIds.map((eventId, i) => ({ id: `msg-${i}-${eventId}`, timestamp: new Date(), attempts, body: { eventId } }));
+  const messages = eventIds.map((key, i) => ({ id: `msg-${i}-${key}`, timestamp: new Date(), attempts, body: messageOf(key) }));
   const batch = createMessageBatch<WebhookMessage>('payment-webhooks-test', messages);
   // getQueueResult reports which messages were retried but not the delay asked for: record it here.
   const delays = new Map<string, number | undefined>();
@@ -66,7 +79,7 @@ export async function consumeOnce(eventIds: string[], attempts = 1): Promise<Con
   }
   await handleWebhookBatch(batch, env);
   const result = await getQueueResult(batch, createExecutionContext());
-  const byMsg = new Map(messages.map((m) => [m.id, m.body.eventId]));
+  const byMsg = new Map(messages.map((m) => [m.id, deliveryKey(m.body)]));
   return {
     eventIds,
     acked: result.explicitAcks.map((id) => byMsg.get(id)!),
@@ -80,8 +93,10 @@ export async function consumeOnce(eventIds: string[], attempts = 1): Promise<Con
  */
 export async function elapseUntilDue(eventIds: string[]) {
   const now = Date.now();
-  for (const id of new Set(eventIds)) {
-    await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND status = 'pending' AND next_attempt_at > ?").bind(now, id, now).run();
+  for (const key of new Set(eventIds)) {
+    await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND destination = ? AND status = 'pending' AND next_attempt_at > ?")
+      .bind(now, messageOf(key).eventId, destinationOf(key), now)
+      .run();
   }
 }
 
@@ -215,6 +230,7 @@ export async function eventRowsOf(paymentId: string): Promise<EventRow[]> {
 
 export interface DeliveryRow {
   event_id: string;
+  destination: string;
   url: string;
   status: string;
   attempts: number;
@@ -223,6 +239,61 @@ export interface DeliveryRow {
   last_error: string | null;
 }
 
-export async function deliveryRow(eventId: string): Promise<DeliveryRow | null> {
-  return env.DB.prepare('SELECT * FROM webhook_deliveries WHERE event_id = ?').bind(eventId).first<DeliveryRow>();
+/** The delivery of an event to the payment's `webhook_url`, or to the endpoint `endpointId`. */
+export async function deliveryRow(eventId: string, endpointId?: string): Promise<DeliveryRow | null> {
+  return env.DB.prepare('SELECT * FROM webhook_deliveries WHERE event_id = ? AND destination = ?').bind(eventId, endpointId ?? 'payment_url').first<DeliveryRow>();
+}
+
+/** Spellings of addresses a webhook must never go to (and URLs that are malformed for the same reason). */
+export const REFUSED_WEBHOOK_URLS = [
+  'https://127.1/',
+  'https://2130706433/',
+  'https://0x7f000001/',
+  'https://[::ffff:127.0.0.1]/',
+  'https://user:pass@hooks.example.com/',
+  'https://hooks.example.com./',
+  'http://hooks.example.com/',
+  'https://169.254.169.254/',
+  'https://10.0.0.1/',
+  'https://100.64.0.1/',
+  'https://metadata.google.internal/',
+  // More of the same families.
+  'https://127.0.0.1/',
+  'https://localhost/',
+  'http://localhost/',
+  'http://127.0.0.1/',
+  'https://0177.0.0.1/',
+  'https://[::1]/',
+  'https://[0:0:0:0:0:ffff:7f00:1]/',
+  'https://@hooks.example.com/',
+  'https://192.168.1.1/',
+  'https://172.16.0.1/',
+  'https://[fd00::1]/',
+  'https://[fe80::1]/',
+  'https://0.0.0.0/',
+  'https://metadata/',
+  'ftp://hooks.example.com/',
+];
+
+export const ENDPOINTS = '/v1/account/webhook-endpoints';
+
+export interface CreatedEndpoint {
+  id: string;
+  secret: string;
+  res: ApiResponse;
+}
+
+/**
+ * POST /v1/account/webhook-endpoints as `session`. `call` tracks the returned `data.secret` for the leak
+ * scan: allowed in this one response and nowhere else.
+ */
+export async function createEndpoint(session: Session, body: Record<string, unknown>): Promise<CreatedEndpoint> {
+  const res = await call('POST', ENDPOINTS, { token: session.accessToken, body });
+  if (res.status !== 201) throw new Error(`webhook endpoint: ${res.status} ${res.text}`);
+  return { id: res.body.data.id, secret: res.body.data.secret, res };
+}
+
+/** Rows of the endpoint table, straight from D1. */
+export async function endpointRow(id: string) {
+  return env.DB.prepare('SELECT * FROM webhook_endpoints WHERE id = ?').bind(id).first<Record<string, unknown>>();
 }

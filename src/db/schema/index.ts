@@ -5,5 +5,6 @@ export * from './payment-methods.ts';
 export * from './payments.ts';
 export * from './payment-events.ts';
 export * from './webhook-deliveries.ts';
+export * from './webhook-endpoints.ts';
 export * from './webhook-secrets.ts';
 export * from './processor-notifications.ts';

@@ -35,8 +35,14 @@ export const redeliverPaymentEvent: AppRouteHandler<typeof routes.redeliverPayme
   if (!payment) throw new ApiError('payment_not_found');
   const event = await findEventOfPayment(deps, payment.id, event_id);
   if (!event) throw new ApiError('payment_not_found', 'No such event for this payment.');
-  if (!(await redeliverEvent(deps, event))) {
-    throw new ApiError('invalid_state_transition', 'The payment has no webhook_url, so its events are not delivered.');
+  const redelivered = await redeliverEvent(deps, event, c.req.valid('query').destination);
+  if (!redelivered.ok) {
+    throw new ApiError(
+      'invalid_state_transition',
+      redelivered.reason === 'endpoint_disabled'
+        ? 'That webhook endpoint is disabled or deleted; enable it to receive new events.'
+        : 'This event has no delivery to redeliver (the payment has no webhook_url and no endpoint took the event, or not to that destination).',
+    );
   }
   const [view] = await withDeliveries(deps, [event]);
   return c.json({ data: view! }, 202);

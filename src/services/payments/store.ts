@@ -1,6 +1,5 @@
 import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
-import type { Db } from '../../db/client.ts';
 import { insertRowIf } from '../../db/conditional-insert.ts';
 import { paymentEvents, payments, refunds, webhookDeliveries, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
@@ -10,7 +9,9 @@ import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/typ
 import { ApiError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
-import { enqueueDeliveries, type PendingDelivery } from '../webhooks/enqueue.ts';
+import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
+import { subscribedEndpoints } from '../webhooks/endpoints.ts';
+import { enqueueDeliveries, pendingDeliveryOf, type PendingDelivery } from '../webhooks/enqueue.ts';
 import { toPaymentResource } from './resources.ts';
 
 /** Reads and compare-and-set writes of payments; see the `version` column in db/schema/payments.ts. */
@@ -79,16 +80,18 @@ export type PaymentChange = Partial<Omit<PaymentRow, 'id' | 'version' | 'ownerId
  * `paymentAtVersion(id, v)`, v being the version read. Not `v + 1` after the update: a writer that lost
  * the race to another writer of `v` would find the payment at `v + 1` and write its companions anyway
  * (phantom refund reservations, refund updates without their payment change).
- * A status change also writes its event (and the webhook delivery when the payment has a URL) in that
- * batch: the outbox, so a change never exists without its event, nor an event without its change.
+ * A status change also writes its event (and a webhook delivery per destination: the payment's URL, the
+ * owner's subscribed endpoints, read just before) in that batch: the outbox, so a change never exists
+ * without its event, nor an event without its change.
  * Returns the new row, or null when someone else changed the payment first (read again and retry).
  */
 export async function commitPaymentChange(
-  db: Db,
+  deps: Deps,
   current: PaymentRow,
   change: PaymentChange,
   companions: (readVersion: number) => BatchItem<'sqlite'>[] = () => [],
 ): Promise<{ payment: PaymentRow; deliveries: PendingDelivery[] } | null> {
+  const { db } = deps;
   const nextVersion = current.version + 1;
   const next: PaymentRow = { ...current, ...change, version: nextVersion };
   // A payment that starts waiting on an action says so (instead of `payment.pending`), a chargeback says
@@ -103,19 +106,18 @@ export async function commitPaymentChange(
   const outbox: BatchItem<'sqlite'>[] = [];
   const deliveries: PendingDelivery[] = [];
   if (event) {
-    outbox.push(
-      insertRowIf(db, paymentEvents, { ...event, paymentId: next.id, ownerId: next.ownerId, environment: next.environment }, paymentAtVersion(next.id, current.version)),
-    );
-    if (next.webhookUrl) {
-      outbox.push(
-        insertRowIf(
-          db,
-          webhookDeliveries,
-          { eventId: event.id, paymentId: next.id, ownerId: next.ownerId, url: next.webhookUrl, status: 'pending', attempts: 0, nextAttemptAt: event.createdAt, createdAt: event.createdAt, updatedAt: event.createdAt },
-          paymentAtVersion(next.id, current.version),
-        ),
-      );
-      deliveries.push({ eventId: event.id });
+    const written = paymentAtVersion(next.id, current.version);
+    outbox.push(insertRowIf(db, paymentEvents, { ...event, paymentId: next.id, ownerId: next.ownerId, environment: next.environment }, written));
+    // One delivery per destination: the payment's own URL, and each enabled endpoint of the owner that
+    // subscribes to this type, all with the same event id.
+    const destinations = [
+      ...(next.webhookUrl ? [{ destination: PAYMENT_URL_DESTINATION, url: next.webhookUrl }] : []),
+      ...(await subscribedEndpoints(deps, next, event.type)).map((endpoint) => ({ destination: endpoint.id, url: endpoint.url })),
+    ];
+    for (const { destination, url } of destinations) {
+      const delivery = { eventId: event.id, destination, paymentId: next.id, ownerId: next.ownerId, url, status: 'pending' as const, attempts: 0, nextAttemptAt: event.createdAt, createdAt: event.createdAt, updatedAt: event.createdAt };
+      outbox.push(insertRowIf(db, webhookDeliveries, delivery, written));
+      deliveries.push(pendingDeliveryOf(event.id, destination));
     }
   }
   const update = db
@@ -206,7 +208,7 @@ export async function mutatePayment<T>(
     // Writing nothing checks nothing: a "no change" is only answered from a fresh read.
     if ('none' in decision && fromKnown) continue;
     if ('none' in decision) return { payment: loaded.payment, result: decision.none };
-    const saved = await commitPaymentChange(deps.db, loaded.payment, decision.change, decision.companions);
+    const saved = await commitPaymentChange(deps, loaded.payment, decision.change, decision.companions);
     if (saved) {
       await enqueueDeliveries(deps, saved.deliveries);
       return { payment: saved.payment, result: decision.result };

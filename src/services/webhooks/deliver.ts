@@ -1,13 +1,14 @@
 import { and, eq } from 'drizzle-orm';
 import { paymentEvents, webhookDeliveries, webhookDeliveryAttempts } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
 import { nextAttemptAt } from '../../domain/webhook-schedule.ts';
-import { signWebhook } from '../../domain/webhook-signature.ts';
-import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { newId } from '../../lib/ids.ts';
-import { signingSecrets } from './secrets.ts';
+import { endpointHealthStatements, endpointSecrets, findDeliveryEndpoint, logAutoDisabled } from './endpoints.ts';
+import { signingList, signingSecrets } from './secrets.ts';
+import { postSignedWebhook } from './send.ts';
 
-export const DELIVERY_TIMEOUT_MS = 10_000;
+export { DELIVERY_TIMEOUT_MS } from './send.ts';
 
 /** Clock skew between the queue and the Worker tolerated when judging whether an attempt is due. */
 export const DUE_TOLERANCE_MS = 5_000;
@@ -17,16 +18,19 @@ export type DeliveryOutcome =
   | { kind: 'retry'; delaySeconds: number };
 
 /**
- * One delivery attempt of one event: sign (Standard Webhooks), POST with a 10 s timeout and no
- * redirects, record the attempt, and decide what follows. The receiver's body is never read or kept.
+ * One delivery attempt of one event to one destination (the payment's `webhook_url`, or the endpoint
+ * `endpointId`): sign, POST, record the attempt, and decide what follows. An endpoint delivery goes to
+ * the endpoint's URL and secret as they are now; a disabled or deleted endpoint gets no attempt.
  */
-export async function deliverEvent(deps: Deps, eventId: string, now = Date.now()): Promise<DeliveryOutcome> {
+export async function deliverEvent(deps: Deps, eventId: string, now = Date.now(), endpointId?: string): Promise<DeliveryOutcome> {
   const { db } = deps;
+  const destination = endpointId ?? PAYMENT_URL_DESTINATION;
+  const thisDelivery = and(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.destination, destination));
   const found = await db
     .select({ delivery: webhookDeliveries, event: paymentEvents })
     .from(webhookDeliveries)
     .innerJoin(paymentEvents, eq(paymentEvents.id, webhookDeliveries.eventId))
-    .where(eq(webhookDeliveries.eventId, eventId))
+    .where(thisDelivery)
     .get();
   if (!found || found.delivery.status !== 'pending') return { kind: 'done' };
   const { delivery, event } = found;
@@ -36,48 +40,44 @@ export async function deliverEvent(deps: Deps, eventId: string, now = Date.now()
   if (delivery.nextAttemptAt !== null && delivery.nextAttemptAt > now + DUE_TOLERANCE_MS) return { kind: 'done' };
   const attemptNumber = delivery.attempts + 1;
 
-  let statusCode: number | null = null;
-  let error: string | null = null;
-  const started = Date.now();
-  // Checked again before every attempt: rules may have tightened since the payment was created.
-  const url = validateWebhookUrl(delivery.url, { allowInsecureLocal: deps.allowInsecureWebhooks });
-  if (!url.ok) {
-    error = 'url_refused';
-  } else {
-    const timestamp = Math.floor(now / 1000);
-    try {
-      const response = await fetch(url.url, {
-        method: 'POST',
-        redirect: 'manual',
-        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-        headers: {
-          'Content-Type': 'application/json',
-          'User-Agent': 'payment-service-webhooks/1',
-          'webhook-id': event.id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': await signWebhook(await signingSecrets(deps, delivery.ownerId, now), event.id, timestamp, event.payload),
-        },
-        body: event.payload,
-      });
-      statusCode = response.status;
-      await response.body?.cancel();
-    } catch (cause) {
-      error = (cause as Error)?.name === 'TimeoutError' ? 'timeout' : 'network_error';
-    }
+  const endpoint = endpointId === undefined ? null : await findDeliveryEndpoint(deps, { ownerId: delivery.ownerId, environment: event.environment }, endpointId);
+  if (endpoint === undefined || endpoint?.disabledAt != null) {
+    // Closed without an attempt: nothing more goes to a deleted or disabled endpoint.
+    await db
+      .update(webhookDeliveries)
+      .set({ status: 'dead', nextAttemptAt: null, lastError: endpoint === undefined ? 'endpoint_deleted' : 'endpoint_disabled', updatedAt: now })
+      .where(and(thisDelivery, eq(webhookDeliveries.attempts, delivery.attempts)))
+      .run();
+    return { kind: 'done' };
   }
-  const latencyMs = Date.now() - started;
-  const succeeded = statusCode !== null && statusCode >= 200 && statusCode < 300;
-  if (!succeeded && error === null) error = `http_${statusCode}`;
+  const url = endpoint ? endpoint.url : delivery.url;
+  const secrets = endpoint ? signingList(await endpointSecrets(deps, endpoint, now)) : await signingSecrets(deps, delivery.ownerId, now);
+  const attempt = await postSignedWebhook(deps, url, secrets, event.id, event.payload, now);
   // A refused URL will be refused again: no point retrying it.
-  const next = succeeded || error === 'url_refused' ? null : nextAttemptAt(event.createdAt, attemptNumber, now);
-  const status = succeeded ? 'succeeded' : next === null ? 'dead' : 'pending';
+  const next = attempt.succeeded || attempt.error === 'url_refused' ? null : nextAttemptAt(event.createdAt, attemptNumber, now);
+  const status = attempt.succeeded ? 'succeeded' : next === null ? 'dead' : 'pending';
+  const health = endpoint ? endpointHealthStatements(deps, endpoint, attempt, now) : { statements: [], disableAt: null };
 
-  await db.batch([
-    db.insert(webhookDeliveryAttempts).values({ id: newId('wha'), eventId, attemptNumber, statusCode, error, latencyMs, attemptedAt: now }),
+  const recorded = [
+    db.insert(webhookDeliveryAttempts).values({
+      id: newId('wha'),
+      eventId,
+      destination,
+      attemptNumber,
+      statusCode: attempt.statusCode,
+      error: attempt.error,
+      latencyMs: attempt.latencyMs,
+      attemptedAt: now,
+    }),
     db
       .update(webhookDeliveries)
-      .set({ status, attempts: attemptNumber, nextAttemptAt: next, lastAttemptAt: now, lastStatusCode: statusCode, lastError: error, updatedAt: now })
-      .where(and(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.attempts, delivery.attempts))),
-  ]);
+      .set({ url, status, attempts: attemptNumber, nextAttemptAt: next, lastAttemptAt: now, lastStatusCode: attempt.statusCode, lastError: attempt.error, updatedAt: now })
+      .where(and(thisDelivery, eq(webhookDeliveries.attempts, delivery.attempts))),
+  ] as const;
+  const results = await db.batch([...recorded, ...health.statements]);
+  if (endpoint && health.disableAt !== null && (results[recorded.length + health.disableAt] as D1Result).meta.changes === 1) {
+    logAutoDisabled(endpoint, now);
+    return { kind: 'done' };
+  }
   return next === null ? { kind: 'done' } : { kind: 'retry', delaySeconds: Math.max(1, Math.ceil((next - now) / 1000)) };
 }

@@ -1,12 +1,13 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { fetchPage, inCreatedRange, newestFirstPage, type CreatedRange, type Page, type PageStatements } from '../../db/paging.ts';
-import { paymentEvents, webhookDeliveries, webhookDeliveryAttempts, type PaymentEventRow } from '../../db/schema/index.ts';
+import { paymentEvents, webhookDeliveries, webhookDeliveryAttempts, webhookEndpoints, type PaymentEventRow, type WebhookDeliveryRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import type { PaymentEventType } from '../../domain/payment-state.ts';
+import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
 import type { PaymentResource } from '../payments/resources.ts';
 import type { PaymentOwnerScope } from '../payments/store.ts';
-import { enqueueDeliveries } from './enqueue.ts';
+import { enqueueDeliveries, pendingDeliveryOf } from './enqueue.ts';
 
 /**
  * The outbox read back: the events a merchant was (or would have been) sent, newest first
@@ -53,49 +54,69 @@ export function findEventOfPayment({ db }: Deps, paymentId: string, eventId: str
   return db.select().from(paymentEvents).where(and(eq(paymentEvents.id, eventId), eq(paymentEvents.paymentId, paymentId))).get();
 }
 
-/** Events with their delivery to the payment's `webhook_url` (attempts, last status, next retry). */
+/** Where a delivery goes, as the API shows it. */
+export const destinationView = (destination: string) =>
+  destination === PAYMENT_URL_DESTINATION ? { type: 'payment_url' as const, endpoint_id: null } : { type: 'endpoint' as const, endpoint_id: destination };
+
+/**
+ * Events with their deliveries (attempts, last status, next retry): `deliveries`, one per destination,
+ * and `delivery`, the one to the payment's `webhook_url` (the field as it was before endpoints).
+ */
 export async function withDeliveries({ db }: Deps, events: PaymentEventRow[]) {
   const ids = events.map((e) => e.id);
   const [deliveries, attempts] = ids.length
     ? await db.batch([
-        db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.eventId, ids)),
+        db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.eventId, ids)).orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.destination)),
         db.select().from(webhookDeliveryAttempts).where(inArray(webhookDeliveryAttempts.eventId, ids)).orderBy(asc(webhookDeliveryAttempts.attemptNumber)),
       ])
     : [[], []];
+  const view = (delivery: WebhookDeliveryRow) => ({
+    url: delivery.url,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    last_status_code: delivery.lastStatusCode,
+    last_error: delivery.lastError,
+    next_attempt_at: delivery.status === 'pending' ? toIsoOrNull(delivery.nextAttemptAt) : null,
+    attempt_log: attempts
+      .filter((a) => a.eventId === delivery.eventId && a.destination === delivery.destination)
+      .map((a) => ({ attempt: a.attemptNumber, status_code: a.statusCode, error: a.error, latency_ms: a.latencyMs, attempted_at: toIso(a.attemptedAt) })),
+  });
   return events.map((event) => {
-    const delivery = deliveries.find((d) => d.eventId === event.id);
+    const own = deliveries.filter((d) => d.eventId === event.id);
+    const toPaymentUrl = own.find((d) => d.destination === PAYMENT_URL_DESTINATION);
     return {
       id: event.id,
       type: event.type,
       created_at: toIso(event.createdAt),
       data: webhookBodyOf(event).data,
-      delivery: delivery
-        ? {
-            url: delivery.url,
-            status: delivery.status,
-            attempts: delivery.attempts,
-            last_status_code: delivery.lastStatusCode,
-            last_error: delivery.lastError,
-            next_attempt_at: delivery.status === 'pending' ? toIsoOrNull(delivery.nextAttemptAt) : null,
-            attempt_log: attempts
-              .filter((a) => a.eventId === event.id)
-              .map((a) => ({ attempt: a.attemptNumber, status_code: a.statusCode, error: a.error, latency_ms: a.latencyMs, attempted_at: toIso(a.attemptedAt) })),
-          }
-        : null,
+      delivery: toPaymentUrl ? view(toPaymentUrl) : null,
+      deliveries: own.map((d) => ({ destination: destinationView(d.destination), ...view(d) })),
     };
   });
 }
 
-/** Puts an event's delivery back in the queue (reviving a dead-lettered one); false when it has none. */
-export async function redeliverEvent(deps: Deps, event: PaymentEventRow): Promise<boolean> {
+export type RedeliverResult = { ok: true } | { ok: false; reason: 'no_delivery' | 'endpoint_disabled' };
+
+/**
+ * Puts an event's deliveries back in the queue (reviving dead-lettered ones), each with the same event
+ * id: to `destination` only (`payment_url` or an endpoint id), or to every destination it has. A
+ * delivery to an endpoint that is disabled (or deleted) is left alone: enabling an endpoint resumes from
+ * new events, and naming such a destination is refused.
+ */
+export async function redeliverEvent(deps: Deps, event: PaymentEventRow, destination?: string): Promise<RedeliverResult> {
+  const { db } = deps;
   const now = Date.now();
-  const revived = await deps.db
+  const live = sql`(${webhookDeliveries.destination} = ${PAYMENT_URL_DESTINATION} or exists (select 1 from ${webhookEndpoints} where ${webhookEndpoints.id} = ${webhookDeliveries.destination} and ${webhookEndpoints.ownerId} = ${event.ownerId} and ${webhookEndpoints.environment} = ${event.environment} and ${webhookEndpoints.disabledAt} is null))`;
+  const revived = await db
     .update(webhookDeliveries)
     .set({ status: 'pending', nextAttemptAt: now, updatedAt: now })
-    .where(eq(webhookDeliveries.eventId, event.id))
-    .returning()
-    .get();
-  if (!revived) return false;
-  await enqueueDeliveries(deps, [{ eventId: event.id }]);
-  return true;
+    .where(and(eq(webhookDeliveries.eventId, event.id), destination !== undefined ? eq(webhookDeliveries.destination, destination) : undefined, live))
+    .returning({ destination: webhookDeliveries.destination });
+  if (revived.length === 0) {
+    if (destination === undefined) return { ok: false, reason: 'no_delivery' };
+    const exists = await db.select({ destination: webhookDeliveries.destination }).from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, event.id), eq(webhookDeliveries.destination, destination))).get();
+    return { ok: false, reason: exists ? 'endpoint_disabled' : 'no_delivery' };
+  }
+  await enqueueDeliveries(deps, revived.map((d) => pendingDeliveryOf(event.id, d.destination)));
+  return { ok: true };
 }

@@ -14,30 +14,51 @@ export interface WebhookSecrets {
   previousExpiresAt: number | null;
 }
 
-const context = (deps: Deps, ownerId: string) => ({ purpose: PURPOSE, resourceId: ownerId, environment: deps.environment });
-const seal = (deps: Deps, ownerId: string, secret: string) => encryptJson(deps.keyRing, secret, context(deps, ownerId));
-const open = (deps: Deps, ownerId: string, ciphertext: string) => decryptJson<string>(deps.keyRing, ciphertext, context(deps, ownerId));
+/**
+ * Seals and opens signing secrets of one resource (`purpose` and `resourceId` bind each ciphertext to it:
+ * one owner's, or one endpoint's, cannot be opened as another's).
+ */
+export function secretBox(deps: Deps, purpose: string, resourceId: string) {
+  const context = { purpose, resourceId, environment: deps.environment };
+  return {
+    seal: (secret: string) => encryptJson(deps.keyRing, secret, context),
+    open: (ciphertext: string) => decryptJson<string>(deps.keyRing, ciphertext, context),
+  };
+}
+
+/** Stored ciphertexts as secrets at `now`: the previous one only while its overlap lasts. */
+export async function openSecretPair(
+  open: (ciphertext: string) => Promise<string>,
+  stored: { current: string; previous: string | null; previousExpiresAt: number | null },
+  now: number,
+): Promise<WebhookSecrets> {
+  const previousLive = stored.previous !== null && stored.previousExpiresAt !== null && stored.previousExpiresAt > now;
+  return {
+    current: await open(stored.current),
+    previous: previousLive ? await open(stored.previous!) : null,
+    previousExpiresAt: previousLive ? stored.previousExpiresAt : null,
+  };
+}
+
+/** Every live secret signs (Standard Webhooks: one `v1,` signature each). */
+export const signingList = (secrets: WebhookSecrets) => (secrets.previous ? [secrets.current, secrets.previous] : [secrets.current]);
 
 /** The owner's secrets in this environment, created on first use. */
 export async function getWebhookSecrets(deps: Deps, ownerId: string, now = Date.now()): Promise<WebhookSecrets> {
   const { db, environment } = deps;
+  const box = secretBox(deps, PURPOSE, ownerId);
   const where = and(eq(webhookSecrets.ownerId, ownerId), eq(webhookSecrets.environment, environment));
   let row = await db.select().from(webhookSecrets).where(where).get();
   if (!row) {
     // Two first uses at once: the primary key keeps one, and both read that one back.
     await db
       .insert(webhookSecrets)
-      .values({ ownerId, environment, currentCiphertext: await seal(deps, ownerId, generateWebhookSecret()), createdAt: now })
+      .values({ ownerId, environment, currentCiphertext: await box.seal(generateWebhookSecret()), createdAt: now })
       .onConflictDoNothing()
       .run();
     row = (await db.select().from(webhookSecrets).where(where).get())!;
   }
-  const previousLive = row.previousCiphertext !== null && row.previousExpiresAt !== null && row.previousExpiresAt > now;
-  return {
-    current: await open(deps, ownerId, row.currentCiphertext),
-    previous: previousLive ? await open(deps, ownerId, row.previousCiphertext!) : null,
-    previousExpiresAt: previousLive ? row.previousExpiresAt : null,
-  };
+  return openSecretPair(box.open, { current: row.currentCiphertext, previous: row.previousCiphertext, previousExpiresAt: row.previousExpiresAt }, now);
 }
 
 /** Replaces the secret; the one it replaces signs alongside for 24 hours. */
@@ -49,7 +70,7 @@ export async function rotateWebhookSecret(deps: Deps, ownerId: string, now = Dat
   const result = await db
     .update(webhookSecrets)
     .set({
-      currentCiphertext: await seal(deps, ownerId, next),
+      currentCiphertext: await secretBox(deps, PURPOSE, ownerId).seal(next),
       previousCiphertext: row.currentCiphertext,
       previousExpiresAt: now + ROTATION_OVERLAP_MS,
       rotatedAt: now,
@@ -63,6 +84,5 @@ export async function rotateWebhookSecret(deps: Deps, ownerId: string, now = Dat
 
 /** The secrets that sign a delivery now: the current one, and the previous one during the overlap. */
 export async function signingSecrets(deps: Deps, ownerId: string, now = Date.now()): Promise<string[]> {
-  const secrets = await getWebhookSecrets(deps, ownerId, now);
-  return secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
+  return signingList(await getWebhookSecrets(deps, ownerId, now));
 }

@@ -1,0 +1,85 @@
+import type { Context } from 'hono';
+import type { WebhookEndpointRow } from '../../db/schema/index.ts';
+import { ApiError } from '../../lib/errors.ts';
+import type { AppEnv, AppRouteHandler } from '../../lib/openapi.ts';
+import { toIso, toIsoOrNull } from '../../lib/time.ts';
+import { resolveOwner } from '../../services/owners.ts';
+import * as endpoints from '../../services/webhooks/endpoints.ts';
+import type { WebhookSecrets } from '../../services/webhooks/secrets.ts';
+import type * as routes from './webhook-endpoints.routes.ts';
+
+const withSecret = (row: WebhookEndpointRow, secrets: WebhookSecrets) => ({
+  ...endpoints.toWebhookEndpoint(row),
+  secret: secrets.current,
+  previous_secret_expires_at: toIsoOrNull(secrets.previousExpiresAt),
+});
+
+export const createWebhookEndpoint: AppRouteHandler<typeof routes.createWebhookEndpoint> = async (c) => {
+  const deps = c.get('deps');
+  const { user_id, ...input } = c.req.valid('json');
+  const owner = await resolveOwner(deps, c.get('auth'), user_id);
+  const { row, secret } = await endpoints.createEndpoint(deps, owner.id, input);
+  return c.json({ data: withSecret(row, secret) }, 201);
+};
+
+export const listWebhookEndpoints: AppRouteHandler<typeof routes.listWebhookEndpoints> = async (c) => {
+  const deps = c.get('deps');
+  const { limit, offset, user_id } = c.req.valid('query');
+  const owner = await resolveOwner(deps, c.get('auth'), user_id);
+  const { rows, total } = await endpoints.listEndpoints(deps, owner.id, { limit, offset });
+  return c.json({ data: rows.map(endpoints.toWebhookEndpoint), pagination: { limit, offset, total } }, 200);
+};
+
+export const getWebhookEndpoint: AppRouteHandler<typeof routes.getWebhookEndpoint> = async (c) => {
+  const row = await visibleEndpoint(c, c.req.valid('param').webhook_endpoint_id);
+  return c.json({ data: endpoints.toWebhookEndpoint(row) }, 200);
+};
+
+export const updateWebhookEndpoint: AppRouteHandler<typeof routes.updateWebhookEndpoint> = async (c) => {
+  const row = await visibleEndpoint(c, c.req.valid('param').webhook_endpoint_id);
+  const updated = await endpoints.updateEndpoint(c.get('deps'), row, c.req.valid('json'));
+  // Deleted meanwhile.
+  if (!updated) throw new ApiError('webhook_endpoint_not_found');
+  return c.json({ data: endpoints.toWebhookEndpoint(updated) }, 200);
+};
+
+export const deleteWebhookEndpoint: AppRouteHandler<typeof routes.deleteWebhookEndpoint> = async (c) => {
+  const row = await visibleEndpoint(c, c.req.valid('param').webhook_endpoint_id);
+  await endpoints.deleteEndpoint(c.get('deps'), row);
+  return c.body(null, 204);
+};
+
+export const rotateWebhookEndpointSecret: AppRouteHandler<typeof routes.rotateWebhookEndpointSecret> = async (c) => {
+  const row = await visibleEndpoint(c, c.req.valid('param').webhook_endpoint_id);
+  const rotated = await endpoints.rotateEndpointSecret(c.get('deps'), row);
+  if (!rotated) throw new ApiError('webhook_endpoint_not_found');
+  return c.json({ data: withSecret(rotated.row, rotated.secrets) }, 200);
+};
+
+export const testWebhookEndpoint: AppRouteHandler<typeof routes.testWebhookEndpoint> = async (c) => {
+  const row = await visibleEndpoint(c, c.req.valid('param').webhook_endpoint_id);
+  const now = Date.now();
+  const { id, attempt } = await endpoints.pingEndpoint(c.get('deps'), row, now);
+  return c.json(
+    {
+      data: {
+        event_id: id,
+        type: 'ping' as const,
+        url: row.url,
+        succeeded: attempt.succeeded,
+        status_code: attempt.statusCode,
+        error: attempt.error,
+        latency_ms: attempt.latencyMs,
+        attempted_at: toIso(now),
+      },
+    },
+    200,
+  );
+};
+
+async function visibleEndpoint(c: Context<AppEnv>, id: string) {
+  const auth = c.get('auth');
+  const row = await endpoints.findEndpoint(c.get('deps'), { ownerId: auth.ownerId, isAdmin: auth.role === 'admin' }, id);
+  if (!row) throw new ApiError('webhook_endpoint_not_found');
+  return row;
+}
