@@ -60,7 +60,6 @@ export function decodeStatements(header: string | null | undefined, into: Statem
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-
 export const emptyD1Stats = (): D1Stats => ({ statements: 0, roundTrips: 0, rowsRead: 0, rowsWritten: 0, unmetered: 0 });
 
 /** Adds `from` into `into`; either may be absent (nothing metered). */
@@ -160,15 +159,7 @@ class MeteredStatement {
   private readonly sql: string;
   private readonly params: unknown[];
 
-  constructor(
-    database: D1Database,
-    stats: D1Stats,
-    wait: () => Promise<void>,
-    log: StatementLog | null,
-    sql: string,
-    params: unknown[] = [],
-    inner: D1PreparedStatement = database.prepare(sql),
-  ) {
+  constructor(database: D1Database, stats: D1Stats, wait: () => Promise<void>, log: StatementLog | null, sql: string, params: unknown[] = [], inner: D1PreparedStatement = database.prepare(sql)) {
     this.inner = inner;
     this.database = database;
     this.stats = stats;
@@ -228,7 +219,10 @@ class MeteredStatement {
   async raw<T = unknown[]>(options?: { columnNames?: boolean }): Promise<T[]> {
     await this.wait();
     if (/^\s*(select|with)\b/i.test(this.sql) && !/;\s*$/.test(this.sql)) {
-      const wrapped = await this.database.prepare(`SELECT * FROM (${this.sql})`).bind(...this.params).all<Record<string, unknown>>();
+      const wrapped = await this.database
+        .prepare(`SELECT * FROM (${this.sql})`)
+        .bind(...this.params)
+        .all<Record<string, unknown>>();
       this.count(wrapped.meta);
       const columns = wrapped.results[0] ? Object.keys(wrapped.results[0]) : [];
       // JavaScript objects put integer-like keys first: then the plain rows are fetched again (never the

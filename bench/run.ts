@@ -115,7 +115,22 @@ async function startWrangler(name: Server['name'], args: string[], readyPath: st
   const fd = openSync(logFile, 'w');
   const child = spawn(
     process.execPath,
-    [wranglerBin(), 'dev', ...args, '--port', String(port), '--ip', HOST, '--inspector-port', String(inspectorPort), '--inspector-ip', HOST, '--show-interactive-dev-session=false', '--log-level', 'warn'],
+    [
+      wranglerBin(),
+      'dev',
+      ...args,
+      '--port',
+      String(port),
+      '--ip',
+      HOST,
+      '--inspector-port',
+      String(inspectorPort),
+      '--inspector-ip',
+      HOST,
+      '--show-interactive-dev-session=false',
+      '--log-level',
+      'warn',
+    ],
     {
       cwd: ROOT,
       // Its own process group: the cleanup reaches wrangler and every workerd it starts.
@@ -287,7 +302,12 @@ async function prepareService(server: Server, adminEmail: string, adminPassword:
 
   const auth = { Authorization: `Bearer ${apiKey}` };
   const payment = (reference: string, value: string) => JSON.stringify({ amount: { value, currency: 'USD' }, external_reference: reference, payment_method: methodId });
-  const pool = await createPool(server, (i) => ({ method: 'POST', path: '/v1/payments', headers: { ...auth, ...json, 'Idempotency-Key': `pool-${RUN_ID}-${i}` }, body: payment(`pool-${RUN_ID}-${i}`, LARGE) }));
+  const pool = await createPool(server, (i) => ({
+    method: 'POST',
+    path: '/v1/payments',
+    headers: { ...auth, ...json, 'Idempotency-Key': `pool-${RUN_ID}-${i}` },
+    body: payment(`pool-${RUN_ID}-${i}`, LARGE),
+  }));
   const replay: RequestSpec = { method: 'POST', path: '/v1/payments', headers: { ...auth, ...json, 'Idempotency-Key': `replay-${RUN_ID}` }, body: payment(`replay-${RUN_ID}`, '10.00') };
   expectStatus('replay seed', await send(base, replay), 201);
   return {
@@ -430,7 +450,11 @@ async function sampleD1(side: Side, operation: OperationName): Promise<Totals['d
 
 function medianStats(samples: D1Stats[]): D1Stats | null {
   if (samples.length === 0) return null;
-  const field = (name: keyof D1Stats) => percentile(samples.map((s) => s[name]), 50);
+  const field = (name: keyof D1Stats) =>
+    percentile(
+      samples.map((s) => s[name]),
+      50,
+    );
   return { statements: field('statements'), roundTrips: field('roundTrips'), rowsRead: field('rowsRead'), rowsWritten: field('rowsWritten'), unmetered: field('unmetered') };
 }
 
@@ -467,7 +491,10 @@ function summarize(totals: Totals) {
 function mergeStatuses(rounds: Round[]): string {
   const all = new Map<number, number>();
   for (const round of rounds) for (const [status, count] of round.statuses) all.set(status, (all.get(status) ?? 0) + count);
-  return [...all.entries()].sort(([a], [b]) => a - b).map(([status, count]) => `${status}×${count}`).join(' ');
+  return [...all.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([status, count]) => `${status}×${count}`)
+    .join(' ');
 }
 
 // ------------------------------------------------------------------ report
@@ -584,8 +611,8 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
     }
   }
   lines.push('');
-  lines.push('D1 columns: the median of ' + SAMPLES + ' single requests after the load, from `X-D1-Stats` (D1\'s own `meta.rows_read` / `rows_written`, the idempotency object\'s share included).');
-  lines.push('CPU: utime + stime of the side\'s workerd processes (wrangler\'s proxy and the Worker runtime) over its rounds, divided by its requests.');
+  lines.push(`D1 columns: the median of ${SAMPLES} single requests after the load, from \`X-D1-Stats\` (D1's own \`meta.rows_read\` / \`rows_written\`, the idempotency object's share included).`);
+  lines.push("CPU: utime + stime of the side's workerd processes (wrangler's proxy and the Worker runtime) over its rounds, divided by its requests.");
   lines.push('');
   lines.push('Per-round ratios (service ÷ baseline, requests/s):');
   lines.push('');
@@ -615,7 +642,9 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
     lines.push('');
     lines.push(`## Latency model: every D1 round trip + ${LATENCY_MS} ms`);
     lines.push('');
-    lines.push(`Both sides restarted on the same state with \`BENCH_D1_DELAY_MS=${LATENCY_MS}\` (bench/d1-meter.ts waits that long before each D1 round trip, in the Worker and in the Durable Object), driven with ${LATENCY_CONNECTIONS} connections, ${ROUNDS} alternating rounds × ${LATENCY_DURATION_S} s per side: a Worker far from its database's primary pays every serial round trip in wall time.`);
+    lines.push(
+      `Both sides restarted on the same state with \`BENCH_D1_DELAY_MS=${LATENCY_MS}\` (bench/d1-meter.ts waits that long before each D1 round trip, in the Worker and in the Durable Object), driven with ${LATENCY_CONNECTIONS} connections, ${ROUNDS} alternating rounds × ${LATENCY_DURATION_S} s per side: a Worker far from its database's primary pays every serial round trip in wall time.`,
+    );
     lines.push('');
     lines.push('| operation | service p50 ms | baseline p50 ms | service p99 ms | baseline p99 ms | serial D1 round trips (service / baseline) | p50 − baseline p50 |');
     lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
@@ -631,14 +660,14 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
     lines.push('');
     lines.push('## Query plans');
     lines.push('');
-    lines.push('`EXPLAIN QUERY PLAN` of every statement the sampled service requests ran (parameters bound to NULL), from the service\'s own database. A `SCAN` of a table would read all of it.');
+    lines.push("`EXPLAIN QUERY PLAN` of every statement the sampled service requests ran (parameters bound to NULL), from the service's own database. A `SCAN` of a table would read all of it.");
     for (const r of explained) {
       lines.push('');
       lines.push(`### ${LABELS[r.name]}`);
       lines.push('');
       for (const p of r.plans) {
         lines.push(`- \`${p.sql.replaceAll('`', "'").replaceAll('\n', ' ').replace(/\s+/g, ' ')}\``);
-        for (const detail of p.plan) lines.push(`  - ${isTableScan(detail) ? '**' + detail + '**' : detail}`);
+        for (const detail of p.plan) lines.push(`  - ${isTableScan(detail) ? `**${detail}**` : detail}`);
       }
     }
   }
@@ -775,7 +804,7 @@ async function main() {
   console.log('');
   console.log(markdown.slice(markdown.indexOf('## Results'), markdown.indexOf('## Notes')).trim());
   console.log('');
-  log('ratios to the baseline: ' + results.map((r) => `${r.name} ${fmt(r.ratio, 2)}×`).join(', '));
+  log(`ratios to the baseline: ${results.map((r) => `${r.name} ${fmt(r.ratio, 2)}×`).join(', ')}`);
   log(`wrote ${RESULTS_FILE}`);
 }
 

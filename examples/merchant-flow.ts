@@ -151,10 +151,7 @@ async function eventsSince(merchant: MerchantClient, since: string): Promise<Sch
 export async function runMerchantFlow(baseUrl = BASE_URL) {
   // 1. Log in as the admin: a user access token for the management routes.
   const anonymous = createClient<paths>({ baseUrl });
-  const session = must(
-    'login',
-    await anonymous.POST('/v1/auth/login', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } }),
-  ).data;
+  const session = must('login', await anonymous.POST('/v1/auth/login', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })).data;
   const admin = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${session.access_token}` } });
   log('logged in');
 
@@ -225,19 +222,13 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
       description: 'Two coffees',
       webhook_url: receiver.url,
     };
-    const created = must(
-      'create payment',
-      await merchant.POST('/v1/payments', { params: { header: { 'idempotency-key': createKey } }, body: paymentRequest }),
-    ).data;
+    const created = must('create payment', await merchant.POST('/v1/payments', { params: { header: { 'idempotency-key': createKey } }, body: paymentRequest })).data;
     expectStatus('create payment', created, 'pending');
     if (created.action?.type !== 'display_qr') throw new Error(`create payment: action ${created.action?.type}, expected display_qr`);
     log(`payment ${created.id} ${created.status}, ${created.amount.value} ${created.amount.currency}, action ${created.action.type}`);
 
     // A network retry with the same key and body returns the stored result, not a second payment.
-    const replayed = must(
-      'replay create payment',
-      await merchant.POST('/v1/payments', { params: { header: { 'idempotency-key': createKey } }, body: paymentRequest }),
-    ).data;
+    const replayed = must('replay create payment', await merchant.POST('/v1/payments', { params: { header: { 'idempotency-key': createKey } }, body: paymentRequest })).data;
     if (replayed.id !== created.id) throw new Error(`replay created another payment (${replayed.id})`);
 
     // 5b. A checkout that lost both the answer and its Idempotency-Key (a crash) tries again with a fresh
@@ -289,10 +280,7 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
     log(`${receiver.received.length} webhooks received and verified: ${seen.join(', ')}`);
 
     // The service's own record of those deliveries agrees.
-    const events = must(
-      'list events',
-      await merchant.GET('/v1/payments/{payment_id}/events', { params: { path: { payment_id: created.id }, query: { limit: 100 } } }),
-    ).data;
+    const events = must('list events', await merchant.GET('/v1/payments/{payment_id}/events', { params: { path: { payment_id: created.id }, query: { limit: 100 } } })).data;
     const receivedIds = new Set(receiver.received.map((hook) => hook.headers['webhook-id']));
     for (const event of events) {
       if (!receivedIds.has(event.id)) throw new Error(`event ${event.id} (${event.type}) was never received`);

@@ -57,7 +57,20 @@ interface Figures {
   unresolved: number;
 }
 
-const figures: Figures = { rounds: 0, requests: 0, answeredBeforeCrash: 0, cutByCrash: 0, retries: 0, forks: 0, conflicts: 0, lostAnswers: 0, overRefunded: 0, reservedRefundsLeft: 0, createdPaymentsLeft: 0, unresolved: 0 };
+const figures: Figures = {
+  rounds: 0,
+  requests: 0,
+  answeredBeforeCrash: 0,
+  cutByCrash: 0,
+  retries: 0,
+  forks: 0,
+  conflicts: 0,
+  lostAnswers: 0,
+  overRefunded: 0,
+  reservedRefundsLeft: 0,
+  createdPaymentsLeft: 0,
+  unresolved: 0,
+};
 const violations: string[] = [];
 
 function violation(message: string) {
@@ -89,8 +102,14 @@ async function setUp(server: LocalServer) {
   const key = await call(base, 'POST', '/v1/account/api-keys', { token, body: { name: 'chaos', scopes: ['payments:create', 'payments:read', 'refunds:create'] } });
   if (key.status !== 201) throw new Error(`api key: ${key.status} ${key.text}`);
   const connectors = await call(base, 'GET', '/v1/connectors?limit=100', { token });
-  const version = connectors.json.data.filter((c: any) => c.provider === 'sandbox' && c.type === 'pos').flatMap((c: any) => c.versions).find((v: any) => v.status === 'published');
-  const method = await call(base, 'POST', '/v1/account/payment-methods', { token, body: { connector_definition_version_id: version.id, name: 'Chaos POS', credentials: { api_key: `sandbox-${randomBytes(12).toString('hex')}` } } });
+  const version = connectors.json.data
+    .filter((c: any) => c.provider === 'sandbox' && c.type === 'pos')
+    .flatMap((c: any) => c.versions)
+    .find((v: any) => v.status === 'published');
+  const method = await call(base, 'POST', '/v1/account/payment-methods', {
+    token,
+    body: { connector_definition_version_id: version.id, name: 'Chaos POS', credentials: { api_key: `sandbox-${randomBytes(12).toString('hex')}` } },
+  });
   if (method.status !== 201) throw new Error(`method: ${method.status} ${method.text}`);
   const link = await call(base, 'POST', `/v1/account/payment-methods/${method.json.data.id}/api-keys`, { token, body: { api_key_id: key.json.data.id } });
   if (link.status !== 201) throw new Error(`link: ${link.status} ${link.text}`);
@@ -115,12 +134,16 @@ async function send(base: string, secret: string, sent: Sent, phase: 'burst' | '
 }
 
 function sqlRows(stateDir: string, sql: string): any[] {
-  const out = execFileSync(process.execPath, [join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'd1', 'execute', 'DB', '--local', '--persist-to', join(stateDir, 'state'), '--env', 'test', '--json', '--command', sql], {
-    cwd: ROOT,
-    env: { ...process.env, CI: 'true', WRANGLER_SEND_METRICS: 'false' },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const out = execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'd1', 'execute', 'DB', '--local', '--persist-to', join(stateDir, 'state'), '--env', 'test', '--json', '--command', sql],
+    {
+      cwd: ROOT,
+      env: { ...process.env, CI: 'true', WRANGLER_SEND_METRICS: 'false' },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   return JSON.parse(out)[0].results;
 }
 
@@ -139,13 +162,26 @@ async function main() {
       for (let i = 0; i < BURST; i++) {
         const ending = ENDINGS[i % ENDINGS.length]!;
         const value = `${10 + ((round * BURST + i) % 80)}.${ending}`;
-        burst.push({ kind: 'create', path: '/v1/payments', key: randomUUID(), body: { amount: { value, currency: 'USD' }, external_reference: `chaos-${round}-${i}-${randomUUID().slice(0, 8)}`, payment_method: methodId }, answers: [] });
+        burst.push({
+          kind: 'create',
+          path: '/v1/payments',
+          key: randomUUID(),
+          body: { amount: { value, currency: 'USD' }, external_reference: `chaos-${round}-${i}-${randomUUID().slice(0, 8)}`, payment_method: methodId },
+          answers: [],
+        });
       }
       // Racing refunds of earlier payments: three each, together 1.5 times the amount.
       for (const payment of approved.splice(0, 4)) {
         const half = Math.floor(payment.amountMinor / 2);
         for (let j = 0; j < 3; j++) {
-          burst.push({ kind: 'refund', path: `/v1/payments/${payment.id}/refunds`, key: randomUUID(), body: { amount: { value: (half / 100).toFixed(2), currency: 'USD' } }, answers: [], paymentId: payment.id });
+          burst.push({
+            kind: 'refund',
+            path: `/v1/payments/${payment.id}/refunds`,
+            key: randomUUID(),
+            body: { amount: { value: (half / 100).toFixed(2), currency: 'USD' } },
+            answers: [],
+            paymentId: payment.id,
+          });
         }
       }
       all.push(...burst);

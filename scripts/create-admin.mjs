@@ -14,8 +14,7 @@ if (major < 22 || (major === 22 && minor < 18)) {
 }
 const { ensureAdmin, isPlausibleEmail, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } = await import('./lib/admin.mjs');
 
-const USAGE = 'usage: npm run create-admin -- --env test|live [--remote] --email <email> [--name <name>]\n' +
-  '       the password is read from ADMIN_PASSWORD, or asked for on the terminal';
+const USAGE = 'usage: npm run create-admin -- --env test|live [--remote] --email <email> [--name <name>]\n' + '       the password is read from ADMIN_PASSWORD, or asked for on the terminal';
 
 function fail(message) {
   console.error(`create-admin: ${message}`);

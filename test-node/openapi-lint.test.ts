@@ -54,9 +54,7 @@ describe('GET /openapi.json', () => {
     // Sources are needed for the ruleset's per-pointer `overrides`.
     spectral.setRuleset(new Ruleset(definition, { severity: 'recommended', source: RULESET_PATH }));
     const findings: ISpectralDiagnostic[] = await spectral.run(new Document(text, parsers.Json, join(ROOT, 'openapi.json')));
-    const report = findings
-      .filter((finding) => finding.severity <= 1)
-      .map((finding) => `${SEVERITY[finding.severity]} ${String(finding.code)} at ${finding.path.join('.')}: ${finding.message}`);
+    const report = findings.filter((finding) => finding.severity <= 1).map((finding) => `${SEVERITY[finding.severity]} ${String(finding.code)} at ${finding.path.join('.')}: ${finding.message}`);
     expect(report).toEqual([]);
   });
 

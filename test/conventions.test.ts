@@ -311,7 +311,10 @@ describe('pagination bounds (GET /v1/users)', () => {
       const res = await call('GET', `/v1/users?${query}`, { token: admin.accessToken });
       const error = expectError(res, 400, 'invalid_request');
       const fields = (error.details.fields as Array<{ field: string; issue: string }>) ?? [];
-      expect(fields.map((f) => f.field), query).toContain(`query.${parameter}`);
+      expect(
+        fields.map((f) => f.field),
+        query,
+      ).toContain(`query.${parameter}`);
       // The offending value is never echoed.
       expect(res.text).not.toContain('abc');
     }

@@ -61,8 +61,7 @@ const SUCCESS_STATUS_RULES: Array<[string, RegExp, number]> = [
   ['patch', /./, 200],
 ];
 
-const expectedSuccessStatus = (op: Operation) =>
-  SUCCESS_STATUS_RULES.find(([method, pattern]) => method === op.method && pattern.test(op.path))?.[2];
+const expectedSuccessStatus = (op: Operation) => SUCCESS_STATUS_RULES.find(([method, pattern]) => method === op.method && pattern.test(op.path))?.[2];
 
 let specResponse: ApiResponse;
 let spec: any;
@@ -81,8 +80,7 @@ beforeAll(async () => {
 });
 
 const label = (op: Operation) => `${op.method.toUpperCase()} ${op.path} (${op.operationId ?? 'no operationId'})`;
-const isProtected = (op: Operation) =>
-  Array.isArray(op.security) && op.security.length > 0 && op.security.every((req) => Object.keys(req).length > 0);
+const isProtected = (op: Operation) => Array.isArray(op.security) && op.security.length > 0 && op.security.every((req) => Object.keys(req).length > 0);
 
 describe('/openapi.json', () => {
   it('is OpenAPI 3.1.0 JSON describing this deployment', () => {
@@ -171,7 +169,9 @@ describe('/openapi.json', () => {
       revokeApiKey: 200,
     };
     for (const op of operations) {
-      const successes = Object.keys(op.responses).filter((status) => /^2\d\d$/.test(status)).map(Number);
+      const successes = Object.keys(op.responses)
+        .filter((status) => /^2\d\d$/.test(status))
+        .map(Number);
       expect(successes, label(op)).toHaveLength(1);
       const want = expected[op.operationId!] ?? expectedSuccessStatus(op);
       if (expected[op.operationId!] !== undefined) expect(expectedSuccessStatus(op), label(op)).toBe(expected[op.operationId!]);
@@ -192,8 +192,7 @@ describe('/openapi.json', () => {
 });
 
 describe('/openapi.json as a client keeps it', () => {
-  const sha256Hex = async (text: string) =>
-    Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))), (b) => b.toString(16).padStart(2, '0')).join('');
+  const sha256Hex = async (text: string) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))), (b) => b.toString(16).padStart(2, '0')).join('');
 
   it('carries a strong ETag, the SHA-256 of its exact bytes, stable across requests, and asks for revalidation', async () => {
     const etag = specResponse.headers.get('etag');

@@ -143,7 +143,10 @@ export function compatibilityProblems(released: unknown, served: unknown, change
   const problems: string[] = [];
   const releasedVersion = comparable(released).info?.version ?? '';
   const servedVersion = comparable(served).info?.version ?? '';
-  for (const [label, v] of [['released', releasedVersion], ['served', servedVersion]] as const) {
+  for (const [label, v] of [
+    ['released', releasedVersion],
+    ['served', servedVersion],
+  ] as const) {
     if (!parseVersion(v)) problems.push(`the ${label} description's info.version "${v}" is not MAJOR.MINOR.PATCH`);
   }
   if (problems.length > 0) return problems;
@@ -152,7 +155,8 @@ export function compatibilityProblems(released: unknown, served: unknown, change
   if (entries.length === 0) problems.push('CHANGELOG.md has no `## MAJOR.MINOR.PATCH` entry');
   else if (entries[0]!.version !== servedVersion) problems.push(`the newest CHANGELOG.md entry is ${entries[0]!.version}, but the served info.version is ${servedVersion}`);
   for (let i = 1; i < entries.length; i++) {
-    if (compareVersions(entries[i - 1]!.version, entries[i]!.version) <= 0) problems.push(`CHANGELOG.md: ${entries[i - 1]!.version} is listed above ${entries[i]!.version}; newest first, one entry per version`);
+    if (compareVersions(entries[i - 1]!.version, entries[i]!.version) <= 0)
+      problems.push(`CHANGELOG.md: ${entries[i - 1]!.version} is listed above ${entries[i]!.version}; newest first, one entry per version`);
   }
   for (const entry of entries) if (entry.text === '') problems.push(`CHANGELOG.md: the ${entry.version} entry is empty`);
 
@@ -161,7 +165,9 @@ export function compatibilityProblems(released: unknown, served: unknown, change
   const changes = changesBetween(released, served);
   const contractChanges = changes.filter((c) => c.type !== 'annotation');
   if (contractChanges.length > 0 && order <= 0) {
-    problems.push(`the description changed since ${releasedVersion} (${contractChanges.length} changes, e.g. ${contractChanges[0]!.description} at ${contractChanges[0]!.where}) but info.version was not raised`);
+    problems.push(
+      `the description changed since ${releasedVersion} (${contractChanges.length} changes, e.g. ${contractChanges[0]!.description} at ${contractChanges[0]!.where}) but info.version was not raised`,
+    );
   }
 
   const unreleased = entries.filter((e) => compareVersions(e.version, releasedVersion) > 0);

@@ -169,6 +169,7 @@ export interface ConnectorVersion {
   credentialsSchema: z.ZodType;
   /** Every field has a default or is optional, so `{}` is a valid configuration. */
   configurationSchema: z.ZodType;
+  // biome-ignore lint/suspicious/noExplicitAny: the registry holds versions of every credential and configuration type; each version's defineVersion checks its own.
   adapter: ConnectorAdapter<any, any>;
 }
 

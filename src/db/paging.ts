@@ -28,8 +28,17 @@ type ListedTable = SQLiteTable & { createdAt: SQLiteColumn; id: SQLiteColumn };
 
 export function newestFirstPage<T extends ListedTable>(db: Db, table: T, where: SQL | undefined, page: Page): PageStatements<T['$inferSelect']> {
   return {
-    rows: db.select().from(table as SQLiteTable).where(where).orderBy(desc(table.createdAt), desc(table.id)).limit(page.limit).offset(page.offset) as never,
-    total: db.select({ total: count() }).from(table as SQLiteTable).where(where),
+    rows: db
+      .select()
+      .from(table as SQLiteTable)
+      .where(where)
+      .orderBy(desc(table.createdAt), desc(table.id))
+      .limit(page.limit)
+      .offset(page.offset) as never,
+    total: db
+      .select({ total: count() })
+      .from(table as SQLiteTable)
+      .where(where),
   };
 }
 

@@ -17,7 +17,5 @@ export type AuthContext =
 export type Caller = { kind: 'api_key'; apiKeyId: string; ownerId: string } | { kind: 'user'; userId: string; ownerId: string };
 
 export function callerOf(auth: AuthContext): Caller {
-  return auth.kind === 'api_key'
-    ? { kind: 'api_key', apiKeyId: auth.apiKeyId, ownerId: auth.ownerId }
-    : { kind: 'user', userId: auth.userId, ownerId: auth.ownerId };
+  return auth.kind === 'api_key' ? { kind: 'api_key', apiKeyId: auth.apiKeyId, ownerId: auth.ownerId } : { kind: 'user', userId: auth.userId, ownerId: auth.ownerId };
 }

@@ -22,11 +22,7 @@ export const PRODUCTION_PBKDF2_MAX_ITERATIONS = 100_000;
 const SCRYPT_MAX_MEMORY = 64 * 1024 * 1024;
 
 function scrypt(password: string, salt: Buffer, keyLength: number, N: number, r: number, p: number): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scryptCallback(password.normalize('NFKC'), salt, keyLength, { N, r, p, maxmem: SCRYPT_MAX_MEMORY }, (err, key) =>
-      err ? reject(err) : resolve(key),
-    ),
-  );
+  return new Promise((resolve, reject) => scryptCallback(password.normalize('NFKC'), salt, keyLength, { N, r, p, maxmem: SCRYPT_MAX_MEMORY }, (err, key) => (err ? reject(err) : resolve(key))));
 }
 
 async function pbkdf2(password: string, salt: Uint8Array, iterations: number, keyLength: number): Promise<Uint8Array> {
@@ -102,11 +98,7 @@ export async function verifyPassword(password: string, encoded: string): Promise
     return { valid: false, needsRehash: false };
   }
   const valid = candidate.length === parsed.key.length && timingSafeEqual(candidate, parsed.key);
-  const current =
-    parsed.algorithm === 'scrypt' &&
-    parsed.params.ln! >= SCRYPT_PARAMS.logN &&
-    parsed.params.r! >= SCRYPT_PARAMS.r &&
-    parsed.params.p! >= SCRYPT_PARAMS.p;
+  const current = parsed.algorithm === 'scrypt' && parsed.params.ln! >= SCRYPT_PARAMS.logN && parsed.params.r! >= SCRYPT_PARAMS.r && parsed.params.p! >= SCRYPT_PARAMS.p;
   return { valid, needsRehash: valid && !current };
 }
 

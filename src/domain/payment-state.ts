@@ -4,18 +4,7 @@
  * the rules of docs/states.md ("Payment transitions") live in this one table.
  */
 
-export const PAYMENT_STATUSES = [
-  'created',
-  'pending',
-  'processing',
-  'approved',
-  'declined',
-  'failed',
-  'expired',
-  'canceled',
-  'partially_refunded',
-  'refunded',
-] as const;
+export const PAYMENT_STATUSES = ['created', 'pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'partially_refunded', 'refunded'] as const;
 
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
@@ -71,9 +60,7 @@ export type TransitionRefusal =
   /** A refund status that the approved refunds do not produce. */
   | 'refund_mismatch';
 
-export type TransitionResult<S extends string> =
-  | { ok: true; status: S; updatedAt: number }
-  | { ok: false; reason: TransitionRefusal };
+export type TransitionResult<S extends string> = { ok: true; status: S; updatedAt: number } | { ok: false; reason: TransitionRefusal };
 
 export function isPaymentStatus(value: string): value is PaymentStatus {
   return (PAYMENT_STATUSES as readonly string[]).includes(value);
@@ -146,12 +133,7 @@ export function nextUpdatedAt(previous: number, now: number): number {
   return Math.max(now, previous + 1);
 }
 
-export function applyTransition(
-  current: { status: PaymentStatus; updatedAt: number },
-  to: PaymentStatus,
-  now: number,
-  guards: TransitionGuards,
-): TransitionResult<PaymentStatus> {
+export function applyTransition(current: { status: PaymentStatus; updatedAt: number }, to: PaymentStatus, now: number, guards: TransitionGuards): TransitionResult<PaymentStatus> {
   const reason = refusal(current.status, to, guards);
   if (reason) return { ok: false, reason };
   return { ok: true, status: to, updatedAt: nextUpdatedAt(current.updatedAt, now) };

@@ -58,6 +58,7 @@ export function validateWebhookUrl(input: string, options: WebhookUrlOptions): W
   if (input.length > MAX_WEBHOOK_URL_LENGTH) return refuse(REASONS.tooLong);
   // The parser silently drops tabs and newlines anywhere and trims spaces at the ends; refusing them
   // keeps the raw text and the parsed URL in step for the raw-authority checks below.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point: they are refused.
   if (/[\u0000-\u0020\u007f-\u009f]/.test(input)) return refuse(REASONS.whitespace);
 
   let url: URL;
@@ -83,8 +84,7 @@ export function validateWebhookUrl(input: string, options: WebhookUrlOptions): W
   // The IPv4 parser drops one trailing dot (`127.0.0.1.` becomes `127.0.0.1`), so look at both forms.
   if (hostname.endsWith('.') || rawHost.endsWith('.')) return refuse(REASONS.trailingDot);
 
-  const isLocalException =
-    options.allowInsecureLocal && LOCAL_EXCEPTION_HOSTS.has(hostname) && rawHost.toLowerCase() === hostname;
+  const isLocalException = options.allowInsecureLocal && LOCAL_EXCEPTION_HOSTS.has(hostname) && rawHost.toLowerCase() === hostname;
   if (isLocalException) return { ok: true, url: url.href };
 
   if (url.protocol !== 'https:') return refuse(REASONS.scheme);
@@ -106,6 +106,7 @@ export function validateWebhookUrl(input: string, options: WebhookUrlOptions): W
  */
 export function isBlockedIp(hostOrIp: string): boolean {
   if (typeof hostOrIp !== 'string' || hostOrIp.length === 0) return true;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a host with control characters is refused, whatever it resolves to.
   if (/[\u0000-\u0020\u007f-\u009f/\\?#@]/.test(hostOrIp)) return true;
   const bracketed = hostOrIp.includes(':') && !hostOrIp.startsWith('[') ? `[${hostOrIp}]` : hostOrIp;
   let url: URL;
@@ -205,7 +206,7 @@ const BLOCKED_IPV4: ReadonlyArray<readonly [base: number, prefix: number]> = [
 
 function inPrefix(address: number, base: number, prefix: number): boolean {
   const mask = prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0;
-  return ((address & mask) >>> 0) === base;
+  return (address & mask) >>> 0 === base;
 }
 
 function isBlockedIpv4(address: number): boolean {

@@ -13,6 +13,9 @@ export async function relayOverdueWebhooks(deps: Deps, now: number, limit = 100)
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.nextAttemptAt, now - OVERDUE_AFTER_MS)))
     .limit(limit);
-  await enqueueDeliveries(deps, overdue.map((d) => pendingDeliveryOf(d.eventId, d.destination)));
+  await enqueueDeliveries(
+    deps,
+    overdue.map((d) => pendingDeliveryOf(d.eventId, d.destination)),
+  );
   return overdue.length;
 }

@@ -3,16 +3,7 @@
  * `ERROR_CODES`; its status, category and retryability come from that table (an error may override
  * the status where the contract says so, e.g. 413/415 `invalid_request`).
  */
-export type ErrorCategory =
-  | 'validation'
-  | 'authentication'
-  | 'authorization'
-  | 'not_found'
-  | 'conflict'
-  | 'rate_limit'
-  | 'processor'
-  | 'configuration'
-  | 'internal';
+export type ErrorCategory = 'validation' | 'authentication' | 'authorization' | 'not_found' | 'conflict' | 'rate_limit' | 'processor' | 'configuration' | 'internal';
 
 interface ErrorSpec {
   status: number;

@@ -27,11 +27,19 @@ export const Timestamp = z.string().max(30).openapi({ format: 'date-time', examp
 export const ErrorSchema = z
   .object({
     error: z.object({
-      code: z.string().max(64).regex(/^[a-z][a-z0-9_]*$/).openapi({ example: 'invalid_request' }),
+      code: z
+        .string()
+        .max(64)
+        .regex(/^[a-z][a-z0-9_]*$/)
+        .openapi({ example: 'invalid_request' }),
       message: z.string().max(1000),
       category: z.enum(['validation', 'authentication', 'authorization', 'not_found', 'conflict', 'rate_limit', 'processor', 'configuration', 'internal']),
       retryable: z.boolean(),
-      request_id: z.string().max(64).regex(/^req_[0-9a-z]+$/).openapi({ example: 'req_3kqz7w1v0c9m2x8b' }),
+      request_id: z
+        .string()
+        .max(64)
+        .regex(/^req_[0-9a-z]+$/)
+        .openapi({ example: 'req_3kqz7w1v0c9m2x8b' }),
       details: z.record(z.string(), z.unknown()),
     }),
   })
@@ -40,9 +48,7 @@ export const ErrorSchema = z
 /** A count or position: 0 to 2^31 - 1 (OpenAPI `int32`). */
 const PageInt = z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32' });
 
-export const PaginationSchema = z
-  .object({ limit: PageInt.min(1).max(100), offset: PageInt, total: PageInt })
-  .openapi('Pagination');
+export const PaginationSchema = z.object({ limit: PageInt.min(1).max(100), offset: PageInt, total: PageInt }).openapi('Pagination');
 
 export const PaginationQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: 'Page size, 1 to 100.', example: 50, format: 'int32' }),
@@ -165,4 +171,8 @@ export type AppRouteHandler<R extends RouteConfig> = RouteHandler<R, AppEnv>;
 
 /** Path identifiers are opaque; anything unknown, malformed or foreign is answered as not found. */
 export const opaqueId = (name: string, example: string) =>
-  z.string().min(1).max(128).openapi({ param: { name, in: 'path' }, example });
+  z
+    .string()
+    .min(1)
+    .max(128)
+    .openapi({ param: { name, in: 'path' }, example });

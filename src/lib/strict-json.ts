@@ -20,11 +20,7 @@ const FORBIDDEN_KEYS = new Set(['__proto__']);
 /** Key paths are named in `details`; a path built from hostile keys is cut to this length. */
 const MAX_FIELD_LENGTH = 200;
 
-export type StrictJsonIssue =
-  | { kind: 'malformed' }
-  | { kind: 'too_deep' }
-  | { kind: 'duplicate_key'; field: string }
-  | { kind: 'forbidden_key'; field: string };
+export type StrictJsonIssue = { kind: 'malformed' } | { kind: 'too_deep' } | { kind: 'duplicate_key'; field: string } | { kind: 'forbidden_key'; field: string };
 
 export type StrictJsonResult = { ok: true; value: unknown } | { ok: false; issue: StrictJsonIssue };
 

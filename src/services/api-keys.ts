@@ -57,7 +57,11 @@ export async function listApiKeys({ db, environment }: Deps, ownerId: string, li
 export function findApiKey({ db, environment }: Deps, ownerId: string | null, id: string) {
   const conditions = [eq(apiKeys.id, id), eq(apiKeys.environment, environment)];
   if (ownerId !== null) conditions.push(eq(apiKeys.userId, ownerId));
-  return db.select().from(apiKeys).where(and(...conditions)).get();
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(...conditions))
+    .get();
 }
 
 /** Idempotent: revoking a revoked key keeps its first revocation time. */

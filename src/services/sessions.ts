@@ -39,11 +39,7 @@ export async function issueSessionTokens(deps: Deps, user: UserRow) {
 }
 
 async function tokenResponse(deps: Deps, user: UserRow, sessionId: string, refreshToken: string, now: number) {
-  const accessToken = await signAccessToken(
-    deps.jwtSigningKey,
-    { sub: user.id, sid: sessionId, role: user.role, scopes: user.scopes, env: deps.environment },
-    now,
-  );
+  const accessToken = await signAccessToken(deps.jwtSigningKey, { sub: user.id, sid: sessionId, role: user.role, scopes: user.scopes, env: deps.environment }, now);
   return {
     access_token: accessToken,
     refresh_token: refreshToken,

@@ -15,17 +15,11 @@ const SANDBOX_STATUS = { approve: 'approved', decline: 'declined', expire: 'expi
  * Sends a signed sandbox notification about the caller's sandbox payment through the same path as a
  * real processor notification (docs/sandbox.md), and returns the payment as it then stands.
  */
-export async function simulateSandboxNotification(
-  deps: Deps,
-  scope: PaymentOwnerScope,
-  paymentId: string,
-  action: keyof typeof SANDBOX_STATUS,
-  url: string,
-): Promise<PaymentRow> {
+export async function simulateSandboxNotification(deps: Deps, scope: PaymentOwnerScope, paymentId: string, action: keyof typeof SANDBOX_STATUS, url: string): Promise<PaymentRow> {
   const payment = await findPayment(deps, scope, paymentId);
   if (!payment) throw new ApiError('payment_not_found');
   const method = await loadPaymentMethod(deps, payment.paymentMethodId);
-  if (!method || method.provider !== 'sandbox') throw new ApiError('capability_not_supported', 'Test helpers drive sandbox payment methods only.');
+  if (method?.provider !== 'sandbox') throw new ApiError('capability_not_supported', 'Test helpers drive sandbox payment methods only.');
   if (payment.processorReference === null) throw new ApiError('invalid_state_transition', 'The sandbox never answered for this payment.');
   const rawBody = JSON.stringify({ id: newId('sbxevt'), resource: 'payment', reference: payment.processorReference, status: SANDBOX_STATUS[action] });
   const { credentials } = await openSecrets(deps, method);

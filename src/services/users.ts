@@ -57,7 +57,11 @@ export async function createUser(deps: Deps, input: NewUser): Promise<UserRow> {
 
 /** Users are owners, not owned: these reads are unscoped (`load*`); routes decide who may see whom. */
 export function loadUserByEmail({ db }: Deps, email: string) {
-  return db.select().from(users).where(eq(users.email, normalizeEmail(email))).get();
+  return db
+    .select()
+    .from(users)
+    .where(eq(users.email, normalizeEmail(email)))
+    .get();
 }
 
 export function loadUser({ db }: Deps, id: string) {
@@ -108,5 +112,9 @@ export async function updateUser(deps: Deps, current: UserRow, patch: UserPatch)
 
 /** Replaces a password hash written with weaker parameters (domain/passwords.ts), after a successful login. */
 export async function rehashPassword({ db }: Deps, user: UserRow, password: string): Promise<void> {
-  await db.update(users).set({ passwordHash: await hashPassword(password) }).where(eq(users.id, user.id)).run();
+  await db
+    .update(users)
+    .set({ passwordHash: await hashPassword(password) })
+    .where(eq(users.id, user.id))
+    .run();
 }

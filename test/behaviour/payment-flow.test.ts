@@ -75,8 +75,7 @@ function installFetch(origin: string, simFetch: typeof fetch) {
 
 const uninstallFetch = () => vi.mocked(globalThis.fetch).mockRestore();
 
-const postNotification = (methodId: string, rawBody: string, headers: Record<string, string>, query = '') =>
-  call('POST', `/v1/processor-notifications/${methodId}${query}`, { rawBody, headers });
+const postNotification = (methodId: string, rawBody: string, headers: Record<string, string>, query = '') => call('POST', `/v1/processor-notifications/${methodId}${query}`, { rawBody, headers });
 
 // ---------------------------------------------------------------------------------------------------------
 // Sandbox: the built-in processor, driven by its test helpers.

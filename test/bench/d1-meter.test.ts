@@ -10,7 +10,7 @@ import { createKey, seedSession } from '../helpers/api.ts';
 // The bench's D1 meter (bench/d1-meter.ts), installed by the bench's own entry (bench/instrumented.ts):
 // same answers as the binding, every call counted.
 describe('D1 meter', () => {
-  it('waits the latency model\'s delay once before every round trip (a batch is one), and none without it', async () => {
+  it("waits the latency model's delay once before every round trip (a batch is one), and none without it", async () => {
     const waits: number[] = [];
     const sleep = async (ms: number) => {
       waits.push(ms);
@@ -25,7 +25,11 @@ describe('D1 meter', () => {
     expect(stats.roundTrips).toBe(4);
 
     const none: number[] = [];
-    await drizzle(meteredD1(env.DB, emptyD1Stats(), { sleep: async (ms) => void none.push(ms) })).select().from(users).limit(1).all();
+    await drizzle(meteredD1(env.DB, emptyD1Stats(), { sleep: async (ms) => void none.push(ms) }))
+      .select()
+      .from(users)
+      .limit(1)
+      .all();
     expect(none).toEqual([]);
   });
 
@@ -43,12 +47,7 @@ describe('D1 meter', () => {
     const plain = drizzle(env.DB, { schema });
     // Two columns named `scopes`: only positional rows (raw) keep both.
     const joined = (db: typeof plain) =>
-      db
-        .select({ id: apiKeys.id, scopes: apiKeys.scopes, ownerScopes: users.scopes })
-        .from(apiKeys)
-        .innerJoin(users, eq(users.id, apiKeys.userId))
-        .where(eq(apiKeys.id, key.id))
-        .get();
+      db.select({ id: apiKeys.id, scopes: apiKeys.scopes, ownerScopes: users.scopes }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.id, key.id)).get();
     expect(await joined(metered)).toEqual(await joined(plain));
     expect(stats).toMatchObject({ statements: 1, roundTrips: 1, unmetered: 0 });
     expect(stats.rowsRead).toBeGreaterThanOrEqual(2);

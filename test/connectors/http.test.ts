@@ -54,8 +54,7 @@ describe('connectors/http: one request path for every processor', () => {
       throw new DOMException('The operation was aborted due to timeout', 'TimeoutError');
     };
     expect(await connectorError(sendRequest(timingOut, HTTP, { method: 'GET', url: 'https://p.example/', headers: {} }))).toMatchObject({ kind: 'timeout', processorCode: 'p_timeout' });
-    const cut: typeof fetch = async () =>
-      new Response(new ReadableStream({ pull: (controller) => controller.error(new TypeError('connection reset')) }), { status: 200 });
+    const cut: typeof fetch = async () => new Response(new ReadableStream({ pull: (controller) => controller.error(new TypeError('connection reset')) }), { status: 200 });
     expect(await connectorError(sendRequest(cut, HTTP, { method: 'GET', url: 'https://p.example/', headers: {} }))).toMatchObject({ kind: 'unavailable', processorCode: 'p_network' });
   });
 });

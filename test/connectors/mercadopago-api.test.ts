@@ -47,7 +47,12 @@ beforeEach(() => {
 async function addMethod(versionId: string, a: SimAccount, configuration?: Record<string, unknown>): Promise<string> {
   const res = await call('POST', '/v1/account/payment-methods', {
     token: session.accessToken,
-    body: { connector_definition_version_id: versionId, name: 'Mercado Pago', credentials: { access_token: a.accessToken, webhook_secret: a.webhookSecret }, ...(configuration ? { configuration } : {}) },
+    body: {
+      connector_definition_version_id: versionId,
+      name: 'Mercado Pago',
+      credentials: { access_token: a.accessToken, webhook_secret: a.webhookSecret },
+      ...(configuration ? { configuration } : {}),
+    },
   });
   expect(res.status, res.text).toBe(201);
   expect(res.body.data).toMatchObject({ provider: 'mercadopago', type: versionId.includes('_qr_') ? 'qr' : 'pos' });
@@ -285,7 +290,10 @@ describe('Mercado Pago notifications through the API', () => {
 
   it('a signed notification whose query string has no data.id is not trusted: the order is re-read', async () => {
     const { payment, orderId } = await pendingQr();
-    const n = await sim.notification(orderId, { kind: 'signed_without_query_id', event: { orderId, action: 'order.processed', data: { id: orderId, status: 'processed', status_detail: 'accredited', type: 'qr' } } });
+    const n = await sim.notification(orderId, {
+      kind: 'signed_without_query_id',
+      event: { orderId, action: 'order.processed', data: { id: orderId, status: 'processed', status_detail: 'accredited', type: 'qr' } },
+    });
     expect(n.url).not.toContain('data.id');
     const before = sim.requestsTo('GET', `/v1/orders/${orderId}`).length;
     // Its body says processed; Mercado Pago says created: nothing happens.
@@ -353,7 +361,7 @@ describe('Mercado Pago notifications through the API', () => {
 });
 
 describe('Mercado Pago outcomes a merchant must act on', () => {
-  const events = async (id: string) => ((await call('GET', `/v1/payments/${id}/events?limit=100`, { token: apiKey.secret })).body.data as { type: string; data: { payment: { action?: unknown } } }[]);
+  const events = async (id: string) => (await call('GET', `/v1/payments/${id}/events?limit=100`, { token: apiKey.secret })).body.data as { type: string; data: { payment: { action?: unknown } } }[];
 
   it('Point action_required (check_on_terminal): pending with action check_terminal, told once, not canceled, polled rarely, settled by the terminal’s outcome', async () => {
     notifyingTo(pos);

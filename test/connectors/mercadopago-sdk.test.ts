@@ -66,7 +66,13 @@ describe('requests: what the SDK types accept', () => {
   it('the order and refund bodies sent are exactly the builders’ SDK-typed objects', async () => {
     await pos.createPayment(ctx('pos'), payment(1050));
     const [sent] = sim.requestsTo('POST', '/v1/orders');
-    expect(sent!.body).toEqual(buildOrderRequest('pos', { ...payment(1050), paymentId: (sent!.body as { external_reference: string }).external_reference, externalReference: (sent!.body as { description: string }).description }, { terminalId: 'NEWLAND_N950__N950NCB801293324' }));
+    expect(sent!.body).toEqual(
+      buildOrderRequest(
+        'pos',
+        { ...payment(1050), paymentId: (sent!.body as { external_reference: string }).external_reference, externalReference: (sent!.body as { description: string }).description },
+        { terminalId: 'NEWLAND_N950__N950NCB801293324' },
+      ),
+    );
     expect(buildRefundRequest(false, 'PAY1', { minor: 500, currency: 'ARS' })).toEqual({ transactions: [{ id: 'PAY1', amount: '5.00' }] });
     expect(buildRefundRequest(true, 'PAY1', { minor: 500, currency: 'ARS' })).toBeUndefined();
   });
@@ -131,7 +137,8 @@ describe('defects of the issue, each against the simulator', () => {
   it('402 carrying the order is the order’s answer: its failed payment decides decline or failure', async () => {
     const order = { id: 'ORD01402', status: 'failed', status_detail: 'failed', transactions: { payments: [{ id: 'PAY01', status: 'failed', status_detail: 'rejected_by_issuer' }] } };
     const fetch402 = async () => new Response(JSON.stringify(order), { status: 402 });
-    const userFetch = (async (input: RequestInfo | URL, init?: RequestInit) => (String(input instanceof Request ? input.url : input).endsWith('/users/me') ? sim.fetch(input, init) : fetch402())) as typeof fetch;
+    const userFetch = (async (input: RequestInfo | URL, init?: RequestInit) =>
+      String(input instanceof Request ? input.url : input).endsWith('/users/me') ? sim.fetch(input, init) : fetch402()) as typeof fetch;
     const outcome = await pos.createPayment({ ...ctx('pos'), fetch: userFetch }, payment(2500));
     expect(outcome).toMatchObject({ status: 'declined', processorReference: 'ORD01402', declineCode: 'rejected_by_issuer' });
   });
@@ -148,13 +155,25 @@ describe('defects of the issue, each against the simulator', () => {
     const created = await pos.createPayment(ctx('pos', clp), payment(1500, 'CLP'));
     sim.faults.amountFormat = 'padded';
     expect(sim.orderJson(sim.orders.get(created.processorReference!)!).total_amount).toBe('1500.00');
-    const refund = await pos.refundPayment(ctx('pos', clp), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: created.processorReference!, amount: { minor: 1500, currency: 'CLP' } });
+    const refund = await pos.refundPayment(ctx('pos', clp), {
+      refundId: 'ref_1',
+      processorIdempotencyKey: 'ref_1',
+      attemptNumber: 1,
+      paymentProcessorReference: created.processorReference!,
+      amount: { minor: 1500, currency: 'CLP' },
+    });
     expect(sim.requestsTo('POST', `/v1/orders/${created.processorReference}/refund`)[0]!.body).toBeUndefined();
     expect(refund).toMatchObject({ status: 'approved', processorReference: expect.stringMatching(/^REF/) });
     // A partial refund in ARS written short ("10.5") is still found by its amount.
     const ars = await pos.createPayment(ctx('pos'), payment(5000));
     sim.faults.amountFormat = 'short';
-    const partial = await pos.refundPayment(ctx('pos'), { refundId: 'ref_2', processorIdempotencyKey: 'ref_2', attemptNumber: 1, paymentProcessorReference: ars.processorReference!, amount: { minor: 1050, currency: 'ARS' } });
+    const partial = await pos.refundPayment(ctx('pos'), {
+      refundId: 'ref_2',
+      processorIdempotencyKey: 'ref_2',
+      attemptNumber: 1,
+      paymentProcessorReference: ars.processorReference!,
+      amount: { minor: 1050, currency: 'ARS' },
+    });
     expect(partial.processorReference).toMatch(/^REF/);
   });
 

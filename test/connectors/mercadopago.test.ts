@@ -50,7 +50,10 @@ const inbound = (n: SimNotification, headerOverrides: Record<string, string | nu
 
 describe('Mercado Pago connector versions', () => {
   it('publishes a QR and a Point version with payments, refunds and cancellations in local currencies', () => {
-    for (const [version, type] of [[mercadoPagoQrV1, 'qr'], [mercadoPagoPosV1, 'pos']] as [ConnectorVersion, string][]) {
+    for (const [version, type] of [
+      [mercadoPagoQrV1, 'qr'],
+      [mercadoPagoPosV1, 'pos'],
+    ] as [ConnectorVersion, string][]) {
       expect(findConnectorVersion(version.id)).toBe(version);
       expect(version).toMatchObject({ provider: 'mercadopago', type, status: 'published', version: '1' });
       expect(version.capabilities).toEqual(['payments', 'refunds', 'cancellations']);
@@ -242,7 +245,10 @@ describe('createPayment: failures', () => {
   });
 
   it('without external_pos_id / terminal_id: configuration_invalid at payment time, nothing sent', async () => {
-    expect(await connectorError(qr.createPayment(qrCtx({ configuration: { qr_ttl_seconds: 900 } }), payment(2500)))).toMatchObject({ kind: 'configuration_invalid', processorCode: 'missing_external_pos_id' });
+    expect(await connectorError(qr.createPayment(qrCtx({ configuration: { qr_ttl_seconds: 900 } }), payment(2500)))).toMatchObject({
+      kind: 'configuration_invalid',
+      processorCode: 'missing_external_pos_id',
+    });
     expect(await connectorError(pos.createPayment(ctx({ configuration: {} }), payment(2500)))).toMatchObject({ kind: 'configuration_invalid', processorCode: 'missing_terminal_id' });
     expect(sim.requests).toHaveLength(0);
   });
@@ -399,7 +405,13 @@ describe('refundPayment / getRefund', () => {
     expect(second.processorReference).toBe(order.refunds[1]!.id);
     expect(second.processorReference).not.toBe(first.processorReference);
 
-    const lookupRefund = (r: string | null) => ({ refundId: 'ref_x', amount: { minor: 2500, currency: 'ARS' }, processorReference: r, processorIdempotencyKey: 'ref_x', paymentProcessorReference: ref });
+    const lookupRefund = (r: string | null) => ({
+      refundId: 'ref_x',
+      amount: { minor: 2500, currency: 'ARS' },
+      processorReference: r,
+      processorIdempotencyKey: 'ref_x',
+      paymentProcessorReference: ref,
+    });
     expect(await pos.getRefund(ctx(), lookupRefund(first.processorReference))).toEqual(first);
     expect((await connectorError(pos.getRefund(ctx(), lookupRefund(null)))).kind).toBe('not_found');
     expect((await connectorError(pos.getRefund(ctx(), lookupRefund('REF01JQ4S4KY8HWQ6NA5PXB65B3D3')))).kind).toBe('not_found');
@@ -441,7 +453,13 @@ describe('refundPayment / getRefund', () => {
     const pending = await pos.refundPayment(ctx(), refundInput(ref, 2000));
     expect(pending.status).toBe('processing');
     sim.settleRefund(ref, pending.processorReference!);
-    const read = await pos.getRefund(ctx(), { refundId: 'r', amount: { minor: 2000, currency: 'ARS' }, processorReference: pending.processorReference, processorIdempotencyKey: 'r', paymentProcessorReference: ref });
+    const read = await pos.getRefund(ctx(), {
+      refundId: 'r',
+      amount: { minor: 2000, currency: 'ARS' },
+      processorReference: pending.processorReference,
+      processorIdempotencyKey: 'r',
+      paymentProcessorReference: ref,
+    });
     expect(read.status).toBe('approved');
   });
 
@@ -585,7 +603,9 @@ describe('transformers: status tables', () => {
   });
 
   it('every status of the table is covered above; anything unknown is pending, never approved', () => {
-    expect(Object.keys(ORDER_STATUS_TABLE).sort()).toEqual(['action_required', 'at_terminal', 'cancelled', 'canceled', 'charged_back', 'created', 'expired', 'failed', 'processed', 'processing', 'refunded'].sort());
+    expect(Object.keys(ORDER_STATUS_TABLE).sort()).toEqual(
+      ['action_required', 'at_terminal', 'cancelled', 'canceled', 'charged_back', 'created', 'expired', 'failed', 'processed', 'processing', 'refunded'].sort(),
+    );
     for (const unknown of ['approved', 'accredited', 'PROCESSED', '', 'toString', '__proto__', 'constructor', 'partially_processed']) expect(mapOrderStatus(unknown, 'accredited')).toBe('pending');
     fc.assert(
       fc.property(fc.string(), fc.option(fc.string()), (status, detail) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxPosV1, sandboxQrV1, SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
-import { ConnectorError, type ConnectorContext, type ConnectorVersion, type CreatePaymentInput, type Money } from '../../src/connectors/types.ts';
+import type { ConnectorContext, ConnectorVersion, CreatePaymentInput, Money } from '../../src/connectors/types.ts';
 import { connectorError } from '../helpers/connectors.ts';
 import { crc16 } from '../helpers/emvco.ts';
 
@@ -21,7 +21,6 @@ function paymentInput(minor: number, options: { currency?: string; attemptNumber
     externalReference: `order-${crypto.randomUUID()}`,
   };
 }
-
 
 function expectUsual(version: ConnectorVersion, outcome: Awaited<ReturnType<ConnectorVersion['adapter']['createPayment']>>) {
   if (version.type === 'pos') {
@@ -58,7 +57,9 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
       if (type === 'pos') {
         expect(outcome).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
         // Asked again (reconciliation), the sandbox says the same: nothing settles it but the processor's news.
-        expect(await adapter.getPayment(ctx(), { paymentId: 'pay_x', processorReference: outcome.processorReference, processorIdempotencyKey: 'k', amount: { minor: 1055, currency: 'USD' } })).toMatchObject({
+        expect(
+          await adapter.getPayment(ctx(), { paymentId: 'pay_x', processorReference: outcome.processorReference, processorIdempotencyKey: 'k', amount: { minor: 1055, currency: 'USD' } }),
+        ).toMatchObject({
           status: 'pending',
           action: { type: 'check_terminal' },
         });
@@ -72,7 +73,11 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
     });
 
     it(type === 'pos' ? 'ending 51 → declined' : 'ending 51 → the usual answer (the decline comes later)', async () => {
-      for (const amount of [{ minor: 1051, currency: 'USD' }, { minor: 1551, currency: 'CLP' }, { minor: 51, currency: 'BRL' }] satisfies Money[]) {
+      for (const amount of [
+        { minor: 1051, currency: 'USD' },
+        { minor: 1551, currency: 'CLP' },
+        { minor: 51, currency: 'BRL' },
+      ] satisfies Money[]) {
         const outcome = await adapter.createPayment(ctx(), paymentInput(amount.minor, { currency: amount.currency }));
         if (type === 'pos') {
           expect(outcome.status).toBe('declined');
@@ -104,7 +109,10 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
     });
 
     it('ending 54 → failed', async () => {
-      for (const [minor, currency] of [[1054, 'USD'], [1554, 'CLP']] as const) {
+      for (const [minor, currency] of [
+        [1054, 'USD'],
+        [1554, 'CLP'],
+      ] as const) {
         const outcome = await adapter.createPayment(ctx(), paymentInput(minor, { currency }));
         expect(outcome.status).toBe('failed');
         expect(outcome.action).toEqual({ type: 'none' });
@@ -186,7 +194,13 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
     });
 
     it('getRefund keeps the reference', async () => {
-      const lookupRefund = (minor: number) => ({ refundId: 're_x', amount: { minor, currency: 'USD' }, processorReference: 'sbx_ref_abc', processorIdempotencyKey: 'k', paymentProcessorReference: 'sbx_pay_x' });
+      const lookupRefund = (minor: number) => ({
+        refundId: 're_x',
+        amount: { minor, currency: 'USD' },
+        processorReference: 'sbx_ref_abc',
+        processorIdempotencyKey: 'k',
+        paymentProcessorReference: 'sbx_pay_x',
+      });
       const read = await adapter.getRefund(ctx(), lookupRefund(500));
       expect(read.processorReference).toBe('sbx_ref_abc');
       expect(read.status).toBe('approved');
@@ -213,7 +227,17 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
               amount: { minor: 100, currency: 'USD' },
             }),
         ],
-        ['getRefund', () => adapter.getRefund(bad, { refundId: 're_x', amount: { minor: 100, currency: 'USD' }, processorReference: 'sbx_ref_x', processorIdempotencyKey: 'k', paymentProcessorReference: 'sbx_pay_x' })],
+        [
+          'getRefund',
+          () =>
+            adapter.getRefund(bad, {
+              refundId: 're_x',
+              amount: { minor: 100, currency: 'USD' },
+              processorReference: 'sbx_ref_x',
+              processorIdempotencyKey: 'k',
+              paymentProcessorReference: 'sbx_pay_x',
+            }),
+        ],
       ];
       for (const [name, run] of operations) {
         const error = await connectorError(run());

@@ -107,7 +107,12 @@ describe('Stripe POS adapter', () => {
     const outcome = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     expect(outcome).toMatchObject({ status: 'pending', processorStatus: 'requires_payment_method', action: { type: 'none' } });
     sim.presentCard(READER);
-    const later = await pos.getPayment(stripeCtx(sim, posConfig()), { paymentId: input.paymentId, processorReference: outcome.processorReference, processorIdempotencyKey: input.processorIdempotencyKey, amount: input.amount });
+    const later = await pos.getPayment(stripeCtx(sim, posConfig()), {
+      paymentId: input.paymentId,
+      processorReference: outcome.processorReference,
+      processorIdempotencyKey: input.processorIdempotencyKey,
+      amount: input.amount,
+    });
     expect(later.status).toBe('approved');
   });
 
@@ -193,9 +198,13 @@ describe('Stripe POS adapter', () => {
       kind: 'configuration_invalid',
       processorCode: 'stripe_key_environment_mismatch',
     });
-    expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig(), { environment: 'live' }), { paymentId: 'pay_1', processorReference: 'pi_1', processorIdempotencyKey: 'k', amount: { minor: 1, currency: 'USD' } }))).kind).toBe(
-      'configuration_invalid',
-    );
+    expect(
+      (
+        await connectorError(
+          pos.getPayment(stripeCtx(sim, posConfig(), { environment: 'live' }), { paymentId: 'pay_1', processorReference: 'pi_1', processorIdempotencyKey: 'k', amount: { minor: 1, currency: 'USD' } }),
+        )
+      ).kind,
+    ).toBe('configuration_invalid');
     expect(sim.requests).toHaveLength(0);
   });
 
@@ -231,7 +240,12 @@ describe('Stripe QR adapter', () => {
     const input = stripePayment(35_000, 'THB');
     const outcome = await qr.createPayment(stripeCtx(sim, qrConfig({ billing_email: 'buyer@example.com' })), input);
     const pi = sim.paymentIntentFor(input.paymentId)!;
-    expect(outcome).toEqual({ status: 'pending', processorReference: pi.id, action: { type: 'display_qr', qrData: pi.next_action!.promptpay_display_qr_code!.data }, processorStatus: 'requires_action' });
+    expect(outcome).toEqual({
+      status: 'pending',
+      processorReference: pi.id,
+      action: { type: 'display_qr', qrData: pi.next_action!.promptpay_display_qr_code!.data },
+      processorStatus: 'requires_action',
+    });
     expect((outcome.action as { qrData: string }).qrData).toContain('SIM SHOP & CO=1+2%');
     const [create] = sim.requestsTo('POST', '/v1/payment_intents');
     expect(create!.params).toMatchObject({
@@ -266,7 +280,12 @@ describe('Stripe QR adapter', () => {
     expect((await qr.createPayment(stripeCtx(sim, qrConfig()), input)).status).toBe('pending');
     const pi = sim.paymentIntentFor(input.paymentId)!;
     sim.declineQr(pi.id);
-    const later = await qr.getPayment(stripeCtx(sim, qrConfig()), { paymentId: input.paymentId, processorReference: pi.id, processorIdempotencyKey: input.processorIdempotencyKey, amount: input.amount });
+    const later = await qr.getPayment(stripeCtx(sim, qrConfig()), {
+      paymentId: input.paymentId,
+      processorReference: pi.id,
+      processorIdempotencyKey: input.processorIdempotencyKey,
+      amount: input.amount,
+    });
     expect(later).toMatchObject({ status: 'declined', action: { type: 'none' } });
   });
 
@@ -338,9 +357,21 @@ describe('Stripe: every PaymentIntent, Refund and reader-action status, through 
   it.each(['pending', 'requires_action', 'succeeded', 'failed', 'canceled'] as const)('a Refund in %s → the table’s status through getRefund', async (status) => {
     const sim = new StripeSimulator({ refundMode: 'pending' });
     const pi = (await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(5_000))).processorReference!;
-    const refund = await pos.refundPayment(stripeCtx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 5_000, currency: 'USD' } });
+    const refund = await pos.refundPayment(stripeCtx(sim, posConfig()), {
+      refundId: 'ref_1',
+      processorIdempotencyKey: 'ref_1',
+      attemptNumber: 1,
+      paymentProcessorReference: pi,
+      amount: { minor: 5_000, currency: 'USD' },
+    });
     sim.settleRefund(refund.processorReference!, status);
-    const read = await pos.getRefund(stripeCtx(sim, posConfig()), { refundId: 'ref_1', amount: { minor: 5_000, currency: 'USD' }, processorReference: null, processorIdempotencyKey: 'ref_1', paymentProcessorReference: pi });
+    const read = await pos.getRefund(stripeCtx(sim, posConfig()), {
+      refundId: 'ref_1',
+      amount: { minor: 5_000, currency: 'USD' },
+      processorReference: null,
+      processorIdempotencyKey: 'ref_1',
+      paymentProcessorReference: pi,
+    });
     expect(read).toEqual({ status: REFUND_STATUS_MAP[status], processorReference: refund.processorReference, processorStatus: status });
   });
 
@@ -559,7 +590,10 @@ describe('Stripe cancellations', () => {
     const sim = new StripeSimulator({ refundMode: 'pending' });
     const input = stripePayment(2500);
     const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
-    expect(await connectorError(pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved')))).toMatchObject({ kind: 'unavailable', processorCode: 'refund_pending' });
+    expect(await connectorError(pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved')))).toMatchObject({
+      kind: 'unavailable',
+      processorCode: 'refund_pending',
+    });
     sim.settleRefund([...sim.refunds.keys()][0]!, 'succeeded');
     expect((await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved'))).status).toBe('canceled');
     expect(sim.refunds.size).toBe(1);
@@ -569,7 +603,10 @@ describe('Stripe cancellations', () => {
     const sim = new StripeSimulator();
     const input = stripePayment(2500);
     const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
-    expect(await connectorError(pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'pending')))).toMatchObject({ kind: 'declined', processorCode: 'payment_intent_unexpected_state' });
+    expect(await connectorError(pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'pending')))).toMatchObject({
+      kind: 'declined',
+      processorCode: 'payment_intent_unexpected_state',
+    });
     expect(sim.refunds.size).toBe(0);
   });
 
@@ -644,7 +681,10 @@ describe('Stripe refunds', () => {
     expect(outcome.status).toBe('pending');
     sim.settleRefund(outcome.processorReference!, 'succeeded');
     const lookup = { refundId: input.refundId, amount: input.amount, processorIdempotencyKey: input.processorIdempotencyKey, paymentProcessorReference: pi };
-    expect(await pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: outcome.processorReference })).toMatchObject({ status: 'approved', processorReference: outcome.processorReference });
+    expect(await pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: outcome.processorReference })).toMatchObject({
+      status: 'approved',
+      processorReference: outcome.processorReference,
+    });
   });
 
   it('a refund whose answer was lost: the retry replays the same refund; getRefund finds it without a reference', async () => {
@@ -750,7 +790,13 @@ describe('Stripe disputes', () => {
     const sim = new StripeSimulator();
     const { input, pi } = await approvedPos(sim);
     sim.closeDispute(sim.openDispute(pi).id, 'lost');
-    const refund = pos.refundPayment(stripeCtx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 100, currency: 'USD' } });
+    const refund = pos.refundPayment(stripeCtx(sim, posConfig()), {
+      refundId: 'ref_1',
+      processorIdempotencyKey: 'ref_1',
+      attemptNumber: 1,
+      paymentProcessorReference: pi,
+      amount: { minor: 100, currency: 'USD' },
+    });
     expect(await connectorError(refund)).toMatchObject({ kind: 'declined', processorCode: 'charge_disputed' });
     const cancel = pos.cancelPayment(stripeCtx(sim, posConfig()), { ...stripeLookup(input, pi), currentStatus: 'approved' });
     expect(await connectorError(cancel)).toMatchObject({ kind: 'declined', processorCode: 'charge_disputed' });
@@ -847,7 +893,9 @@ describe('Stripe notifications (signed by the official library)', () => {
     }
     const third = `whsec_${stripeId('t', 32).slice(2)}`;
     expect(await officialVerdict(delivery, third)).toBe('refused');
-    expect((await connectorError(parse(sim, delivery, stripeCtx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: third } })))).processorCode).toBe('stripe_signature_mismatch');
+    expect((await connectorError(parse(sim, delivery, stripeCtx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: third } })))).processorCode).toBe(
+      'stripe_signature_mismatch',
+    );
   });
 
   const refusals: [string, (sim: StripeSimulator, event: Stripe.Event) => Promise<{ rawBody: string; headers: Record<string, string> }>, string, 'refused' | 'accepted' | null][] = [
@@ -856,9 +904,14 @@ describe('Stripe notifications (signed by the official library)', () => {
     ['stale (t more than 300 s old)', (sim, e) => sim.deliver(e, { timestamp: Math.floor(Date.now() / 1000) - 301 }), 'stripe_signature_stale', 'refused'],
     // The SDK's verifier only bounds the past; ours refuses a timestamp far ahead too (a stricter choice).
     ['from the future (t more than 300 s ahead)', (sim, e) => sim.deliver(e, { timestamp: Math.floor(Date.now() / 1000) + 301 }), 'stripe_signature_stale', 'accepted'],
-    ['without Stripe-Signature', async (sim, e) => ({ rawBody: JSON.stringify(e), headers: {} }), 'stripe_signature_missing', 'refused'],
-    ['with a garbled Stripe-Signature', async (sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': 'v1=nothex,t=now' } }), 'stripe_signature_missing', 'refused'],
-    ['with only a v0 signature', async (sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},v0=${'a'.repeat(64)}` } }), 'stripe_signature_missing', 'refused'],
+    ['without Stripe-Signature', async (_sim, e) => ({ rawBody: JSON.stringify(e), headers: {} }), 'stripe_signature_missing', 'refused'],
+    ['with a garbled Stripe-Signature', async (_sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': 'v1=nothex,t=now' } }), 'stripe_signature_missing', 'refused'],
+    [
+      'with only a v0 signature',
+      async (_sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},v0=${'a'.repeat(64)}` } }),
+      'stripe_signature_missing',
+      'refused',
+    ],
     [
       'signed but not an event',
       async (sim) => {
@@ -901,10 +954,21 @@ describe('Stripe notifications (signed by the official library)', () => {
   it('refund events (refund.updated and charge.refund.updated: this version has no refund.failed) are refund news', async () => {
     const sim = new StripeSimulator({ refundMode: 'pending' });
     const pi = (await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(5_000))).processorReference!;
-    const refund = await pos.refundPayment(stripeCtx(sim, posConfig()), { refundId: 'ref_1', processorIdempotencyKey: 'ref_1', attemptNumber: 1, paymentProcessorReference: pi, amount: { minor: 5_000, currency: 'USD' } });
+    const refund = await pos.refundPayment(stripeCtx(sim, posConfig()), {
+      refundId: 'ref_1',
+      processorIdempotencyKey: 'ref_1',
+      attemptNumber: 1,
+      paymentProcessorReference: pi,
+      amount: { minor: 5_000, currency: 'USD' },
+    });
     sim.settleRefund(refund.processorReference!, 'requires_action');
     for (const type of ['refund.updated', 'charge.refund.updated'] as const) {
-      expect(await parse(sim, await sim.deliver(sim.eventFor(type, refund.processorReference!)))).toMatchObject({ resource: 'refund', processorReference: refund.processorReference, status: 'pending', trusted: true });
+      expect(await parse(sim, await sim.deliver(sim.eventFor(type, refund.processorReference!)))).toMatchObject({
+        resource: 'refund',
+        processorReference: refund.processorReference,
+        status: 'pending',
+        trusted: true,
+      });
     }
     sim.settleRefund(refund.processorReference!, 'failed', 'declined');
     expect((await parse(sim, await sim.deliver(sim.eventFor('refund.updated', refund.processorReference!)))).status).toBe('declined');
@@ -927,4 +991,3 @@ describe('Stripe notifications (signed by the official library)', () => {
     expect(await parse(sim, await sim.deliver(balance))).toEqual({ eventId: balance.id, resource: 'payment', processorReference: balance.id, status: null, trusted: true });
   });
 });
-

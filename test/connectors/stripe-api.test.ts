@@ -72,7 +72,8 @@ const post = (path: string, body?: unknown, key: string = crypto.randomUUID()) =
 
 const getPayment = (id: string) => call('GET', `/v1/payments/${id}`, { token: apiKey.secret });
 
-const notify = (method: string, delivery: Pick<SignedDelivery, 'rawBody' | 'headers'>) => call('POST', `/v1/processor-notifications/${method}`, { rawBody: delivery.rawBody, headers: delivery.headers });
+const notify = (method: string, delivery: Pick<SignedDelivery, 'rawBody' | 'headers'>) =>
+  call('POST', `/v1/processor-notifications/${method}`, { rawBody: delivery.rawBody, headers: delivery.headers });
 
 async function paymentRow(id: string) {
   return env.DB.prepare('SELECT * FROM payments WHERE id = ?').bind(id).first<{ status: string; processor_reference: string | null; processor_attempts: number }>();

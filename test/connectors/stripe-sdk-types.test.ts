@@ -35,7 +35,12 @@ describe('requests are typed by the SDK’s parameter types', () => {
     stripeRequest.retrievePaymentIntent('pi_1', { expand: 'latest_charge' });
 
     const request = stripeRequest.processPaymentIntent('tmr_1', { payment_intent: 'pi_1', process_config: { skip_tipping: true } }, 'key');
-    expect(request).toEqual({ method: 'POST', path: '/v1/terminal/readers/tmr_1/process_payment_intent', params: { payment_intent: 'pi_1', process_config: { skip_tipping: true } }, idempotencyKey: 'key' });
+    expect(request).toEqual({
+      method: 'POST',
+      path: '/v1/terminal/readers/tmr_1/process_payment_intent',
+      params: { payment_intent: 'pi_1', process_config: { skip_tipping: true } },
+      idempotencyKey: 'key',
+    });
   });
 });
 
@@ -63,11 +68,16 @@ describe('tables are keyed by the SDK’s unions', () => {
   it('a status or error code the SDK does not have fails typecheck', () => {
     // @ts-expect-error 'approved' is not a Stripe.PaymentIntent.Status
     void ({ ...PAYMENT_INTENT_STATUS_MAP, approved: 'approved' } satisfies Record<Stripe.PaymentIntent.Status, ProcessorPaymentStatus>);
+    const incomplete = {
+      requires_payment_method: 'pending',
+      requires_confirmation: 'pending',
+      requires_action: 'pending',
+      requires_capture: 'processing',
+      succeeded: 'approved',
+      canceled: 'canceled',
+    } as const;
     // @ts-expect-error a table missing a status of the SDK's union (here `processing`) is incomplete
-    void ({ requires_payment_method: 'pending', requires_confirmation: 'pending', requires_action: 'pending', requires_capture: 'processing', succeeded: 'approved', canceled: 'canceled' } satisfies Record<
-      Stripe.PaymentIntent.Status,
-      ProcessorPaymentStatus
-    >);
+    void (incomplete satisfies Record<Stripe.PaymentIntent.Status, ProcessorPaymentStatus>);
     // @ts-expect-error 'charged_back' is not a Stripe.Dispute.Status (Stripe says `lost`)
     void ({ ...DISPUTE_STATUS_MAP, charged_back: 'charged_back' } satisfies Record<Stripe.Dispute.Status, 'charged_back' | null>);
     // @ts-expect-error 'charge.dispute.lost' is not an event of the 2024-06-20 API (a lost dispute comes as `charge.dispute.closed`)

@@ -276,7 +276,12 @@ describe('transformers: notifications', () => {
     expect(news(sim.makeEvent('charge.refund.updated', refundObject))).toMatchObject({ resource: 'refund', processorReference: refundObject.id, status: 'approved' });
     expect(news(sim.makeEvent('refund.updated', { ...refundObject, status: 'failed', failure_reason: 'declined' }))).toMatchObject({ resource: 'refund', status: 'declined' });
     expect(news(sim.rawEvent('charge.refunded', { id: 'ch_1', object: 'charge', payment_intent: 'pi_9' }))).toMatchObject({ resource: 'payment', processorReference: 'pi_9', status: null });
-    const reader = { id: 'tmr_1', object: 'terminal.reader', status: 'online', action: { type: 'process_payment_intent', status: 'succeeded', failure_code: null, process_payment_intent: { payment_intent: 'pi_7' } } };
+    const reader = {
+      id: 'tmr_1',
+      object: 'terminal.reader',
+      status: 'online',
+      action: { type: 'process_payment_intent', status: 'succeeded', failure_code: null, process_payment_intent: { payment_intent: 'pi_7' } },
+    };
     expect(news(sim.rawEvent('terminal.reader.action_succeeded', reader))).toMatchObject({ resource: 'payment', processorReference: 'pi_7', status: null });
     expect(news(sim.rawEvent('customer.created', { id: 'cus_1', object: 'customer' }))).toMatchObject({ resource: 'payment', processorReference: 'cus_1', status: null });
     // A PaymentIntent event whose object is malformed, or of a type we do not read, is news without a status.
@@ -328,9 +333,24 @@ describe('transformers: notifications', () => {
 
     it('a lookup charges back a succeeded PaymentIntent only for a lost dispute of its own, and only reads the disputes of a disputed charge', () => {
       const succeeded = { id: paid.id, status: 'succeeded' };
-      expect(chargedBackOutcome(succeeded, [{ ...dispute, status: 'lost' }])).toEqual({ status: 'charged_back', processorReference: paid.id, action: { type: 'none' }, processorStatus: 'dispute_lost' });
-      expect(chargedBackOutcome(succeeded, [{ ...dispute, status: 'won' }, { ...dispute, status: 'under_review' }])).toBeNull();
-      expect(chargedBackOutcome(succeeded, [{ ...dispute, status: 'won' }, { ...dispute, id: 'du_2', status: 'lost' }])).toMatchObject({ status: 'charged_back' });
+      expect(chargedBackOutcome(succeeded, [{ ...dispute, status: 'lost' }])).toEqual({
+        status: 'charged_back',
+        processorReference: paid.id,
+        action: { type: 'none' },
+        processorStatus: 'dispute_lost',
+      });
+      expect(
+        chargedBackOutcome(succeeded, [
+          { ...dispute, status: 'won' },
+          { ...dispute, status: 'under_review' },
+        ]),
+      ).toBeNull();
+      expect(
+        chargedBackOutcome(succeeded, [
+          { ...dispute, status: 'won' },
+          { ...dispute, id: 'du_2', status: 'lost' },
+        ]),
+      ).toMatchObject({ status: 'charged_back' });
       expect(chargedBackOutcome(succeeded, [{ ...dispute, status: 'lost', payment_intent: 'pi_other' }])).toBeNull();
       expect(chargedBackOutcome({ ...succeeded, status: 'processing' }, [{ ...dispute, status: 'lost' }])).toBeNull();
       expect(chargedBackOutcome(succeeded, [])).toBeNull();

@@ -27,7 +27,10 @@ describe('the served description against openapi/released.json and CHANGELOG.md'
     const unreleased = parseChangelog(changelog).filter((e) => e.version !== released.info.version);
     for (const change of added) {
       expect(change.type, change.subject).toBe('non-breaking');
-      expect(unreleased.some((e) => e.text.includes(change.subject) || change.aliases.some((a) => e.text.includes(a))), change.subject).toBe(true);
+      expect(
+        unreleased.some((e) => e.text.includes(change.subject) || change.aliases.some((a) => e.text.includes(a))),
+        change.subject,
+      ).toBe(true);
     }
   });
 });
@@ -102,7 +105,11 @@ describe('the gate itself', () => {
     expect(breaking.length).toBeGreaterThan(0);
     expect(breaking.every((c) => c.where.includes('/requestBody/') && c.subject === 'POST /v1/payments')).toBe(true);
     // Payment is a response schema only: its new field is reported where it is served, as not breaking.
-    expect(changesBetween(base, doc).filter((c) => c.where.endsWith('/data/properties/settled_at')).map((c) => c.type)).toEqual(expect.arrayContaining(['non-breaking']));
+    expect(
+      changesBetween(base, doc)
+        .filter((c) => c.where.endsWith('/data/properties/settled_at'))
+        .map((c) => c.type),
+    ).toEqual(expect.arrayContaining(['non-breaking']));
   });
 
   it('lets descriptions and examples change without a new version', () => {

@@ -179,7 +179,7 @@ interface CaseKind {
 const WRONG_VALUES: unknown[] = [0, -1, 1.5, 1e308, true, false, null, '', 'text', [], [1, 'a'], {}, { a: 1 }];
 const SQL_LIKE = [
   "' OR '1'='1",
-  "1; DROP TABLE payments; --",
+  '1; DROP TABLE payments; --',
   '" OR 1=1 --',
   "pay_1' UNION SELECT * FROM users --",
   "%' OR 1=1 --",
@@ -194,8 +194,34 @@ const SQL_LIKE = [
   '_',
 ];
 const NOT_OBJECTS = ['[]', '[{}]', '"text"', '42', '-1.5e300', 'null', 'true', 'false', '[[[[]]]]'];
-const MALFORMED = ['{', '}', '{"a":', "{'a': 1}", '{"a": 1,}', '{"a": NaN}', '{"a": undefined}', '{} {}', '{"a": 1} trailing', '// comment\n{}', '{"a": "\\x41"}', '{"a": 01}', 'nul', '\u0000', '{"a" 1}'];
-const WRONG_CONTENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=hostile', 'application/xml', 'text/json', 'application/json-patch+json', 'application/jsonp', 'application', 'json'];
+const MALFORMED = [
+  '{',
+  '}',
+  '{"a":',
+  "{'a': 1}",
+  '{"a": 1,}',
+  '{"a": NaN}',
+  '{"a": undefined}',
+  '{} {}',
+  '{"a": 1} trailing',
+  '// comment\n{}',
+  '{"a": "\\x41"}',
+  '{"a": 01}',
+  'nul',
+  '\u0000',
+  '{"a" 1}',
+];
+const WRONG_CONTENT_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=hostile',
+  'application/xml',
+  'text/json',
+  'application/json-patch+json',
+  'application/jsonp',
+  'application',
+  'json',
+];
 const GARBAGE_AUTH_FIXED = [
   'Bearer',
   'Bearer ',
@@ -207,7 +233,7 @@ const GARBAGE_AUTH_FIXED = [
   'Bearer a.b.c',
   `Bearer ${'A'.repeat(5000)}`,
   'Token abc',
-  'Bearer sk_test_\' OR 1=1 --',
+  "Bearer sk_test_' OR 1=1 --",
 ];
 
 const encodeSegment = (value: string) => encodeURIComponent(value);
@@ -229,7 +255,7 @@ function baseRequest(op: DescribedOperation): HostileRequest {
   return request;
 }
 
-const deep = (depth: number, container: 'object' | 'array') => (container === 'object' ? '{"d":'.repeat(depth) + '1' + '}'.repeat(depth) : '['.repeat(depth) + '1' + ']'.repeat(depth));
+const deep = (depth: number, container: 'object' | 'array') => (container === 'object' ? `${'{"d":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}1${']'.repeat(depth)}`);
 
 function caseKinds(op: DescribedOperation): CaseKind[] {
   const kinds: CaseKind[] = [];
@@ -321,9 +347,9 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
           .filter((text) => !parses(text))
           .map((text) => raw(text)),
         // Invalid UTF-8 inside an otherwise well-formed document.
-        fc.constantFrom([0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]).map((bytes) =>
-          raw(new Uint8Array([...new TextEncoder().encode('{"a":"'), ...bytes, ...new TextEncoder().encode('"}')])),
-        ),
+        fc
+          .constantFrom([0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80])
+          .map((bytes) => raw(new Uint8Array([...new TextEncoder().encode('{"a":"'), ...bytes, ...new TextEncoder().encode('"}')]))),
       ),
     });
     // Bodies that would mean two things (lib/strict-json.ts): a key repeated in one object, or
@@ -543,9 +569,9 @@ beforeAll(async () => {
     webhook_endpoint_id: endpoint.body.data.id,
     action: 'expire',
   };
-  const { results } = await env.DB.prepare(
-    "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%' AND name != 'd1_migrations' ORDER BY name",
-  ).all<{ name: string }>();
+  const { results } = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%' AND name != 'd1_migrations' ORDER BY name").all<{
+    name: string;
+  }>();
   tables = results.map((r) => r.name);
 });
 

@@ -168,7 +168,10 @@ describe('encryptJson / decryptJson', () => {
     const cyclic: Record<string, unknown> = { api_key: credentials.api_key };
     cyclic.self = cyclic;
     for (const value of [undefined, () => 1, cyclic, 1n]) {
-      const error = await encryptJson(ring, value, context).then(() => null, (e: Error) => e);
+      const error = await encryptJson(ring, value, context).then(
+        () => null,
+        (e: Error) => e,
+      );
       expect(error?.message).toBe('Value to encrypt is not JSON-serialisable');
     }
   });

@@ -1,14 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  CURRENCY_MINOR_UNITS,
-  MoneyError,
-  SUPPORTED_CURRENCIES,
-  formatAmount,
-  isSupportedCurrency,
-  parseAmount,
-  type Currency,
-} from '../../src/domain/money.ts';
+import { CURRENCY_MINOR_UNITS, MoneyError, SUPPORTED_CURRENCIES, formatAmount, isSupportedCurrency, parseAmount, type Currency } from '../../src/domain/money.ts';
 
 function reasonOf(run: () => unknown): string | undefined {
   try {
@@ -131,9 +123,7 @@ describe('formatAmount', () => {
 const currencyAndMinor = fc.constantFrom(...SUPPORTED_CURRENCIES).chain((currency) =>
   fc.tuple(
     fc.constant(currency),
-    fc
-      .bigInt({ min: 1n, max: 10n ** BigInt(12 + CURRENCY_MINOR_UNITS[currency]) - 1n })
-      .map((n) => Number(n)),
+    fc.bigInt({ min: 1n, max: 10n ** BigInt(12 + CURRENCY_MINOR_UNITS[currency]) - 1n }).map((n) => Number(n)),
   ),
 );
 
@@ -141,9 +131,7 @@ const validValue = fc.constantFrom(...SUPPORTED_CURRENCIES).chain((currency) => 
   const digits = CURRENCY_MINOR_UNITS[currency];
   const integerPart = fc.oneof(
     fc.constant('0'),
-    fc.tuple(fc.integer({ min: 1, max: 9 }), fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength: 11 })).map(
-      ([first, rest]) => `${first}${rest}`,
-    ),
+    fc.tuple(fc.integer({ min: 1, max: 9 }), fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength: 11 })).map(([first, rest]) => `${first}${rest}`),
   );
   const fractionPart = fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 0, maxLength: digits });
   return fc
@@ -179,10 +167,7 @@ describe('properties', () => {
   });
 
   it('any string is either refused with a MoneyError or parsed into a positive safe integer of the accepted form', () => {
-    const anyText = fc.oneof(
-      fc.string(),
-      fc.string({ unit: fc.constantFrom(...'0123456789.-+eE ,'), maxLength: 20 }),
-    );
+    const anyText = fc.oneof(fc.string(), fc.string({ unit: fc.constantFrom(...'0123456789.-+eE ,'), maxLength: 20 }));
     fc.assert(
       fc.property(fc.constantFrom(...SUPPORTED_CURRENCIES), anyText, (currency, value) => {
         let minor: number;

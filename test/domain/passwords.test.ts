@@ -1,15 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { randomBytes, scryptSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  DUMMY_PASSWORD_HASH,
-  PBKDF2_ITERATIONS,
-  PRODUCTION_PBKDF2_MAX_ITERATIONS,
-  SCRYPT_PARAMS,
-  hashPassword,
-  hashPasswordPbkdf2,
-  verifyPassword,
-} from '../../src/domain/passwords.ts';
+import { DUMMY_PASSWORD_HASH, PBKDF2_ITERATIONS, PRODUCTION_PBKDF2_MAX_ITERATIONS, SCRYPT_PARAMS, hashPassword, hashPasswordPbkdf2, verifyPassword } from '../../src/domain/passwords.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, expectError, login, type TestUser } from '../helpers/api.ts';
 import { trackSecret } from '../helpers/leak-scan.ts';
@@ -31,7 +23,12 @@ function phcParts(encoded: string) {
   const [, algorithm, params, salt, key] = encoded.split('$') as [string, string, string, string, string];
   return {
     algorithm,
-    params: Object.fromEntries(params.split(',').map((pair) => pair.split('=')).map(([k, v]) => [k, Number(v)])),
+    params: Object.fromEntries(
+      params
+        .split(',')
+        .map((pair) => pair.split('='))
+        .map(([k, v]) => [k, Number(v)]),
+    ),
     salt: Buffer.from(salt, 'base64'),
     key: Buffer.from(key, 'base64'),
   };
@@ -187,8 +184,7 @@ describe('rehash on login (through the API)', () => {
     return user;
   }
 
-  const storedHash = async (userId: string) =>
-    (await env.DB.prepare('SELECT password_hash FROM users WHERE id = ?').bind(userId).first<{ password_hash: string }>())!.password_hash;
+  const storedHash = async (userId: string) => (await env.DB.prepare('SELECT password_hash FROM users WHERE id = ?').bind(userId).first<{ password_hash: string }>())!.password_hash;
 
   it('logs in a user with a PBKDF2 hash and upgrades the stored hash to scrypt', async () => {
     const original = await hashPasswordPbkdf2(PASSWORD);

@@ -251,10 +251,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('notify' as const),
       // Mostly the processor's real outcomes, but any status may arrive late or out of order.
-      to: fc.oneof(
-        { weight: 2, arbitrary: fc.constantFrom<PaymentStatus>('approved', 'pending', 'processing') },
-        { weight: 3, arbitrary: fc.constantFrom(...PAYMENT_STATUSES) },
-      ),
+      to: fc.oneof({ weight: 2, arbitrary: fc.constantFrom<PaymentStatus>('approved', 'pending', 'processing') }, { weight: 3, arbitrary: fc.constantFrom(...PAYMENT_STATUSES) }),
       dt,
     }),
   },
@@ -401,20 +398,15 @@ describe('state machine properties', () => {
       refunds: model.refunds.map((refund) => ({ ...refund })),
     });
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 1_000_000 }),
-        fc.integer({ min: 0, max: 2_000_000_000_000 }),
-        fc.array(operation, { minLength: 1, maxLength: 80 }),
-        (amount, start, operations) => {
-          let model: Model = { amount, payment: { status: 'created', updatedAt: start, chargedBackAt: null }, refunds: [], clock: start };
-          for (const op of operations) {
-            const before = clone(model);
-            step(model, op);
-            checkInvariants(before, model);
-            model = clone(model);
-          }
-        },
-      ),
+      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 0, max: 2_000_000_000_000 }), fc.array(operation, { minLength: 1, maxLength: 80 }), (amount, start, operations) => {
+        let model: Model = { amount, payment: { status: 'created', updatedAt: start, chargedBackAt: null }, refunds: [], clock: start };
+        for (const op of operations) {
+          const before = clone(model);
+          step(model, op);
+          checkInvariants(before, model);
+          model = clone(model);
+        }
+      }),
       { numRuns: 1000 },
     );
     // The generators must actually reach the interesting corners, or the property proves little.

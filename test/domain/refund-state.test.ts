@@ -102,9 +102,22 @@ describe('balance', () => {
     [[{ status: 'pending', amount: 100 }], null],
     [[{ status: 'declined', amount: 100 }], null],
     [[{ status: 'approved', amount: 1 }], 'partially_refunded'],
-    [[{ status: 'approved', amount: 99 }, { status: 'pending', amount: 1 }], 'partially_refunded'],
+    [
+      [
+        { status: 'approved', amount: 99 },
+        { status: 'pending', amount: 1 },
+      ],
+      'partially_refunded',
+    ],
     [[{ status: 'approved', amount: 100 }], 'refunded'],
-    [[{ status: 'approved', amount: 60 }, { status: 'approved', amount: 40 }, { status: 'failed', amount: 5 }], 'refunded'],
+    [
+      [
+        { status: 'approved', amount: 60 },
+        { status: 'approved', amount: 40 },
+        { status: 'failed', amount: 5 },
+      ],
+      'refunded',
+    ],
   ])('payment of 100 with %j is %s', (ledger, status) => {
     expect(paymentStatusAfterRefunds(100, ledger)).toBe(status);
   });

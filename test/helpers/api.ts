@@ -42,7 +42,7 @@ export async function call<T = any>(method: string, path: string, options: CallO
   }
   const res = await exports.default.fetch(new Request(`http://localhost${path}`, { method, headers, body }));
   const text = await res.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
@@ -78,7 +78,10 @@ export async function seedUser(options: { role?: Role; scopes?: Scope[]; email?:
     role: options.role ?? 'client',
     scopes: options.scopes ?? [...BUSINESS_SCOPES],
   };
-  await createDeps(env).db.insert(users).values({ ...user, passwordHash: await passwordHash, createdAt: now, updatedAt: now }).run();
+  await createDeps(env)
+    .db.insert(users)
+    .values({ ...user, passwordHash: await passwordHash, createdAt: now, updatedAt: now })
+    .run();
   return { ...user, password: TEST_PASSWORD };
 }
 

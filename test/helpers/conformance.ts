@@ -225,7 +225,7 @@ export function createConformance(doc: any): Conformance {
     const url = new URL(res.path, 'http://localhost');
     const method = res.method.toUpperCase();
     const media = (res.contentType ?? '').split(';')[0]!.trim().toLowerCase();
-    let json: unknown = undefined;
+    let json: unknown;
     let isJson = false;
     if (res.text !== '' && /^application\/([a-z0-9.+-]*\+)?json$/.test(media)) {
       try {

@@ -5,7 +5,9 @@ import type { PageStatements } from '../../src/db/paging.ts';
 /** SQLite's plan of a statement as Drizzle builds it, one `detail` line per step. */
 export async function queryPlan(statement: { toSQL(): { sql: string; params: unknown[] } }): Promise<string[]> {
   const { sql, params } = statement.toSQL();
-  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>();
+  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    .bind(...params)
+    .all<{ detail: string }>();
   return results.map((r) => r.detail);
 }
 
@@ -14,11 +16,7 @@ export async function queryPlan(statement: { toSQL(): { sql: string; params: unk
  * the value given, or absent) and asserts every step of every plan matches `accepted` and is neither a
  * SCAN (of a table or a whole index) nor a temporary B-tree for the order. Returns the plans explained.
  */
-export async function expectEveryFilterCombinationIndexed<F extends object>(
-  values: Required<F>,
-  build: (filters: F) => PageStatements<unknown>,
-  accepted: RegExp,
-): Promise<number> {
+export async function expectEveryFilterCombinationIndexed<F extends object>(values: Required<F>, build: (filters: F) => PageStatements<unknown>, accepted: RegExp): Promise<number> {
   const names = Object.keys(values) as Array<keyof F>;
   let explained = 0;
   for (let mask = 0; mask < 2 ** names.length; mask++) {
@@ -27,7 +25,10 @@ export async function expectEveryFilterCombinationIndexed<F extends object>(
       if (mask & (1 << bit)) filters[name] = values[name];
     });
     const { rows, total } = build(filters);
-    for (const [label, statement] of [['page', rows], ['total', total]] as const) {
+    for (const [label, statement] of [
+      ['page', rows],
+      ['total', total],
+    ] as const) {
       const plan = await queryPlan(statement);
       const what = `${label} ${JSON.stringify(filters)}: ${JSON.stringify(plan)}`;
       expect(plan.length, what).toBeGreaterThan(0);

@@ -241,7 +241,9 @@ export interface DeliveryRow {
 
 /** The delivery of an event to the payment's `webhook_url`, or to the endpoint `endpointId`. */
 export async function deliveryRow(eventId: string, endpointId?: string): Promise<DeliveryRow | null> {
-  return env.DB.prepare('SELECT * FROM webhook_deliveries WHERE event_id = ? AND destination = ?').bind(eventId, endpointId ?? 'payment_url').first<DeliveryRow>();
+  return env.DB.prepare('SELECT * FROM webhook_deliveries WHERE event_id = ? AND destination = ?')
+    .bind(eventId, endpointId ?? 'payment_url')
+    .first<DeliveryRow>();
 }
 
 /** Spellings of addresses a webhook must never go to (and URLs that are malformed for the same reason). */

@@ -49,5 +49,3 @@ describe('QR expiry withdraws the code at the processor first', () => {
     expect((await paymentRow(id))!.status).toBe('expired');
   });
 });
-
-

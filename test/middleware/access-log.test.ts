@@ -5,22 +5,7 @@ import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.t
 
 /** The access log (src/middleware/access-log.ts): one line per request, ids and outcome, nothing secret. */
 
-const FIELDS = [
-  'credential',
-  'credential_id',
-  'duration_ms',
-  'environment',
-  'error_code',
-  'event',
-  'idempotent_replayed',
-  'level',
-  'method',
-  'owner_id',
-  'request_id',
-  'route',
-  'status',
-  'time',
-];
+const FIELDS = ['credential', 'credential_id', 'duration_ms', 'environment', 'error_code', 'event', 'idempotent_replayed', 'level', 'method', 'owner_id', 'request_id', 'route', 'status', 'time'];
 
 interface AccessLine {
   level: string;
@@ -63,7 +48,18 @@ describe('access log', () => {
   it('a business call with an API key: route pattern, status, owner and key ids; never the key, the ids in the path or the query', async () => {
     const paid = await m.pay(paymentBody(m.pos.id, '10.00', { external_reference: 'order-for-jane.doe@example.com' }));
     const create = lineOf(paid);
-    expect(create).toMatchObject({ level: 'info', event: 'request', method: 'POST', route: '/v1/payments', status: 201, owner_id: m.session.user.id, credential: 'api_key', credential_id: m.key.id, error_code: null, idempotent_replayed: false });
+    expect(create).toMatchObject({
+      level: 'info',
+      event: 'request',
+      method: 'POST',
+      route: '/v1/payments',
+      status: 201,
+      owner_id: m.session.user.id,
+      credential: 'api_key',
+      credential_id: m.key.id,
+      error_code: null,
+      idempotent_replayed: false,
+    });
 
     const read = await call('GET', `/v1/payments/${paid.body.data.id}`, { token: m.key.secret });
     expect(lineOf(read)).toMatchObject({ method: 'GET', route: '/v1/payments/{payment_id}', status: 200, credential: 'api_key', credential_id: m.key.id });

@@ -112,9 +112,7 @@ describe('requireAuth with an API key', () => {
     // Defence in depth: the lookup itself is pinned to the deployment's environment.
     const secret = untrusted(`sk_test_${randomKeyBody()}`);
     const now = Date.now();
-    await env.DB.prepare(
-      'INSERT INTO api_keys (id, user_id, name, scopes, environment, status, secret_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    )
+    await env.DB.prepare('INSERT INTO api_keys (id, user_id, name, scopes, environment, status, secret_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
       .bind(newId('key'), owner.user.id, 'live key', JSON.stringify(['payments:read']), 'live', 'active', await hashApiKeySecret(env.API_KEY_PEPPER, secret), secret.slice(0, 12), now)
       .run();
     expectError(await probe(bearer(secret)), 401, 'unauthorized');

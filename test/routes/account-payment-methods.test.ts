@@ -4,21 +4,7 @@ import { openSecrets } from '../../src/services/payment-methods/secrets.ts';
 import type { PaymentMethodRow } from '../../src/db/schema/index.ts';
 import { call, createKey, expectError, seedSession, type Session } from '../helpers/api.ts';
 import { trackSecret } from '../helpers/leak-scan.ts';
-import {
-  ACCOUNT_FIELDS,
-  createMethod,
-  expectIndistinguishable,
-  expectNoTraceInRow,
-  fieldsOf,
-  ISO_MS,
-  link,
-  linkRows,
-  methodRow,
-  POS,
-  QR,
-  randomCredential,
-  UUID,
-} from '../helpers/methods.ts';
+import { ACCOUNT_FIELDS, createMethod, expectIndistinguishable, expectNoTraceInRow, fieldsOf, ISO_MS, link, linkRows, methodRow, POS, QR, randomCredential, UUID } from '../helpers/methods.ts';
 import { createDeps } from '../../src/deps.ts';
 
 const BASE = '/v1/account/payment-methods';
@@ -33,8 +19,7 @@ beforeAll(async () => {
   other = await seedSession();
 });
 
-const post = (session: Session | string | undefined, body: unknown) =>
-  call('POST', BASE, { token: typeof session === 'string' ? session : session?.accessToken, body });
+const post = (session: Session | string | undefined, body: unknown) => call('POST', BASE, { token: typeof session === 'string' ? session : session?.accessToken, body });
 
 const validBody = (overrides: Record<string, unknown> = {}) => ({
   connector_definition_version_id: POS,

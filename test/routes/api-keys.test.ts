@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { BUSINESS_SCOPES } from '../../src/domain/scopes.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, createKey, expectError, seedSession, seedUser, type ApiResponse, type Session } from '../helpers/api.ts';
-import { expectIndistinguishable, fieldsOf, withoutRequestId } from '../helpers/methods.ts';
+import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SECRET = /^sk_test_[A-Za-z0-9_-]{43}$/;
@@ -294,9 +294,7 @@ describe('POST /v1/account/api-keys/{api_key_id}/revoke', () => {
   it('answers concurrent revocations with the one stored revocation time', async () => {
     const owner = await seedSession();
     const key = await createKey(owner, ['payments:read']);
-    const answers = await Promise.all(
-      Array.from({ length: 5 }, () => call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken })),
-    );
+    const answers = await Promise.all(Array.from({ length: 5 }, () => call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken })));
     const listed = await keyListing(owner, key.id);
     expect(listed.status).toBe('revoked');
     for (const res of answers) {

@@ -13,10 +13,8 @@ const AUDIENCE = 'payment-service:test';
 const USER_FIELDS = ['created_at', 'email', 'id', 'name', 'role', 'scopes', 'updated_at'];
 
 const me = (token: string) => call('GET', '/v1/auth/me', { token });
-const refresh = (refreshToken: string, headers?: Record<string, string>) =>
-  call('POST', '/v1/auth/refresh', { body: { refresh_token: refreshToken }, ...(headers ? { headers } : {}) });
-const postLogin = (body: unknown, headers?: Record<string, string>) =>
-  call('POST', '/v1/auth/login', { body, ...(headers ? { headers } : {}) });
+const refresh = (refreshToken: string, headers?: Record<string, string>) => call('POST', '/v1/auth/refresh', { body: { refresh_token: refreshToken }, ...(headers ? { headers } : {}) });
+const postLogin = (body: unknown, headers?: Record<string, string>) => call('POST', '/v1/auth/login', { body, ...(headers ? { headers } : {}) });
 
 const uniqueEmail = () => `${newId('u')}@example.com`;
 

@@ -22,7 +22,9 @@ describe('payments: edges between operations', () => {
     expectError(await call('POST', `/v1/payments/${id}/cancel`, { token: m.key.secret, headers: { 'Idempotency-Key': crypto.randomUUID() } }), 409, 'invalid_state_transition');
 
     // A claim left by a crashed cancellation stops blocking after five minutes.
-    await env.DB.prepare('UPDATE payments SET cancel_requested_at = ?, version = version + 1 WHERE id = ?').bind(Date.now() - 6 * 60_000, id).run();
+    await env.DB.prepare('UPDATE payments SET cancel_requested_at = ?, version = version + 1 WHERE id = ?')
+      .bind(Date.now() - 6 * 60_000, id)
+      .run();
     const later = await refund();
     expect(later.status).toBe(201);
     expect(later.body.data.status).toBe('approved');

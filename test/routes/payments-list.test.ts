@@ -59,7 +59,10 @@ describe('GET /v1/payments (listPayments)', () => {
     const m2 = await setupMerchant();
     const same = [await pay(m2, '1.00'), await pay(m2, '2.00'), await pay(m2, '3.00'), await pay(m2, '4.00')];
     for (const p of same) await setCreatedAt(p.id, T0);
-    const expected = same.map((p) => p.id).sort().reverse();
+    const expected = same
+      .map((p) => p.id)
+      .sort()
+      .reverse();
     const pages = [];
     for (let offset = 0; offset < 4; offset += 1) pages.push(...ids(await list(m2.key.secret, `limit=1&offset=${offset}`)));
     expect(pages).toEqual(expected);

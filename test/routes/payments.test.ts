@@ -1,18 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.ts';
 import { call, createKey, expectError, type ApiResponse } from '../helpers/api.ts';
-import {
-  addSandboxMethod,
-  linkMethod,
-  newReference,
-  paymentBody,
-  paymentRow,
-  paymentRowsByReference,
-  postIdempotent,
-  SANDBOX_POS,
-  setupMerchant,
-  type Merchant,
-} from '../helpers/merchant.ts';
+import { addSandboxMethod, linkMethod, newReference, paymentBody, paymentRow, paymentRowsByReference, postIdempotent, SANDBOX_POS, setupMerchant, type Merchant } from '../helpers/merchant.ts';
 import { expectIndistinguishable, fieldsOf, withoutRequestId } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -6,18 +6,7 @@ import { PAYMENT_TRANSITIONS, type PaymentStatus } from '../../src/domain/paymen
 import { newId } from '../../src/lib/ids.ts';
 import { call, expectError } from '../helpers/api.ts';
 import { paymentBody, paymentRow, postIdempotent, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import {
-  captureQueue,
-  consumeOnce,
-  drainQueue,
-  eventRowsOf,
-  getWebhookSecret,
-  receiver,
-  verifyWith,
-  type CapturedQueue,
-  type Receiver,
-  type WebhookBody,
-} from '../helpers/webhooks.ts';
+import { captureQueue, consumeOnce, drainQueue, eventRowsOf, getWebhookSecret, receiver, verifyWith, type CapturedQueue, type Receiver, type WebhookBody } from '../helpers/webhooks.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
 
@@ -273,7 +262,7 @@ describe('test helpers', () => {
     expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(payment.updated_at));
     expect(res.body.data.action).toBeUndefined();
     // Through the same path as a processor's notification: recorded like one.
-    const { results } = await env.DB.prepare("SELECT outcome FROM processor_notifications WHERE processor_reference = ? AND payment_method_id = ?")
+    const { results } = await env.DB.prepare('SELECT outcome FROM processor_notifications WHERE processor_reference = ? AND payment_method_id = ?')
       .bind(payment.processor_reference, m.qr.id)
       .all<{ outcome: string }>();
     expect(results).toEqual([{ outcome: 'applied' }]);

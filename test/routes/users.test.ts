@@ -2,8 +2,8 @@ import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BUSINESS_SCOPES } from '../../src/domain/scopes.ts';
 import { newId } from '../../src/lib/ids.ts';
-import { call, createKey, expectError, login, seedSession, seedUser, type ApiResponse, type Session, type TestUser } from '../helpers/api.ts';
-import { expectIndistinguishable, fieldsOf, withoutRequestId } from '../helpers/methods.ts';
+import { call, createKey, expectError, login, seedSession, seedUser, type Session, type TestUser } from '../helpers/api.ts';
+import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const USER_FIELDS = ['created_at', 'email', 'id', 'name', 'role', 'scopes', 'updated_at'];
@@ -324,7 +324,7 @@ describe('PATCH /v1/users/{user_id}', () => {
     expect(unchanged.body.data).toEqual(current);
   });
 
-  it("answers a client patching another user exactly like an unknown id, changing nothing", async () => {
+  it('answers a client patching another user exactly like an unknown id, changing nothing', async () => {
     const victim = await seedUser();
     for (const body of [{ name: 'Hijacked' }, { role: 'admin' }]) {
       const foreign = await call('PATCH', `/v1/users/${victim.id}`, { token: self.accessToken, body });
@@ -365,11 +365,7 @@ describe('PATCH /v1/users/{user_id}', () => {
     expect(demoted.body.data.role).toBe('client');
 
     expectError(await call('GET', '/v1/users', { token: formerAdmin.accessToken }), 403, 'insufficient_role');
-    expectError(
-      await call('POST', '/v1/users', { token: formerAdmin.accessToken, body: { email: uniqueEmail(), name: 'Late', password: newPassword() } }),
-      403,
-      'insufficient_role',
-    );
+    expectError(await call('POST', '/v1/users', { token: formerAdmin.accessToken, body: { email: uniqueEmail(), name: 'Late', password: newPassword() } }), 403, 'insufficient_role');
     expectError(await call('PATCH', `/v1/users/${formerAdmin.user.id}`, { token: formerAdmin.accessToken, body: { role: 'admin' } }), 403, 'insufficient_role');
     expectError(await call('GET', `/v1/users/${client.user.id}`, { token: formerAdmin.accessToken }), 404, 'user_not_found');
     const me = await call('GET', '/v1/auth/me', { token: formerAdmin.accessToken });

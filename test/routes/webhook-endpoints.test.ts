@@ -66,7 +66,22 @@ describe('POST /v1/account/webhook-endpoints', () => {
     expect(res.status, res.text).toBe(201);
     const data = res.body.data;
     expect(Object.keys(data).sort()).toEqual(
-      ['created_at', 'description', 'disabled_at', 'disabled_reason', 'enabled_events', 'environment', 'failing_since', 'id', 'previous_secret_expires_at', 'secret', 'status', 'updated_at', 'url', 'user_id'].sort(),
+      [
+        'created_at',
+        'description',
+        'disabled_at',
+        'disabled_reason',
+        'enabled_events',
+        'environment',
+        'failing_since',
+        'id',
+        'previous_secret_expires_at',
+        'secret',
+        'status',
+        'updated_at',
+        'url',
+        'user_id',
+      ].sort(),
     );
     expect(data).toMatchObject({
       url: URL_A,
@@ -256,7 +271,9 @@ describe('PATCH /v1/account/webhook-endpoints/{id}', () => {
     expect(disabled.body.data.disabled_at).toMatch(ISO_MS);
     // Disabling again keeps the original time.
     expect((await as(owner).patch(made.id, { disabled: true })).body.data.disabled_at).toBe(disabled.body.data.disabled_at);
-    await env.DB.prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?').bind(Date.now() - DAY_MS, made.id).run();
+    await env.DB.prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?')
+      .bind(Date.now() - DAY_MS, made.id)
+      .run();
     const enabled = await as(owner).patch(made.id, { disabled: false });
     expect(enabled.body.data).toMatchObject({ status: 'enabled', disabled_reason: null, disabled_at: null, failing_since: null });
   });

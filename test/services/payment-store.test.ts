@@ -22,7 +22,12 @@ describe('mutatePayment', () => {
       decisions++;
       return {
         change: { processorStatus: 'never-written' },
-        companions: () => [db.update(payments).set({ version: sql`${payments.version} + 1` }).where(eq(payments.id, id))],
+        companions: () => [
+          db
+            .update(payments)
+            .set({ version: sql`${payments.version} + 1` })
+            .where(eq(payments.id, id)),
+        ],
         result: null,
       };
     }).catch((error: unknown) => error);

@@ -57,11 +57,11 @@ export type SimOrderJson = Complete<
   >
 > &
   Pick<OrderResponse, 'description' | 'expiration_time'> & {
-  transactions: Complete<Pick<TransactionsResponse, 'payments'>> & { refunds?: SimRefundJson[]; chargebacks?: SimChargebackJson[] };
-  /** `config.qr` / `config.point`: documented by the Orders API reference, absent from the SDK's `Config`. */
-  config: OrderResponse['config'] & { qr?: Record<string, unknown>; point?: Record<string, unknown> };
-  type_response?: Complete<NonNullable<OrderResponse['type_response']>>;
-};
+    transactions: Complete<Pick<TransactionsResponse, 'payments'>> & { refunds?: SimRefundJson[]; chargebacks?: SimChargebackJson[] };
+    /** `config.qr` / `config.point`: documented by the Orders API reference, absent from the SDK's `Config`. */
+    config: OrderResponse['config'] & { qr?: Record<string, unknown>; point?: Record<string, unknown> };
+    type_response?: Complete<NonNullable<OrderResponse['type_response']>>;
+  };
 
 /**
  * Every order `status` / `status_detail` pair the Orders API documents for QR and Point orders
@@ -235,15 +235,15 @@ function emvQr(order: { id: string; totalAmount: string; currency: string }): st
   const site = SITE_OF[order.currency]!;
   return emvPayload(
     tlv('00', '01') +
-    tlv('01', '12') +
-    tlv('43', tlv('00', 'COM.MERCADOLIBRE') + tlv('01', '306') + tlv('02', order.id.slice(-20))) +
-    tlv('52', '5611') +
-    tlv('53', site.numeric) +
-    tlv('54', order.totalAmount) +
-    tlv('58', site.country) +
-    tlv('59', 'COMERCIO DE PRUEBA') +
-    tlv('60', 'CIUDAD') +
-    tlv('62', tlv('05', order.id.slice(-25))),
+      tlv('01', '12') +
+      tlv('43', tlv('00', 'COM.MERCADOLIBRE') + tlv('01', '306') + tlv('02', order.id.slice(-20))) +
+      tlv('52', '5611') +
+      tlv('53', site.numeric) +
+      tlv('54', order.totalAmount) +
+      tlv('58', site.country) +
+      tlv('59', 'COMERCIO DE PRUEBA') +
+      tlv('60', 'CIUDAD') +
+      tlv('62', tlv('05', order.id.slice(-25))),
   );
 }
 
@@ -313,7 +313,7 @@ export class MercadoPagoSimulator {
     const url = new URL(request.url);
     if (url.origin !== MP_BASE) throw new TypeError(`simulator: no route to ${url.origin}`);
     const text = request.method === 'GET' ? '' : await request.text();
-    let body: unknown = undefined;
+    let body: unknown;
     if (text) {
       try {
         body = JSON.parse(text);
@@ -391,7 +391,13 @@ export class MercadoPagoSimulator {
     } else {
       const order = this.orders.get(orderId);
       if (!order || order.token !== account.accessToken) res = mpError(404, 'order_not_found', 'Order not found.');
-      else res = action === 'cancel' ? this.cancelOrder(order) : action === 'refund' ? this.refundOrder(order, body) : json(404, { message: 'resource not found', error: 'not_found', status: 404, cause: [] });
+      else
+        res =
+          action === 'cancel'
+            ? this.cancelOrder(order)
+            : action === 'refund'
+              ? this.refundOrder(order, body)
+              : json(404, { message: 'resource not found', error: 'not_found', status: 404, cause: [] });
     }
     // Answers are kept for the key (errors the request caused included); a 5xx never is.
     const resBody = await res.text();
@@ -495,7 +501,13 @@ export class MercadoPagoSimulator {
     }
     if (amountMinor <= 0 || amountMinor > remaining) return mpError(400, 'invalid_refund_amount', 'The amount exceeds what can be refunded.', ['transactions.amount']);
     const status = amountMinor % 100 === 61 ? 'rejected' : this.faults.refundsProcessing ? 'processing' : 'processed';
-    const refund: SimRefund = { id: `REF${ulid()}`, transaction_id: order.payment.id, reference_id: String(Math.floor(Math.random() * 1e11)), amount: formatAmount(amountMinor, order.currency), status };
+    const refund: SimRefund = {
+      id: `REF${ulid()}`,
+      transaction_id: order.payment.id,
+      reference_id: String(Math.floor(Math.random() * 1e11)),
+      amount: formatAmount(amountMinor, order.currency),
+      status,
+    };
     order.refunds.push(refund);
     this.afterRefund(order);
     return json(201, this.orderJson(order));
@@ -659,10 +671,7 @@ export class MercadoPagoSimulator {
    * `altered_body` correctly signed but its body claims `processed` (the signature does not cover the
    * body); `unsigned` in the IPN style (`?id=…&topic=order`, no `x-signature`).
    */
-  async notification(
-    orderId: string,
-    options: { kind?: NotificationKind; event?: SimEvent; requestId?: string | null; ts?: number; lowercaseIdInManifest?: boolean } = {},
-  ): Promise<SimNotification> {
+  async notification(orderId: string, options: { kind?: NotificationKind; event?: SimEvent; requestId?: string | null; ts?: number; lowercaseIdInManifest?: boolean } = {}): Promise<SimNotification> {
     const order = this.order(orderId);
     const account = this.accounts.get(order.token)!;
     const kind = options.kind ?? 'signed';
@@ -733,8 +742,7 @@ export class MercadoPagoSimulator {
         return (error as { reason?: SignatureFailureReason }).reason ?? 'error';
       }
     })();
-    const expected: SignatureFailureReason | null =
-      kind === 'forged' ? SignatureFailureReason.SignatureMismatch : kind === 'stale' ? SignatureFailureReason.TimestampOutOfTolerance : null;
+    const expected: SignatureFailureReason | null = kind === 'forged' ? SignatureFailureReason.SignatureMismatch : kind === 'stale' ? SignatureFailureReason.TimestampOutOfTolerance : null;
     // A manifest with the id as written (not lower-cased) is a deliberate misstep of tests; the SDK is told the same id.
     if (!mixedCaseId && failure !== expected && !(Math.abs(ts * 1000 - this.now()) > 300_000 && kind !== 'stale')) {
       throw new Error(`simulator: the SDK's validator says ${failure ?? 'valid'} of a ${kind} notification`);

@@ -204,13 +204,13 @@ function qrPayload(pi: Stripe.PaymentIntent, type: string): string {
   const value = `${Math.floor(pi.amount / 100)}.${String(pi.amount % 100).padStart(2, '0')}`;
   return emvPayload(
     tlv('00', '01') +
-    tlv('01', '12') +
-    tlv('29', tlv('00', type === 'paynow' ? 'SG.PAYNOW' : 'A000000677010111') + tlv('01', pi.id.slice(3, 19))) +
-    tlv('53', type === 'paynow' ? '702' : '764') +
-    tlv('54', value) +
-    tlv('58', type === 'paynow' ? 'SG' : 'TH') +
-    tlv('59', 'SIM SHOP & CO=1+2%') +
-    tlv('62', tlv('05', pi.id)),
+      tlv('01', '12') +
+      tlv('29', tlv('00', type === 'paynow' ? 'SG.PAYNOW' : 'A000000677010111') + tlv('01', pi.id.slice(3, 19))) +
+      tlv('53', type === 'paynow' ? '702' : '764') +
+      tlv('54', value) +
+      tlv('58', type === 'paynow' ? 'SG' : 'TH') +
+      tlv('59', 'SIM SHOP & CO=1+2%') +
+      tlv('62', tlv('05', pi.id)),
   );
 }
 
@@ -425,10 +425,7 @@ export class StripeSimulator {
   }
 
   /** A delivery of `event` as Stripe sends it (pretty-printed JSON); `tamper` changes the body after signing. */
-  async deliver(
-    event: Stripe.Event | Json,
-    options: { secret?: string; secrets?: string[]; timestamp?: number; tamper?: (raw: string) => string } = {},
-  ): Promise<SignedDelivery> {
+  async deliver(event: Stripe.Event | Json, options: { secret?: string; secrets?: string[]; timestamp?: number; tamper?: (raw: string) => string } = {}): Promise<SignedDelivery> {
     const signed = JSON.stringify(event, null, 2);
     const signature = await this.signatureHeader(signed, options);
     const rawBody = options.tamper ? options.tamper(signed) : signed;
@@ -577,9 +574,7 @@ export class StripeSimulator {
   }
 
   private takeInjection(method: string, path: string): Injection | undefined {
-    const index = this.injections.findIndex(
-      (i) => (!i.method || i.method === method) && (!i.path || (typeof i.path === 'string' ? i.path === path : i.path.test(path))),
-    );
+    const index = this.injections.findIndex((i) => (!i.method || i.method === method) && (!i.path || (typeof i.path === 'string' ? i.path === path : i.path.test(path))));
     if (index < 0) return undefined;
     const injection = this.injections[index]!;
     if (--injection.times <= 0) this.injections.splice(index, 1);
@@ -840,7 +835,7 @@ export class StripeSimulator {
 
   private mustQr(id: string): Stripe.PaymentIntent {
     const pi = this.paymentIntents.get(id);
-    if (!pi || pi.status !== 'requires_action') throw new Error(`PaymentIntent ${id} is not waiting for a QR payment`);
+    if (pi?.status !== 'requires_action') throw new Error(`PaymentIntent ${id} is not waiting for a QR payment`);
     return pi;
   }
 
@@ -895,9 +890,7 @@ export class StripeSimulator {
 
   private listDisputes(params: Json): HandlerResult {
     const limit = Math.min(Math.max(Number(params.limit ?? 10) || 10, 1), 100);
-    const all = [...this.disputes.values()]
-      .filter((d) => (!params.payment_intent || d.payment_intent === params.payment_intent) && (!params.charge || d.charge === params.charge))
-      .reverse();
+    const all = [...this.disputes.values()].filter((d) => (!params.payment_intent || d.payment_intent === params.payment_intent) && (!params.charge || d.charge === params.charge)).reverse();
     const list: Stripe.ApiList<Stripe.Dispute> = { object: 'list', data: all.slice(0, limit).map(clone), has_more: all.length > limit, url: '/v1/disputes' };
     return { status: 200, body: list };
   }
@@ -932,7 +925,7 @@ export class StripeSimulator {
    */
   openDispute(paymentIntentId: string, options: { inquiry?: boolean; amount?: number; reason?: string } = {}): Stripe.Dispute {
     const pi = this.paymentIntents.get(paymentIntentId);
-    if (!pi || pi.status !== 'succeeded' || typeof pi.latest_charge !== 'string') throw new Error(`PaymentIntent ${paymentIntentId} has no succeeded charge to dispute`);
+    if (pi?.status !== 'succeeded' || typeof pi.latest_charge !== 'string') throw new Error(`PaymentIntent ${paymentIntentId} has no succeeded charge to dispute`);
     const dispute: Stripe.Dispute = {
       id: stripeId('du'),
       object: 'dispute',
@@ -1050,7 +1043,8 @@ export class StripeSimulator {
   private processPaymentIntent(readerId: string, params: Json): HandlerResult {
     return this.withReader(readerId, (reader) => {
       if (reader.status === 'offline') return stripeError(400, { type: 'invalid_request_error', code: 'terminal_reader_offline', message: 'Reader is currently offline.' });
-      if (reader.action?.status === 'in_progress') return stripeError(400, { type: 'invalid_request_error', code: 'terminal_reader_busy', message: 'Reader is currently busy processing another request.' });
+      if (reader.action?.status === 'in_progress')
+        return stripeError(400, { type: 'invalid_request_error', code: 'terminal_reader_busy', message: 'Reader is currently busy processing another request.' });
       const pi = this.paymentIntents.get(params.payment_intent ?? '');
       if (!pi) return stripeError(400, { type: 'invalid_request_error', code: 'resource_missing', param: 'payment_intent', message: `No such payment_intent: '${params.payment_intent}'` }, false);
       if (!pi.payment_method_types.includes('card_present') || pi.status !== 'requires_payment_method') {
@@ -1075,7 +1069,7 @@ export class StripeSimulator {
 
   private cancelAction(readerId: string): HandlerResult {
     return this.withReader(readerId, (reader) => {
-            // The code Stripe gives this refusal is not documented; the connector only needs it not to be 5xx.
+      // The code Stripe gives this refusal is not documented; the connector only needs it not to be 5xx.
       if (reader.action?.status !== 'in_progress') return stripeError(400, { type: 'invalid_request_error', message: 'The reader has no action to cancel.' });
       this.failReaderAction(reader, 'canceled', 'The action was canceled.');
       return { status: 200, body: clone(reader) };

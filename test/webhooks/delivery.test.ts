@@ -5,7 +5,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import { DELIVERY_WINDOW_MS, nextAttemptAt, RETRY_DELAYS_SECONDS, retryDelaySeconds, STEADY_RETRY_SECONDS } from '../../src/domain/webhook-schedule.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { DELIVERY_TIMEOUT_MS, deliverEvent } from '../../src/services/webhooks/deliver.ts';
-import { call, createKey, expectError, type ApiResponse } from '../helpers/api.ts';
+import { call, createKey, expectError } from '../helpers/api.ts';
 import { trackSecret } from '../helpers/leak-scan.ts';
 import { paymentBody, postIdempotent, setupMerchant, type Merchant } from '../helpers/merchant.ts';
 import {
@@ -174,7 +174,11 @@ describe('event types', () => {
     expect(cancel.status, cancel.text).toBe(200);
 
     const bodies = await deliverAllVerified();
-    const seen = (paymentId: string) => bodies.filter((b) => b.data.payment.id === paymentId).map((b) => `${b.type}:${b.data.payment.status}`).sort();
+    const seen = (paymentId: string) =>
+      bodies
+        .filter((b) => b.data.payment.id === paymentId)
+        .map((b) => `${b.type}:${b.data.payment.status}`)
+        .sort();
     expect(seen(pending.id)).toEqual(['payment.pending:pending']);
     expect(seen(approved.id)).toEqual(['payment.approved:approved', 'payment.pending:pending']);
     expect(seen(declinedQr.id)).toEqual(['payment.declined:declined', 'payment.pending:pending']);
@@ -273,11 +277,17 @@ describe('retries', () => {
     for (const r of second.retried) expect(r.delaySeconds).toBeGreaterThanOrEqual(108), expect(r.delaySeconds).toBeLessThanOrEqual(132);
     fireTimeout = true;
     await elapseUntilDue(events);
-    const third = await consumeOnce(second.retried.map((r) => r.eventId), 3);
+    const third = await consumeOnce(
+      second.retried.map((r) => r.eventId),
+      3,
+    );
     fireTimeout = false;
     for (const r of third.retried) expect(r.delaySeconds).toBeGreaterThanOrEqual(540), expect(r.delaySeconds).toBeLessThanOrEqual(660);
     await elapseUntilDue(events);
-    const fourth = await consumeOnce(third.retried.map((r) => r.eventId), 4);
+    const fourth = await consumeOnce(
+      third.retried.map((r) => r.eventId),
+      4,
+    );
     expect(fourth.retried).toEqual([]);
     expect(fourth.acked.sort()).toEqual([...events].sort());
     expect(timeouts.length).toBe(8);

@@ -86,7 +86,12 @@ describe('GET /v1/events (listEvents)', () => {
 
     beforeAll(async () => {
       merchant = await setupMerchant();
-      const payments = [await pay(merchant, merchant.pos.id, '10.00'), await pay(merchant, merchant.pos.id, '10.51'), await pay(merchant, merchant.qr.id, '10.00'), await pay(merchant, merchant.pos.id, '12.00')];
+      const payments = [
+        await pay(merchant, merchant.pos.id, '10.00'),
+        await pay(merchant, merchant.pos.id, '10.51'),
+        await pay(merchant, merchant.qr.id, '10.00'),
+        await pay(merchant, merchant.pos.id, '12.00'),
+      ];
       events = [];
       for (const [i, p] of payments.entries()) {
         await setEventTimes(p.id, T0 + i * HOUR);
@@ -130,7 +135,11 @@ describe('GET /v1/events (listEvents)', () => {
         pages.push(...ids(page));
       }
       expect(pages).toEqual(events.map((e) => e.id).reverse());
-      for (const [query, field] of [['limit=0', 'query.limit'], ['limit=101', 'query.limit'], ['offset=-1', 'query.offset']]) {
+      for (const [query, field] of [
+        ['limit=0', 'query.limit'],
+        ['limit=101', 'query.limit'],
+        ['offset=-1', 'query.offset'],
+      ]) {
         const bad = await listEvents(merchant.key.secret, query!);
         expectError(bad, 400, 'invalid_request');
         expect(fieldsOf(bad)).toEqual([field]);

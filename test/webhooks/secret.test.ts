@@ -3,18 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { deliverEvent } from '../../src/services/webhooks/deliver.ts';
 import { call, expectError } from '../helpers/api.ts';
 import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import {
-  captureQueue,
-  drainQueue,
-  eventIdsOf,
-  getWebhookSecret,
-  receiver,
-  rotateWebhookSecret,
-  verifyWith,
-  type CapturedQueue,
-  type ReceivedWebhook,
-  type Receiver,
-} from '../helpers/webhooks.ts';
+import { captureQueue, drainQueue, eventIdsOf, getWebhookSecret, receiver, rotateWebhookSecret, verifyWith, type CapturedQueue, type ReceivedWebhook, type Receiver } from '../helpers/webhooks.ts';
 import { createDeps } from '../../src/deps.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';

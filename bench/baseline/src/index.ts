@@ -97,7 +97,16 @@ async function createRefund(db: D1Database, paymentId: string, text: string) {
     db.prepare("INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'approved', ?, ?)").bind(id, paymentId, minor, currency, now, now),
     db.prepare("UPDATE payments SET version = version + 1, status = 'partially_refunded', updated_at = ? WHERE id = ?").bind(now, paymentId),
   ]);
-  const data = { id, payment_id: paymentId, status: 'approved', amount: { value: toValue(minor), currency }, reason: null, processor_reference: `sbx_ref_${id.slice(4, 28)}`, created_at: iso(now), updated_at: iso(now) };
+  const data = {
+    id,
+    payment_id: paymentId,
+    status: 'approved',
+    amount: { value: toValue(minor), currency },
+    reason: null,
+    processor_reference: `sbx_ref_${id.slice(4, 28)}`,
+    created_at: iso(now),
+    updated_at: iso(now),
+  };
   return { status: 201, body: JSON.stringify({ data }) };
 }
 

@@ -54,11 +54,17 @@ export const MercadoPagoCredentials = z.strictObject({
     .string()
     .min(16)
     .max(256)
-    .describe('The secret signature of the application’s webhooks (Your integrations → Webhooks), used to verify `x-signature`. Point the webhook URL at /v1/processor-notifications/{payment_method_id}.'),
+    .describe(
+      'The secret signature of the application’s webhooks (Your integrations → Webhooks), used to verify `x-signature`. Point the webhook URL at /v1/processor-notifications/{payment_method_id}.',
+    ),
 });
 export type MercadoPagoCredentials = z.infer<typeof MercadoPagoCredentials>;
 
-const PosId = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/);
+const PosId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_-]+$/);
 
 export const MercadoPagoQrConfiguration = z.strictObject({
   external_pos_id: PosId.optional().describe('The `external_id` of the Mercado Pago point of sale (store POS) whose QR shows the order. Required to take a payment; may be given per payment.'),
@@ -205,10 +211,7 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
       const full = minorOf(order.total_amount, input.amount.currency) === input.amount.minor;
       const body = buildRefundRequest(full, transactionId, input.amount);
       const key = await processorIdempotencyKey('refund', input.processorIdempotencyKey);
-      const answer = parseAnswer(
-        MercadoPagoOrder,
-        await mpCall(ctx, 'POST', orderPath(order.id, '/refund'), { operation: 'refund', ...(body ? { body } : {}), idempotencyKey: key }),
-      );
+      const answer = parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', orderPath(order.id, '/refund'), { operation: 'refund', ...(body ? { body } : {}), idempotencyKey: key }));
       const refund = findRefund(answer.transactions?.refunds ?? [], {
         ...(full ? {} : { transactionId, amountMinor: input.amount.minor }),
         currency: input.amount.currency,
@@ -253,11 +256,7 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
       const bodyId = body.data?.id;
 
       if (!check?.ok) {
-        const id =
-          notificationId(queryDataId) ??
-          notificationId(url.searchParams.get('id')) ??
-          notificationId(bodyId) ??
-          notificationId(body.resource?.split('/').pop());
+        const id = notificationId(queryDataId) ?? notificationId(url.searchParams.get('id')) ?? notificationId(bodyId) ?? notificationId(body.resource?.split('/').pop());
         if (!id) throw invalid('The notification names no resource.');
         // A unique event id: nobody can use unsigned news to pre-empt a real event's id.
         const eventId = `mp_unsigned_${crypto.randomUUID()}`;

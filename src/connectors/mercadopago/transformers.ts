@@ -136,7 +136,11 @@ export type SdkMismatches<T, S, Path extends string = ''> = [T] extends [readonl
 export type ExpectConforms<T extends never> = T;
 
 /** Identifiers we put into paths and our records: Mercado Pago's are like `ORD01J…`, `PAY01J…`, `REF01J…`. */
-const ProcessorId = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/);
+const ProcessorId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_-]+$/);
 
 const OrderPayment = z.object({
   id: ProcessorId,
@@ -395,9 +399,7 @@ const isIdempotencyCode = (code: string) => /idempot/i.test(code);
 
 export function normalizeHttpError(operation: MercadoPagoOperation, status: number, body: unknown): ConnectorError {
   const code = processorCodeOf(status, body);
-  const row =
-    HTTP_ERROR_TABLE.find((r) => r.status === status) ??
-    HTTP_ERROR_TABLE.find((r) => (status >= 500 ? r.status === '5xx' : status >= 400 && r.status === 'other_4xx'))!;
+  const row = HTTP_ERROR_TABLE.find((r) => r.status === status) ?? HTTP_ERROR_TABLE.find((r) => (status >= 500 ? r.status === '5xx' : status >= 400 && r.status === 'other_4xx'))!;
   let kind = row.kinds[operation];
   if (status === 409 && isIdempotencyCode(code)) kind = 'unavailable';
   // The raw body stays here: only the kind, a fixed message and the code leave the connector.
@@ -461,12 +463,7 @@ export async function signManifest(secret: string, manifest: string): Promise<st
 export type SignatureCheck = { ok: true } | { ok: false; reason: 'malformed' | 'stale' | 'mismatch' };
 
 /** Fails closed; compares in constant time; `now` in milliseconds. */
-export async function verifySignature(
-  secret: string,
-  header: string,
-  parts: { dataId?: string | null; requestId?: string | null },
-  now: number,
-): Promise<SignatureCheck> {
+export async function verifySignature(secret: string, header: string, parts: { dataId?: string | null; requestId?: string | null }, now: number): Promise<SignatureCheck> {
   const parsed = parseSignatureHeader(header);
   if (!parsed) return { ok: false, reason: 'malformed' };
   if (Math.abs(now / 1000 - timestampSeconds(parsed.ts)) > SIGNATURE_TOLERANCE_SECONDS) return { ok: false, reason: 'stale' };

@@ -5,10 +5,7 @@ import type { Channel, Money, PaymentOutcome, ProcessorRefundStatus } from '../t
  * chosen by the last two digits of the amount's minor units, which are the cents, or the last two
  * integer digits for a currency without decimals.
  */
-export type SandboxPaymentAnswer =
-  | { kind: 'outcome'; status: 'approved' | 'pending' | 'declined' | 'failed' }
-  | { kind: 'timeout' }
-  | { kind: 'unavailable' };
+export type SandboxPaymentAnswer = { kind: 'outcome'; status: 'approved' | 'pending' | 'declined' | 'failed' } | { kind: 'timeout' } | { kind: 'unavailable' };
 
 export const lastTwoDigits = (amount: Money) => amount.minor % 100;
 
@@ -47,8 +44,7 @@ export function sandboxRefundStatus(amount: Money): ProcessorRefundStatus {
 
 export function toPaymentOutcome(channel: Channel, status: PaymentOutcome['status'], reference: string, amount: Money): PaymentOutcome {
   // A pending POS payment is one waiting at the terminal (ending 55); a pending QR one waits for the scan.
-  const action: PaymentOutcome['action'] =
-    status !== 'pending' ? { type: 'none' } : channel === 'qr' ? { type: 'display_qr', qrData: emvQrPayload(reference, amount) } : { type: 'check_terminal' };
+  const action: PaymentOutcome['action'] = status !== 'pending' ? { type: 'none' } : channel === 'qr' ? { type: 'display_qr', qrData: emvQrPayload(reference, amount) } : { type: 'check_terminal' };
   return {
     status,
     processorReference: reference,

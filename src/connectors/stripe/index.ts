@@ -52,7 +52,9 @@ export const StripeCredentials = z.strictObject({
     .string()
     .max(255)
     .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]{8,}$/, 'Must be a Stripe secret or restricted key (sk_test_, sk_live_, rk_test_, rk_live_)')
-    .describe('Stripe secret key (`sk_test_...`/`sk_live_...`) or restricted key (`rk_...`) of the account; a test key for the test environment, a live key for live. A restricted key must also be allowed to read Disputes (a payment’s chargeback is read from them).'),
+    .describe(
+      'Stripe secret key (`sk_test_...`/`sk_live_...`) or restricted key (`rk_...`) of the account; a test key for the test environment, a live key for live. A restricted key must also be allowed to read Disputes (a payment’s chargeback is read from them).',
+    ),
   webhook_secret: z
     .string()
     .max(255)

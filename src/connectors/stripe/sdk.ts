@@ -95,9 +95,7 @@ export const StripeReaderAction = z.object(
   sdkShape<Stripe.Terminal.Reader.Action>()({
     status: z.string(),
     failure_code: z.string().nullable(),
-    process_payment_intent: z
-      .object(sdkShape<Stripe.Terminal.Reader.Action.ProcessPaymentIntent>()({ payment_intent: expandable(idOnly) }))
-      .optional(),
+    process_payment_intent: z.object(sdkShape<Stripe.Terminal.Reader.Action.ProcessPaymentIntent>()({ payment_intent: expandable(idOnly) })).optional(),
   }),
 );
 

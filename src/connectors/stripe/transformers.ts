@@ -72,14 +72,7 @@ export const REFUND_STATUS_MAP = {
 } as const satisfies Record<StripeRefundStatus, ProcessorRefundStatus>;
 
 /** Refund `failure_reason` values the SDK documents (`Refund.failure_reason`). */
-export type StripeRefundFailureReason =
-  | 'lost_or_stolen_card'
-  | 'expired_or_canceled_card'
-  | 'charge_for_pending_refund_disputed'
-  | 'insufficient_funds'
-  | 'declined'
-  | 'merchant_request'
-  | 'unknown';
+export type StripeRefundFailureReason = 'lost_or_stolen_card' | 'expired_or_canceled_card' | 'charge_for_pending_refund_disputed' | 'insufficient_funds' | 'declined' | 'merchant_request' | 'unknown';
 
 /**
  * A failed refund by `failure_reason`: `declined` (the issuer refused it) → declined; every other reason
@@ -133,8 +126,7 @@ export const DISPUTE_EVENT_TYPES = {
   'charge.dispute.closed': true,
 } as const satisfies Record<StripeDisputeEventType, true>;
 
-const lookup = <T>(table: Record<string, T>, key: string | null | undefined, fallback: T): T =>
-  typeof key === 'string' && Object.hasOwn(table, key) ? table[key]! : fallback;
+const lookup = <T>(table: Record<string, T>, key: string | null | undefined, fallback: T): T => (typeof key === 'string' && Object.hasOwn(table, key) ? table[key]! : fallback);
 
 // ---------------------------------------------------------------------------------------------------------
 // Mapping
@@ -194,7 +186,7 @@ export function disputeStatus(dispute: Pick<StripeDispute, 'status'>): 'charged_
 /** Whether the PaymentIntent's charge, when the lookup expanded it, says it is disputed. */
 export function isDisputed(pi: Pick<StripePaymentIntent, 'status' | 'latest_charge'>): boolean {
   const charge = pi.latest_charge;
-  return pi.status === 'succeeded' && typeof charge === 'object' && charge !== null && charge.disputed;
+  return pi.status === 'succeeded' && typeof charge === 'object' && charge?.disputed === true;
 }
 
 /** A succeeded PaymentIntent with a lost dispute among `disputes` is charged back; null when none is lost. */

@@ -11,96 +11,110 @@ import { users } from './users.ts';
  * payment (refunds, notifications, cancel) never overwrite each other. The refunds table is the ledger;
  * a refund change bumps its payment's version too.
  */
-export const payments = sqliteTable('payments', {
-  id: text('id').primaryKey(),
-  ownerId: text('owner_id').notNull().references(() => users.id),
-  environment: text('environment').$type<Environment>().notNull(),
-  paymentMethodId: text('payment_method_id').notNull().references(() => paymentMethods.id),
-  apiKeyId: text('api_key_id'),
-  /** `key:<api_key_id>` or `user:<user_id>`: `external_reference` is unique within it. */
-  referenceScope: text('reference_scope').notNull(),
-  externalReference: text('external_reference').notNull(),
-  amountMinor: integer('amount_minor').notNull(),
-  currency: text('currency').notNull(),
-  status: text('status').$type<PaymentStatus>().notNull(),
-  version: integer('version').notNull(),
-  processorReference: text('processor_reference'),
-  /** Sent to the processor with every call for this payment's creation; never changes. */
-  processorIdempotencyKey: text('processor_idempotency_key').notNull(),
-  processorAttempts: integer('processor_attempts').notNull(),
-  processorStatus: text('processor_status'),
-  qrData: text('qr_data'),
-  /**
-   * Set when the processor said the payment will not settle by itself until someone acts (e.g. checks
-   * the terminal); shown as `action` while the payment is `pending`. Reconciliation then asks rarely.
-   */
-  requiredAction: text('required_action').$type<RequiredAction>(),
-  description: text('description'),
-  metadata: text('metadata', { mode: 'json' }).$type<Record<string, unknown>>(),
-  webhookUrl: text('webhook_url'),
-  /** When a pending QR payment expires (its method's `qr_ttl_seconds`). */
-  expiresAt: integer('expires_at'),
-  /** Last time reconciliation asked the processor about this payment. */
-  reconciledAt: integer('reconciled_at'),
-  /**
-   * When the processor reported a chargeback (domain/payment-state.ts `chargeback`): the status stays
-   * collected, refunds and cancels are refused.
-   */
-  chargedBackAt: integer('charged_back_at'),
-  /** Set while a cancellation is at the processor; refunds wait (see services/payments/cancel-payment.ts). */
-  cancelRequestedAt: integer('cancel_requested_at'),
-  /** The idempotency attempt holding that cancellation (`attemptKey` below): its retry resumes it. */
-  cancelAttemptKey: text('cancel_attempt_key'),
-  /**
-   * The idempotency attempt that created the payment: the id of its idempotency object (one per
-   * credential, operation and Idempotency-Key) and its request fingerprint. Written with the row, so a
-   * retry finds its own payment here even when the object lost its memory between this insert and its
-   * own storage write (a deploy, an eviction, a crash): it resumes instead of meeting its own reference.
-   */
-  attemptKey: text('attempt_key'),
-  attemptFingerprint: text('attempt_fingerprint'),
-  createdAt: integer('created_at').notNull(),
-  updatedAt: integer('updated_at').notNull(),
-}, (t) => [
-  uniqueIndex('payments_reference_idx').on(t.referenceScope, t.externalReference),
-  index('payments_status_idx').on(t.status, t.updatedAt),
-  index('payments_expiry_idx').on(t.status, t.expiresAt),
-  index('payments_processor_reference_idx').on(t.paymentMethodId, t.processorReference),
-  // GET /v1/payments (services/payments/list-payments.ts): each filter has an index that starts with the
-  // owner and environment, holds the filter's column, and ends in the list's order (created_at, id), so
-  // every page and its count is a range of one index, never a scan of the table.
-  index('payments_owner_created_idx').on(t.ownerId, t.environment, t.createdAt, t.id),
-  index('payments_owner_status_idx').on(t.ownerId, t.environment, t.status, t.createdAt, t.id),
-  index('payments_owner_method_idx').on(t.ownerId, t.environment, t.paymentMethodId, t.createdAt, t.id),
-  index('payments_owner_reference_idx').on(t.ownerId, t.environment, t.externalReference, t.createdAt, t.id),
-]);
+export const payments = sqliteTable(
+  'payments',
+  {
+    id: text('id').primaryKey(),
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => users.id),
+    environment: text('environment').$type<Environment>().notNull(),
+    paymentMethodId: text('payment_method_id')
+      .notNull()
+      .references(() => paymentMethods.id),
+    apiKeyId: text('api_key_id'),
+    /** `key:<api_key_id>` or `user:<user_id>`: `external_reference` is unique within it. */
+    referenceScope: text('reference_scope').notNull(),
+    externalReference: text('external_reference').notNull(),
+    amountMinor: integer('amount_minor').notNull(),
+    currency: text('currency').notNull(),
+    status: text('status').$type<PaymentStatus>().notNull(),
+    version: integer('version').notNull(),
+    processorReference: text('processor_reference'),
+    /** Sent to the processor with every call for this payment's creation; never changes. */
+    processorIdempotencyKey: text('processor_idempotency_key').notNull(),
+    processorAttempts: integer('processor_attempts').notNull(),
+    processorStatus: text('processor_status'),
+    qrData: text('qr_data'),
+    /**
+     * Set when the processor said the payment will not settle by itself until someone acts (e.g. checks
+     * the terminal); shown as `action` while the payment is `pending`. Reconciliation then asks rarely.
+     */
+    requiredAction: text('required_action').$type<RequiredAction>(),
+    description: text('description'),
+    metadata: text('metadata', { mode: 'json' }).$type<Record<string, unknown>>(),
+    webhookUrl: text('webhook_url'),
+    /** When a pending QR payment expires (its method's `qr_ttl_seconds`). */
+    expiresAt: integer('expires_at'),
+    /** Last time reconciliation asked the processor about this payment. */
+    reconciledAt: integer('reconciled_at'),
+    /**
+     * When the processor reported a chargeback (domain/payment-state.ts `chargeback`): the status stays
+     * collected, refunds and cancels are refused.
+     */
+    chargedBackAt: integer('charged_back_at'),
+    /** Set while a cancellation is at the processor; refunds wait (see services/payments/cancel-payment.ts). */
+    cancelRequestedAt: integer('cancel_requested_at'),
+    /** The idempotency attempt holding that cancellation (`attemptKey` below): its retry resumes it. */
+    cancelAttemptKey: text('cancel_attempt_key'),
+    /**
+     * The idempotency attempt that created the payment: the id of its idempotency object (one per
+     * credential, operation and Idempotency-Key) and its request fingerprint. Written with the row, so a
+     * retry finds its own payment here even when the object lost its memory between this insert and its
+     * own storage write (a deploy, an eviction, a crash): it resumes instead of meeting its own reference.
+     */
+    attemptKey: text('attempt_key'),
+    attemptFingerprint: text('attempt_fingerprint'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('payments_reference_idx').on(t.referenceScope, t.externalReference),
+    index('payments_status_idx').on(t.status, t.updatedAt),
+    index('payments_expiry_idx').on(t.status, t.expiresAt),
+    index('payments_processor_reference_idx').on(t.paymentMethodId, t.processorReference),
+    // GET /v1/payments (services/payments/list-payments.ts): each filter has an index that starts with the
+    // owner and environment, holds the filter's column, and ends in the list's order (created_at, id), so
+    // every page and its count is a range of one index, never a scan of the table.
+    index('payments_owner_created_idx').on(t.ownerId, t.environment, t.createdAt, t.id),
+    index('payments_owner_status_idx').on(t.ownerId, t.environment, t.status, t.createdAt, t.id),
+    index('payments_owner_method_idx').on(t.ownerId, t.environment, t.paymentMethodId, t.createdAt, t.id),
+    index('payments_owner_reference_idx').on(t.ownerId, t.environment, t.externalReference, t.createdAt, t.id),
+  ],
+);
 
-export const refunds = sqliteTable('refunds', {
-  id: text('id').primaryKey(),
-  paymentId: text('payment_id').notNull().references(() => payments.id),
-  ownerId: text('owner_id').notNull(),
-  amountMinor: integer('amount_minor').notNull(),
-  currency: text('currency').notNull(),
-  status: text('status').$type<RefundStatus>().notNull(),
-  reason: text('reason'),
-  processorReference: text('processor_reference'),
-  processorIdempotencyKey: text('processor_idempotency_key').notNull(),
-  processorAttempts: integer('processor_attempts').notNull(),
-  processorStatus: text('processor_status'),
-  reconciledAt: integer('reconciled_at'),
-  /** As on payments: the attempt that reserved this refund, so its retry resumes it (services/payments/create-refund.ts). */
-  attemptKey: text('attempt_key'),
-  attemptFingerprint: text('attempt_fingerprint'),
-  createdAt: integer('created_at').notNull(),
-  updatedAt: integer('updated_at').notNull(),
-}, (t) => [
-  // One refund per attempt: even two copies of one idempotency object could not reserve twice.
-  uniqueIndex('refunds_attempt_idx').on(t.paymentId, t.attemptKey),
-  // A payment's ledger in the order it is listed (GET /v1/payments/{id}/refunds) and read.
-  index('refunds_payment_idx').on(t.paymentId, t.createdAt, t.id),
-  index('refunds_status_idx').on(t.status, t.updatedAt),
-  index('refunds_processor_reference_idx').on(t.processorReference),
-]);
+export const refunds = sqliteTable(
+  'refunds',
+  {
+    id: text('id').primaryKey(),
+    paymentId: text('payment_id')
+      .notNull()
+      .references(() => payments.id),
+    ownerId: text('owner_id').notNull(),
+    amountMinor: integer('amount_minor').notNull(),
+    currency: text('currency').notNull(),
+    status: text('status').$type<RefundStatus>().notNull(),
+    reason: text('reason'),
+    processorReference: text('processor_reference'),
+    processorIdempotencyKey: text('processor_idempotency_key').notNull(),
+    processorAttempts: integer('processor_attempts').notNull(),
+    processorStatus: text('processor_status'),
+    reconciledAt: integer('reconciled_at'),
+    /** As on payments: the attempt that reserved this refund, so its retry resumes it (services/payments/create-refund.ts). */
+    attemptKey: text('attempt_key'),
+    attemptFingerprint: text('attempt_fingerprint'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    // One refund per attempt: even two copies of one idempotency object could not reserve twice.
+    uniqueIndex('refunds_attempt_idx').on(t.paymentId, t.attemptKey),
+    // A payment's ledger in the order it is listed (GET /v1/payments/{id}/refunds) and read.
+    index('refunds_payment_idx').on(t.paymentId, t.createdAt, t.id),
+    index('refunds_status_idx').on(t.status, t.updatedAt),
+    index('refunds_processor_reference_idx').on(t.processorReference),
+  ],
+);
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type RefundRow = typeof refunds.$inferSelect;

@@ -27,7 +27,10 @@ export const CreatedApiKeySchema = ApiKeySchema.extend({
 export const CreateApiKeyBody = z
   .strictObject({
     name: z.string().trim().min(1).max(200).openapi({ example: 'Checkout server' }),
-    scopes: z.array(ScopeSchema).min(1).max(BUSINESS_SCOPES.length * 2),
+    scopes: z
+      .array(ScopeSchema)
+      .min(1)
+      .max(BUSINESS_SCOPES.length * 2),
     user_id: z.string().min(1).max(128).optional().openapi({ description: 'Admins only: create the key for this owner.' }),
   })
   .openapi('CreateApiKeyRequest');

@@ -12,9 +12,7 @@ const RefreshToken = z.string().min(1).max(512).openapi({ example: 'rt_Q2hhbmdlI
 
 export const RefreshBody = z.strictObject({ refresh_token: RefreshToken }).openapi('RefreshRequest');
 
-export const LogoutBody = z
-  .strictObject({ refresh_token: RefreshToken.optional() })
-  .openapi('LogoutRequest');
+export const LogoutBody = z.strictObject({ refresh_token: RefreshToken.optional() }).openapi('LogoutRequest');
 
 export const SessionTokensSchema = z
   .object({

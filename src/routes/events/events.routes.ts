@@ -26,7 +26,8 @@ export const listPaymentEvents = createRoute({
   path: '/v1/payments/{payment_id}/events',
   tags: ['Webhooks'],
   summary: 'List a payment’s events and their deliveries',
-  description: 'Newest first, each with its deliveries, one per destination (the payment’s `webhook_url`, your webhook endpoints): attempts, last status, next retry. `delivery` is the one to the payment’s `webhook_url`. Scope `payments:read`.',
+  description:
+    'Newest first, each with its deliveries, one per destination (the payment’s `webhook_url`, your webhook endpoints): attempts, last status, next retry. `delivery` is the one to the payment’s `webhook_url`. Scope `payments:read`.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
   request: { params: PaymentEventParams, query: PaginationQuery },
@@ -39,7 +40,8 @@ export const redeliverPaymentEvent = createRoute({
   path: '/v1/payments/{payment_id}/events/{event_id}/redeliver',
   tags: ['Webhooks'],
   summary: 'Deliver an event again',
-  description: 'Queues the event for delivery again, with the same event id (receivers deduplicate by it), to every destination it has or to the one named by `destination`. Also revives dead-lettered deliveries. A delivery to a disabled or deleted endpoint is not revived; naming one is `409 invalid_state_transition`, as is an event with no delivery to the destination asked for. Scope `payments:read`.',
+  description:
+    'Queues the event for delivery again, with the same event id (receivers deduplicate by it), to every destination it has or to the one named by `destination`. Also revives dead-lettered deliveries. A delivery to a disabled or deleted endpoint is not revived; naming one is `409 invalid_state_transition`, as is an event with no delivery to the destination asked for. Scope `payments:read`.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
   request: { params: EventParams, query: RedeliverQuery },

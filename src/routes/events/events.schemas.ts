@@ -41,10 +41,7 @@ export const PaymentEventSchema = z
   .object({
     ...eventFields,
     data: z.object({ payment: z.record(z.string(), z.unknown()) }).openapi({ description: 'The payment as it was when the event happened (the delivered body’s `data`).' }),
-    delivery: z
-      .object(deliveryFields)
-      .nullable()
-      .openapi({ description: 'The delivery to the payment’s `webhook_url`; null when the payment has none. The same delivery is in `deliveries`.' }),
+    delivery: z.object(deliveryFields).nullable().openapi({ description: 'The delivery to the payment’s `webhook_url`; null when the payment has none. The same delivery is in `deliveries`.' }),
     deliveries: z
       .array(z.object({ destination: DestinationSchema, ...deliveryFields }))
       .max(17)
@@ -59,7 +56,11 @@ export const PaymentEventSchema = z
 export const WebhookEventSchema = z
   .object({
     ...eventFields,
-    type: z.string().openapi({ description: 'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`); tolerate future types.', example: 'payment.approved' }),
+    type: z.string().openapi({
+      description:
+        'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`); tolerate future types.',
+      example: 'payment.approved',
+    }),
     data: z.object({ payment: PaymentSchema }).openapi({ description: 'The payment as it was when the event happened; order by its `updated_at`.' }),
   })
   .openapi({ description: 'An event exactly as its webhook delivers it (`webhook-id` is its `id`).' })

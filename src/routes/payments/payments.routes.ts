@@ -1,4 +1,4 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import { requireAuth } from '../../middleware/auth.ts';
 import { requireIdempotencyKey } from '../../middleware/idempotency.ts';
 import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, listEnvelope, PaginationQuery } from '../../lib/openapi.ts';
@@ -26,7 +26,17 @@ export const createPayment = createRoute({
   request: { headers: IdempotencyHeaders, body: jsonBody(CreatePaymentBody) },
   responses: {
     201: jsonContent(dataEnvelope(PaymentSchema), 'The payment, with `action`.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_method_not_found', 'capability_not_supported', 'unsupported_currency', 'external_reference_conflict', ...idempotent, ...processorErrors, ...contention),
+    ...errorResponses(
+      'unauthorized',
+      'insufficient_scope',
+      'payment_method_not_found',
+      'capability_not_supported',
+      'unsupported_currency',
+      'external_reference_conflict',
+      ...idempotent,
+      ...processorErrors,
+      ...contention,
+    ),
   },
 });
 
@@ -79,7 +89,18 @@ export const cancelPayment = createRoute({
   request: { headers: IdempotencyHeaders, params: PaymentParams },
   responses: {
     200: jsonContent(dataEnvelope(PaymentSchema), 'The canceled payment.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'payment_method_not_found', 'capability_not_supported', 'invalid_state_transition', 'processor_declined', ...idempotent, ...processorErrors, ...contention),
+    ...errorResponses(
+      'unauthorized',
+      'insufficient_scope',
+      'payment_not_found',
+      'payment_method_not_found',
+      'capability_not_supported',
+      'invalid_state_transition',
+      'processor_declined',
+      ...idempotent,
+      ...processorErrors,
+      ...contention,
+    ),
   },
 });
 
@@ -99,7 +120,19 @@ export const createRefund = createRoute({
   request: { headers: IdempotencyHeaders, params: PaymentParams, body: jsonBody(CreateRefundBody) },
   responses: {
     201: jsonContent(dataEnvelope(RefundSchema), 'The refund.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'payment_method_not_found', 'capability_not_supported', 'invalid_state_transition', 'unsupported_currency', 'refund_exceeds_balance', ...idempotent, ...processorErrors, ...contention),
+    ...errorResponses(
+      'unauthorized',
+      'insufficient_scope',
+      'payment_not_found',
+      'payment_method_not_found',
+      'capability_not_supported',
+      'invalid_state_transition',
+      'unsupported_currency',
+      'refund_exceeds_balance',
+      ...idempotent,
+      ...processorErrors,
+      ...contention,
+    ),
   },
 });
 

@@ -11,7 +11,11 @@ export const AmountSchema = z
       .max(32)
       .regex(/^(0|[1-9]\d{0,11})(\.\d+)?$/, 'Must be a positive decimal string such as "10" or "10.50"')
       .openapi({ description: 'Decimal string, never a number; at most the currency’s minor digits (2, or 0 for CLP).', example: '25.00' }),
-    currency: z.string().max(3).regex(/^[A-Z]{3}$/, 'Must be an ISO 4217 code').openapi({ description: 'ISO 4217 code.', example: 'USD' }),
+    currency: z
+      .string()
+      .max(3)
+      .regex(/^[A-Z]{3}$/, 'Must be an ISO 4217 code')
+      .openapi({ description: 'ISO 4217 code.', example: 'USD' }),
   })
   .openapi('Amount');
 
@@ -63,12 +67,20 @@ export const PaymentSchema = z
 export const CreatePaymentBody = z
   .strictObject({
     amount: AmountSchema,
-    external_reference: z.string().min(1).max(128).openapi({ description: 'Your own reference; unique per API key (per user for a user token), even when the earlier payment failed.', example: 'order-1042' }),
+    external_reference: z
+      .string()
+      .min(1)
+      .max(128)
+      .openapi({ description: 'Your own reference; unique per API key (per user for a user token), even when the earlier payment failed.', example: 'order-1042' }),
     payment_method: z.string().uuid().max(36).openapi({ description: 'An active method from `GET /v1/payment-methods`.', example: '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91' }),
     description: z.string().max(1000).optional().openapi({ example: 'Two coffees' }),
     metadata: MetadataSchema.optional(),
     configuration: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Validated against the method’s configuration schema and merged over its defaults.' }),
-    webhook_url: z.string().max(2048).optional().openapi({ description: 'HTTPS URL for this payment’s webhooks (no private, loopback or metadata addresses).', example: 'https://merchant.example/webhooks/payments' }),
+    webhook_url: z
+      .string()
+      .max(2048)
+      .optional()
+      .openapi({ description: 'HTTPS URL for this payment’s webhooks (no private, loopback or metadata addresses).', example: 'https://merchant.example/webhooks/payments' }),
   })
   .openapi('CreatePaymentRequest');
 
@@ -97,7 +109,14 @@ export const IdempotencyHeaders = z.object({
     .string()
     .optional()
     // Checked by requireIdempotencyKey (domain/idempotency.ts); the limits here describe that check.
-    .openapi({ param: { in: 'header', required: true }, minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source, description: 'Required (`Idempotency-Key`). 1 to 255 printable ASCII characters; one logical attempt; reuse it when retrying.', example: '7c1d7f0e-checkout-1042' }),
+    .openapi({
+      param: { in: 'header', required: true },
+      minLength: 1,
+      maxLength: 255,
+      pattern: IDEMPOTENCY_KEY_PATTERN.source,
+      description: 'Required (`Idempotency-Key`). 1 to 255 printable ASCII characters; one logical attempt; reuse it when retrying.',
+      example: '7c1d7f0e-checkout-1042',
+    }),
 });
 
 export const ListPaymentsQuery = filteredListQuery({

@@ -60,8 +60,7 @@ export const updateUser = createRoute({
   path: '/v1/users/{user_id}',
   tags,
   summary: 'Update a user',
-  description:
-    'All fields optional. Only an `admin` may change `role` or `scopes` (`403 insufficient_role` otherwise, even for the same value). A `client` may update only itself.',
+  description: 'All fields optional. Only an `admin` may change `role` or `scopes` (`403 insufficient_role` otherwise, even for the same value). A `client` may update only itself.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user' })],
   request: { params: UserIdParams, body: jsonBody(UpdateUserBody) },

@@ -32,7 +32,11 @@ export const CreateUserBody = z
     name: Name,
     password: Password,
     role: RoleSchema.optional().openapi({ description: 'Default `client`.' }),
-    scopes: z.array(ScopeSchema).max(BUSINESS_SCOPES.length * 2).optional().openapi({ description: 'Default: all five business scopes.' }),
+    scopes: z
+      .array(ScopeSchema)
+      .max(BUSINESS_SCOPES.length * 2)
+      .optional()
+      .openapi({ description: 'Default: all five business scopes.' }),
   })
   .openapi('CreateUserRequest');
 
@@ -41,6 +45,10 @@ export const UpdateUserBody = z
     email: Email.optional(),
     name: Name.optional(),
     role: RoleSchema.optional().openapi({ description: 'Admins only.' }),
-    scopes: z.array(ScopeSchema).max(BUSINESS_SCOPES.length * 2).optional().openapi({ description: 'Admins only.' }),
+    scopes: z
+      .array(ScopeSchema)
+      .max(BUSINESS_SCOPES.length * 2)
+      .optional()
+      .openapi({ description: 'Admins only.' }),
   })
   .openapi('UpdateUserRequest');

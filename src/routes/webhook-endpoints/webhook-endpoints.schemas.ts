@@ -17,13 +17,11 @@ const EnabledEvents = z
     example: ['payment.approved', 'payment.refunded'],
   });
 
-const Url = z
-  .string()
-  .max(MAX_WEBHOOK_URL_LENGTH)
-  .openapi({
-    description: 'HTTPS URL on a public address: the rules of a payment’s `webhook_url` (no loopback, private, link-local or metadata address in any spelling, no credentials, no fragment), checked again before every delivery.',
-    example: 'https://merchant.example/webhooks/account',
-  });
+const Url = z.string().max(MAX_WEBHOOK_URL_LENGTH).openapi({
+  description:
+    'HTTPS URL on a public address: the rules of a payment’s `webhook_url` (no loopback, private, link-local or metadata address in any spelling, no credentials, no fragment), checked again before every delivery.',
+  example: 'https://merchant.example/webhooks/account',
+});
 
 const Description = z.string().trim().max(1000).openapi({ description: 'Your note: what this endpoint is for.', example: 'Order service (production)' });
 
@@ -69,10 +67,7 @@ export const UpdateWebhookEndpointBody = z
     url: Url.optional(),
     enabled_events: EnabledEvents.optional(),
     description: Description.nullable().optional().openapi({ description: 'Your note; `null` clears it.' }),
-    disabled: z
-      .boolean()
-      .optional()
-      .openapi({ description: '`true` stops deliveries (pending ones are closed); `false` enables it again, from new events on (its failure streak starts over).' }),
+    disabled: z.boolean().optional().openapi({ description: '`true` stops deliveries (pending ones are closed); `false` enables it again, from new events on (its failure streak starts over).' }),
   })
   .openapi('UpdateWebhookEndpointRequest');
 

@@ -74,7 +74,11 @@ export async function findAccountPaymentMethod({ db, environment }: Deps, viewer
   const conditions = [eq(paymentMethods.id, id), eq(paymentMethods.environment, environment)];
   if (!viewer.isAdmin) conditions.push(eq(paymentMethods.userId, viewer.ownerId));
   if (!includeDeleted) conditions.push(isNull(paymentMethods.deletedAt));
-  return db.select().from(paymentMethods).where(and(...conditions)).get();
+  return db
+    .select()
+    .from(paymentMethods)
+    .where(and(...conditions))
+    .get();
 }
 
 export interface PaymentMethodPatch {
@@ -153,8 +157,14 @@ export async function listPublicPaymentMethods(deps: Deps, caller: Caller, limit
     const where = keyVisibleConditions(caller.apiKeyId, environment);
     const join = eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id);
     const [rows, [{ total } = { total: 0 }]] = await db.batch([
-      db.select({ method: paymentMethods }).from(paymentMethods).innerJoin(apiKeyPaymentMethods, join).where(where)
-        .orderBy(desc(paymentMethods.createdAt), desc(paymentMethods.id)).limit(limit).offset(offset),
+      db
+        .select({ method: paymentMethods })
+        .from(paymentMethods)
+        .innerJoin(apiKeyPaymentMethods, join)
+        .where(where)
+        .orderBy(desc(paymentMethods.createdAt), desc(paymentMethods.id))
+        .limit(limit)
+        .offset(offset),
       db.select({ total: count() }).from(paymentMethods).innerJoin(apiKeyPaymentMethods, join).where(where),
     ]);
     return { rows: rows.map((r) => r.method), total };

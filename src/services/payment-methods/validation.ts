@@ -6,7 +6,7 @@ import type { MethodSecrets } from './secrets.ts';
 
 export function connectorVersionOrThrow(id: string): ConnectorVersion {
   const version = findConnectorVersion(id);
-  if (!version || version.status !== 'published') {
+  if (version?.status !== 'published') {
     throw invalidRequest('Unknown connector version.', [{ field: 'connector_definition_version_id', issue: 'No published connector version has this id' }]);
   }
   return version;
@@ -19,10 +19,7 @@ export function connectorVersionOrThrow(id: string): ConnectorVersion {
 export function parseSecrets(version: ConnectorVersion, credentials: unknown, configuration: unknown): MethodSecrets {
   const creds = version.credentialsSchema.safeParse(credentials);
   const config = version.configurationSchema.safeParse(configuration);
-  const fields: FieldIssue[] = [
-    ...(creds.success ? [] : zodIssuesToFields(creds.error, 'credentials')),
-    ...(config.success ? [] : zodIssuesToFields(config.error, 'configuration')),
-  ];
+  const fields: FieldIssue[] = [...(creds.success ? [] : zodIssuesToFields(creds.error, 'credentials')), ...(config.success ? [] : zodIssuesToFields(config.error, 'configuration'))];
   if (!creds.success || !config.success) {
     throw invalidRequest('Invalid credentials or configuration for this connector version.', fields);
   }

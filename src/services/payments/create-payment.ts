@@ -9,12 +9,12 @@ import { ApiError, invalidRequest } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { zodIssuesToFields } from '../../lib/openapi.ts';
 import { methodStatus } from '../payment-methods/resources.ts';
-import { findUsablePaymentMethod, loadPaymentMethod } from '../payment-methods/store.ts';
+import { findUsablePaymentMethod } from '../payment-methods/store.ts';
 import type { OperationContext, OperationResult } from './operation.ts';
 import { referenceScopeOf } from './operation.ts';
 import { callConnector, connectorApiError, connectorFor } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
-import { findPaymentByReference, loadPayment, mutatePayment, processorAccountChange, type MutateOptions } from './store.ts';
+import { findPaymentByReference, mutatePayment, processorAccountChange, type MutateOptions } from './store.ts';
 
 export interface CreatePaymentBody {
   amount: { value: string; currency: string };
@@ -155,13 +155,7 @@ interface FreshPayment {
  * Asks the processor (again, when resuming) and records its answer. A payment the processor already
  * answered for is not sent again: its current state is the result.
  */
-async function callProcessor(
-  deps: Deps,
-  payment: PaymentRow,
-  method: PaymentMethodRow | undefined,
-  body: CreatePaymentBody,
-  fresh?: FreshPayment,
-): Promise<OperationResult> {
+async function callProcessor(deps: Deps, payment: PaymentRow, method: PaymentMethodRow | undefined, body: CreatePaymentBody, fresh?: FreshPayment): Promise<OperationResult> {
   const awaitingProcessor = payment.processorReference === null && (payment.status === 'created' || payment.status === 'pending');
   if (!awaitingProcessor) return { status: 201, body: { data: toPaymentResource(payment, { withAction: true }) } };
   // Deleted since the first attempt: its credentials are gone, so the processor cannot be asked again.
@@ -187,25 +181,30 @@ async function callProcessor(
   if (result.ok) {
     const outcome = result.value;
     const ttl = typeof configuration.qr_ttl_seconds === 'number' ? configuration.qr_ttl_seconds : null;
-    const { payment: saved } = await mutatePayment(deps, payment.id, (current) => {
-      const now = Date.now();
-      const account = processorAccountChange(current, outcome, now, { hasRefunds: false });
-      const qrData = outcome.action.type === 'display_qr' ? outcome.action.qrData : null;
-      // A reference or QR appearing without a status change (a timed-out QR payment, resumed) is still an
-      // update clients see, so `updated_at` moves too.
-      const visible = current.processorReference !== outcome.processorReference || current.qrData !== qrData;
-      return {
-        change: {
-          processorReference: outcome.processorReference,
-          processorStatus: outcome.processorStatus,
-          processorAttempts: attemptNumber,
-          qrData,
-          expiresAt: qrData !== null && ttl !== null ? now + ttl * 1000 : null,
-          ...(account ?? (visible ? { updatedAt: nextUpdatedAt(current.updatedAt, now) } : {})),
-        },
-        result: null,
-      };
-    }, { known: fresh?.known });
+    const { payment: saved } = await mutatePayment(
+      deps,
+      payment.id,
+      (current) => {
+        const now = Date.now();
+        const account = processorAccountChange(current, outcome, now, { hasRefunds: false });
+        const qrData = outcome.action.type === 'display_qr' ? outcome.action.qrData : null;
+        // A reference or QR appearing without a status change (a timed-out QR payment, resumed) is still an
+        // update clients see, so `updated_at` moves too.
+        const visible = current.processorReference !== outcome.processorReference || current.qrData !== qrData;
+        return {
+          change: {
+            processorReference: outcome.processorReference,
+            processorStatus: outcome.processorStatus,
+            processorAttempts: attemptNumber,
+            qrData,
+            expiresAt: qrData !== null && ttl !== null ? now + ttl * 1000 : null,
+            ...(account ?? (visible ? { updatedAt: nextUpdatedAt(current.updatedAt, now) } : {})),
+          },
+          result: null,
+        };
+      },
+      { known: fresh?.known },
+    );
     return { status: 201, body: { data: toPaymentResource(saved, { withAction: true }) } };
   }
 
@@ -213,13 +212,18 @@ async function callProcessor(
   // A timeout leaves the outcome unknown: the payment waits as `pending` for a retry or reconciliation.
   // Unavailable means the processor took nothing: it stays `created`. A rejected configuration fails it.
   const target = error.kind === 'timeout' ? 'pending' : error.kind === 'configuration_invalid' ? 'failed' : error.kind === 'declined' ? 'declined' : null;
-  const { payment: saved } = await mutatePayment(deps, payment.id, (current) => {
-    const move = target ? applyTransition(current, target, Date.now(), { hasRefunds: false }) : null;
-    return {
-      change: { processorAttempts: attemptNumber, processorStatus: error.kind, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) },
-      result: null,
-    };
-  }, { known: fresh?.known });
+  const { payment: saved } = await mutatePayment(
+    deps,
+    payment.id,
+    (current) => {
+      const move = target ? applyTransition(current, target, Date.now(), { hasRefunds: false }) : null;
+      return {
+        change: { processorAttempts: attemptNumber, processorStatus: error.kind, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) },
+        result: null,
+      };
+    },
+    { known: fresh?.known },
+  );
   if (error.kind === 'declined') return { status: 201, body: { data: toPaymentResource(saved, { withAction: true }) } };
   throw connectorApiError(error);
 }

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { refunds, type PaymentMethodRow, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
@@ -61,54 +61,63 @@ async function reserve(deps: Deps, ctx: OperationContext, found: Known, body: Cr
   }
   const id = newId('ref');
   let decidedLedger: RefundRow[] = [];
-  const { payment: reserved, result } = await mutatePayment(deps, payment.id, (current, ledger) => {
-    decidedLedger = ledger;
-    if (cancellationInProgress(current, Date.now())) {
-      throw new ApiError('invalid_state_transition', 'A cancellation of this payment is in progress.', { details: { status: current.status } });
-    }
-    // Refunds only from `approved` and `partially_refunded` (docs/states.md), so a `refunded` payment is a
-    // wrong state (409). A refund racing the last one is decided against the reservation instead, while
-    // that one is still in flight: 422 refund_exceeds_balance, with the balance it found.
-    if (current.chargedBackAt !== null) {
-      throw new ApiError('invalid_state_transition', 'The payment was charged back: the payer’s bank already took the money back.', {
-        details: { status: current.status, charged_back_at: toIso(current.chargedBackAt) },
-      });
-    }
-    if (!canRefund(current.status)) {
-      throw new ApiError('invalid_state_transition', `A ${current.status} payment cannot be refunded.`, { details: { status: current.status } });
-    }
-    const fits = reserveRefund(current.amountMinor, ledger.map((r) => ({ status: r.status, amount: r.amountMinor })), amountMinor);
-    if (!fits.ok) {
-      // Amounts leave the service as decimal strings, never as minor units a client could misread.
-      const balance = { value: formatAmount(fits.balance, current.currency), currency: current.currency };
-      throw new ApiError('refund_exceeds_balance', undefined, { details: { refundable_balance: balance } });
-    }
-    const now = Date.now();
-    const row: RefundRow = {
-      id,
-      paymentId: current.id,
-      ownerId: current.ownerId,
-      amountMinor,
-      currency: current.currency,
-      status: 'created',
-      reason: body.reason ?? null,
-      processorReference: null,
-      processorIdempotencyKey: id,
-      processorAttempts: 0,
-      processorStatus: null,
-      reconciledAt: null,
-      attemptKey: ctx.attempt.key,
-      attemptFingerprint: ctx.attempt.fingerprint,
-      createdAt: now,
-      updatedAt: now,
-    };
-    return {
-      // Only the version moves: the reservation is the refund row itself, written in the same batch.
-      change: {},
-      companions: (readVersion) => [insertIfAtVersion(deps.db, row, readVersion)],
-      result: row,
-    };
-  }, { known: found });
+  const { payment: reserved, result } = await mutatePayment(
+    deps,
+    payment.id,
+    (current, ledger) => {
+      decidedLedger = ledger;
+      if (cancellationInProgress(current, Date.now())) {
+        throw new ApiError('invalid_state_transition', 'A cancellation of this payment is in progress.', { details: { status: current.status } });
+      }
+      // Refunds only from `approved` and `partially_refunded` (docs/states.md), so a `refunded` payment is a
+      // wrong state (409). A refund racing the last one is decided against the reservation instead, while
+      // that one is still in flight: 422 refund_exceeds_balance, with the balance it found.
+      if (current.chargedBackAt !== null) {
+        throw new ApiError('invalid_state_transition', 'The payment was charged back: the payer’s bank already took the money back.', {
+          details: { status: current.status, charged_back_at: toIso(current.chargedBackAt) },
+        });
+      }
+      if (!canRefund(current.status)) {
+        throw new ApiError('invalid_state_transition', `A ${current.status} payment cannot be refunded.`, { details: { status: current.status } });
+      }
+      const fits = reserveRefund(
+        current.amountMinor,
+        ledger.map((r) => ({ status: r.status, amount: r.amountMinor })),
+        amountMinor,
+      );
+      if (!fits.ok) {
+        // Amounts leave the service as decimal strings, never as minor units a client could misread.
+        const balance = { value: formatAmount(fits.balance, current.currency), currency: current.currency };
+        throw new ApiError('refund_exceeds_balance', undefined, { details: { refundable_balance: balance } });
+      }
+      const now = Date.now();
+      const row: RefundRow = {
+        id,
+        paymentId: current.id,
+        ownerId: current.ownerId,
+        amountMinor,
+        currency: current.currency,
+        status: 'created',
+        reason: body.reason ?? null,
+        processorReference: null,
+        processorIdempotencyKey: id,
+        processorAttempts: 0,
+        processorStatus: null,
+        reconciledAt: null,
+        attemptKey: ctx.attempt.key,
+        attemptFingerprint: ctx.attempt.fingerprint,
+        createdAt: now,
+        updatedAt: now,
+      };
+      return {
+        // Only the version moves: the reservation is the refund row itself, written in the same batch.
+        change: {},
+        companions: (readVersion) => [insertIfAtVersion(deps.db, row, readVersion)],
+        result: row,
+      };
+    },
+    { known: found },
+  );
   // What this compare-and-set wrote: the settlement's first attempt starts from it.
   return { refund: result, known: { payment: reserved, refunds: [...decidedLedger, result] } };
 }
@@ -137,11 +146,18 @@ async function callProcessor(deps: Deps, method: PaymentMethodRow, payment: Paym
   );
 
   if (result.ok) {
-    const saved = await settleRefund(deps, refund.id, payment.id, result.value.status, {
-      processorReference: result.value.processorReference,
-      processorStatus: result.value.processorStatus,
-      processorAttempts: attemptNumber,
-    }, known);
+    const saved = await settleRefund(
+      deps,
+      refund.id,
+      payment.id,
+      result.value.status,
+      {
+        processorReference: result.value.processorReference,
+        processorStatus: result.value.processorStatus,
+        processorAttempts: attemptNumber,
+      },
+      known,
+    );
     return { status: 201, body: { data: toRefundResource(saved) } };
   }
   const error = result.error;
@@ -165,25 +181,37 @@ export async function settleRefund(
   fields: Partial<Pick<RefundRow, 'processorReference' | 'processorStatus' | 'processorAttempts' | 'reconciledAt'>>,
   known?: Known,
 ): Promise<RefundRow> {
-  const { result } = await mutatePayment(deps, paymentId, (payment, ledger) => {
-    const current = ledger.find((r) => r.id === refundId);
-    if (!current) throw new Error('refund vanished');
-    const now = Date.now();
-    const move = to ? applyRefundTransition(current, to, now) : null;
-    const next: RefundRow = { ...current, ...fields, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) };
-    const nextLedger = ledger.map((r) => (r.id === refundId ? next : r)).map((r) => ({ status: r.status, amount: r.amountMinor }));
-    const outcome = paymentStatusAfterRefunds(payment.amountMinor, nextLedger);
-    const paymentMove = outcome && next.status === 'approved' && current.status !== 'approved' ? applyTransition(payment, outcome, now, { hasRefunds: true, refundOutcome: outcome }) : null;
-    return {
-      change: paymentMove?.ok ? { status: paymentMove.status, updatedAt: paymentMove.updatedAt } : {},
-      companions: (readVersion) => [
-        deps.db
-          .update(refunds)
-          .set({ status: next.status, updatedAt: next.updatedAt, processorReference: next.processorReference, processorStatus: next.processorStatus, processorAttempts: next.processorAttempts, reconciledAt: next.reconciledAt })
-          .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, readVersion))),
-      ],
-      result: next,
-    };
-  }, { known });
+  const { result } = await mutatePayment(
+    deps,
+    paymentId,
+    (payment, ledger) => {
+      const current = ledger.find((r) => r.id === refundId);
+      if (!current) throw new Error('refund vanished');
+      const now = Date.now();
+      const move = to ? applyRefundTransition(current, to, now) : null;
+      const next: RefundRow = { ...current, ...fields, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) };
+      const nextLedger = ledger.map((r) => (r.id === refundId ? next : r)).map((r) => ({ status: r.status, amount: r.amountMinor }));
+      const outcome = paymentStatusAfterRefunds(payment.amountMinor, nextLedger);
+      const paymentMove = outcome && next.status === 'approved' && current.status !== 'approved' ? applyTransition(payment, outcome, now, { hasRefunds: true, refundOutcome: outcome }) : null;
+      return {
+        change: paymentMove?.ok ? { status: paymentMove.status, updatedAt: paymentMove.updatedAt } : {},
+        companions: (readVersion) => [
+          deps.db
+            .update(refunds)
+            .set({
+              status: next.status,
+              updatedAt: next.updatedAt,
+              processorReference: next.processorReference,
+              processorStatus: next.processorStatus,
+              processorAttempts: next.processorAttempts,
+              reconciledAt: next.reconciledAt,
+            })
+            .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, readVersion))),
+        ],
+        result: next,
+      };
+    },
+    { known },
+  );
   return result;
 }

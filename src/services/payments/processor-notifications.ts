@@ -34,7 +34,8 @@ export async function applyNotification(deps: Deps, method: PaymentMethodRow, ve
   const key = and(eq(processorNotifications.paymentMethodId, method.id), eq(processorNotifications.eventId, notification.eventId));
   if (await db.select().from(processorNotifications).where(key).get()) return 'duplicate';
 
-  const outcome = notification.resource === 'payment' ? await applyPaymentNotification(deps, method, version, ctx, notification) : await applyRefundNotification(deps, method, version, ctx, notification);
+  const outcome =
+    notification.resource === 'payment' ? await applyPaymentNotification(deps, method, version, ctx, notification) : await applyRefundNotification(deps, method, version, ctx, notification);
   await db
     .insert(processorNotifications)
     .values({ paymentMethodId: method.id, eventId: notification.eventId, resource: notification.resource, processorReference: notification.processorReference, outcome, receivedAt: Date.now() })

@@ -34,7 +34,10 @@ export function listPayments(deps: Deps, scope: PaymentOwnerScope, filters: Paym
 }
 
 const ownedPayment = ({ db }: Deps, scope: PaymentOwnerScope, paymentId: string) =>
-  db.select({ id: payments.id }).from(payments).where(and(eq(payments.id, paymentId), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment)));
+  db
+    .select({ id: payments.id })
+    .from(payments)
+    .where(and(eq(payments.id, paymentId), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment)));
 
 /** The refunds of the statements' payment, kept to its owner too (refunds carry `owner_id`). */
 const refundsOf = (scope: PaymentOwnerScope, paymentId: string) => and(eq(refunds.paymentId, paymentId), eq(refunds.ownerId, scope.ownerId));
@@ -56,7 +59,10 @@ export async function findRefund(deps: Deps, scope: PaymentOwnerScope, paymentId
   const { db } = deps;
   const [owned, found] = await db.batch([
     ownedPayment(deps, scope, paymentId),
-    db.select().from(refunds).where(and(eq(refunds.id, refundId), refundsOf(scope, paymentId))),
+    db
+      .select()
+      .from(refunds)
+      .where(and(eq(refunds.id, refundId), refundsOf(scope, paymentId))),
   ]);
   return { paymentFound: owned.length > 0, refund: owned.length > 0 ? (found[0] ?? null) : null };
 }

@@ -34,21 +34,17 @@ export function findPaymentByReference({ db }: Deps, key: Pick<PaymentRow, 'owne
   return db
     .select()
     .from(payments)
-    .where(
-      and(
-        eq(payments.referenceScope, key.referenceScope),
-        eq(payments.externalReference, key.externalReference),
-        eq(payments.ownerId, key.ownerId),
-        eq(payments.environment, key.environment),
-      ),
-    )
+    .where(and(eq(payments.referenceScope, key.referenceScope), eq(payments.externalReference, key.externalReference), eq(payments.ownerId, key.ownerId), eq(payments.environment, key.environment)))
     .get();
 }
 
 /** `findPayment` with the payment's refund ledger, in one round trip (null when not the caller's). */
 export async function findPaymentWithRefunds({ db }: Deps, scope: PaymentOwnerScope, id: string): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
   const [paymentRows, refundRows] = await db.batch([
-    db.select().from(payments).where(and(eq(payments.id, id), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment))),
+    db
+      .select()
+      .from(payments)
+      .where(and(eq(payments.id, id), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment))),
     db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt)),
   ]);
   const payment = paymentRows[0];
@@ -60,17 +56,13 @@ export function loadPayment({ db }: Deps, id: string) {
 }
 
 export async function loadPaymentWithRefunds({ db }: Deps, id: string): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
-  const [paymentRows, refundRows] = await db.batch([
-    db.select().from(payments).where(eq(payments.id, id)),
-    db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt)),
-  ]);
+  const [paymentRows, refundRows] = await db.batch([db.select().from(payments).where(eq(payments.id, id)), db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt))]);
   const payment = paymentRows[0];
   return payment ? { payment, refunds: refundRows } : null;
 }
 
 /** SQL condition true only while the payment is at `version`: ties companion writes to the CAS. */
-export const paymentAtVersion = (paymentId: string, version: number): SQL =>
-  sql`exists (select 1 from ${payments} where ${payments.id} = ${paymentId} and ${payments.version} = ${version})`;
+export const paymentAtVersion = (paymentId: string, version: number): SQL => sql`exists (select 1 from ${payments} where ${payments.id} = ${paymentId} and ${payments.version} = ${version})`;
 
 export type PaymentChange = Partial<Omit<PaymentRow, 'id' | 'version' | 'ownerId' | 'environment' | 'createdAt'>>;
 
@@ -115,7 +107,18 @@ export async function commitPaymentChange(
       ...(await subscribedEndpoints(deps, next, event.type)).map((endpoint) => ({ destination: endpoint.id, url: endpoint.url })),
     ];
     for (const { destination, url } of destinations) {
-      const delivery = { eventId: event.id, destination, paymentId: next.id, ownerId: next.ownerId, url, status: 'pending' as const, attempts: 0, nextAttemptAt: event.createdAt, createdAt: event.createdAt, updatedAt: event.createdAt };
+      const delivery = {
+        eventId: event.id,
+        destination,
+        paymentId: next.id,
+        ownerId: next.ownerId,
+        url,
+        status: 'pending' as const,
+        attempts: 0,
+        nextAttemptAt: event.createdAt,
+        createdAt: event.createdAt,
+        updatedAt: event.createdAt,
+      };
       outbox.push(insertRowIf(db, webhookDeliveries, delivery, written));
       deliveries.push(pendingDeliveryOf(event.id, destination));
     }
@@ -146,12 +149,7 @@ function eventFor(payment: PaymentRow, type: PaymentEventType | null) {
  * `pending`, which moves `updated_at` and sends `payment.action_required` once), or a chargeback
  * (`charged_back_at`, sent once as `payment.charged_back`); null when nothing.
  */
-export function processorAccountChange(
-  current: PaymentRow,
-  account: { status: ProcessorPaymentStatus; action?: PaymentAction },
-  now: number,
-  guards: TransitionGuards,
-): PaymentChange | null {
+export function processorAccountChange(current: PaymentRow, account: { status: ProcessorPaymentStatus; action?: PaymentAction }, now: number, guards: TransitionGuards): PaymentChange | null {
   if (account.status === 'charged_back') return chargeback(current, now);
   const move = applyTransition(current, account.status, now, { ...guards, chargedBack: current.chargedBackAt !== null });
   const status = move.ok ? move.status : current.status;

@@ -13,9 +13,7 @@ export { DELIVERY_TIMEOUT_MS } from './send.ts';
 /** Clock skew between the queue and the Worker tolerated when judging whether an attempt is due. */
 export const DUE_TOLERANCE_MS = 5_000;
 
-export type DeliveryOutcome =
-  | { kind: 'done' }
-  | { kind: 'retry'; delaySeconds: number };
+export type DeliveryOutcome = { kind: 'done' } | { kind: 'retry'; delaySeconds: number };
 
 /**
  * One delivery attempt of one event to one destination (the payment's `webhook_url`, or the endpoint
@@ -32,7 +30,7 @@ export async function deliverEvent(deps: Deps, eventId: string, now = Date.now()
     .innerJoin(paymentEvents, eq(paymentEvents.id, webhookDeliveries.eventId))
     .where(thisDelivery)
     .get();
-  if (!found || found.delivery.status !== 'pending') return { kind: 'done' };
+  if (found?.delivery.status !== 'pending') return { kind: 'done' };
   const { delivery, event } = found;
   // A message arriving before the delivery is due is a duplicate (a redelivery or a relay while a retry
   // was already queued): attempting would hit the receiver again now and start a second retry chain, and

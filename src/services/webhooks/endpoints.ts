@@ -110,7 +110,11 @@ export function listEndpoints({ db, environment }: Deps, ownerId: string, page: 
 export function findEndpoint({ db, environment }: Deps, viewer: { ownerId: string; isAdmin: boolean }, id: string) {
   const conditions = [eq(webhookEndpoints.id, id), eq(webhookEndpoints.environment, environment)];
   if (!viewer.isAdmin) conditions.push(eq(webhookEndpoints.ownerId, viewer.ownerId));
-  return db.select().from(webhookEndpoints).where(and(...conditions)).get();
+  return db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(...conditions))
+    .get();
 }
 
 /**
@@ -224,7 +228,12 @@ export function endpointHealthStatements(deps: Deps, endpoint: WebhookEndpointRo
     return { statements, disableAt: null };
   }
   if (endpoint.failingSince === null) {
-    statements.push(db.update(webhookEndpoints).set({ failingSince: now }).where(and(eq(webhookEndpoints.id, endpoint.id), isNull(webhookEndpoints.failingSince))));
+    statements.push(
+      db
+        .update(webhookEndpoints)
+        .set({ failingSince: now })
+        .where(and(eq(webhookEndpoints.id, endpoint.id), isNull(webhookEndpoints.failingSince))),
+    );
   }
   if (!streak.disable) return { statements, disableAt: null };
   const disableAt = statements.length;

@@ -7,8 +7,7 @@ import { log } from '../../lib/log.ts';
 export type PendingDelivery = WebhookMessage;
 
 /** The delivery owed by a stored row (its `destination`: `payment_url` or an endpoint id). */
-export const pendingDeliveryOf = (eventId: string, destination: string): PendingDelivery =>
-  destination === PAYMENT_URL_DESTINATION ? { eventId } : { eventId, endpointId: destination };
+export const pendingDeliveryOf = (eventId: string, destination: string): PendingDelivery => (destination === PAYMENT_URL_DESTINATION ? { eventId } : { eventId, endpointId: destination });
 
 /**
  * Hands committed deliveries to the queue. A failed send loses nothing: the delivery row is already

@@ -51,7 +51,11 @@ export function listPaymentEvents({ db }: Deps, paymentId: string, page: Page) {
 }
 
 export function findEventOfPayment({ db }: Deps, paymentId: string, eventId: string) {
-  return db.select().from(paymentEvents).where(and(eq(paymentEvents.id, eventId), eq(paymentEvents.paymentId, paymentId))).get();
+  return db
+    .select()
+    .from(paymentEvents)
+    .where(and(eq(paymentEvents.id, eventId), eq(paymentEvents.paymentId, paymentId)))
+    .get();
 }
 
 /** Where a delivery goes, as the API shows it. */
@@ -114,9 +118,16 @@ export async function redeliverEvent(deps: Deps, event: PaymentEventRow, destina
     .returning({ destination: webhookDeliveries.destination });
   if (revived.length === 0) {
     if (destination === undefined) return { ok: false, reason: 'no_delivery' };
-    const exists = await db.select({ destination: webhookDeliveries.destination }).from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, event.id), eq(webhookDeliveries.destination, destination))).get();
+    const exists = await db
+      .select({ destination: webhookDeliveries.destination })
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.eventId, event.id), eq(webhookDeliveries.destination, destination)))
+      .get();
     return { ok: false, reason: exists ? 'endpoint_disabled' : 'no_delivery' };
   }
-  await enqueueDeliveries(deps, revived.map((d) => pendingDeliveryOf(event.id, d.destination)));
+  await enqueueDeliveries(
+    deps,
+    revived.map((d) => pendingDeliveryOf(event.id, d.destination)),
+  );
   return { ok: true };
 }

@@ -65,7 +65,11 @@ export async function getWebhookSecrets(deps: Deps, ownerId: string, now = Date.
 export async function rotateWebhookSecret(deps: Deps, ownerId: string, now = Date.now()): Promise<WebhookSecrets> {
   const { db, environment } = deps;
   const existing = await getWebhookSecrets(deps, ownerId, now);
-  const row = (await db.select().from(webhookSecrets).where(and(eq(webhookSecrets.ownerId, ownerId), eq(webhookSecrets.environment, environment))).get())!;
+  const row = (await db
+    .select()
+    .from(webhookSecrets)
+    .where(and(eq(webhookSecrets.ownerId, ownerId), eq(webhookSecrets.environment, environment)))
+    .get())!;
   const next = generateWebhookSecret();
   const result = await db
     .update(webhookSecrets)
