@@ -520,10 +520,11 @@ interface QueryPlan {
 
 /**
  * A plan line that reads a whole table: `SCAN <table>` (SQLite's full scan), with or without an index
- * (a full index scan still reads every row). `SCAN CONSTANT ROW` (an INSERT ... SELECT of values) and
- * scans of subquery results are not table scans.
+ * (a full index scan still reads every row). `SCAN CONSTANT ROW` (an INSERT ... SELECT of values), scans of
+ * subquery results, and `SCAN json_each ... VIRTUAL TABLE` (the elements of one row's JSON array, e.g. an
+ * endpoint's `enabled_events`) are not table scans.
  */
-export const isTableScan = (detail: string) => /^SCAN /.test(detail) && !/^SCAN (CONSTANT ROW|\(subquery|\w+ \(subquery)/.test(detail);
+export const isTableScan = (detail: string) => /^SCAN /.test(detail) && !/^SCAN (CONSTANT ROW|\(subquery|\w+ \(subquery|json_each\b.*VIRTUAL TABLE)/.test(detail);
 
 async function explainStatements(server: Server, statements: StatementLog): Promise<QueryPlan[]> {
   if (statements.size === 0) return [];

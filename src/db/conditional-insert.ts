@@ -14,3 +14,18 @@ export function insertRowIf<T extends SQLiteTable>(db: Db, table: T, row: T['$in
   });
   return db.insert(table).select(sql`select ${sql.join(values, sql`, `)} where ${condition}`);
 }
+
+/**
+ * `INSERT ... SELECT <row, some columns taken from the source> FROM <source> WHERE <condition>
+ * RETURNING <returning>`: one row per source row that matches, inside the batch. `from` names the source
+ * columns by `columnsFrom` (key: the target column, value: an SQL expression over the source).
+ */
+export function insertRowsFrom<T extends SQLiteTable>(db: Db, table: T, row: Partial<T['$inferInsert']>, columnsFrom: Partial<Record<keyof T['$inferInsert'], SQL>>, from: SQL, condition: SQL) {
+  const values = Object.entries(getTableColumns(table)).map(([key, column]) => {
+    const source = (columnsFrom as Record<string, SQL | undefined>)[key];
+    if (source) return source;
+    const value = (row as Record<string, unknown>)[key];
+    return value === undefined || value === null ? sql`null` : sql`${column.mapToDriverValue(value)}`;
+  });
+  return db.insert(table).select(sql`select ${sql.join(values, sql`, `)} from ${from} where ${condition}`);
+}

@@ -10,7 +10,7 @@ import { ApiError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
-import { subscribedEndpoints } from '../webhooks/endpoints.ts';
+import { endpointDeliveriesStatement } from '../webhooks/endpoints.ts';
 import { enqueueDeliveries, pendingDeliveryOf, type PendingDelivery } from '../webhooks/enqueue.ts';
 import { toPaymentResource } from './resources.ts';
 
@@ -97,22 +97,19 @@ export async function commitPaymentChange(
         : null;
   const outbox: BatchItem<'sqlite'>[] = [];
   const deliveries: PendingDelivery[] = [];
+  let endpointsAt: number | null = null;
   if (event) {
     const written = paymentAtVersion(next.id, current.version);
     outbox.push(insertRowIf(db, paymentEvents, { ...event, paymentId: next.id, ownerId: next.ownerId, environment: next.environment }, written));
-    // One delivery per destination: the payment's own URL, and each enabled endpoint of the owner that
-    // subscribes to this type, all with the same event id.
-    const destinations = [
-      ...(next.webhookUrl ? [{ destination: PAYMENT_URL_DESTINATION, url: next.webhookUrl }] : []),
-      ...(await subscribedEndpoints(deps, next, event.type)).map((endpoint) => ({ destination: endpoint.id, url: endpoint.url })),
-    ];
-    for (const { destination, url } of destinations) {
+    // One delivery per destination, all with the same event id: the payment's own URL, and each enabled
+    // endpoint of the owner that subscribes to this type (chosen inside the batch, services/webhooks/endpoints.ts).
+    if (next.webhookUrl) {
       const delivery = {
         eventId: event.id,
-        destination,
+        destination: PAYMENT_URL_DESTINATION,
         paymentId: next.id,
         ownerId: next.ownerId,
-        url,
+        url: next.webhookUrl,
         status: 'pending' as const,
         attempts: 0,
         nextAttemptAt: event.createdAt,
@@ -120,17 +117,23 @@ export async function commitPaymentChange(
         updatedAt: event.createdAt,
       };
       outbox.push(insertRowIf(db, webhookDeliveries, delivery, written));
-      deliveries.push(pendingDeliveryOf(event.id, destination));
+      deliveries.push(pendingDeliveryOf(event.id, PAYMENT_URL_DESTINATION));
     }
+    endpointsAt = outbox.length;
+    outbox.push(endpointDeliveriesStatement(deps, next, event, { paymentId: next.id, ownerId: next.ownerId }, written));
   }
   const update = db
     .update(payments)
     .set({ ...change, version: nextVersion })
     .where(and(eq(payments.id, current.id), eq(payments.version, current.version)));
-  const statements: BatchItem<'sqlite'>[] = [...companions(current.version), ...outbox, update];
+  const before = companions(current.version);
+  const statements: BatchItem<'sqlite'>[] = [...before, ...outbox, update];
   const results = await db.batch(statements as [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]);
   const updated = results[statements.length - 1] as D1Result;
   if (updated.meta.changes !== 1) return null;
+  if (endpointsAt !== null && event) {
+    for (const { destination } of results[before.length + endpointsAt] as { destination: string }[]) deliveries.push(pendingDeliveryOf(event.id, destination));
+  }
   return { payment: next, deliveries };
 }
 

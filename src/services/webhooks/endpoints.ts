@@ -1,11 +1,11 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
-import { insertRowIf } from '../../db/conditional-insert.ts';
+import { insertRowIf, insertRowsFrom } from '../../db/conditional-insert.ts';
 import { fetchPage, newestFirstPage, type Page } from '../../db/paging.ts';
 import { webhookDeliveries, webhookEndpoints, type EndpointDisabledReason, type WebhookEndpointRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import type { Environment } from '../../domain/environment.ts';
-import { afterAttempt, MAX_ENDPOINTS_PER_OWNER, normalizeEnabledEvents, subscribes } from '../../domain/webhook-endpoints.ts';
+import { ALL_EVENTS, afterAttempt, MAX_ENDPOINTS_PER_OWNER, normalizeEnabledEvents } from '../../domain/webhook-endpoints.ts';
 import { generateWebhookSecret } from '../../domain/webhook-signature.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
@@ -203,13 +203,28 @@ export async function pingEndpoint(deps: Deps, row: WebhookEndpointRow, now = Da
   return { id, attempt };
 }
 
-/** The enabled endpoints of an owner that take events of `type`: the destinations of a new event. */
-export async function subscribedEndpoints({ db }: Deps, scope: EndpointScope, type: string) {
-  const endpoints = await db
-    .select({ id: webhookEndpoints.id, url: webhookEndpoints.url, enabledEvents: webhookEndpoints.enabledEvents })
-    .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.ownerId, scope.ownerId), eq(webhookEndpoints.environment, scope.environment), isNull(webhookEndpoints.disabledAt)));
-  return endpoints.filter((endpoint) => subscribes(endpoint.enabledEvents, type));
+/**
+ * The deliveries of a new event to every enabled endpoint of its owner that takes its type, written by the
+ * event's own batch (no read before it: the subscription rule of domain/webhook-endpoints.ts `subscribes`,
+ * a type listed or `*`, is evaluated by SQLite over `enabled_events`), each returning its destination for
+ * the queue. `written`: the condition that ties the rows to the payment change (store.ts).
+ */
+export function endpointDeliveriesStatement(
+  { db }: Deps,
+  scope: EndpointScope,
+  event: { id: string; type: string; createdAt: number },
+  delivery: { paymentId: string; ownerId: string },
+  written: SQL,
+) {
+  const subscribed = sql`exists (select 1 from json_each(${webhookEndpoints.enabledEvents}) where json_each.value in (${event.type}, ${ALL_EVENTS}))`;
+  return insertRowsFrom(
+    db,
+    webhookDeliveries,
+    { eventId: event.id, ...delivery, status: 'pending', attempts: 0, nextAttemptAt: event.createdAt, createdAt: event.createdAt, updatedAt: event.createdAt },
+    { destination: sql`${webhookEndpoints.id}`, url: sql`${webhookEndpoints.url}` },
+    sql`${webhookEndpoints}`,
+    and(eq(webhookEndpoints.ownerId, scope.ownerId), eq(webhookEndpoints.environment, scope.environment), isNull(webhookEndpoints.disabledAt), subscribed, written)!,
+  ).returning({ destination: webhookDeliveries.destination });
 }
 
 /**
