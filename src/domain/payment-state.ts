@@ -62,14 +62,6 @@ export type TransitionRefusal =
 
 export type TransitionResult<S extends string> = { ok: true; status: S; updatedAt: number } | { ok: false; reason: TransitionRefusal };
 
-export function isPaymentStatus(value: string): value is PaymentStatus {
-  return (PAYMENT_STATUSES as readonly string[]).includes(value);
-}
-
-export function isFinal(status: PaymentStatus): boolean {
-  return PAYMENT_TRANSITIONS[status].length === 0;
-}
-
 function refusal(from: PaymentStatus, to: PaymentStatus, guards: TransitionGuards): TransitionRefusal | null {
   const allowed = PAYMENT_TRANSITIONS[from];
   if (from === to && !allowed.includes(to)) return 'no_change';

@@ -22,14 +22,6 @@ export const REFUND_TRANSITIONS: Readonly<Record<RefundStatus, readonly RefundSt
   failed: [],
 };
 
-export function isRefundStatus(value: string): value is RefundStatus {
-  return (REFUND_STATUSES as readonly string[]).includes(value);
-}
-
-export function isRefundFinal(status: RefundStatus): boolean {
-  return REFUND_TRANSITIONS[status].length === 0;
-}
-
 /** Still waiting for the processor, so its amount stays reserved. */
 export function isReserving(status: RefundStatus): boolean {
   return status === 'created' || status === 'pending' || status === 'processing';

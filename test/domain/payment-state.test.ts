@@ -9,8 +9,6 @@ import {
   canTransition,
   chargeback,
   eventTypeFor,
-  isFinal,
-  isPaymentStatus,
   nextUpdatedAt,
   type PaymentStatus,
   type TransitionGuards,
@@ -20,13 +18,17 @@ import {
   applyRefundTransition,
   approvedRefundTotal,
   canRefundTransition,
-  isRefundFinal,
+  REFUND_TRANSITIONS,
   paymentStatusAfterRefunds,
   refundableBalance,
   reserveRefund,
   reservedRefundTotal,
   type RefundStatus,
 } from '../../src/domain/refund-state.ts';
+
+/** A status with no way out (as the table says). */
+const isFinal = (status: PaymentStatus) => PAYMENT_TRANSITIONS[status].length === 0;
+const isRefundFinal = (status: RefundStatus) => REFUND_TRANSITIONS[status].length === 0;
 
 // docs/states.md ("Payment transitions"), written out independently of the module's table.
 const EXPECTED: Record<PaymentStatus, PaymentStatus[]> = {
@@ -100,11 +102,6 @@ describe('payment transition table', () => {
       ok: false,
       reason: 'not_allowed',
     });
-  });
-
-  it('validates status names', () => {
-    for (const status of PAYMENT_STATUSES) expect(isPaymentStatus(status)).toBe(true);
-    for (const other of ['', 'APPROVED', 'voided', 'toString']) expect(isPaymentStatus(other)).toBe(false);
   });
 });
 
