@@ -1,7 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
-import { vi } from 'vitest';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { handleWebhookBatch } from '../../src/queues/webhook-delivery.ts';
 import type { WebhookMessage } from '../../src/env.ts';
 import { call, type ApiResponse, type Session } from './api.ts';
@@ -298,4 +298,39 @@ export async function createEndpoint(session: Session, body: Record<string, unkn
 /** Rows of the endpoint table, straight from D1. */
 export async function endpointRow(id: string) {
   return env.DB.prepare('SELECT * FROM webhook_endpoints WHERE id = ?').bind(id).first<Record<string, unknown>>();
+}
+
+export interface WebhookTestSetup {
+  /** This test's captured queue (a fresh one per test; a test may put another in its place). */
+  queue: CapturedQueue;
+  /** The test's receiver, if it started one: stopped after the test. */
+  rx: Receiver | undefined;
+}
+
+/**
+ * The set-up every webhook test file shares: a captured queue for each test, and the receiver a test
+ * started stopped after it. Call once at the top of a file.
+ */
+export function webhookTestSetup(): WebhookTestSetup {
+  let queue: CapturedQueue | undefined;
+  const setup = {
+    get queue() {
+      if (!queue) throw new Error('webhookTestSetup: the queue exists only inside a test');
+      return queue;
+    },
+    set queue(next: CapturedQueue) {
+      queue = next;
+    },
+    rx: undefined as Receiver | undefined,
+  };
+  beforeEach(() => {
+    queue = captureQueue();
+  });
+  afterEach(() => {
+    queue?.restore();
+    queue = undefined;
+    setup.rx?.restore();
+    setup.rx = undefined;
+  });
+  return setup;
 }

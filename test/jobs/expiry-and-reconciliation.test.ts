@@ -1,6 +1,6 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { IDEMPOTENCY_RETENTION_MS } from '../../src/domain/idempotency.ts';
 import worker from '../../src/index.ts';
 import { expireQrPayments } from '../../src/jobs/expire-qr-payments.ts';
@@ -10,20 +10,7 @@ import { runScheduledJobs } from '../../src/jobs/scheduled.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, expectError } from '../helpers/api.ts';
 import { addSandboxMethod, linkMethod, paymentBody, paymentRow, paymentRowsByReference, postIdempotent, refundRows, SANDBOX_QR, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import {
-  captureQueue,
-  consumeOnce,
-  deliveryRow,
-  drainQueue,
-  elapseUntilDue,
-  eventIdsOf,
-  eventRowsOf,
-  getWebhookSecret,
-  receiver,
-  verifyWith,
-  type CapturedQueue,
-  type Receiver,
-} from '../helpers/webhooks.ts';
+import { captureQueue, consumeOnce, deliveryRow, drainQueue, elapseUntilDue, eventIdsOf, eventRowsOf, getWebhookSecret, receiver, verifyWith, webhookTestSetup } from '../helpers/webhooks.ts';
 import { createDeps } from '../../src/deps.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
@@ -33,22 +20,11 @@ const ALL = 10_000;
 
 let m: Merchant;
 let secret: string;
-let queue: CapturedQueue;
-let rx: Receiver | undefined;
+const hooks = webhookTestSetup();
 
 beforeAll(async () => {
   m = await setupMerchant();
   ({ secret } = await getWebhookSecret(m.session));
-});
-
-beforeEach(() => {
-  queue = captureQueue();
-});
-
-afterEach(() => {
-  queue.restore();
-  rx?.restore();
-  rx = undefined;
 });
 
 interface Row {
@@ -75,12 +51,12 @@ async function pay(method: string, value: string, extra: Record<string, unknown>
  * future `now` are due at that time: the clock is taken there first.
  */
 async function deliveredFor(paymentId: string) {
-  rx = receiver();
-  await elapseUntilDue(queue.pending);
-  await drainQueue(queue);
-  const bodies = rx.requests.map((r) => verifyWith(secret, r)).filter((b) => b.data.payment.id === paymentId);
-  rx.restore();
-  rx = undefined;
+  hooks.rx = receiver();
+  await elapseUntilDue(hooks.queue.pending);
+  await drainQueue(hooks.queue);
+  const bodies = hooks.rx.requests.map((r) => verifyWith(secret, r)).filter((b) => b.data.payment.id === paymentId);
+  hooks.rx.restore();
+  hooks.rx = undefined;
   return bodies;
 }
 
@@ -287,37 +263,37 @@ describe('relay of overdue deliveries', () => {
     const payment = await pay(m.qr.id, '76.00');
     const [eventId] = await eventIdsOf(payment.id);
     // The message is lost: only the outbox row knows the delivery is owed.
-    queue.pending.length = 0;
+    hooks.queue.pending.length = 0;
     const due = (await deliveryRow(eventId!))!.next_attempt_at!;
     await relayOverdueWebhooks(createDeps(env), due + OVERDUE_AFTER_MS - 1, ALL);
-    expect(queue.pending).not.toContain(eventId);
+    expect(hooks.queue.pending).not.toContain(eventId);
     await relayOverdueWebhooks(createDeps(env), due + OVERDUE_AFTER_MS, ALL);
-    expect(queue.pending).toContain(eventId);
+    expect(hooks.queue.pending).toContain(eventId);
     const bodies = await deliveredFor(payment.id);
     expect(bodies.map((b) => b.id)).toContain(eventId);
     expect((await deliveryRow(eventId!))!.status).toBe('succeeded');
     // Delivered deliveries are not relayed again.
     await relayOverdueWebhooks(createDeps(env), Date.now() + 24 * 3600_000, ALL);
-    expect(queue.pending).not.toContain(eventId);
+    expect(hooks.queue.pending).not.toContain(eventId);
   });
 
   it('a failed queue send loses nothing: the payment is created, and the relay sends the delivery later', async () => {
-    queue.restore();
+    hooks.queue.restore();
     const failing = vi.spyOn(env.WEBHOOKS, 'sendBatch').mockRejectedValue(new Error('queue unavailable'));
     let payment: { id: string };
     try {
       payment = await pay(m.qr.id, '77.00');
     } finally {
       failing.mockRestore();
-      queue = captureQueue();
+      hooks.queue = captureQueue();
     }
     const [eventId] = await eventIdsOf(payment.id);
     expect((await deliveryRow(eventId!))!.status).toBe('pending');
     await runScheduledJobs(env, Date.now() + OVERDUE_AFTER_MS + MINUTE);
-    expect(queue.pending).toContain(eventId);
-    rx = receiver();
+    expect(hooks.queue.pending).toContain(eventId);
+    hooks.rx = receiver();
     await consumeOnce([eventId!]);
-    expect(rx.requests.map((r) => verifyWith(secret, r).id)).toEqual([eventId]);
+    expect(hooks.rx.requests.map((r) => verifyWith(secret, r).id)).toEqual([eventId]);
   });
 });
 

@@ -1,33 +1,22 @@
 import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
 import { PAYMENT_TRANSITIONS, type PaymentStatus } from '../../src/domain/payment-state.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, expectError } from '../helpers/api.ts';
 import { paymentBody, paymentRow, postIdempotent, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import { captureQueue, consumeOnce, drainQueue, eventRowsOf, getWebhookSecret, receiver, verifyWith, type CapturedQueue, type Receiver, type WebhookBody } from '../helpers/webhooks.ts';
+import { consumeOnce, drainQueue, eventRowsOf, getWebhookSecret, receiver, verifyWith, type WebhookBody, webhookTestSetup } from '../helpers/webhooks.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
 
 let m: Merchant;
 let secret: string;
-let queue: CapturedQueue;
-let rx: Receiver | undefined;
+const hooks = webhookTestSetup();
 
 beforeAll(async () => {
   m = await setupMerchant();
   ({ secret } = await getWebhookSecret(m.session));
-});
-
-beforeEach(() => {
-  queue = captureQueue();
-});
-
-afterEach(() => {
-  queue.restore();
-  rx?.restore();
-  rx = undefined;
 });
 
 async function qrPayment(value = '40.00', extra: Record<string, unknown> = { webhook_url: HOOK }) {
@@ -64,7 +53,7 @@ async function notificationRows(eventId: string) {
 describe('POST /v1/processor-notifications/{payment_method_id}', () => {
   it('a correctly signed notification applies: the payment moves, with its event and webhook', async () => {
     const payment = await qrPayment();
-    queue.pending.length = 0;
+    hooks.queue.pending.length = 0;
     const body = notificationBody(payment.processor_reference, 'approved');
     const res = await signedNotify(body);
     expect(res.status, res.text).toBe(200);
@@ -75,10 +64,10 @@ describe('POST /v1/processor-notifications/{payment_method_id}', () => {
     expect((await eventRowsOf(payment.id)).map((e) => e.type)).toEqual(['payment.pending', 'payment.approved']);
     expect(await notificationRows(body.id)).toMatchObject([{ outcome: 'applied' }]);
 
-    rx = receiver();
-    await drainQueue(queue);
-    expect(rx.requests).toHaveLength(1);
-    const delivered = verifyWith(secret, rx.requests[0]!);
+    hooks.rx = receiver();
+    await drainQueue(hooks.queue);
+    expect(hooks.rx.requests).toHaveLength(1);
+    const delivered = verifyWith(secret, hooks.rx.requests[0]!);
     expect(delivered).toMatchObject({ type: 'payment.approved', data: { payment: { id: payment.id, status: 'approved', updated_at: after.body.data.updated_at } } });
   });
 
@@ -224,10 +213,10 @@ describe('out-of-order delivery', () => {
     const events = await eventRowsOf(payment.id);
     expect(events.map((e) => e.type)).toEqual(['payment.pending', 'payment.approved', 'payment.refunded', 'payment.refunded']);
     // The service delivers them newest first (one batch, in that order).
-    queue.pending.length = 0;
-    rx = receiver();
+    hooks.queue.pending.length = 0;
+    hooks.rx = receiver();
     await consumeOnce(events.map((e) => e.id).reverse());
-    const delivered = rx.requests.map((r) => verifyWith(secret, r));
+    const delivered = hooks.rx.requests.map((r) => verifyWith(secret, r));
     expect(delivered.map((b) => b.data.payment.status)).toEqual(['refunded', 'partially_refunded', 'approved', 'pending']);
 
     const follower = followingReceiver({ status: 'pending', updated_at: payment.updated_at });
@@ -255,7 +244,7 @@ describe('test helpers', () => {
     ['fail', 'failed', 'payment.failed'],
   ] as const)('%s moves a pending QR payment to %s through the notification path and sends %s', async (action, status, type) => {
     const payment = await qrPayment('41.00');
-    queue.pending.length = 0;
+    hooks.queue.pending.length = 0;
     const res = await call('POST', `/v1/test-helpers/payments/${payment.id}/${action}`, { token: m.key.secret });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data).toMatchObject({ id: payment.id, status });
@@ -266,9 +255,9 @@ describe('test helpers', () => {
       .bind(payment.processor_reference, m.qr.id)
       .all<{ outcome: string }>();
     expect(results).toEqual([{ outcome: 'applied' }]);
-    rx = receiver();
-    await drainQueue(queue);
-    expect(rx.requests.map((r) => verifyWith(secret, r))).toMatchObject([{ type, data: { payment: { id: payment.id, status, updated_at: res.body.data.updated_at } } }]);
+    hooks.rx = receiver();
+    await drainQueue(hooks.queue);
+    expect(hooks.rx.requests.map((r) => verifyWith(secret, r))).toMatchObject([{ type, data: { payment: { id: payment.id, status, updated_at: res.body.data.updated_at } } }]);
   });
 
   it('on a payment that is not pending, a test helper changes nothing and sends nothing', async () => {
@@ -277,8 +266,8 @@ describe('test helpers', () => {
     const expired = await qrPayment('42.01');
     await call('POST', `/v1/test-helpers/payments/${expired.id}/expire`, { token: m.key.secret });
     const before = [await snapshot(pos.body.data.id), await snapshot(expired.id)];
-    queue.pending.length = 0;
-    const sentBefore = queue.sent.length;
+    hooks.queue.pending.length = 0;
+    const sentBefore = hooks.queue.sent.length;
     for (const action of ['approve', 'decline', 'expire', 'fail']) {
       for (const id of [pos.body.data.id, expired.id]) {
         const res = await call('POST', `/v1/test-helpers/payments/${id}/${action}`, { token: m.key.secret });
@@ -286,7 +275,7 @@ describe('test helpers', () => {
       }
     }
     expect([await snapshot(pos.body.data.id), await snapshot(expired.id)]).toEqual(before);
-    expect(queue.sent.slice(sentBefore)).toEqual([]);
+    expect(hooks.queue.sent.slice(sentBefore)).toEqual([]);
   });
 
   it('another owner’s payment: 404, as for a random id', async () => {

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import { WebhookVerificationError } from 'standardwebhooks';
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DELIVERY_WINDOW_MS, nextAttemptAt, RETRY_DELAYS_SECONDS, retryDelaySeconds, STEADY_RETRY_SECONDS } from '../../src/domain/webhook-schedule.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { DELIVERY_TIMEOUT_MS, deliverEvent } from '../../src/services/webhooks/deliver.ts';
@@ -9,7 +9,6 @@ import { call, createKey, expectError } from '../helpers/api.ts';
 import { trackSecret } from '../helpers/leak-scan.ts';
 import { paymentBody, postIdempotent, setupMerchant, type Merchant } from '../helpers/merchant.ts';
 import {
-  captureQueue,
   consumeOnce,
   deliveryRow,
   drainQueue,
@@ -20,9 +19,8 @@ import {
   hang,
   receiver,
   verifyWith,
-  type CapturedQueue,
-  type Receiver,
   type WebhookBody,
+  webhookTestSetup,
 } from '../helpers/webhooks.ts';
 import { createDeps } from '../../src/deps.ts';
 import { withoutRequestId } from '../helpers/methods.ts';
@@ -33,8 +31,7 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 let m: Merchant;
 let other: Merchant;
 let secret: string;
-let queue: CapturedQueue;
-let rx: Receiver | undefined;
+const hooks = webhookTestSetup();
 const restores: (() => void)[] = [];
 
 beforeAll(async () => {
@@ -42,14 +39,7 @@ beforeAll(async () => {
   ({ secret } = await getWebhookSecret(m.session));
 });
 
-beforeEach(() => {
-  queue = captureQueue();
-});
-
 afterEach(() => {
-  queue.restore();
-  rx?.restore();
-  rx = undefined;
   // Not vi.restoreAllMocks(): test/setup.ts spies on console to record log lines for the leak scan.
   for (const restore of restores.splice(0)) restore();
 });
@@ -72,10 +62,10 @@ const redeliver = (paymentId: string, eventId: string, token = m.key.secret) => 
 /** Delivers everything queued to a receiver that accepts, verifying each with `standardwebhooks`. */
 async function deliverAllVerified(): Promise<WebhookBody[]> {
   const accepted = receiver();
-  rx = accepted;
-  await drainQueue(queue);
+  hooks.rx = accepted;
+  await drainQueue(hooks.queue);
   accepted.restore();
-  rx = undefined;
+  hooks.rx = undefined;
   return accepted.requests.map((r) => verifyWith(secret, r));
 }
 
@@ -84,8 +74,8 @@ describe('signed deliveries', () => {
     const payment = await pay(m.qr.id, '10.00');
     const approved = await testHelper(payment.id, 'approve');
     const accepted = receiver();
-    rx = accepted;
-    await drainQueue(queue);
+    hooks.rx = accepted;
+    await drainQueue(hooks.queue);
 
     expect(accepted.requests).toHaveLength(2);
     const bodies = accepted.requests.map((request) => {
@@ -122,8 +112,8 @@ describe('signed deliveries', () => {
   it('a tampered body, an altered timestamp and a stale (10 minutes old) delivery are refused by the package', async () => {
     const payment = await pay(m.qr.id, '11.00');
     const accepted = receiver();
-    rx = accepted;
-    await drainQueue(queue);
+    hooks.rx = accepted;
+    await drainQueue(hooks.queue);
     const [genuine] = accepted.requests;
     expect(verifyWith(secret, genuine!).data.payment.id).toBe(payment.id);
 
@@ -209,7 +199,7 @@ describe('event types', () => {
   });
 
   it('a payment without webhook_url records its events but no deliveries', async () => {
-    rx = receiver();
+    hooks.rx = receiver();
     const payment = await pay(m.qr.id, '13.00', {});
     expect(payment.webhook_url).toBeNull();
     await testHelper(payment.id, 'approve');
@@ -219,9 +209,9 @@ describe('event types', () => {
     for (const event of listed.body.data) expect(event.delivery).toBeNull();
     const { results } = await env.DB.prepare('SELECT count(*) AS n FROM webhook_deliveries WHERE payment_id = ?').bind(payment.id).all<{ n: number }>();
     expect(results[0]!.n).toBe(0);
-    expect(queue.sent).toEqual([]);
-    await drainQueue(queue);
-    expect(rx.requests).toEqual([]);
+    expect(hooks.queue.sent).toEqual([]);
+    await drainQueue(hooks.queue);
+    expect(hooks.rx.requests).toEqual([]);
   });
 });
 
@@ -245,7 +235,7 @@ describe('retries', () => {
     restores.push(() => timeoutSpy.mockRestore());
     const persisted = new Map<string, WebhookBody>();
     let duplicatesSeen = 0;
-    rx = receiver(async (request, n) => {
+    hooks.rx = receiver(async (request, n) => {
       if (n === 1) return new Response(receiverBody, { status: 500 });
       if (n === 2) throw new TypeError(`connection reset ${receiverBody}`);
       if (n === 3) return hang(request);
@@ -256,7 +246,7 @@ describe('retries', () => {
       return new Response(receiverBody, { status: 200 });
     });
 
-    const first = await consumeOnce(queue.pending.splice(0));
+    const first = await consumeOnce(hooks.queue.pending.splice(0));
     expect(first.acked).toEqual([]);
     expect(first.retried.map((r) => r.eventId).sort()).toEqual([...events].sort());
     for (const r of first.retried) expect(r.delaySeconds).toBeGreaterThanOrEqual(27), expect(r.delaySeconds).toBeLessThanOrEqual(33);
@@ -271,9 +261,9 @@ describe('retries', () => {
       expect(wait).toBeLessThanOrEqual(33_000);
     }
 
-    queue.pending.push(...first.retried.map((r) => r.eventId));
-    await elapseUntilDue(queue.pending);
-    const second = await consumeOnce(queue.pending.splice(0), 2);
+    hooks.queue.pending.push(...first.retried.map((r) => r.eventId));
+    await elapseUntilDue(hooks.queue.pending);
+    const second = await consumeOnce(hooks.queue.pending.splice(0), 2);
     for (const r of second.retried) expect(r.delaySeconds).toBeGreaterThanOrEqual(108), expect(r.delaySeconds).toBeLessThanOrEqual(132);
     fireTimeout = true;
     await elapseUntilDue(events);
@@ -296,8 +286,8 @@ describe('retries', () => {
     // Every event arrived; each is persisted once.
     expect([...persisted.keys()].sort()).toEqual([...events].sort());
     expect(duplicatesSeen).toBe(0);
-    expect(rx.requests).toHaveLength(8);
-    expect(new Set(rx.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set(events));
+    expect(hooks.rx.requests).toHaveLength(8);
+    expect(new Set(hooks.rx.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set(events));
 
     const listed = await listEvents(payment.id);
     expect(listed.text).not.toContain(receiverBody);
@@ -315,32 +305,32 @@ describe('retries', () => {
   it('duplicate messages (redeliver clicked while a retry is queued) do not multiply attempts or retry chains', async () => {
     const payment = await pay(m.qr.id, '14.50');
     const [eventId] = await eventIdsOf(payment.id);
-    rx = receiver(() => new Response(null, { status: 503 }));
-    const first = await consumeOnce(queue.pending.splice(0));
+    hooks.rx = receiver(() => new Response(null, { status: 503 }));
+    const first = await consumeOnce(hooks.queue.pending.splice(0));
     expect(first.retried).toHaveLength(1);
     // The merchant clicks redeliver three times while the queued retry waits.
     for (let i = 0; i < 3; i++) expect((await redeliver(payment.id, eventId!)).status).toBe(202);
-    expect(queue.pending).toEqual([eventId, eventId, eventId]);
-    const clicks = await consumeOnce(queue.pending.splice(0));
+    expect(hooks.queue.pending).toEqual([eventId, eventId, eventId]);
+    const clicks = await consumeOnce(hooks.queue.pending.splice(0));
     // One attempt for the clicks, and one retry chain left: the queued retry (its message is acked).
-    expect(rx.requests).toHaveLength(2);
+    expect(hooks.rx.requests).toHaveLength(2);
     expect(clicks.retried).toHaveLength(1);
     expect(clicks.acked).toHaveLength(2);
     expect(await deliveryRow(eventId!)).toMatchObject({ status: 'pending', attempts: 2 });
     // The retry queued before the clicks comes at its old time: no longer due, it attempts nothing.
     const stale = await consumeOnce([eventId!]);
     expect(stale.acked).toEqual([eventId]);
-    expect(rx.requests).toHaveLength(2);
+    expect(hooks.rx.requests).toHaveLength(2);
   });
 
   it('redirects are not followed: a 302 is a failed attempt, and the Location is never called', async () => {
     const payment = await pay(m.qr.id, '15.00');
-    rx = receiver(() => new Response(null, { status: 302, headers: { Location: 'https://169.254.169.254/latest/meta-data/' } }));
-    const round = await consumeOnce(queue.pending.splice(0));
+    hooks.rx = receiver(() => new Response(null, { status: 302, headers: { Location: 'https://169.254.169.254/latest/meta-data/' } }));
+    const round = await consumeOnce(hooks.queue.pending.splice(0));
     expect(round.retried).toHaveLength(1);
-    expect(rx.requests).toHaveLength(1);
-    expect(rx.requests[0]!.url).toBe(HOOK);
-    expect(rx.requests[0]!.redirect).toBe('manual');
+    expect(hooks.rx.requests).toHaveLength(1);
+    expect(hooks.rx.requests[0]!.url).toBe(HOOK);
+    expect(hooks.rx.requests[0]!.redirect).toBe('manual');
     const [event] = (await listEvents(payment.id)).body.data;
     expect(event.delivery).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 302, last_error: 'http_302' });
   });
@@ -348,8 +338,8 @@ describe('retries', () => {
   it('a delivery still failing 3 days after its event is dead-lettered and kept; redeliver revives it with the same event id', async () => {
     const payment = await pay(m.qr.id, '16.00');
     const [row] = await eventRowsOf(payment.id);
-    queue.pending.length = 0;
-    rx = receiver(() => new Response('down', { status: 503 }));
+    hooks.queue.pending.length = 0;
+    hooks.rx = receiver(() => new Response('down', { status: 503 }));
     const deps = createDeps(env);
     // Inside the window a failure is retried...
     expect(await deliverEvent(deps, row!.id, row!.created_at + 60_000)).toMatchObject({ kind: 'retry' });
@@ -359,17 +349,17 @@ describe('retries', () => {
     expect(await deliveryRow(row!.id)).toMatchObject({ status: 'dead', attempts: 2, next_attempt_at: null, last_status_code: 503 });
     // A dead delivery is not attempted again by a stray message.
     await consumeOnce([row!.id]);
-    expect(rx.requests).toHaveLength(2);
+    expect(hooks.rx.requests).toHaveLength(2);
 
     const listed = await listEvents(payment.id);
     expect(listed.body.data[0].delivery).toMatchObject({ status: 'dead', attempts: 2, next_attempt_at: null });
     expect(listed.body.data[0].delivery.attempt_log).toHaveLength(2);
 
-    rx.restore();
+    hooks.rx.restore();
     const revived = await redeliver(payment.id, row!.id);
     expect(revived.status, revived.text).toBe(202);
     expect(revived.body.data).toMatchObject({ id: row!.id, type: 'payment.pending', delivery: { status: 'pending' } });
-    expect(queue.pending).toEqual([row!.id]);
+    expect(hooks.queue.pending).toEqual([row!.id]);
     const bodies = await deliverAllVerified();
     expect(bodies.map((b) => b.id)).toEqual([row!.id]);
     expect(bodies[0]!.data.payment.status).toBe('pending');
@@ -399,8 +389,8 @@ describe('retries', () => {
     const [myEvent] = await eventIdsOf(mine.id);
     const theirs = await pay(other.qr.id, '18.02', { webhook_url: HOOK }, other);
     const [theirEvent] = await eventIdsOf(theirs.id);
-    queue.pending.length = 0;
-    const sentBefore = queue.sent.length;
+    hooks.queue.pending.length = 0;
+    const sentBefore = hooks.queue.sent.length;
 
     const foreignPayment = await redeliver(theirs.id, theirEvent!);
     const randomPayment = await redeliver(newId('pay'), theirEvent!);
@@ -416,7 +406,7 @@ describe('retries', () => {
     const foreignList = await listEvents(theirs.id);
     expectError(foreignList, 404, 'payment_not_found');
     expect(withoutRequestId(foreignList)).toEqual(withoutRequestId(await listEvents(newId('pay'))));
-    expect(queue.sent.slice(sentBefore)).toEqual([]);
+    expect(hooks.queue.sent.slice(sentBefore)).toEqual([]);
     expect((await deliveryRow(theirEvent!))!.status).toBe('pending');
   });
 });

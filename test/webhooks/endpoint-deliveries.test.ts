@@ -1,14 +1,13 @@
 import { env } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createDeps } from '../../src/deps.ts';
-import { AUTO_DISABLE_AFTER_MS } from '../../src/domain/webhook-endpoints.ts';
+import { AUTO_DISABLE_AFTER_MS, subscribes } from '../../src/domain/webhook-endpoints.ts';
 import { relayOverdueWebhooks, OVERDUE_AFTER_MS } from '../../src/jobs/relay-webhooks.ts';
 import { deliverEvent } from '../../src/services/webhooks/deliver.ts';
 import { call, expectError, type Session } from '../helpers/api.ts';
 import { recordedLogLines } from '../helpers/leak-scan.ts';
 import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.ts';
 import {
-  captureQueue,
   consumeOnce,
   createEndpoint,
   deliveryRow,
@@ -19,9 +18,8 @@ import {
   getWebhookSecret,
   receiver,
   verifyWith,
-  type CapturedQueue,
   type ReceivedWebhook,
-  type Receiver,
+  webhookTestSetup,
 } from '../helpers/webhooks.ts';
 
 /**
@@ -36,17 +34,9 @@ const URL_A = 'https://a.example.com/hooks';
 const URL_B = 'https://b.example.com/hooks';
 const DAY_MS = 24 * 3600 * 1000;
 
-let queue: CapturedQueue;
-let rx: Receiver | undefined;
-
-beforeEach(() => {
-  queue = captureQueue();
-});
+const hooks = webhookTestSetup();
 
 afterEach(() => {
-  queue.restore();
-  rx?.restore();
-  rx = undefined;
   vi.useRealTimers();
 });
 
@@ -85,24 +75,24 @@ describe('fan-out', () => {
     await approve(m, payment.id);
     const [pendingId, approvedId] = await eventIdsOf(payment.id);
     // Queued: pending → HOOK, B; approved → HOOK, A, B.
-    expect([...queue.pending].sort()).toEqual([pendingId, `${pendingId}@${b.id}`, approvedId, `${approvedId}@${a.id}`, `${approvedId}@${b.id}`].sort());
+    expect([...hooks.queue.pending].sort()).toEqual([pendingId, `${pendingId}@${b.id}`, approvedId, `${approvedId}@${a.id}`, `${approvedId}@${b.id}`].sort());
 
     // B answers 500 twice per event, then 204; everyone else accepts at once.
     const seenAtB = new Map<string, number>();
-    rx = receiver((request) => {
+    hooks.rx = receiver((request) => {
       if (request.url !== URL_B) return new Response(null, { status: 204 });
       const n = (seenAtB.get(request.headers['webhook-id']!) ?? 0) + 1;
       seenAtB.set(request.headers['webhook-id']!, n);
       return new Response(n <= 2 ? 'no' : null, { status: n <= 2 ? 500 : 204 });
     });
-    const rounds = await drainQueue(queue);
+    const rounds = await drainQueue(hooks.queue);
     expect(rounds).toHaveLength(3);
     expect(rounds[1]!.eventIds.sort()).toEqual([`${pendingId}@${b.id}`, `${approvedId}@${b.id}`].sort());
 
-    const hook = rx.requests.filter(to(HOOK));
-    const atA = rx.requests.filter(to(URL_A));
-    const atB = rx.requests.filter(to(URL_B));
-    expect(rx.requests.filter((r) => ![HOOK, URL_A, URL_B].includes(r.url))).toEqual([]);
+    const hook = hooks.rx.requests.filter(to(HOOK));
+    const atA = hooks.rx.requests.filter(to(URL_A));
+    const atB = hooks.rx.requests.filter(to(URL_B));
+    expect(hooks.rx.requests.filter((r) => ![HOOK, URL_A, URL_B].includes(r.url))).toEqual([]);
     // Each destination verifies with its own secret only.
     expect(typesOf(accountSecret, hook)).toEqual(['payment.approved', 'payment.pending']);
     expect(typesOf(a.secret, atA)).toEqual(['payment.approved']);
@@ -114,7 +104,7 @@ describe('fan-out', () => {
     const approvedAt = (requests: ReceivedWebhook[]) => requests.find((r) => r.headers['webhook-id'] === approvedId)!;
     expect(approvedAt(hook).body).toBe(approvedAt(atA).body);
     expect(approvedAt(atA).body).toBe(approvedAt(atB).body);
-    expect(new Set(rx.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([pendingId, approvedId]));
+    expect(new Set(hooks.rx.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([pendingId, approvedId]));
 
     // The listing: per destination, the payment URL first; `delivery` is the payment URL's as before.
     const listed = await listEvents(m, payment.id);
@@ -143,10 +133,10 @@ describe('fan-out', () => {
     const all = await createEndpoint(m.session, { url: URL_A, enabled_events: ['*'] });
     const payment = await pay(m, '41.00');
     const [eventId] = await eventIdsOf(payment.id);
-    expect(queue.pending).toEqual([`${eventId}@${all.id}`]);
-    rx = receiver();
-    await drainQueue(queue);
-    expect(rx.requests.map((r) => r.url)).toEqual([URL_A]);
+    expect(hooks.queue.pending).toEqual([`${eventId}@${all.id}`]);
+    hooks.rx = receiver();
+    await drainQueue(hooks.queue);
+    expect(hooks.rx.requests.map((r) => r.url)).toEqual([URL_A]);
     const listed = await listEvents(m, payment.id);
     expect(listed.body.data[0].delivery).toBeNull();
     expect(listed.body.data[0].deliveries).toMatchObject([{ destination: { type: 'endpoint', endpoint_id: all.id }, status: 'succeeded' }]);
@@ -157,34 +147,34 @@ describe('fan-out', () => {
     const chargebacks = await createEndpoint(m.session, { url: URL_A, enabled_events: ['payment.charged_back'] });
     const payment = await pay(m, '41.50', { webhook_url: HOOK });
     await approve(m, payment.id);
-    expect(queue.pending.filter((key) => key.includes('@'))).toEqual([]);
+    expect(hooks.queue.pending.filter((key) => key.includes('@'))).toEqual([]);
     const charged = await call('POST', `/v1/test-helpers/payments/${payment.id}/charge_back`, { token: m.key.secret });
     expect(charged.status, charged.text).toBe(200);
     const [, , chargedBackId] = await eventIdsOf(payment.id);
-    expect(queue.pending.filter((key) => key.includes('@'))).toEqual([`${chargedBackId}@${chargebacks.id}`]);
-    rx = receiver();
-    await drainQueue(queue);
-    const atA = rx.requests.filter(to(URL_A));
+    expect(hooks.queue.pending.filter((key) => key.includes('@'))).toEqual([`${chargedBackId}@${chargebacks.id}`]);
+    hooks.rx = receiver();
+    await drainQueue(hooks.queue);
+    const atA = hooks.rx.requests.filter(to(URL_A));
     expect(atA).toHaveLength(1);
     const body = verifyWith(chargebacks.secret, atA[0]!);
     expect(body).toMatchObject({ id: chargedBackId, type: 'payment.charged_back' });
     expect(body.data.payment).toMatchObject({ status: 'approved', charged_back_at: charged.body.data.charged_back_at });
-    expect(rx.requests.filter(to(HOOK)).find((r) => r.headers['webhook-id'] === chargedBackId)!.body).toBe(atA[0]!.body);
+    expect(hooks.rx.requests.filter(to(HOOK)).find((r) => r.headers['webhook-id'] === chargedBackId)!.body).toBe(atA[0]!.body);
   });
 
   it('an endpoint made or subscribed later gets the events from then on only', async () => {
     const m = await setupMerchant();
     const first = await pay(m, '42.00');
     const late = await createEndpoint(m.session, { url: URL_A, enabled_events: ['payment.pending'] });
-    expect(queue.pending).toEqual([]);
+    expect(hooks.queue.pending).toEqual([]);
     await approve(m, first.id);
-    expect(queue.pending).toEqual([]);
+    expect(hooks.queue.pending).toEqual([]);
     await patchEndpoint(m.session, late.id, { enabled_events: ['payment.approved'] });
     const second = await pay(m, '42.01');
-    expect(queue.pending).toEqual([]);
+    expect(hooks.queue.pending).toEqual([]);
     await approve(m, second.id);
     const [, approvedId] = await eventIdsOf(second.id);
-    expect(queue.pending).toEqual([`${approvedId}@${late.id}`]);
+    expect(hooks.queue.pending).toEqual([`${approvedId}@${late.id}`]);
   });
 });
 
@@ -194,25 +184,25 @@ describe('per destination: redeliver, URL changes, SSRF, relay', () => {
     const ep = await createEndpoint(m.session, { url: URL_A, enabled_events: ['*'] });
     const payment = await pay(m, '43.00', { webhook_url: HOOK });
     const [eventId] = await eventIdsOf(payment.id);
-    rx = receiver();
-    await drainQueue(queue);
-    expect(rx.requests).toHaveLength(2);
+    hooks.rx = receiver();
+    await drainQueue(hooks.queue);
+    expect(hooks.rx.requests).toHaveLength(2);
 
     const all = await redeliver(m, payment.id, eventId!);
     expect(all.status, all.text).toBe(202);
     expect(all.body.data.deliveries.map((d: any) => d.status)).toEqual(['pending', 'pending']);
-    expect([...queue.pending].sort()).toEqual([eventId, `${eventId}@${ep.id}`].sort());
-    await drainQueue(queue);
+    expect([...hooks.queue.pending].sort()).toEqual([eventId, `${eventId}@${ep.id}`].sort());
+    await drainQueue(hooks.queue);
 
     expect((await redeliver(m, payment.id, eventId!, ep.id)).status).toBe(202);
-    expect(queue.pending).toEqual([`${eventId}@${ep.id}`]);
-    await drainQueue(queue);
+    expect(hooks.queue.pending).toEqual([`${eventId}@${ep.id}`]);
+    await drainQueue(hooks.queue);
     expect((await redeliver(m, payment.id, eventId!, 'payment_url')).status).toBe(202);
-    expect(queue.pending).toEqual([eventId]);
-    await drainQueue(queue);
-    expect(rx.requests.filter(to(URL_A))).toHaveLength(3);
-    expect(rx.requests.filter(to(HOOK))).toHaveLength(3);
-    expect(new Set(rx.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([eventId]));
+    expect(hooks.queue.pending).toEqual([eventId]);
+    await drainQueue(hooks.queue);
+    expect(hooks.rx.requests.filter(to(URL_A))).toHaveLength(3);
+    expect(hooks.rx.requests.filter(to(HOOK))).toHaveLength(3);
+    expect(new Set(hooks.rx.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([eventId]));
 
     // Another owner's endpoint, a random id and the payment URL of a payment without one: 409 alike.
     const stranger = await setupMerchant();
@@ -223,7 +213,7 @@ describe('per destination: redeliver, URL changes, SSRF, relay', () => {
     const bare = await pay(m, '43.01');
     const [bareEvent] = await eventIdsOf(bare.id);
     expectError(await redeliver(m, bare.id, bareEvent!, 'payment_url'), 409, 'invalid_state_transition');
-    expect(queue.pending).toEqual([`${bareEvent}@${ep.id}`]);
+    expect(hooks.queue.pending).toEqual([`${bareEvent}@${ep.id}`]);
   });
 
   it('a retry goes to the endpoint’s URL as it is now; a URL that became refused is not called (url_refused, dead)', async () => {
@@ -231,22 +221,22 @@ describe('per destination: redeliver, URL changes, SSRF, relay', () => {
     const ep = await createEndpoint(m.session, { url: URL_A, enabled_events: ['*'] });
     const payment = await pay(m, '44.00');
     const [eventId] = await eventIdsOf(payment.id);
-    rx = receiver((request) => (request.url === URL_A ? new Response(null, { status: 503 }) : new Response(null, { status: 200 })));
-    const first = await consumeOnce(queue.pending.splice(0));
+    hooks.rx = receiver((request) => (request.url === URL_A ? new Response(null, { status: 503 }) : new Response(null, { status: 200 })));
+    const first = await consumeOnce(hooks.queue.pending.splice(0));
     expect(first.retried).toHaveLength(1);
     expect((await patchEndpoint(m.session, ep.id, { url: URL_B })).status).toBe(200);
     const retry = first.retried.map((r) => r.eventId);
     await elapseUntilDue(retry);
     await consumeOnce(retry, 2);
-    expect(rx.requests.map((r) => r.url)).toEqual([URL_A, URL_B]);
+    expect(hooks.rx.requests.map((r) => r.url)).toEqual([URL_A, URL_B]);
     expect(await deliveryRow(eventId!, ep.id)).toMatchObject({ status: 'succeeded', attempts: 2, url: URL_B });
 
     const second = await pay(m, '44.01');
     const [secondEvent] = await eventIdsOf(second.id);
     await env.DB.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?').bind('https://169.254.169.254/latest/meta-data/', ep.id).run();
-    const round = await consumeOnce(queue.pending.splice(0));
+    const round = await consumeOnce(hooks.queue.pending.splice(0));
     expect(round.acked).toEqual([`${secondEvent}@${ep.id}`]);
-    expect(rx.requests).toHaveLength(2);
+    expect(hooks.rx.requests).toHaveLength(2);
     expect(await deliveryRow(secondEvent!, ep.id)).toMatchObject({ status: 'dead', last_error: 'url_refused', last_status_code: null });
   });
 
@@ -255,10 +245,10 @@ describe('per destination: redeliver, URL changes, SSRF, relay', () => {
     const ep = await createEndpoint(m.session, { url: URL_A, enabled_events: ['*'] });
     const payment = await pay(m, '45.00', { webhook_url: HOOK });
     const [eventId] = await eventIdsOf(payment.id);
-    queue.pending.length = 0;
+    hooks.queue.pending.length = 0;
     const row = await deliveryRow(eventId!, ep.id);
     await relayOverdueWebhooks(createDeps(env), row!.next_attempt_at! + OVERDUE_AFTER_MS);
-    expect(queue.pending).toEqual(expect.arrayContaining([eventId, `${eventId}@${ep.id}`]));
+    expect(hooks.queue.pending).toEqual(expect.arrayContaining([eventId, `${eventId}@${ep.id}`]));
   });
 });
 
@@ -268,23 +258,23 @@ describe('disabled and deleted endpoints', () => {
     const ep = await createEndpoint(m.session, { url: URL_A, enabled_events: ['*'] });
     const before = await pay(m, '46.00');
     const [beforeEvent] = await eventIdsOf(before.id);
-    const queued = queue.pending.splice(0);
+    const queued = hooks.queue.pending.splice(0);
     expect((await patchEndpoint(m.session, ep.id, { disabled: true })).status).toBe(200);
     expect(await deliveryRow(beforeEvent!, ep.id)).toMatchObject({ status: 'dead', attempts: 0, last_error: 'endpoint_disabled' });
     const during = await pay(m, '46.01');
-    expect(queue.pending).toEqual([]);
+    expect(hooks.queue.pending).toEqual([]);
     expectError(await redeliver(m, before.id, beforeEvent!, ep.id), 409, 'invalid_state_transition');
     expectError(await redeliver(m, before.id, beforeEvent!), 409, 'invalid_state_transition');
 
     expect((await patchEndpoint(m.session, ep.id, { disabled: false })).status).toBe(200);
-    rx = receiver();
+    hooks.rx = receiver();
     // The message queued before the disable finds a closed delivery: nothing is sent.
     await consumeOnce(queued);
-    expect(rx.requests).toEqual([]);
+    expect(hooks.rx.requests).toEqual([]);
     const after = await pay(m, '46.02');
     const [afterEvent] = await eventIdsOf(after.id);
-    await drainQueue(queue);
-    expect(rx.requests.map((r) => r.headers['webhook-id'])).toEqual([afterEvent]);
+    await drainQueue(hooks.queue);
+    expect(hooks.rx.requests.map((r) => r.headers['webhook-id'])).toEqual([afterEvent]);
     const [duringEvent] = await eventIdsOf(during.id);
     expect(await deliveryRow(duringEvent!, ep.id)).toBeNull();
   });
@@ -294,12 +284,12 @@ describe('disabled and deleted endpoints', () => {
     const ep = await createEndpoint(m.session, { url: URL_A, enabled_events: ['*'] });
     const payment = await pay(m, '47.00');
     const [eventId] = await eventIdsOf(payment.id);
-    const queued = queue.pending.splice(0);
+    const queued = hooks.queue.pending.splice(0);
     expect((await call('DELETE', `${ENDPOINTS}/${ep.id}`, { token: m.session.accessToken })).status).toBe(204);
-    rx = receiver();
+    hooks.rx = receiver();
     const round = await consumeOnce(queued);
     expect(round.acked).toEqual(queued);
-    expect(rx.requests).toEqual([]);
+    expect(hooks.rx.requests).toEqual([]);
     const listed = await listEvents(m, payment.id);
     expect(listed.body.data[0].deliveries).toMatchObject([{ destination: { type: 'endpoint', endpoint_id: ep.id }, status: 'dead', last_error: 'endpoint_deleted', attempts: 0 }]);
     expect(eventId).toBe(listed.body.data[0].id);
@@ -311,18 +301,18 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
     const m = await setupMerchant();
     const ep = await createEndpoint(m.session, { url: URL_A, enabled_events: ['*'] });
     const failing = await createEndpoint(m.session, { url: URL_B, enabled_events: ['*'] });
-    queue.pending.length = 0;
+    hooks.queue.pending.length = 0;
     return { m, ep, failing };
   }
   const newEvent = async (m: Merchant, value: string) => {
     const payment = await pay(m, value);
-    queue.pending.length = 0;
+    hooks.queue.pending.length = 0;
     return (await eventIdsOf(payment.id))[0]!;
   };
 
   it('every attempt failing for 3 days disables the endpoint (log line, state in the API, pending deliveries closed); other endpoints carry on', async () => {
     const { m, ep, failing } = await failingSetup();
-    rx = receiver((request) => (request.url === URL_B ? new Response(null, { status: 500 }) : new Response(null, { status: 204 })));
+    hooks.rx = receiver((request) => (request.url === URL_B ? new Response(null, { status: 500 }) : new Response(null, { status: 204 })));
     const deps = createDeps(env);
     const t0 = Date.now();
     const first = await newEvent(m, '48.00');
@@ -351,26 +341,26 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
     expect(await deliveryRow(waiting, failing.id)).toMatchObject({ status: 'dead', attempts: 0, last_error: 'endpoint_disabled' });
     expect(await deliveryRow(third, failing.id)).toMatchObject({ status: 'dead', attempts: 1 });
     expect(await deliveryRow(waiting, ep.id)).toMatchObject({ status: 'pending' });
-    const requestsToB = rx.requests.filter(to(URL_B)).length;
+    const requestsToB = hooks.rx.requests.filter(to(URL_B)).length;
     expect(await deliverEvent(deps, waiting, disabledAt + 1000, failing.id)).toEqual({ kind: 'done' });
     expect(await deliverEvent(deps, waiting, disabledAt + 1000, ep.id)).toEqual({ kind: 'done' });
-    expect(rx.requests.filter(to(URL_B))).toHaveLength(requestsToB);
+    expect(hooks.rx.requests.filter(to(URL_B))).toHaveLength(requestsToB);
     expect(await deliveryRow(waiting, ep.id)).toMatchObject({ status: 'succeeded' });
 
     // New events skip it; enabled again, it receives new events and its streak starts over.
     await pay(m, '48.04');
-    expect(queue.pending.filter((k) => k.endsWith(failing.id))).toEqual([]);
-    queue.pending.length = 0;
+    expect(hooks.queue.pending.filter((k) => k.endsWith(failing.id))).toEqual([]);
+    hooks.queue.pending.length = 0;
     expect((await patchEndpoint(m.session, failing.id, { disabled: false })).body.data).toMatchObject({ status: 'enabled', failing_since: null, disabled_reason: null });
     const fresh = await pay(m, '48.05');
     const [freshEvent] = await eventIdsOf(fresh.id);
-    expect(queue.pending).toContain(`${freshEvent}@${failing.id}`);
+    expect(hooks.queue.pending).toContain(`${freshEvent}@${failing.id}`);
   });
 
   it('one success within the 3 days starts the count over', async () => {
     const { m, failing } = await failingSetup();
     let up = false;
-    rx = receiver((request) => (request.url === URL_B && !up ? new Response(null, { status: 500 }) : new Response(null, { status: 204 })));
+    hooks.rx = receiver((request) => (request.url === URL_B && !up ? new Response(null, { status: 500 }) : new Response(null, { status: 204 })));
     const deps = createDeps(env);
     const t0 = Date.now();
     await deliverEvent(deps, await newEvent(m, '49.00'), t0, failing.id);
@@ -388,14 +378,14 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
 
   it('a success recorded after the failing attempt read the streak keeps the endpoint enabled (compare-and-set)', async () => {
     const { m, failing } = await failingSetup();
-    rx = receiver(() => new Response(null, { status: 500 }));
+    hooks.rx = receiver(() => new Response(null, { status: 500 }));
     const deps = createDeps(env);
     const t0 = Date.now();
     await deliverEvent(deps, await newEvent(m, '50.00'), t0, failing.id);
     const event = await newEvent(m, '50.01');
     // While this attempt is in flight, another attempt succeeds and clears the streak.
-    rx.restore();
-    rx = receiver(async () => {
+    hooks.rx.restore();
+    hooks.rx = receiver(async () => {
       await env.DB.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?').bind(failing.id).run();
       return new Response(null, { status: 500 });
     });
@@ -412,13 +402,13 @@ describe('signing with the endpoint’s secret during a rotation (standardwebhoo
     expect(rotated.status).toBe(200);
     const newSecret = rotated.body.data.secret as string;
     const expiresAt = Date.parse(rotated.body.data.previous_secret_expires_at);
-    rx = receiver();
+    hooks.rx = receiver();
     const deps = createDeps(env);
 
     const during = await pay(m, '51.00');
     const [duringEvent] = await eventIdsOf(during.id);
     await deliverEvent(deps, duringEvent!, Date.now(), ep.id);
-    const signedDuring = rx.requests.at(-1)!;
+    const signedDuring = hooks.rx.requests.at(-1)!;
     expect(signedDuring.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(verifyWith(ep.secret, signedDuring).id).toBe(duringEvent);
     expect(verifyWith(newSecret, signedDuring).id).toBe(duringEvent);
@@ -427,11 +417,36 @@ describe('signing with the endpoint’s secret during a rotation (standardwebhoo
     const [afterEvent] = await eventIdsOf(after.id);
     const later = expiresAt + 60_000;
     await deliverEvent(deps, afterEvent!, later, ep.id);
-    const signedAfter = rx.requests.at(-1)!;
+    const signedAfter = hooks.rx.requests.at(-1)!;
     expect(signedAfter.headers['webhook-signature']!.split(' ')).toHaveLength(1);
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(later);
     expect(verifyWith(newSecret, signedAfter).id).toBe(afterEvent);
     expect(() => verifyWith(ep.secret, signedAfter)).toThrow();
+  });
+});
+
+describe('the subscription rule, as the event batch applies it in SQL', () => {
+  it('agrees with domain/webhook-endpoints.ts `subscribes` for every kind of list and the event types sent', async () => {
+    const m = await setupMerchant();
+    const lists = [['*'], ['payment.pending'], ['payment.approved'], ['payment.approved', 'payment.refunded'], ['payment.refunded'], ['payment.canceled', 'payment.pending']];
+    const endpoints = [];
+    for (const [i, enabled_events] of lists.entries()) endpoints.push({ ...(await createEndpoint(m.session, { url: `https://s${i}.example.com/hooks`, enabled_events })), enabled_events });
+    const payment = await pay(m, '41.00');
+    await approve(m, payment.id);
+    const events = await env.DB.prepare('SELECT id, type FROM payment_events WHERE payment_id = ?').bind(payment.id).all<{ id: string; type: string }>();
+    expect(events.results.map((e) => e.type).sort()).toEqual(['payment.approved', 'payment.pending']);
+    for (const event of events.results) {
+      const rows = await env.DB.prepare('SELECT destination FROM webhook_deliveries WHERE event_id = ?').bind(event.id).all<{ destination: string }>();
+      const expected = endpoints.filter((e) => subscribes(e.enabled_events, event.type)).map((e) => e.id);
+      expect(rows.results.map((r) => r.destination).sort()).toEqual(expected.sort());
+      // And the queue was told about exactly those.
+      expect(
+        hooks.queue.pending
+          .filter((key) => key.startsWith(`${event.id}@`))
+          .map((key) => key.split('@')[1])
+          .sort(),
+      ).toEqual(expected.sort());
+    }
   });
 });

@@ -1,25 +1,17 @@
 import { env } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deliverEvent } from '../../src/services/webhooks/deliver.ts';
 import { call, expectError } from '../helpers/api.ts';
 import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import { captureQueue, drainQueue, eventIdsOf, getWebhookSecret, receiver, rotateWebhookSecret, verifyWith, type CapturedQueue, type ReceivedWebhook, type Receiver } from '../helpers/webhooks.ts';
+import { drainQueue, eventIdsOf, getWebhookSecret, receiver, rotateWebhookSecret, verifyWith, type ReceivedWebhook, webhookTestSetup } from '../helpers/webhooks.ts';
 import { createDeps } from '../../src/deps.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
 const DAY_MS = 24 * 3600 * 1000;
 
-let queue: CapturedQueue;
-let rx: Receiver | undefined;
-
-beforeEach(() => {
-  queue = captureQueue();
-});
+const hooks = webhookTestSetup();
 
 afterEach(() => {
-  queue.restore();
-  rx?.restore();
-  rx = undefined;
   vi.useRealTimers();
 });
 
@@ -36,17 +28,17 @@ async function pendingEvent(m: Merchant) {
   const res = await m.pay(paymentBody(m.qr.id, '20.00', { webhook_url: HOOK }));
   expect(res.status, res.text).toBe(201);
   const [eventId] = await eventIdsOf(res.body.data.id);
-  queue.pending.length = 0;
+  hooks.queue.pending.length = 0;
   return eventId!;
 }
 
 /** Delivers one event at `now` (driving the clock) to an accepting receiver; returns the request. */
 async function deliverAt(eventId: string, now: number): Promise<ReceivedWebhook> {
-  rx = receiver();
+  hooks.rx = receiver();
   await deliverEvent(createDeps(env), eventId, now);
-  const request = rx.requests.at(-1)!;
-  rx.restore();
-  rx = undefined;
+  const request = hooks.rx.requests.at(-1)!;
+  hooks.rx.restore();
+  hooks.rx = undefined;
   return request;
 }
 
@@ -96,11 +88,11 @@ describe('GET /v1/account/webhook-secret', () => {
     const secretB = (await getWebhookSecret(b.session)).secret;
     expect(secretA).not.toBe(secretB);
     await b.pay(paymentBody(b.qr.id, '21.00', { webhook_url: HOOK }));
-    rx = receiver();
-    await drainQueue(queue);
-    expect(rx.requests).toHaveLength(1);
-    expect(verifyWith(secretB, rx.requests[0]!).type).toBe('payment.pending');
-    expect(() => verifyWith(secretA, rx!.requests[0]!)).toThrow();
+    hooks.rx = receiver();
+    await drainQueue(hooks.queue);
+    expect(hooks.rx.requests).toHaveLength(1);
+    expect(verifyWith(secretB, hooks.rx.requests[0]!).type).toBe('payment.pending');
+    expect(() => verifyWith(secretA, hooks.rx!.requests[0]!)).toThrow();
     // Rotating one owner's secret leaves the other's alone.
     await rotateWebhookSecret(a.session);
     expect((await getWebhookSecret(b.session)).secret).toBe(secretB);

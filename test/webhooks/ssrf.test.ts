@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call, expectError } from '../helpers/api.ts';
 import { paymentBody, paymentRowsByReference, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import { captureQueue, consumeOnce, deliveryRow, eventIdsOf, receiver, REFUSED_WEBHOOK_URLS as REFUSED, type CapturedQueue, type Receiver } from '../helpers/webhooks.ts';
+import { consumeOnce, deliveryRow, eventIdsOf, receiver, REFUSED_WEBHOOK_URLS as REFUSED, webhookTestSetup } from '../helpers/webhooks.ts';
 
 /**
  * Server-side request forgery through `webhook_url` (docs/limits.md, "Webhook URLs"), through the API:
@@ -12,21 +12,10 @@ import { captureQueue, consumeOnce, deliveryRow, eventIdsOf, receiver, REFUSED_W
  */
 
 let m: Merchant;
-let queue: CapturedQueue;
-let rx: Receiver | undefined;
+const hooks = webhookTestSetup();
 
 beforeAll(async () => {
   m = await setupMerchant();
-});
-
-beforeEach(() => {
-  queue = captureQueue();
-});
-
-afterEach(() => {
-  queue.restore();
-  rx?.restore();
-  rx = undefined;
 });
 
 describe('webhook_url on POST /v1/payments', () => {
@@ -55,11 +44,11 @@ describe('checked again before each delivery', () => {
       expect(created.status).toBe(201);
       const [eventId] = await eventIdsOf(created.body.data.id);
       await env.DB.prepare('UPDATE webhook_deliveries SET url = ? WHERE event_id = ?').bind(blocked, eventId).run();
-      rx = receiver();
-      const round = await consumeOnce(queue.pending.splice(0));
+      hooks.rx = receiver();
+      const round = await consumeOnce(hooks.queue.pending.splice(0));
       expect(round.acked).toEqual([eventId]);
       expect(round.retried).toEqual([]);
-      expect(rx.requests).toEqual([]);
+      expect(hooks.rx.requests).toEqual([]);
       expect(await deliveryRow(eventId!)).toMatchObject({ status: 'dead', attempts: 1, last_error: 'url_refused', last_status_code: null, next_attempt_at: null });
       const listed = await call('GET', `/v1/payments/${created.body.data.id}/events`, { token: m.key.secret });
       expect(listed.body.data[0].delivery).toMatchObject({ status: 'dead', last_error: 'url_refused' });
