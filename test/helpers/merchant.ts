@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:workers';
 import type { Scope } from '../../src/domain/scopes.ts';
 import { BUSINESS_SCOPES } from '../../src/domain/scopes.ts';
+import { createMethod } from './methods.ts';
 import { call, createKey, seedSession, type ApiResponse, type Session } from './api.ts';
 
 /**
@@ -35,12 +36,13 @@ export interface MerchantOptions {
 }
 
 export async function addSandboxMethod(session: Session, versionId: string, apiKey = sandboxCredential(), extra: Record<string, unknown> = {}): Promise<MerchantMethod> {
-  const res = await call('POST', '/v1/account/payment-methods', {
-    token: session.accessToken,
-    body: { connector_definition_version_id: versionId, name: versionId === SANDBOX_QR ? 'Counter QR' : 'Front counter', credentials: { api_key: apiKey }, ...extra },
+  const created = await createMethod(session, {
+    connector_definition_version_id: versionId,
+    name: versionId === SANDBOX_QR ? 'Counter QR' : 'Front counter',
+    credentials: { api_key: apiKey },
+    ...extra,
   });
-  if (res.status !== 201) throw new Error(`payment method creation failed: ${res.status} ${res.text}`);
-  return { id: res.body.data.id, apiKey };
+  return { id: created.id, apiKey };
 }
 
 export async function linkMethod(session: Session, methodId: string, apiKeyId: string) {
