@@ -1,5 +1,5 @@
 import type { Environment } from './environment.ts';
-import { bytesToBase64Url, bytesToHex, hmacSha256 } from '../lib/encoding.ts';
+import { bytesToBase64Url, bytesToHex, utf8 } from '../lib/encoding.ts';
 
 /**
  * API key secrets: `sk_<environment>_` + 32 random bytes (base64url). Only HMAC-SHA256(pepper, secret)
@@ -12,8 +12,26 @@ export function generateApiKeySecret(environment: Environment): string {
   return secretPrefix(environment) + bytesToBase64Url(crypto.getRandomValues(new Uint8Array(32)));
 }
 
+let pepperKey: { pepper: string; key: Promise<CryptoKey> } | undefined;
+
+/**
+ * The pepper imported once per isolate (and again only if the deployment's pepper changes): importing it
+ * for every request was about 4% of an authenticated read's CPU (bench/RESULTS.md, the profile).
+ */
+function hmacKeyOf(pepper: string): Promise<CryptoKey> {
+  if (pepperKey?.pepper !== pepper) {
+    const key = crypto.subtle.importKey('raw', utf8(pepper), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    pepperKey = { pepper, key };
+    // A failed import is not kept: the next call tries again.
+    key.catch(() => {
+      if (pepperKey?.key === key) pepperKey = undefined;
+    });
+  }
+  return pepperKey.key;
+}
+
 export async function hashApiKeySecret(pepper: string, secret: string): Promise<string> {
-  return bytesToHex(await hmacSha256(pepper, secret));
+  return bytesToHex(new Uint8Array(await crypto.subtle.sign('HMAC', await hmacKeyOf(pepper), utf8(secret))));
 }
 
 /** Shape check before any lookup: right prefix for this deployment, right length and alphabet. */

@@ -1,0 +1,157 @@
+// `npm run bench:profile`: a V8 CPU profile of the service's Worker isolate under a load of one operation
+// (default: get payment), through wrangler dev's inspector. Prints where the isolate's time goes: the
+// functions with the most self time, and the time by package or source file (a sample counts for every
+// package on its stack, once). Measurement only; nothing of it runs in the service.
+//   BENCH_PROFILE_OP=get|replay   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8
+import autocannon from 'autocannon';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startLocalServer } from '../scripts/lib/local-server.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const OP = process.env.BENCH_PROFILE_OP ?? 'get';
+const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_PROFILE_CONNECTIONS ?? 8);
+const INSPECTOR = 'http://127.0.0.1:9229';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+async function api(base: string, method: string, path: string, token?: string, body?: unknown, key?: string) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body ? { 'Content-Type': 'application/json' } : {}), ...(key ? { 'Idempotency-Key': key } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, json: (await res.json()) as any };
+}
+
+/** The Worker's inspector target (wrangler dev lists the user Worker among its targets). */
+async function workerTarget(): Promise<string> {
+  const targets = (await (await fetch(`${INSPECTOR}/json`)).json()) as { webSocketDebuggerUrl: string; title?: string }[];
+  const target = targets.find((t) => !/proxy/i.test(t.title ?? '')) ?? targets[0];
+  if (!target) throw new Error('no inspector target on :9229');
+  return target.webSocketDebuggerUrl;
+}
+
+function inspector(url: string) {
+  // wrangler's inspector proxy accepts the DevTools front end's origin (or none); Node's WebSocket sends its own.
+  const ws = new WebSocket(url, { headers: { Origin: 'https://devtools.devprod.cloudflare.dev' } } as unknown as string[]);
+  let next = 1;
+  const waiting = new Map<number, (result: any) => void>();
+  ws.addEventListener('message', (event) => {
+    const message = JSON.parse(String(event.data));
+    if (message.id && waiting.has(message.id)) {
+      waiting.get(message.id)!(message.result);
+      waiting.delete(message.id);
+    }
+  });
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.addEventListener('open', () => resolve());
+    ws.addEventListener('error', () => reject(new Error('inspector connection failed')));
+  });
+  return {
+    opened,
+    send: (method: string, params: Record<string, unknown> = {}) =>
+      new Promise<any>((resolve) => {
+        const id = next++;
+        waiting.set(id, resolve);
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => ws.close(),
+  };
+}
+
+/** A short name for where a frame's code comes from: a package, or a source file of this repository. */
+function originOf(url: string): string {
+  if (!url) return '(native / runtime)';
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1]!;
+  const src = /(src\/.+?\.ts)/.exec(url);
+  return src ? src[1]! : url.split('/').slice(-2).join('/');
+}
+
+function summarize(profile: Profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    const node = byId.get(id)!;
+    if (node.callFrame.functionName === '(idle)' || node.callFrame.functionName === '(program)') return;
+    total += dt;
+    const key = `${node.callFrame.functionName || '(anonymous)'}  ${originOf(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const origin = originOf(byId.get(at)!.callFrame.url);
+      if (!seen.has(origin)) {
+        seen.add(origin);
+        inclusive.set(origin, (inclusive.get(origin) ?? 0) + dt);
+      }
+    }
+  });
+  const pct = (us: number) => `${((100 * us) / total).toFixed(1)}%`;
+  console.log(`\nbusy samples: ${(total / 1000).toFixed(0)} ms of CPU in the isolate`);
+  console.log('\nself time, top 25:');
+  for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  ${pct(us).padStart(6)}  ${key}`);
+  console.log('\ntime with the origin on the stack (inclusive), top 25:');
+  for (const [key, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  ${pct(us).padStart(6)}  ${key}`);
+}
+
+async function main() {
+  const stateDir = mkdtempSync(join(tmpdir(), 'payment-service-profile-'));
+  const server = await startLocalServer({ logFile: join(ROOT, 'test-results', 'profile-server.log'), stateDir });
+  try {
+    const base = server.baseUrl;
+    const token = (await api(base, 'POST', '/v1/auth/login', undefined, { email: server.adminEmail, password: server.adminPassword })).json.data.access_token;
+    const key = (await api(base, 'POST', '/v1/account/api-keys', token, { name: 'profile', scopes: ['payments:create', 'payments:read'] })).json.data;
+    const connectors = (await api(base, 'GET', '/v1/connectors?limit=100', token)).json.data;
+    const version = connectors.filter((c: any) => c.provider === 'sandbox' && c.type === 'pos').flatMap((c: any) => c.versions)[0];
+    const method = (
+      await api(base, 'POST', '/v1/account/payment-methods', token, {
+        connector_definition_version_id: version.id,
+        name: 'Profile POS',
+        credentials: { api_key: `sandbox-${randomBytes(8).toString('hex')}` },
+      })
+    ).json.data;
+    await api(base, 'POST', `/v1/account/payment-methods/${method.id}/api-keys`, token, { api_key_id: key.id });
+    const body = { amount: { value: '10.00', currency: 'USD' }, external_reference: `profile-${randomUUID()}`, payment_method: method.id };
+    const idem = randomUUID();
+    const payment = (await api(base, 'POST', '/v1/payments', key.secret, body, idem)).json.data;
+
+    const session = inspector(await workerTarget());
+    await session.opened;
+    await session.send('Profiler.enable');
+    await session.send('Profiler.setSamplingInterval', { interval: 200 });
+    await session.send('Profiler.start');
+    const request =
+      OP === 'replay'
+        ? { method: 'POST' as const, path: '/v1/payments', headers: { Authorization: `Bearer ${key.secret}`, 'Content-Type': 'application/json', 'Idempotency-Key': idem }, body: JSON.stringify(body) }
+        : { method: 'GET' as const, path: `/v1/payments/${payment.id}`, headers: { Authorization: `Bearer ${key.secret}` } };
+    const result = await autocannon({ url: base, connections: CONNECTIONS, duration: SECONDS, requests: [request] });
+    const { profile } = (await session.send('Profiler.stop')) as { profile: Profile };
+    session.close();
+    console.log(`${OP}: ${result.requests.average.toFixed(0)} req/s, ${result.requests.total} requests, non-2xx ${result.non2xx}`);
+    summarize(profile);
+  } finally {
+    await server.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+await main();
