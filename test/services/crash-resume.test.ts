@@ -236,4 +236,20 @@ describe('a cancel crashed after its claim resumes on retry instead of meeting i
     expect(retry.status, retry.text).toBe(200);
     expect(retry.body.data.status).toBe('canceled');
   });
+
+  it('after the payment was canceled, before the idempotency object stored the answer: the retry answers the canceled payment', async () => {
+    const m = await setupMerchant();
+    const created = await m.pay(paymentBody(m.qr.id, '32.00'));
+    const paymentId = created.body.data.id as string;
+    const key = crypto.randomUUID();
+    const path = `/v1/payments/${paymentId}/cancel`;
+    const done = (await cancelPayment(createDeps(env), await attemptOf(m, 'cancel_payment', key, path, null), paymentId)) as { status: number };
+    expect(done.status).toBe(200);
+
+    const retry = await postIdempotent(path, m.key.secret, undefined, key);
+    expect(retry.status, retry.text).toBe(200);
+    expect(retry.body.data).toMatchObject({ id: paymentId, status: 'canceled' });
+    // Another key is still told the payment is canceled.
+    expectError(await postIdempotent(path, m.key.secret, undefined, crypto.randomUUID()), 409, 'invalid_state_transition');
+  });
 });

@@ -20,10 +20,12 @@ export async function cancelPayment(deps: Deps, ctx: OperationContext, paymentId
   const method = await usableMethod(deps, ctx, payment.paymentMethodId, 'cancellations');
   // Claim the payment for the cancellation before asking the processor: from then on no refund can be
   // reserved (a refund sent to the processor on a voided charge would fail or, worse, pay out twice).
-  const { payment: current } = await mutatePayment(deps, payment.id, (latest, refunds) => {
+  const { payment: current, result: step } = await mutatePayment<'claimed' | 'resumed' | 'done'>(deps, payment.id, (latest, refunds) => {
     const now = Date.now();
-    // This attempt's own claim, made by an earlier try whose answer was never stored: go on with it.
-    if (cancellationInProgress(latest, now) && latest.cancelAttemptKey === ctx.attempt.key) return { none: null };
+    // This attempt's own cancellation, from an earlier try whose answer was never stored: the payment it
+    // canceled is the answer; a claim it still holds, it goes on with.
+    if (latest.cancelAttemptKey === ctx.attempt.key && latest.status === 'canceled') return { none: 'done' };
+    if (cancellationInProgress(latest, now) && latest.cancelAttemptKey === ctx.attempt.key) return { none: 'resumed' };
     if (latest.status === 'pending' && latest.requiredAction === 'check_terminal') {
       // The processor will neither settle nor cancel it: only someone at the terminal can. Asking it to
       // cancel would fail every time, so it is not asked.
@@ -41,9 +43,10 @@ export async function cancelPayment(deps: Deps, ctx: OperationContext, paymentId
         details: { status: latest.status },
       });
     }
-    return { change: { cancelRequestedAt: now, cancelAttemptKey: ctx.attempt.key }, result: null };
+    return { change: { cancelRequestedAt: now, cancelAttemptKey: ctx.attempt.key }, result: 'claimed' };
   });
   ctx.started();
+  if (step === 'done') return { status: 200, body: { data: toPaymentResource(current) } };
 
   const { version, ctx: connectorCtx } = await connectorFor(deps, method);
   const result = await callConnector(() =>
@@ -68,7 +71,9 @@ export async function cancelPayment(deps: Deps, ctx: OperationContext, paymentId
     // instead of the cancel is recorded as one).
     const change = processorAccountChange(latest, { status: outcome.status }, Date.now(), { hasRefunds: refunds.length > 0 });
     if (!change) return { change: { cancelRequestedAt: null, cancelAttemptKey: null }, result: null };
-    return { change: { ...change, processorStatus: outcome.processorStatus, cancelRequestedAt: null, cancelAttemptKey: null }, result: null };
+    // A payment this attempt canceled keeps its key: a retry after a crash answers it instead of a 409.
+    const canceled = change.status === 'canceled';
+    return { change: { ...change, processorStatus: outcome.processorStatus, cancelRequestedAt: null, cancelAttemptKey: canceled ? ctx.attempt.key : null }, result: null };
   });
   if (saved.status !== 'canceled') {
     // Something else settled the payment while the processor was asked (e.g. a refund or a final notification).
