@@ -6,14 +6,16 @@ module.exports = {
   forbidden: [
     {
       name: 'domain-is-pure',
-      comment: 'domain/ holds the rules (money, state machines, idempotency, signing): it imports only domain/ and lib/, never the database, services, HTTP or connectors, so it is testable alone.',
+      comment:
+        'domain/ holds the rules (money, state machines, idempotency, signing): it imports only domain/ and lib/, never the database, services, HTTP or connectors, so it is testable alone.',
       severity: 'error',
       from: { path: '^src/domain/' },
       to: { path: '^src/', pathNot: '^src/(domain|lib)/' },
     },
     {
       name: 'connectors-are-stateless',
-      comment: 'A connector maps to and from one processor; persistence is the core’s (services/), so connectors never reach the database or the services.',
+      comment:
+        'A connector maps to and from one processor; persistence is the core’s (services/), so connectors never reach the database or the services.',
       severity: 'error',
       from: { path: '^src/connectors/' },
       to: { path: '^src/(db|services|routes|middleware|durable-objects|queues|jobs)/' },
@@ -37,6 +39,10 @@ module.exports = {
     exclude: { path: '^(node_modules|\\.wrangler|public)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.mjs', '.js', '.d.ts', '.json'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.mjs', '.js', '.d.ts', '.json'],
+    },
   },
 };

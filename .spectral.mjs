@@ -28,7 +28,8 @@ export const RESPONSE_ONLY_SCHEMAS = [
 ];
 
 /** A path item as a `files` pattern: JSON pointer, URI-encoded the way Spectral compares it (`{` as `%7B`). */
-const pathItem = (path) => `**#/paths/${encodeURIComponent(path.replaceAll('~', '~0').replaceAll('/', '~1')).replaceAll('%7E', '~')}`;
+const pathItem = (path) =>
+  `**#/paths/${encodeURIComponent(path.replaceAll('~', '~0').replaceAll('/', '~1')).replaceAll('%7E', '~')}`;
 
 export default {
   extends: [[oas, 'recommended'], owasp],

@@ -53,14 +53,23 @@ export function encodeStatements(log: StatementLog): string {
 export function decodeStatements(header: string | null | undefined, into: StatementLog = new Map()): StatementLog {
   if (!header) return into;
   const binary = atob(header.replaceAll('-', '+').replaceAll('_', '/'));
-  const pairs = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)))) as [string, number][];
+  const pairs = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)))) as [
+    string,
+    number,
+  ][];
   for (const [sql, params] of pairs) into.set(sql, params);
   return into;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export const emptyD1Stats = (): D1Stats => ({ statements: 0, roundTrips: 0, rowsRead: 0, rowsWritten: 0, unmetered: 0 });
+export const emptyD1Stats = (): D1Stats => ({
+  statements: 0,
+  roundTrips: 0,
+  rowsRead: 0,
+  rowsWritten: 0,
+  unmetered: 0,
+});
 
 /** Adds `from` into `into`; either may be absent (nothing metered). */
 export function addD1Stats(into: D1Stats | null | undefined, from: D1Stats | null | undefined): void {
@@ -93,7 +102,13 @@ export function parseD1Stats(header: string | null | undefined): D1Stats | null 
   if (!header) return null;
   const fields = new Map(header.split(';').map((part) => part.split('=', 2) as [string, string]));
   const num = (name: string) => Number(fields.get(name) ?? 0);
-  const stats = { statements: num('statements'), roundTrips: num('round_trips'), rowsRead: num('rows_read'), rowsWritten: num('rows_written'), unmetered: num('unmetered') };
+  const stats = {
+    statements: num('statements'),
+    roundTrips: num('round_trips'),
+    rowsRead: num('rows_read'),
+    rowsWritten: num('rows_written'),
+    unmetered: num('unmetered'),
+  };
   return Object.values(stats).every(Number.isFinite) ? stats : null;
 }
 
@@ -136,7 +151,8 @@ export function meteredD1(db: D1Database, stats: D1Stats, options: MeterOptions 
     },
   };
   // A session (the service's reads, deps.ts) is metered like the database it came from; dump is not.
-  const withSession = (constraint?: string) => meteredD1(db.withSession(constraint) as unknown as D1Database, stats, options);
+  const withSession = (constraint?: string) =>
+    meteredD1(db.withSession(constraint) as unknown as D1Database, stats, options);
   return new Proxy(db, {
     get(target, property) {
       if (property === 'prepare' || property === 'batch' || property === 'exec') return metered[property];
@@ -147,7 +163,8 @@ export function meteredD1(db: D1Database, stats: D1Stats, options: MeterOptions 
   });
 }
 
-const unwrap = (statement: D1PreparedStatement): D1PreparedStatement => (statement instanceof MeteredStatement ? statement.inner : statement);
+const unwrap = (statement: D1PreparedStatement): D1PreparedStatement =>
+  statement instanceof MeteredStatement ? statement.inner : statement;
 
 // Plain fields (no parameter properties): bench/run.ts imports this module under Node's type stripping.
 class MeteredStatement {
@@ -159,7 +176,15 @@ class MeteredStatement {
   private readonly sql: string;
   private readonly params: unknown[];
 
-  constructor(database: D1Database, stats: D1Stats, wait: () => Promise<void>, log: StatementLog | null, sql: string, params: unknown[] = [], inner: D1PreparedStatement = database.prepare(sql)) {
+  constructor(
+    database: D1Database,
+    stats: D1Stats,
+    wait: () => Promise<void>,
+    log: StatementLog | null,
+    sql: string,
+    params: unknown[] = [],
+    inner: D1PreparedStatement = database.prepare(sql),
+  ) {
     this.inner = inner;
     this.database = database;
     this.stats = stats;
@@ -170,7 +195,15 @@ class MeteredStatement {
   }
 
   bind(...values: unknown[]): MeteredStatement {
-    return new MeteredStatement(this.database, this.stats, this.wait, this.log, this.sql, values, this.inner.bind(...values));
+    return new MeteredStatement(
+      this.database,
+      this.stats,
+      this.wait,
+      this.log,
+      this.sql,
+      values,
+      this.inner.bind(...values),
+    );
   }
 
   record() {
@@ -227,7 +260,8 @@ class MeteredStatement {
       const columns = wrapped.results[0] ? Object.keys(wrapped.results[0]) : [];
       // JavaScript objects put integer-like keys first: then the plain rows are fetched again (never the
       // case for the service's queries; the extra call is the meter's, so it is not counted).
-      if (columns.some((name) => /^(0|[1-9]\d*)$/.test(name))) return (await this.inner.raw(options as { columnNames?: false })) as T[];
+      if (columns.some((name) => /^(0|[1-9]\d*)$/.test(name)))
+        return (await this.inner.raw(options as { columnNames?: false })) as T[];
       const rows = wrapped.results.map((row) => Object.values(row)) as T[];
       return options?.columnNames ? ([columns, ...rows] as T[]) : rows;
     }

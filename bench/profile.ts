@@ -31,7 +31,11 @@ interface Profile {
 async function api(base: string, method: string, path: string, token?: string, body?: unknown, key?: string) {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body ? { 'Content-Type': 'application/json' } : {}), ...(key ? { 'Idempotency-Key': key } : {}) },
+    headers: {
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...(body ? { 'Content-Type': 'application/json' } : {}),
+      ...(key ? { 'Idempotency-Key': key } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: res.status, json: (await res.json()) as any };
@@ -39,7 +43,10 @@ async function api(base: string, method: string, path: string, token?: string, b
 
 /** The Worker's inspector target (wrangler dev lists the user Worker among its targets). */
 async function workerTarget(): Promise<string> {
-  const targets = (await (await fetch(`${INSPECTOR}/json`)).json()) as { webSocketDebuggerUrl: string; title?: string }[];
+  const targets = (await (await fetch(`${INSPECTOR}/json`)).json()) as {
+    webSocketDebuggerUrl: string;
+    title?: string;
+  }[];
   const target = targets.find((t) => !/proxy/i.test(t.title ?? '')) ?? targets[0];
   if (!target) throw new Error('no inspector target on :9229');
   return target.webSocketDebuggerUrl;
@@ -47,7 +54,9 @@ async function workerTarget(): Promise<string> {
 
 function inspector(url: string) {
   // wrangler's inspector proxy accepts the DevTools front end's origin (or none); Node's WebSocket sends its own.
-  const ws = new WebSocket(url, { headers: { Origin: 'https://devtools.devprod.cloudflare.dev' } } as unknown as string[]);
+  const ws = new WebSocket(url, {
+    headers: { Origin: 'https://devtools.devprod.cloudflare.dev' },
+  } as unknown as string[]);
   let next = 1;
   const waiting = new Map<number, (result: any) => void>();
   ws.addEventListener('message', (event) => {
@@ -108,9 +117,11 @@ function summarize(profile: Profile) {
   const pct = (us: number) => `${((100 * us) / total).toFixed(1)}%`;
   console.log(`\nbusy samples: ${(total / 1000).toFixed(0)} ms of CPU in the isolate`);
   console.log('\nself time, top 25:');
-  for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  ${pct(us).padStart(6)}  ${key}`);
+  for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`  ${pct(us).padStart(6)}  ${key}`);
   console.log('\ntime with the origin on the stack (inclusive), top 25:');
-  for (const [key, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  ${pct(us).padStart(6)}  ${key}`);
+  for (const [key, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`  ${pct(us).padStart(6)}  ${key}`);
 }
 
 async function main() {
@@ -118,10 +129,19 @@ async function main() {
   const server = await startLocalServer({ logFile: join(ROOT, 'test-results', 'profile-server.log'), stateDir });
   try {
     const base = server.baseUrl;
-    const token = (await api(base, 'POST', '/v1/auth/login', undefined, { email: server.adminEmail, password: server.adminPassword })).json.data.access_token;
-    const key = (await api(base, 'POST', '/v1/account/api-keys', token, { name: 'profile', scopes: ['payments:create', 'payments:read'] })).json.data;
+    const token = (
+      await api(base, 'POST', '/v1/auth/login', undefined, { email: server.adminEmail, password: server.adminPassword })
+    ).json.data.access_token;
+    const key = (
+      await api(base, 'POST', '/v1/account/api-keys', token, {
+        name: 'profile',
+        scopes: ['payments:create', 'payments:read'],
+      })
+    ).json.data;
     const connectors = (await api(base, 'GET', '/v1/connectors?limit=100', token)).json.data;
-    const version = connectors.filter((c: any) => c.provider === 'sandbox' && c.type === 'pos').flatMap((c: any) => c.versions)[0];
+    const version = connectors
+      .filter((c: any) => c.provider === 'sandbox' && c.type === 'pos')
+      .flatMap((c: any) => c.versions)[0];
     const method = (
       await api(base, 'POST', '/v1/account/payment-methods', token, {
         connector_definition_version_id: version.id,
@@ -130,7 +150,11 @@ async function main() {
       })
     ).json.data;
     await api(base, 'POST', `/v1/account/payment-methods/${method.id}/api-keys`, token, { api_key_id: key.id });
-    const body = { amount: { value: '10.00', currency: 'USD' }, external_reference: `profile-${randomUUID()}`, payment_method: method.id };
+    const body = {
+      amount: { value: '10.00', currency: 'USD' },
+      external_reference: `profile-${randomUUID()}`,
+      payment_method: method.id,
+    };
     const idem = randomUUID();
     const payment = (await api(base, 'POST', '/v1/payments', key.secret, body, idem)).json.data;
 
@@ -141,12 +165,27 @@ async function main() {
     await session.send('Profiler.start');
     const request =
       OP === 'replay'
-        ? { method: 'POST' as const, path: '/v1/payments', headers: { Authorization: `Bearer ${key.secret}`, 'Content-Type': 'application/json', 'Idempotency-Key': idem }, body: JSON.stringify(body) }
-        : { method: 'GET' as const, path: `/v1/payments/${payment.id}`, headers: { Authorization: `Bearer ${key.secret}` } };
+        ? {
+            method: 'POST' as const,
+            path: '/v1/payments',
+            headers: {
+              Authorization: `Bearer ${key.secret}`,
+              'Content-Type': 'application/json',
+              'Idempotency-Key': idem,
+            },
+            body: JSON.stringify(body),
+          }
+        : {
+            method: 'GET' as const,
+            path: `/v1/payments/${payment.id}`,
+            headers: { Authorization: `Bearer ${key.secret}` },
+          };
     const result = await autocannon({ url: base, connections: CONNECTIONS, duration: SECONDS, requests: [request] });
     const { profile } = (await session.send('Profiler.stop')) as { profile: Profile };
     session.close();
-    console.log(`${OP}: ${result.requests.average.toFixed(0)} req/s, ${result.requests.total} requests, non-2xx ${result.non2xx}`);
+    console.log(
+      `${OP}: ${result.requests.average.toFixed(0)} req/s, ${result.requests.total} requests, non-2xx ${result.non2xx}`,
+    );
     summarize(profile);
   } finally {
     await server.stop();

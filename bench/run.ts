@@ -27,16 +27,37 @@
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { ensureAdmin, ROOT, runWrangler, wranglerBin } from '../scripts/lib/admin.mjs';
 import { exited, freePort, killGroup } from '../scripts/lib/local-server.ts';
-import { D1_OPERATION_STATS_HEADER, D1_STATEMENTS_HEADER, D1_STATS_HEADER, decodeStatements, parseD1Stats, type D1Stats, type StatementLog } from './d1-meter.ts';
+import {
+  D1_OPERATION_STATS_HEADER,
+  D1_STATEMENTS_HEADER,
+  D1_STATS_HEADER,
+  decodeStatements,
+  parseD1Stats,
+  type D1Stats,
+  type StatementLog,
+} from './d1-meter.ts';
 
 const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
 if (major < 22 || (major === 22 && minor < 18)) {
-  console.error(`npm run bench needs Node 22.18+ (found ${process.version}); run it through npm, which uses the project's own Node.`);
+  console.error(
+    `npm run bench needs Node 22.18+ (found ${process.version}); run it through npm, which uses the project's own Node.`,
+  );
   process.exit(1);
 }
 
@@ -61,7 +82,9 @@ const LATENCY_CONNECTIONS = intSetting('BENCH_LATENCY_CONNECTIONS', 4, 1, 64);
 const LATENCY_DURATION_S = intSetting('BENCH_LATENCY_DURATION', 5, 1, 120);
 const OPERATION_NAMES = ['create', 'get', 'replay', 'refund'] as const;
 type OperationName = (typeof OPERATION_NAMES)[number];
-const SELECTED = (process.env.BENCH_OPS ?? OPERATION_NAMES.join(',')).split(',').map((s) => s.trim()) as OperationName[];
+const SELECTED = (process.env.BENCH_OPS ?? OPERATION_NAMES.join(','))
+  .split(',')
+  .map((s) => s.trim()) as OperationName[];
 for (const name of SELECTED) {
   if (!OPERATION_NAMES.includes(name)) {
     console.error(`BENCH_OPS: unknown operation ${name} (known: ${OPERATION_NAMES.join(', ')}).`);
@@ -144,7 +167,10 @@ async function startWrangler(name: Server['name'], args: string[], readyPath: st
   const baseUrl = `http://${HOST}:${port}`;
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    if (exited(child)) throw new Error(`${name}: wrangler dev exited (${child.exitCode ?? child.signalCode}); see its log:\n${tail(logFile)}`);
+    if (exited(child))
+      throw new Error(
+        `${name}: wrangler dev exited (${child.exitCode ?? child.signalCode}); see its log:\n${tail(logFile)}`,
+      );
     try {
       const res = await fetch(baseUrl + readyPath, { signal: AbortSignal.timeout(5_000) });
       await res.arrayBuffer();
@@ -222,14 +248,21 @@ interface HttpAnswer {
   body: any;
 }
 
-async function http(baseUrl: string, method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpAnswer> {
+async function http(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<HttpAnswer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(baseUrl + path, {
     method,
     headers,
-    ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
+    ...(options.body !== undefined
+      ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) }
+      : {}),
     signal: AbortSignal.timeout(30_000),
   });
   const text = await res.text();
@@ -243,7 +276,8 @@ async function http(baseUrl: string, method: string, path: string, options: { to
 }
 
 function expectStatus(step: string, answer: HttpAnswer, status: number) {
-  if (answer.status !== status) throw new Error(`${step}: expected ${status}, got ${answer.status} ${answer.text.slice(0, 500)}`);
+  if (answer.status !== status)
+    throw new Error(`${step}: expected ${status}, got ${answer.status} ${answer.text.slice(0, 500)}`);
 }
 
 /** Runs `task` for 0..count-1 with at most `parallel` in flight. */
@@ -288,32 +322,57 @@ async function prepareService(server: Server, adminEmail: string, adminPassword:
   const token = login.body.data.access_token as string;
   const key = await http(base, 'POST', '/v1/account/api-keys', {
     token,
-    body: { name: `bench ${RUN_ID}`, scopes: ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'] },
+    body: {
+      name: `bench ${RUN_ID}`,
+      scopes: ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'],
+    },
   });
   expectStatus('create API key', key, 201);
   const apiKey = key.body.data.secret as string;
   const method = await http(base, 'POST', '/v1/account/payment-methods', {
     token,
-    body: { connector_definition_version_id: 'cnv_sandbox_pos_v1', name: 'Bench POS', credentials: { api_key: `bench-${randomUUID()}` } },
+    body: {
+      connector_definition_version_id: 'cnv_sandbox_pos_v1',
+      name: 'Bench POS',
+      credentials: { api_key: `bench-${randomUUID()}` },
+    },
   });
   expectStatus('create payment method', method, 201);
   const methodId = method.body.data.id as string;
-  expectStatus('link method', await http(base, 'POST', `/v1/account/payment-methods/${methodId}/api-keys`, { token, body: { api_key_id: key.body.data.id } }), 201);
+  expectStatus(
+    'link method',
+    await http(base, 'POST', `/v1/account/payment-methods/${methodId}/api-keys`, {
+      token,
+      body: { api_key_id: key.body.data.id },
+    }),
+    201,
+  );
 
   const auth = { Authorization: `Bearer ${apiKey}` };
-  const payment = (reference: string, value: string) => JSON.stringify({ amount: { value, currency: 'USD' }, external_reference: reference, payment_method: methodId });
+  const payment = (reference: string, value: string) =>
+    JSON.stringify({ amount: { value, currency: 'USD' }, external_reference: reference, payment_method: methodId });
   const pool = await createPool(server, (i) => ({
     method: 'POST',
     path: '/v1/payments',
     headers: { ...auth, ...json, 'Idempotency-Key': `pool-${RUN_ID}-${i}` },
     body: payment(`pool-${RUN_ID}-${i}`, LARGE),
   }));
-  const replay: RequestSpec = { method: 'POST', path: '/v1/payments', headers: { ...auth, ...json, 'Idempotency-Key': `replay-${RUN_ID}` }, body: payment(`replay-${RUN_ID}`, '10.00') };
+  const replay: RequestSpec = {
+    method: 'POST',
+    path: '/v1/payments',
+    headers: { ...auth, ...json, 'Idempotency-Key': `replay-${RUN_ID}` },
+    body: payment(`replay-${RUN_ID}`, '10.00'),
+  };
   expectStatus('replay seed', await send(base, replay), 201);
   return {
     server,
     request: {
-      create: (n) => ({ method: 'POST', path: '/v1/payments', headers: { ...auth, ...json, 'Idempotency-Key': `create-${RUN_ID}-${n}` }, body: payment(`create-${RUN_ID}-${n}`, '10.00') }),
+      create: (n) => ({
+        method: 'POST',
+        path: '/v1/payments',
+        headers: { ...auth, ...json, 'Idempotency-Key': `create-${RUN_ID}-${n}` },
+        body: payment(`create-${RUN_ID}-${n}`, '10.00'),
+      }),
       get: (n) => ({ method: 'GET', path: `/v1/payments/${pool[n % pool.length]}`, headers: auth }),
       replay: () => replay,
       refund: (n) => ({
@@ -328,14 +387,34 @@ async function prepareService(server: Server, adminEmail: string, adminPassword:
 
 async function prepareBaseline(server: Server): Promise<Side> {
   const base = server.baseUrl;
-  const payment = (reference: string, value: string) => JSON.stringify({ amount: { value, currency: 'USD' }, external_reference: reference, payment_method: 'pm_baseline' });
-  const pool = await createPool(server, (i) => ({ method: 'POST', path: '/payments', headers: { ...json, 'Idempotency-Key': `pool-${RUN_ID}-${i}` }, body: payment(`pool-${RUN_ID}-${i}`, LARGE) }));
-  const replay: RequestSpec = { method: 'POST', path: '/payments', headers: { ...json, 'Idempotency-Key': `replay-${RUN_ID}` }, body: payment(`replay-${RUN_ID}`, '10.00') };
+  const payment = (reference: string, value: string) =>
+    JSON.stringify({
+      amount: { value, currency: 'USD' },
+      external_reference: reference,
+      payment_method: 'pm_baseline',
+    });
+  const pool = await createPool(server, (i) => ({
+    method: 'POST',
+    path: '/payments',
+    headers: { ...json, 'Idempotency-Key': `pool-${RUN_ID}-${i}` },
+    body: payment(`pool-${RUN_ID}-${i}`, LARGE),
+  }));
+  const replay: RequestSpec = {
+    method: 'POST',
+    path: '/payments',
+    headers: { ...json, 'Idempotency-Key': `replay-${RUN_ID}` },
+    body: payment(`replay-${RUN_ID}`, '10.00'),
+  };
   expectStatus('baseline replay seed', await send(base, replay), 201);
   return {
     server,
     request: {
-      create: (n) => ({ method: 'POST', path: '/payments', headers: { ...json, 'Idempotency-Key': `create-${RUN_ID}-${n}` }, body: payment(`create-${RUN_ID}-${n}`, '10.00') }),
+      create: (n) => ({
+        method: 'POST',
+        path: '/payments',
+        headers: { ...json, 'Idempotency-Key': `create-${RUN_ID}-${n}` },
+        body: payment(`create-${RUN_ID}-${n}`, '10.00'),
+      }),
       get: (n) => ({ method: 'GET', path: `/payments/${pool[n % pool.length]}`, headers: {} }),
       replay: () => replay,
       refund: (n) => ({
@@ -353,13 +432,18 @@ async function createPool(server: Server, spec: (i: number) => RequestSpec): Pro
   await inParallel(POOL, 8, async (i) => {
     const answer = await send(server.baseUrl, spec(i));
     expectStatus(`${server.name} pool payment`, answer, 201);
-    if (answer.body?.data?.status !== 'approved') throw new Error(`${server.name} pool payment is ${answer.body?.data?.status}, expected approved`);
+    if (answer.body?.data?.status !== 'approved')
+      throw new Error(`${server.name} pool payment is ${answer.body?.data?.status}, expected approved`);
     ids[i] = answer.body.data.id as string;
   });
   return ids;
 }
 
-const send = (baseUrl: string, spec: RequestSpec) => http(baseUrl, spec.method, spec.path, { headers: spec.headers, ...(spec.body !== undefined ? { body: spec.body } : {}) });
+const send = (baseUrl: string, spec: RequestSpec) =>
+  http(baseUrl, spec.method, spec.path, {
+    headers: spec.headers,
+    ...(spec.body !== undefined ? { body: spec.body } : {}),
+  });
 
 // ------------------------------------------------------------------ load
 
@@ -401,11 +485,18 @@ async function load(side: Side, operation: OperationName, seconds: number, conne
           {
             setupRequest: (request) => {
               const spec = nextRequest();
-              return { ...request, method: spec.method, path: spec.path, headers: spec.headers, ...(spec.body !== undefined ? { body: spec.body } : {}) };
+              return {
+                ...request,
+                method: spec.method,
+                path: spec.path,
+                headers: spec.headers,
+                ...(spec.body !== undefined ? { body: spec.body } : {}),
+              };
             },
             onResponse: (status, body) => {
               statuses.set(status, (statuses.get(status) ?? 0) + 1);
-              if ((status < 200 || status > 299) && failures.length < 3) failures.push(`${status} ${body.slice(0, 300)}`);
+              if ((status < 200 || status > 299) && failures.length < 3)
+                failures.push(`${status} ${body.slice(0, 300)}`);
             },
           },
         ],
@@ -455,7 +546,13 @@ function medianStats(samples: D1Stats[]): D1Stats | null {
       samples.map((s) => s[name]),
       50,
     );
-  return { statements: field('statements'), roundTrips: field('roundTrips'), rowsRead: field('rowsRead'), rowsWritten: field('rowsWritten'), unmetered: field('unmetered') };
+  return {
+    statements: field('statements'),
+    roundTrips: field('roundTrips'),
+    rowsRead: field('rowsRead'),
+    rowsWritten: field('rowsWritten'),
+    unmetered: field('unmetered'),
+  };
 }
 
 function percentile(values: number[], p: number): number {
@@ -490,7 +587,8 @@ function summarize(totals: Totals) {
 
 function mergeStatuses(rounds: Round[]): string {
   const all = new Map<number, number>();
-  for (const round of rounds) for (const [status, count] of round.statuses) all.set(status, (all.get(status) ?? 0) + count);
+  for (const round of rounds)
+    for (const [status, count] of round.statuses) all.set(status, (all.get(status) ?? 0) + count);
   return [...all.entries()]
     .sort(([a], [b]) => a - b)
     .map(([status, count]) => `${status}×${count}`)
@@ -510,7 +608,12 @@ interface OperationResult {
   /** EXPLAIN QUERY PLAN of each statement the sampled service requests ran. */
   plans: QueryPlan[];
   /** The latency model's measurement, when it ran. */
-  latency?: { service: ReturnType<typeof summarize>; baseline: ReturnType<typeof summarize>; serviceD1: Totals['d1']; baselineD1: Totals['d1'] };
+  latency?: {
+    service: ReturnType<typeof summarize>;
+    baseline: ReturnType<typeof summarize>;
+    serviceD1: Totals['d1'];
+    baselineD1: Totals['d1'];
+  };
 }
 
 interface QueryPlan {
@@ -524,7 +627,8 @@ interface QueryPlan {
  * subquery results, and `SCAN json_each ... VIRTUAL TABLE` (the elements of one row's JSON array, e.g. an
  * endpoint's `enabled_events`) are not table scans.
  */
-export const isTableScan = (detail: string) => /^SCAN /.test(detail) && !/^SCAN (CONSTANT ROW|\(subquery|\w+ \(subquery|json_each\b.*VIRTUAL TABLE)/.test(detail);
+export const isTableScan = (detail: string) =>
+  /^SCAN /.test(detail) && !/^SCAN (CONSTANT ROW|\(subquery|\w+ \(subquery|json_each\b.*VIRTUAL TABLE)/.test(detail);
 
 async function explainStatements(server: Server, statements: StatementLog): Promise<QueryPlan[]> {
   if (statements.size === 0) return [];
@@ -536,12 +640,19 @@ async function explainStatements(server: Server, statements: StatementLog): Prom
 const fmt = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 const d1Cell = (stats: D1Stats | null, pick: (s: D1Stats) => number) => (stats ? String(pick(stats)) : 'n/a');
 /** Rows, marked when some statements could not be metered (their rows are missing from the count). */
-const rowsCell = (stats: D1Stats | null, pick: (s: D1Stats) => number) => (stats ? `${pick(stats)}${stats.unmetered > 0 ? ` (+${stats.unmetered} unmetered)` : ''}` : 'n/a');
+const rowsCell = (stats: D1Stats | null, pick: (s: D1Stats) => number) =>
+  stats ? `${pick(stats)}${stats.unmetered > 0 ? ` (+${stats.unmetered} unmetered)` : ''}` : 'n/a';
 
 function machine() {
   const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
   const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown';
-  return { model, cores: os.cpus().length, memoryGiB: os.totalmem() / 2 ** 30, node: process.version, platform: `${os.type()} ${os.release()} ${os.arch()}` };
+  return {
+    model,
+    cores: os.cpus().length,
+    memoryGiB: os.totalmem() / 2 ** 30,
+    node: process.version,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+  };
 }
 
 interface Target {
@@ -562,7 +673,11 @@ function targets(results: OperationResult[]): Target[] {
   const list: Target[] = [];
   for (const r of results) {
     const goal = TARGETS[r.name];
-    list.push({ label: `${LABELS[r.name]} ≥ ${goal.ratio}× baseline`, ok: r.ratio >= goal.ratio, detail: `${fmt(r.ratio, 2)}× (median of rounds ${fmt(percentile(r.roundRatios, 50), 2)}×)` });
+    list.push({
+      label: `${LABELS[r.name]} ≥ ${goal.ratio}× baseline`,
+      ok: r.ratio >= goal.ratio,
+      detail: `${fmt(r.ratio, 2)}× (median of rounds ${fmt(percentile(r.roundRatios, 50), 2)}×)`,
+    });
     const total = r.serviceD1.total;
     if (goal.roundTrips !== null) {
       list.push({
@@ -571,15 +686,30 @@ function targets(results: OperationResult[]): Target[] {
         detail: `${total ? total.roundTrips : 'n/a'} for the whole request, auth included (${r.serviceD1.operation ? `${r.serviceD1.operation.roundTrips} inside the idempotency object` : 'no idempotency object'})`,
       });
     }
-    if (r.name === 'get') list.push({ label: 'rows read per get payment ≤ 2', ok: total ? total.rowsRead <= 2 : null, detail: `${total ? total.rowsRead : 'n/a'} rows read` });
+    if (r.name === 'get')
+      list.push({
+        label: 'rows read per get payment ≤ 2',
+        ok: total ? total.rowsRead <= 2 : null,
+        detail: `${total ? total.rowsRead : 'n/a'} rows read`,
+      });
   }
-  const scans = results.flatMap((r) => r.plans.filter((p) => p.plan.some(isTableScan)).map((p) => `${r.name}: ${p.sql.slice(0, 80)}`));
+  const scans = results.flatMap((r) =>
+    r.plans.filter((p) => p.plan.some(isTableScan)).map((p) => `${r.name}: ${p.sql.slice(0, 80)}`),
+  );
   const explained = results.reduce((n, r) => n + r.plans.length, 0);
-  list.push({ label: 'no statement scans a table', ok: explained > 0 ? scans.length === 0 : null, detail: scans.length === 0 ? `${explained} statements explained, none scans` : scans.join('; ') });
+  list.push({
+    label: 'no statement scans a table',
+    ok: explained > 0 ? scans.length === 0 : null,
+    detail: scans.length === 0 ? `${explained} statements explained, none scans` : scans.join('; '),
+  });
   return list;
 }
 
-function renderMarkdown(results: OperationResult[], info: { workerd: string; date: string; seconds: number }, notes: string): string {
+function renderMarkdown(
+  results: OperationResult[],
+  info: { workerd: string; date: string; seconds: number },
+  notes: string,
+): string {
   const m = machine();
   const lines: string[] = [];
   lines.push('# Benchmark: the service against its platform baseline');
@@ -587,7 +717,9 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
   lines.push('Written by `npm run bench` (bench/run.ts); only the Notes section is kept from one run to the next.');
   lines.push('The baseline (bench/baseline) does only the unavoidable work of each operation on the same runtime:');
   lines.push('create = one Durable Object call + one D1 batch write; get = one indexed D1 read; replay = one Durable');
-  lines.push('Object call answering a stored body; refund = one Durable Object call + one D1 batch write. Ratios compare');
+  lines.push(
+    'Object call answering a stored body; refund = one Durable Object call + one D1 batch write. Ratios compare',
+  );
   lines.push('the two measured in the same run, in alternating rounds, so a busy machine slows both alike.');
   lines.push('');
   lines.push('## Machine');
@@ -595,12 +727,18 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
   lines.push(`- CPU: ${m.model}, ${m.cores} cores; memory ${fmt(m.memoryGiB, 1)} GiB; ${m.platform}`);
   lines.push(`- Node ${m.node}; ${info.workerd} (wrangler dev, local mode)`);
   lines.push(`- Date: ${info.date}; run took ${fmt(info.seconds / 60, 1)} min`);
-  lines.push(`- Load: autocannon, ${CONNECTIONS} connections, warm-up ${WARMUP_S} s per side (discarded), ${ROUNDS} rounds × ${DURATION_S} s per side, order alternating by round`);
-  lines.push(`- Pool: ${POOL} approved payments of ${LARGE} USD per side for reads and refunds (refunds spread over the pool)`);
+  lines.push(
+    `- Load: autocannon, ${CONNECTIONS} connections, warm-up ${WARMUP_S} s per side (discarded), ${ROUNDS} rounds × ${DURATION_S} s per side, order alternating by round`,
+  );
+  lines.push(
+    `- Pool: ${POOL} approved payments of ${LARGE} USD per side for reads and refunds (refunds spread over the pool)`,
+  );
   lines.push('');
   lines.push('## Results');
   lines.push('');
-  lines.push('| operation | side | req/s | ratio | p50 ms | p99 ms | errors | non-2xx | D1 statements | D1 round trips | rows read | rows written | workerd CPU ms/req |');
+  lines.push(
+    '| operation | side | req/s | ratio | p50 ms | p99 ms | errors | non-2xx | D1 statements | D1 round trips | rows read | rows written | workerd CPU ms/req |',
+  );
   lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of results) {
     for (const side of ['service', 'baseline'] as const) {
@@ -612,13 +750,21 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
     }
   }
   lines.push('');
-  lines.push(`D1 columns: the median of ${SAMPLES} single requests after the load, from \`X-D1-Stats\` (D1's own \`meta.rows_read\` / \`rows_written\`, the idempotency object's share included).`);
-  lines.push("CPU: utime + stime of the side's workerd processes (wrangler's proxy and the Worker runtime) over its rounds, divided by its requests.");
+  lines.push(
+    `D1 columns: the median of ${SAMPLES} single requests after the load, from \`X-D1-Stats\` (D1's own \`meta.rows_read\` / \`rows_written\`, the idempotency object's share included).`,
+  );
+  lines.push(
+    "CPU: utime + stime of the side's workerd processes (wrangler's proxy and the Worker runtime) over its rounds, divided by its requests.",
+  );
   lines.push('');
   lines.push('Per-round ratios (service ÷ baseline, requests/s):');
   lines.push('');
   for (const r of results) lines.push(`- ${LABELS[r.name]}: ${r.roundRatios.map((x) => fmt(x, 2)).join(', ')}`);
-  const failing = results.flatMap((r) => (['service', 'baseline'] as const).filter((side) => r[side].non2xx > 0 || r[side].errors > 0).map((side) => ({ r, side })));
+  const failing = results.flatMap((r) =>
+    (['service', 'baseline'] as const)
+      .filter((side) => r[side].non2xx > 0 || r[side].errors > 0)
+      .map((side) => ({ r, side })),
+  );
   if (failing.length > 0) {
     lines.push('');
     lines.push('Non-2xx answers and errors (status × count; first bodies):');
@@ -635,7 +781,9 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
     lines.push('');
     for (const r of withOperation) {
       const o = r.serviceD1.operation!;
-      lines.push(`- ${LABELS[r.name]}: ${o.statements} statements, ${o.roundTrips} round trips, ${o.rowsRead} rows read, ${o.rowsWritten} rows written`);
+      lines.push(
+        `- ${LABELS[r.name]}: ${o.statements} statements, ${o.roundTrips} round trips, ${o.rowsRead} rows read, ${o.rowsWritten} rows written`,
+      );
     }
   }
   const withLatency = results.filter((r) => r.latency);
@@ -647,7 +795,9 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
       `Both sides restarted on the same state with \`BENCH_D1_DELAY_MS=${LATENCY_MS}\` (bench/d1-meter.ts waits that long before each D1 round trip, in the Worker and in the Durable Object), driven with ${LATENCY_CONNECTIONS} connections, ${ROUNDS} alternating rounds × ${LATENCY_DURATION_S} s per side: a Worker far from its database's primary pays every serial round trip in wall time.`,
     );
     lines.push('');
-    lines.push('| operation | service p50 ms | baseline p50 ms | service p99 ms | baseline p99 ms | serial D1 round trips (service / baseline) | p50 − baseline p50 |');
+    lines.push(
+      '| operation | service p50 ms | baseline p50 ms | service p99 ms | baseline p99 ms | serial D1 round trips (service / baseline) | p50 − baseline p50 |',
+    );
     lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const r of withLatency) {
       const l = r.latency!;
@@ -661,7 +811,9 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
     lines.push('');
     lines.push('## Query plans');
     lines.push('');
-    lines.push("`EXPLAIN QUERY PLAN` of every statement the sampled service requests ran (parameters bound to NULL), from the service's own database. A `SCAN` of a table would read all of it.");
+    lines.push(
+      "`EXPLAIN QUERY PLAN` of every statement the sampled service requests ran (parameters bound to NULL), from the service's own database. A `SCAN` of a table would read all of it.",
+    );
     for (const r of explained) {
       lines.push('');
       lines.push(`### ${LABELS[r.name]}`);
@@ -675,7 +827,8 @@ function renderMarkdown(results: OperationResult[], info: { workerd: string; dat
   lines.push('');
   lines.push('## Targets');
   lines.push('');
-  for (const t of targets(results)) lines.push(`- ${t.ok === null ? '?' : t.ok ? 'met' : '**missed**'}: ${t.label}: ${t.detail}`);
+  for (const t of targets(results))
+    lines.push(`- ${t.ok === null ? '?' : t.ok ? 'met' : '**missed**'}: ${t.label}: ${t.detail}`);
   lines.push('');
   lines.push('## Notes');
   lines.push('');
@@ -726,13 +879,36 @@ async function main() {
   }
   const adminEmail = `bench-${RUN_ID}@example.com`;
   const adminPassword = randomBytes(18).toString('base64url');
-  await ensureAdmin({ env: 'test', target: ['--local', '--persist-to', serviceState], email: adminEmail, name: 'Bench Admin', password: adminPassword });
+  await ensureAdmin({
+    env: 'test',
+    target: ['--local', '--persist-to', serviceState],
+    email: adminEmail,
+    name: 'Bench Admin',
+    password: adminPassword,
+  });
 
   const delayVar = (ms: number) => (ms > 0 ? ['--var', `BENCH_D1_DELAY_MS:${ms}`] : []);
   const startBoth = (delayMs: number) =>
     Promise.all([
-      startWrangler('service', ['bench/instrumented.ts', '--env', 'test', '--persist-to', serviceState, '--env-file', devVars, ...delayVar(delayMs)], '/openapi.json'),
-      startWrangler('baseline', ['-c', baselineConfig, '--persist-to', baselineState, ...delayVar(delayMs)], '/payments/none'),
+      startWrangler(
+        'service',
+        [
+          'bench/instrumented.ts',
+          '--env',
+          'test',
+          '--persist-to',
+          serviceState,
+          '--env-file',
+          devVars,
+          ...delayVar(delayMs),
+        ],
+        '/openapi.json',
+      ),
+      startWrangler(
+        'baseline',
+        ['-c', baselineConfig, '--persist-to', baselineState, ...delayVar(delayMs)],
+        '/payments/none',
+      ),
     ]);
   log('starting the service and the baseline (wrangler dev)...');
   const [serviceServer, baselineServer] = await startBoth(0);
@@ -740,7 +916,10 @@ async function main() {
   log(`service on ${serviceServer.baseUrl}, baseline on ${baselineServer.baseUrl} (${workerd})`);
 
   log(`creating the API key, the sandbox POS method and ${POOL} payments per side...`);
-  const [service, baseline] = await Promise.all([prepareService(serviceServer, adminEmail, adminPassword), prepareBaseline(baselineServer)]);
+  const [service, baseline] = await Promise.all([
+    prepareService(serviceServer, adminEmail, adminPassword),
+    prepareBaseline(baselineServer),
+  ]);
 
   const results: OperationResult[] = [];
   for (const operation of SELECTED) {
@@ -753,7 +932,9 @@ async function main() {
       for (const side of order) rounds[side.server.name].push(await load(side, operation, DURATION_S));
       const s = rounds.service.at(-1)!;
       const b = rounds.baseline.at(-1)!;
-      log(`  round ${round + 1}/${ROUNDS}: service ${fmt(s.requests / s.seconds)} req/s, baseline ${fmt(b.requests / b.seconds)} req/s`);
+      log(
+        `  round ${round + 1}/${ROUNDS}: service ${fmt(s.requests / s.seconds)} req/s, baseline ${fmt(b.requests / b.seconds)} req/s`,
+      );
     }
     const serviceD1 = await sampleD1(service, operation);
     const baselineD1 = await sampleD1(baseline, operation);
@@ -791,16 +972,28 @@ async function main() {
       const rounds: Record<'service' | 'baseline', Round[]> = { service: [], baseline: [] };
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? [sides.service, sides.baseline] : [sides.baseline, sides.service];
-        for (const side of order) rounds[side.server.name].push(await load(side, operation, LATENCY_DURATION_S, LATENCY_CONNECTIONS));
+        for (const side of order)
+          rounds[side.server.name].push(await load(side, operation, LATENCY_DURATION_S, LATENCY_CONNECTIONS));
       }
       const serviceD1 = await sampleD1(sides.service, operation);
       const baselineD1 = await sampleD1(sides.baseline, operation);
-      result.latency = { service: summarize({ rounds: rounds.service, d1: serviceD1 }), baseline: summarize({ rounds: rounds.baseline, d1: baselineD1 }), serviceD1, baselineD1 };
-      log(`  ${LABELS[operation]}: p50 service ${fmt(result.latency.service.p50)} ms, baseline ${fmt(result.latency.baseline.p50)} ms`);
+      result.latency = {
+        service: summarize({ rounds: rounds.service, d1: serviceD1 }),
+        baseline: summarize({ rounds: rounds.baseline, d1: baselineD1 }),
+        serviceD1,
+        baselineD1,
+      };
+      log(
+        `  ${LABELS[operation]}: p50 service ${fmt(result.latency.service.p50)} ms, baseline ${fmt(result.latency.baseline.p50)} ms`,
+      );
     }
   }
 
-  const markdown = renderMarkdown(results, { workerd, date: new Date().toISOString(), seconds: (Date.now() - began) / 1000 }, previousNotes());
+  const markdown = renderMarkdown(
+    results,
+    { workerd, date: new Date().toISOString(), seconds: (Date.now() - began) / 1000 },
+    previousNotes(),
+  );
   writeFileSync(RESULTS_FILE, markdown);
   console.log('');
   console.log(markdown.slice(markdown.indexOf('## Results'), markdown.indexOf('## Notes')).trim());

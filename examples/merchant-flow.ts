@@ -48,7 +48,8 @@ function must<T>(step: string, result: { data?: T; error?: ApiError; response: R
 }
 
 function expectStatus(step: string, payment: Payment, status: Payment['status']) {
-  if (payment.status !== status) throw new Error(`${step}: payment ${payment.id} is ${payment.status}, expected ${status}`);
+  if (payment.status !== status)
+    throw new Error(`${step}: payment ${payment.id} is ${payment.status}, expected ${status}`);
 }
 
 const log = (message: string) => console.log(`merchant-flow: ${message}`);
@@ -102,23 +103,35 @@ type Event = { id: string; type: string; data: { payment: Payment } };
  * Waits until `received` holds, each verified with `verifier`, every label of `expected` for `paymentId`.
  * `onlyThisPayment`: the payment's own webhook_url must receive no other payment's events.
  */
-async function verifiedLabels(step: string, received: ReceivedWebhook[], verifier: Webhook, paymentId: string, expected: string[], onlyThisPayment = false): Promise<string[]> {
+async function verifiedLabels(
+  step: string,
+  received: ReceivedWebhook[],
+  verifier: Webhook,
+  paymentId: string,
+  expected: string[],
+  onlyThisPayment = false,
+): Promise<string[]> {
   const deadline = Date.now() + WEBHOOK_WAIT_MS;
   for (;;) {
     const seen: string[] = [];
     for (const hook of received) {
       const event = verifier.verify(hook.body, hook.headers) as Event;
-      if (event.id !== hook.headers['webhook-id']) throw new Error(`${step}: webhook ${hook.headers['webhook-id']} carries event ${event.id}`);
+      if (event.id !== hook.headers['webhook-id'])
+        throw new Error(`${step}: webhook ${hook.headers['webhook-id']} carries event ${event.id}`);
       // The endpoint's test ping carries no payment.
       if (event.type === 'ping') continue;
-      if (event.data.payment.id !== paymentId && onlyThisPayment) throw new Error(`${step}: webhook for another payment: ${event.data.payment.id}`);
+      if (event.data.payment.id !== paymentId && onlyThisPayment)
+        throw new Error(`${step}: webhook for another payment: ${event.data.payment.id}`);
       // An account endpoint receives every payment of the account: this flow looks at its own.
       if (event.data.payment.id !== paymentId) continue;
       const label = event.type === 'payment.refunded' ? `${event.type}:${event.data.payment.status}` : event.type;
       if (!seen.includes(label)) seen.push(label);
     }
     if (expected.every((label) => seen.includes(label))) return seen;
-    if (Date.now() > deadline) throw new Error(`${step}: received ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)} within ${WEBHOOK_WAIT_MS} ms`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${step}: received ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)} within ${WEBHOOK_WAIT_MS} ms`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -128,19 +141,29 @@ async function verifiedLabels(step: string, received: ReceivedWebhook[], verifie
  * attempt went through but its answer was lost), reads the payment the conflict names instead.
  */
 async function recoverPayment(merchant: MerchantClient, request: Schemas['CreatePaymentRequest']): Promise<Payment> {
-  const attempt = await merchant.POST('/v1/payments', { params: { header: { 'idempotency-key': randomUUID() } }, body: request });
+  const attempt = await merchant.POST('/v1/payments', {
+    params: { header: { 'idempotency-key': randomUUID() } },
+    body: request,
+  });
   if (attempt.data) return attempt.data.data;
   const error = attempt.error?.error;
   const paymentId = error?.code === 'external_reference_conflict' ? error.details.payment_id : undefined;
-  if (typeof paymentId !== 'string') throw new ApiCallError('create payment (fresh key)', attempt.response.status, error!);
-  return must('read the conflicting payment', await merchant.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: paymentId } } })).data;
+  if (typeof paymentId !== 'string')
+    throw new ApiCallError('create payment (fresh key)', attempt.response.status, error!);
+  return must(
+    'read the conflicting payment',
+    await merchant.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: paymentId } } }),
+  ).data;
 }
 
 /** Every event created at or after `since`, all pages, oldest first. */
 async function eventsSince(merchant: MerchantClient, since: string): Promise<Schemas['WebhookEvent'][]> {
   const events: Schemas['WebhookEvent'][] = [];
   for (let offset = 0; ; ) {
-    const page = must('list events', await merchant.GET('/v1/events', { params: { query: { created_gte: since, limit: 100, offset } } }));
+    const page = must(
+      'list events',
+      await merchant.GET('/v1/events', { params: { query: { created_gte: since, limit: 100, offset } } }),
+    );
     events.push(...page.data);
     offset += page.data.length;
     if (page.data.length === 0 || offset >= page.pagination.total) break;
@@ -151,7 +174,10 @@ async function eventsSince(merchant: MerchantClient, since: string): Promise<Sch
 export async function runMerchantFlow(baseUrl = BASE_URL) {
   // 1. Log in as the admin: a user access token for the management routes.
   const anonymous = createClient<paths>({ baseUrl });
-  const session = must('login', await anonymous.POST('/v1/auth/login', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })).data;
+  const session = must(
+    'login',
+    await anonymous.POST('/v1/auth/login', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } }),
+  ).data;
   const admin = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${session.access_token}` } });
   log('logged in');
 
@@ -168,7 +194,10 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
   log(`API key ${key.id} (${key.environment})`);
 
   // 3. A sandbox QR method: its connector version comes from GET /v1/connectors.
-  const connectors = must('list connectors', await admin.GET('/v1/connectors', { params: { query: { limit: 100 } } })).data;
+  const connectors = must(
+    'list connectors',
+    await admin.GET('/v1/connectors', { params: { query: { limit: 100 } } }),
+  ).data;
   const version = connectors
     .filter((connector) => connector.provider === 'sandbox' && connector.type === 'qr')
     .flatMap((connector) => connector.versions)
@@ -204,14 +233,27 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
     // this answer), checked with a signed ping before any payment.
     const endpoint = must(
       'register webhook endpoint',
-      await admin.POST('/v1/account/webhook-endpoints', { body: { url: receiver.endpointUrl, enabled_events: ['*'], description: 'merchant-flow' } }),
+      await admin.POST('/v1/account/webhook-endpoints', {
+        body: { url: receiver.endpointUrl, enabled_events: ['*'], description: 'merchant-flow' },
+      }),
     ).data;
     endpointId = endpoint.id;
-    const ping = must('ping webhook endpoint', await admin.POST('/v1/account/webhook-endpoints/{webhook_endpoint_id}/test', { params: { path: { webhook_endpoint_id: endpoint.id } } })).data;
+    const ping = must(
+      'ping webhook endpoint',
+      await admin.POST('/v1/account/webhook-endpoints/{webhook_endpoint_id}/test', {
+        params: { path: { webhook_endpoint_id: endpoint.id } },
+      }),
+    ).data;
     if (!ping.succeeded) throw new Error(`ping: ${ping.error ?? ping.status_code}`);
     const pinged = receiver.atEndpoint.find((hook) => hook.headers['webhook-id'] === ping.event_id);
-    if (!pinged || (new Webhook(endpoint.secret).verify(pinged.body, pinged.headers) as { type: string }).type !== 'ping') throw new Error('ping: not received or not verified');
-    log(`webhook endpoint ${endpoint.id} (${endpoint.enabled_events.join(', ')}) registered; ping verified (${ping.status_code} in ${ping.latency_ms} ms)`);
+    if (
+      !pinged ||
+      (new Webhook(endpoint.secret).verify(pinged.body, pinged.headers) as { type: string }).type !== 'ping'
+    )
+      throw new Error('ping: not received or not verified');
+    log(
+      `webhook endpoint ${endpoint.id} (${endpoint.enabled_events.join(', ')}) registered; ping verified (${ping.status_code} in ${ping.latency_ms} ms)`,
+    );
 
     // 5. A QR payment: the sandbox answers `pending` with a QR to display.
     const createKey = randomUUID();
@@ -222,13 +264,28 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
       description: 'Two coffees',
       webhook_url: receiver.url,
     };
-    const created = must('create payment', await merchant.POST('/v1/payments', { params: { header: { 'idempotency-key': createKey } }, body: paymentRequest })).data;
+    const created = must(
+      'create payment',
+      await merchant.POST('/v1/payments', {
+        params: { header: { 'idempotency-key': createKey } },
+        body: paymentRequest,
+      }),
+    ).data;
     expectStatus('create payment', created, 'pending');
-    if (created.action?.type !== 'display_qr') throw new Error(`create payment: action ${created.action?.type}, expected display_qr`);
-    log(`payment ${created.id} ${created.status}, ${created.amount.value} ${created.amount.currency}, action ${created.action.type}`);
+    if (created.action?.type !== 'display_qr')
+      throw new Error(`create payment: action ${created.action?.type}, expected display_qr`);
+    log(
+      `payment ${created.id} ${created.status}, ${created.amount.value} ${created.amount.currency}, action ${created.action.type}`,
+    );
 
     // A network retry with the same key and body returns the stored result, not a second payment.
-    const replayed = must('replay create payment', await merchant.POST('/v1/payments', { params: { header: { 'idempotency-key': createKey } }, body: paymentRequest })).data;
+    const replayed = must(
+      'replay create payment',
+      await merchant.POST('/v1/payments', {
+        params: { header: { 'idempotency-key': createKey } },
+        body: paymentRequest,
+      }),
+    ).data;
     if (replayed.id !== created.id) throw new Error(`replay created another payment (${replayed.id})`);
 
     // 5b. A checkout that lost both the answer and its Idempotency-Key (a crash) tries again with a fresh
@@ -255,7 +312,10 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
       });
     const partial = must('partial refund', await refund('10.00')).data;
     if (partial.status !== 'approved') throw new Error(`partial refund is ${partial.status}`);
-    const afterPartial = must('get payment', await merchant.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: created.id } } })).data;
+    const afterPartial = must(
+      'get payment',
+      await merchant.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: created.id } } }),
+    ).data;
     expectStatus('after partial refund', afterPartial, 'partially_refunded');
     log(`refund ${partial.id} ${partial.amount.value} ${partial.status}; payment ${afterPartial.status}`);
 
@@ -264,23 +324,38 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
     if (tooMuch.error?.error.code !== 'refund_exceeds_balance') {
       throw new Error(`refund over the balance: HTTP ${tooMuch.response.status}, expected 422 refund_exceeds_balance`);
     }
-    log(`refund of 15.01 refused: ${tooMuch.response.status} ${tooMuch.error.error.code} (${tooMuch.error.error.category})`);
+    log(
+      `refund of 15.01 refused: ${tooMuch.response.status} ${tooMuch.error.error.code} (${tooMuch.error.error.category})`,
+    );
 
     const rest = must('full refund', await refund('15.00')).data;
     if (rest.status !== 'approved') throw new Error(`refund of the rest is ${rest.status}`);
-    const refunded = must('get payment', await merchant.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: created.id } } })).data;
+    const refunded = must(
+      'get payment',
+      await merchant.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: created.id } } }),
+    ).data;
     expectStatus('after full refund', refunded, 'refunded');
     log(`refund ${rest.id} ${rest.amount.value} ${rest.status}; payment ${refunded.status}`);
 
     // 8. The webhooks: payment.pending, payment.approved and one payment.refunded per refund, each
     // verified with the account's signing secret (Standard Webhooks).
     const { secret } = must('webhook secret', await admin.GET('/v1/account/webhook-secret')).data;
-    const expected = ['payment.pending', 'payment.approved', 'payment.refunded:partially_refunded', 'payment.refunded:refunded'];
+    const expected = [
+      'payment.pending',
+      'payment.approved',
+      'payment.refunded:partially_refunded',
+      'payment.refunded:refunded',
+    ];
     const seen = await verifiedLabels('webhooks', receiver.received, new Webhook(secret), created.id, expected, true);
     log(`${receiver.received.length} webhooks received and verified: ${seen.join(', ')}`);
 
     // The service's own record of those deliveries agrees.
-    const events = must('list events', await merchant.GET('/v1/payments/{payment_id}/events', { params: { path: { payment_id: created.id }, query: { limit: 100 } } })).data;
+    const events = must(
+      'list events',
+      await merchant.GET('/v1/payments/{payment_id}/events', {
+        params: { path: { payment_id: created.id }, query: { limit: 100 } },
+      }),
+    ).data;
     const receivedIds = new Set(receiver.received.map((hook) => hook.headers['webhook-id']));
     for (const event of events) {
       if (!receivedIds.has(event.id)) throw new Error(`event ${event.id} (${event.type}) was never received`);
@@ -289,28 +364,47 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
 
     // 8b. The same events at the account endpoint, verified with the endpoint's own secret (not the
     // account's), with the same ids; the listing shows a delivery per destination.
-    const atEndpoint = await verifiedLabels('endpoint webhooks', receiver.atEndpoint, new Webhook(endpoint.secret), created.id, expected);
+    const atEndpoint = await verifiedLabels(
+      'endpoint webhooks',
+      receiver.atEndpoint,
+      new Webhook(endpoint.secret),
+      created.id,
+      expected,
+    );
     const endpointIds = new Set(receiver.atEndpoint.map((hook) => hook.headers['webhook-id']));
     for (const event of events) {
       if (!endpointIds.has(event.id)) throw new Error(`event ${event.id} (${event.type}) never reached the endpoint`);
       const destinations = (event.deliveries ?? []).map((d) => d.destination.endpoint_id ?? d.destination.type);
-      if (!destinations.includes('payment_url') || !destinations.includes(endpoint.id)) throw new Error(`event ${event.id}: deliveries to ${destinations.join(', ')}`);
+      if (!destinations.includes('payment_url') || !destinations.includes(endpoint.id))
+        throw new Error(`event ${event.id}: deliveries to ${destinations.join(', ')}`);
     }
-    log(`webhook endpoint received and verified with its own secret: ${atEndpoint.join(', ')}; each event listed with 2 deliveries`);
+    log(
+      `webhook endpoint received and verified with its own secret: ${atEndpoint.join(', ')}; each event listed with 2 deliveries`,
+    );
 
     // 9. Catching up: a receiver that was down asks for every event since the payment was created, and
     // applies those it has not seen (deduplicated by id, ordered by data.payment.updated_at).
     // (The account's other payments are in the list too; this flow looks at its own.)
     const received = new Set(receiver.received.map((hook) => hook.headers['webhook-id']!));
-    const caughtUp = (await eventsSince(merchant, created.created_at)).filter((event) => event.data.payment.id === created.id);
+    const caughtUp = (await eventsSince(merchant, created.created_at)).filter(
+      (event) => event.data.payment.id === created.id,
+    );
     const missed = caughtUp.filter((event) => !received.has(event.id));
-    const latest = [...caughtUp].sort((a, b) => a.data.payment.updated_at.localeCompare(b.data.payment.updated_at)).at(-1);
-    if (latest?.data.payment.status !== 'refunded') throw new Error(`catch-up: latest state ${latest?.data.payment.status}, expected refunded`);
-    log(`caught up with GET /v1/events: ${caughtUp.length} events of the payment since ${created.created_at}, ${missed.length} not received by webhook; payment ${latest.data.payment.status}`);
+    const latest = [...caughtUp]
+      .sort((a, b) => a.data.payment.updated_at.localeCompare(b.data.payment.updated_at))
+      .at(-1);
+    if (latest?.data.payment.status !== 'refunded')
+      throw new Error(`catch-up: latest state ${latest?.data.payment.status}, expected refunded`);
+    log(
+      `caught up with GET /v1/events: ${caughtUp.length} events of the payment since ${created.created_at}, ${missed.length} not received by webhook; payment ${latest.data.payment.status}`,
+    );
     return { paymentId: created.id, events: events.length, webhooks: receiver.received.length };
   } finally {
     // The account keeps at most 16 endpoints: this flow removes its own.
-    if (endpointId) await admin.DELETE('/v1/account/webhook-endpoints/{webhook_endpoint_id}', { params: { path: { webhook_endpoint_id: endpointId } } });
+    if (endpointId)
+      await admin.DELETE('/v1/account/webhook-endpoints/{webhook_endpoint_id}', {
+        params: { path: { webhook_endpoint_id: endpointId } },
+      });
     await receiver.close();
   }
 }

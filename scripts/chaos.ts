@@ -78,12 +78,22 @@ function violation(message: string) {
   console.error(`VIOLATION ${message}`);
 }
 
-async function call(base: string, method: string, path: string, options: { token?: string; key?: string; body?: unknown } = {}) {
+async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; key?: string; body?: unknown } = {},
+) {
   const headers: Record<string, string> = {};
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
   if (options.key) headers['Idempotency-Key'] = options.key;
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    signal: AbortSignal.timeout(30_000),
+  });
   const text = await res.text();
   let json: any = null;
   try {
@@ -96,10 +106,15 @@ async function call(base: string, method: string, path: string, options: { token
 
 async function setUp(server: LocalServer) {
   const base = server.baseUrl;
-  const login = await call(base, 'POST', '/v1/auth/login', { body: { email: server.adminEmail, password: server.adminPassword } });
+  const login = await call(base, 'POST', '/v1/auth/login', {
+    body: { email: server.adminEmail, password: server.adminPassword },
+  });
   if (login.status !== 201) throw new Error(`login: ${login.status} ${login.text}`);
   const token = login.json.data.access_token as string;
-  const key = await call(base, 'POST', '/v1/account/api-keys', { token, body: { name: 'chaos', scopes: ['payments:create', 'payments:read', 'refunds:create'] } });
+  const key = await call(base, 'POST', '/v1/account/api-keys', {
+    token,
+    body: { name: 'chaos', scopes: ['payments:create', 'payments:read', 'refunds:create'] },
+  });
   if (key.status !== 201) throw new Error(`api key: ${key.status} ${key.text}`);
   const connectors = await call(base, 'GET', '/v1/connectors?limit=100', { token });
   const version = connectors.json.data
@@ -108,16 +123,30 @@ async function setUp(server: LocalServer) {
     .find((v: any) => v.status === 'published');
   const method = await call(base, 'POST', '/v1/account/payment-methods', {
     token,
-    body: { connector_definition_version_id: version.id, name: 'Chaos POS', credentials: { api_key: `sandbox-${randomBytes(12).toString('hex')}` } },
+    body: {
+      connector_definition_version_id: version.id,
+      name: 'Chaos POS',
+      credentials: { api_key: `sandbox-${randomBytes(12).toString('hex')}` },
+    },
   });
   if (method.status !== 201) throw new Error(`method: ${method.status} ${method.text}`);
-  const link = await call(base, 'POST', `/v1/account/payment-methods/${method.json.data.id}/api-keys`, { token, body: { api_key_id: key.json.data.id } });
+  const link = await call(base, 'POST', `/v1/account/payment-methods/${method.json.data.id}/api-keys`, {
+    token,
+    body: { api_key_id: key.json.data.id },
+  });
   if (link.status !== 201) throw new Error(`link: ${link.status} ${link.text}`);
   return { secret: key.json.data.secret as string, methodId: method.json.data.id as string };
 }
 
 function record(sent: Sent, phase: 'burst' | 'retry', res: { status: number; json: any; text: string }) {
-  sent.answers.push({ phase, status: res.status, id: res.json?.data?.id, code: res.json?.error?.code, retryable: res.json?.error?.retryable, data: res.json?.data });
+  sent.answers.push({
+    phase,
+    status: res.status,
+    id: res.json?.data?.id,
+    code: res.json?.error?.code,
+    retryable: res.json?.error?.retryable,
+    data: res.json?.data,
+  });
 }
 
 /** A final answer: anything but a 5xx or an error the envelope calls retryable (e.g. 409 concurrent_update). */
@@ -136,7 +165,20 @@ async function send(base: string, secret: string, sent: Sent, phase: 'burst' | '
 function sqlRows(stateDir: string, sql: string): any[] {
   const out = execFileSync(
     process.execPath,
-    [join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'd1', 'execute', 'DB', '--local', '--persist-to', join(stateDir, 'state'), '--env', 'test', '--json', '--command', sql],
+    [
+      join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'),
+      'd1',
+      'execute',
+      'DB',
+      '--local',
+      '--persist-to',
+      join(stateDir, 'state'),
+      '--env',
+      'test',
+      '--json',
+      '--command',
+      sql,
+    ],
     {
       cwd: ROOT,
       env: { ...process.env, CI: 'true', WRANGLER_SEND_METRICS: 'false' },
@@ -166,7 +208,11 @@ async function main() {
           kind: 'create',
           path: '/v1/payments',
           key: randomUUID(),
-          body: { amount: { value, currency: 'USD' }, external_reference: `chaos-${round}-${i}-${randomUUID().slice(0, 8)}`, payment_method: methodId },
+          body: {
+            amount: { value, currency: 'USD' },
+            external_reference: `chaos-${round}-${i}-${randomUUID().slice(0, 8)}`,
+            payment_method: methodId,
+          },
           answers: [],
         });
       }
@@ -212,7 +258,9 @@ async function main() {
         }
       }
       await checkReferences(server.baseUrl, secret, burst);
-      console.log(`round ${round}: ${burst.length} requests, killed after ${killAfter} ms, ${burst.filter((s) => s.answers.some((a) => a.phase === 'burst')).length} answered before the crash`);
+      console.log(
+        `round ${round}: ${burst.length} requests, killed after ${killAfter} ms, ${burst.filter((s) => s.answers.some((a) => a.phase === 'burst')).length} answered before the crash`,
+      );
     }
     await checkMoney(server.baseUrl, secret, all);
   } finally {
@@ -237,7 +285,9 @@ function judge(sent: Sent) {
   const final = sent.answers.at(-1);
   if (!final || !isFinal(final)) {
     figures.unresolved++;
-    violation(`${sent.kind} ${sent.key}: no final answer after ${MAX_RETRIES} retries (${final?.status ?? 'none'} ${final?.code ?? ''})`);
+    violation(
+      `${sent.kind} ${sent.key}: no final answer after ${MAX_RETRIES} retries (${final?.status ?? 'none'} ${final?.code ?? ''})`,
+    );
     return;
   }
   const ids = new Set(sent.answers.filter((a) => a.status < 300 && a.id).map((a) => a.id));
@@ -254,24 +304,34 @@ function judge(sent: Sent) {
   const before = sent.answers.filter((a) => a.phase === 'burst' && isFinal(a)).at(-1);
   if (before && (before.status !== final.status || before.id !== final.id)) {
     figures.lostAnswers++;
-    violation(`${sent.kind} ${sent.key}: answered ${before.status} ${before.id ?? before.code} before the crash, ${final.status} ${final.id ?? final.code} after`);
+    violation(
+      `${sent.kind} ${sent.key}: answered ${before.status} ${before.id ?? before.code} before the crash, ${final.status} ${final.id ?? final.code} after`,
+    );
   }
 }
 
 async function checkReferences(base: string, secret: string, burst: Sent[]) {
   for (const sent of burst.filter((s) => s.kind === 'create')) {
     const reference = String(sent.body.external_reference);
-    const list = await call(base, 'GET', `/v1/payments?external_reference=${encodeURIComponent(reference)}`, { token: secret });
-    if (list.json?.pagination?.total !== 1) violation(`reference ${reference}: ${list.json?.pagination?.total} payments`);
+    const list = await call(base, 'GET', `/v1/payments?external_reference=${encodeURIComponent(reference)}`, {
+      token: secret,
+    });
+    if (list.json?.pagination?.total !== 1)
+      violation(`reference ${reference}: ${list.json?.pagination?.total} payments`);
   }
 }
 
 async function checkMoney(base: string, secret: string, all: Sent[]) {
   const paymentIds = new Set(all.filter((s) => s.kind === 'refund').map((s) => s.paymentId!));
   for (const id of paymentIds) {
-    const [payment, refunds] = await Promise.all([call(base, 'GET', `/v1/payments/${id}`, { token: secret }), call(base, 'GET', `/v1/payments/${id}/refunds?limit=100`, { token: secret })]);
+    const [payment, refunds] = await Promise.all([
+      call(base, 'GET', `/v1/payments/${id}`, { token: secret }),
+      call(base, 'GET', `/v1/payments/${id}/refunds?limit=100`, { token: secret }),
+    ]);
     const amount = Math.round(Number(payment.json.data.amount.value) * 100);
-    const held = refunds.json.data.filter((r: any) => !['declined', 'failed'].includes(r.status)).reduce((sum: number, r: any) => sum + Math.round(Number(r.amount.value) * 100), 0);
+    const held = refunds.json.data
+      .filter((r: any) => !['declined', 'failed'].includes(r.status))
+      .reduce((sum: number, r: any) => sum + Math.round(Number(r.amount.value) * 100), 0);
     if (held > amount) {
       figures.overRefunded++;
       violation(`payment ${id}: refunds hold ${held} of ${amount}`);

@@ -9,12 +9,16 @@ import { parseArgs } from 'node:util';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 18)) {
-  console.error(`create-admin needs Node 22.18+ (found ${process.version}); run it as \`npm run create-admin -- ...\`.`);
+  console.error(
+    `create-admin needs Node 22.18+ (found ${process.version}); run it as \`npm run create-admin -- ...\`.`,
+  );
   process.exit(1);
 }
 const { ensureAdmin, isPlausibleEmail, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } = await import('./lib/admin.mjs');
 
-const USAGE = 'usage: npm run create-admin -- --env test|live [--remote] --email <email> [--name <name>]\n' + '       the password is read from ADMIN_PASSWORD, or asked for on the terminal';
+const USAGE =
+  'usage: npm run create-admin -- --env test|live [--remote] --email <email> [--name <name>]\n' +
+  '       the password is read from ADMIN_PASSWORD, or asked for on the terminal';
 
 function fail(message) {
   console.error(`create-admin: ${message}`);
@@ -58,7 +62,9 @@ async function readPassword() {
   }
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    return await rl.question(`Password for ${values.email} (${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters): `);
+    return await rl.question(
+      `Password for ${values.email} (${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters): `,
+    );
   } finally {
     rl.close();
   }
@@ -80,7 +86,9 @@ try {
   if (admin.created === false) {
     fail(`a user with ${admin.email} already exists in ${where}; nothing was changed.`);
   } else {
-    console.log(`Admin ${admin.email} ${admin.created ? 'created' : 'ensured'} in ${where}. Log in with POST /v1/auth/login.`);
+    console.log(
+      `Admin ${admin.email} ${admin.created ? 'created' : 'ensured'} in ${where}. Log in with POST /v1/auth/login.`,
+    );
   }
 } catch (error) {
   fail(error.message);

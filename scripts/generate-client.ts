@@ -26,7 +26,10 @@ export async function generateClientTypes(spec: unknown): Promise<string> {
 }
 
 async function main() {
-  const spec = await loadServedDescription(process.argv, serverLogFile(join(dirname(CLIENT_TYPES_PATH), '..'), 'generate-client-server.log'));
+  const spec = await loadServedDescription(
+    process.argv,
+    serverLogFile(join(dirname(CLIENT_TYPES_PATH), '..'), 'generate-client-server.log'),
+  );
   writeFileSync(CLIENT_TYPES_PATH, await generateClientTypes(spec));
   console.log(`Wrote ${CLIENT_TYPES_PATH}`);
 }

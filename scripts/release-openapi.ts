@@ -12,7 +12,10 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const RELEASED_PATH = join(ROOT, 'openapi', 'released.json');
 
 async function main() {
-  const description = (await loadServedDescription(process.argv, serverLogFile(ROOT, 'release-openapi-server.log'))) as { servers?: unknown; info?: { version?: string } };
+  const description = (await loadServedDescription(
+    process.argv,
+    serverLogFile(ROOT, 'release-openapi-server.log'),
+  )) as { servers?: unknown; info?: { version?: string } };
   // `servers` names the origin it was served from, not the contract.
   const { servers: _servers, ...released } = description;
   writeFileSync(RELEASED_PATH, `${JSON.stringify(released, null, 2)}\n`);

@@ -14,7 +14,9 @@ import { dirname, join, resolve } from 'node:path';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 18)) {
-  console.error(`npm start needs Node 22.18+ (found ${process.version}); run it through npm, which uses the project's own Node.`);
+  console.error(
+    `npm start needs Node 22.18+ (found ${process.version}); run it through npm, which uses the project's own Node.`,
+  );
   process.exit(1);
 }
 const { ensureAdmin, isPlausibleEmail, ROOT, runWrangler, wranglerBin } = await import('./lib/admin.mjs');
@@ -72,10 +74,13 @@ if (existsSync(DEV_VARS)) {
 }
 const vars = readDevVars();
 const missing = Object.keys(generators).filter((name) => !vars[name] || vars[name] === 'generate');
-if (missing.length > 0) fail(`.dev.vars lacks a value for ${missing.join(', ')}; delete it to have a fresh one generated.`);
+if (missing.length > 0)
+  fail(`.dev.vars lacks a value for ${missing.join(', ')}; delete it to have a fresh one generated.`);
 
 console.log('Applying the D1 migrations to the local database...');
-const migrated = await runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...PERSIST, '--env', ENV], { env: { CI: 'true' } });
+const migrated = await runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...PERSIST, '--env', ENV], {
+  env: { CI: 'true' },
+});
 if (migrated.code !== 0) fail(`applying the migrations failed (exit ${migrated.code}).`);
 
 const email = vars.BOOTSTRAP_ADMIN_EMAIL || 'admin@example.com';
@@ -83,22 +88,31 @@ const password = vars.BOOTSTRAP_ADMIN_PASSWORD || 'admin-password';
 if (!isPlausibleEmail(email)) fail('BOOTSTRAP_ADMIN_EMAIL is not an email address.');
 const admin = await ensureAdmin({ env: ENV, target: ['--local', ...PERSIST], email, name: 'Local Admin', password });
 if (admin.created === true) console.log(`Bootstrap admin created: ${admin.email}`);
-else if (admin.created === false) console.log(`Bootstrap admin present: ${admin.email} (an existing user is never changed).`);
+else if (admin.created === false)
+  console.log(`Bootstrap admin present: ${admin.email} (an existing user is never changed).`);
 else console.log(`Bootstrap admin ensured: ${admin.email}`);
 
 const port = process.env.PORT || '8787';
-console.log(`Prepared in ${((Date.now() - started) / 1000).toFixed(1)} s. Starting wrangler dev on http://localhost:${port} (docs: /docs)...`);
+console.log(
+  `Prepared in ${((Date.now() - started) / 1000).toFixed(1)} s. Starting wrangler dev on http://localhost:${port} (docs: /docs)...`,
+);
 
-const child = spawn(process.execPath, [wranglerBin(), 'dev', '--env', ENV, '--port', port, '--ip', '127.0.0.1', ...PERSIST, ...VARS_FILE], {
-  cwd: ROOT,
-  stdio: 'inherit',
-  // Offline by default: no metrics, and no fetch of the `Request.cf` sample from the network.
-  env: { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env, WRANGLER_SEND_METRICS: 'false' },
-});
+const child = spawn(
+  process.execPath,
+  [wranglerBin(), 'dev', '--env', ENV, '--port', port, '--ip', '127.0.0.1', ...PERSIST, ...VARS_FILE],
+  {
+    cwd: ROOT,
+    stdio: 'inherit',
+    // Offline by default: no metrics, and no fetch of the `Request.cf` sample from the network.
+    env: { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env, WRANGLER_SEND_METRICS: 'false' },
+  },
+);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
   });
 }
 child.on('error', (error) => fail(`could not start wrangler dev: ${error.message}`));
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGHUP' ? 1 : 15) : 0)));
+child.on('exit', (code, signal) =>
+  process.exit(code ?? (signal ? 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGHUP' ? 1 : 15) : 0)),
+);

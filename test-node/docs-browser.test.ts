@@ -15,18 +15,30 @@ const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 const base = inject('baseUrl');
 
-async function api<T = any>(method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function api<T = any>(
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const headers: Record<string, string> = {};
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
 /** A fresh `test` API key with every scope, and a sandbox POS method enabled for it (through the API). */
 async function merchantKey() {
-  const login = await api('POST', '/v1/auth/login', undefined, { email: inject('adminEmail'), password: inject('adminPassword') });
+  const login = await api('POST', '/v1/auth/login', undefined, {
+    email: inject('adminEmail'),
+    password: inject('adminPassword'),
+  });
   expect(login.status).toBe(201);
   const token: string = login.body.data.access_token;
   const key = await api('POST', '/v1/account/api-keys', token, {
@@ -47,7 +59,9 @@ async function merchantKey() {
     credentials: { api_key: `sandbox-${randomBytes(12).toString('hex')}` },
   });
   expect(method.status).toBe(201);
-  const link = await api('POST', `/v1/account/payment-methods/${method.body.data.id}/api-keys`, token, { api_key_id: key.body.data.id });
+  const link = await api('POST', `/v1/account/payment-methods/${method.body.data.id}/api-keys`, token, {
+    api_key_id: key.body.data.id,
+  });
   expect(link.status).toBe(201);
   return { secret: key.body.data.secret as string, methodId: method.body.data.id as string };
 }
@@ -74,13 +88,22 @@ describe('/docs in Chromium', () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     // Nothing may leave this machine: every request to another host is aborted and recorded.
     await context.route('**/*', (route) => {
       const url = new URL(route.request().url());
-      if ((url.protocol === 'http:' || url.protocol === 'https:') && LOCAL_HOSTS.has(url.hostname)) return route.continue();
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && LOCAL_HOSTS.has(url.hostname))
+        return route.continue();
       leftLocal.push(route.request().url());
       return route.abort('blockedbyclient');
     });
@@ -127,7 +150,9 @@ describe('/docs in Chromium', () => {
     await page.locator(`#${list} .opblock-summary`).first().click();
     await page.locator(`#${list} button.try-out__btn`).click();
     expect(await executeAndReadStatus(page, list)).toBe('200');
-    await expect(page.locator(`#${list} .live-responses-table .response-col_description .highlight-code`).first().innerText()).resolves.toContain(methodId);
+    await expect(
+      page.locator(`#${list} .live-responses-table .response-col_description .highlight-code`).first().innerText(),
+    ).resolves.toContain(methodId);
 
     // createPayment: Idempotency-Key and a JSON body for the sandbox POS method.
     const create = 'operations-Payments-createPayment';
@@ -142,7 +167,10 @@ describe('/docs in Chromium', () => {
     };
     await page.locator(`#${create} textarea.body-param__text`).fill(JSON.stringify(body, null, 2));
     expect(await executeAndReadStatus(page, create)).toBe('201');
-    const answer = await page.locator(`#${create} .live-responses-table .response-col_description .highlight-code`).first().innerText();
+    const answer = await page
+      .locator(`#${create} .live-responses-table .response-col_description .highlight-code`)
+      .first()
+      .innerText();
     expect(answer).toContain('"status": "approved"');
     expect(answer).toContain('"value": "12.50"');
 

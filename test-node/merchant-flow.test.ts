@@ -11,7 +11,10 @@ const SCRIPT = join(import.meta.dirname, '..', 'examples', 'merchant-flow.ts');
 
 function run(env: Record<string, string>) {
   return new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SCRIPT], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -28,11 +31,21 @@ it('the example merchant flow completes against the local server, webhooks verif
   });
   expect(output).not.toContain('merchant-flow failed');
   expect(code, output).toBe(0);
-  expect(output).toContain('payment.pending, payment.approved, payment.refunded:partially_refunded, payment.refunded:refunded');
+  expect(output).toContain(
+    'payment.pending, payment.approved, payment.refunded:partially_refunded, payment.refunded:refunded',
+  );
   expect(output).toMatch(/merchant-flow: 4 events listed, each delivered/);
-  expect(output).toMatch(/merchant-flow: webhook endpoint we_[0-9a-z]+ \(\*\) registered; ping verified \(204 in \d+ ms\)/);
-  expect(output).toMatch(/merchant-flow: webhook endpoint received and verified with its own secret: (payment\.[a-z_:]+(, )?){4}; each event listed with 2 deliveries/);
-  expect(output).toMatch(/merchant-flow: recovered payment pay_[0-9a-z]+ \(pending\) after a lost answer, from the conflict's payment_id/);
-  expect(output).toMatch(/merchant-flow: caught up with GET \/v1\/events: 4 events of the payment since \S+, 0 not received by webhook; payment refunded/);
+  expect(output).toMatch(
+    /merchant-flow: webhook endpoint we_[0-9a-z]+ \(\*\) registered; ping verified \(204 in \d+ ms\)/,
+  );
+  expect(output).toMatch(
+    /merchant-flow: webhook endpoint received and verified with its own secret: (payment\.[a-z_:]+(, )?){4}; each event listed with 2 deliveries/,
+  );
+  expect(output).toMatch(
+    /merchant-flow: recovered payment pay_[0-9a-z]+ \(pending\) after a lost answer, from the conflict's payment_id/,
+  );
+  expect(output).toMatch(
+    /merchant-flow: caught up with GET \/v1\/events: 4 events of the payment since \S+, 0 not received by webhook; payment refunded/,
+  );
   expect(output).toMatch(/merchant-flow: done: \{"paymentId":"pay_[0-9a-z]+","events":4,"webhooks":\d+\}/);
 });

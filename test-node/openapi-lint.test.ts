@@ -4,7 +4,13 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { Document, Ruleset, Spectral, type ISpectralDiagnostic, type RulesetDefinition } from '@stoplight/spectral-core';
+import {
+  Document,
+  Ruleset,
+  Spectral,
+  type ISpectralDiagnostic,
+  type RulesetDefinition,
+} from '@stoplight/spectral-core';
 import parsers from '@stoplight/spectral-parsers';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 
@@ -53,13 +59,22 @@ describe('GET /openapi.json', () => {
     const spectral = new Spectral();
     // Sources are needed for the ruleset's per-pointer `overrides`.
     spectral.setRuleset(new Ruleset(definition, { severity: 'recommended', source: RULESET_PATH }));
-    const findings: ISpectralDiagnostic[] = await spectral.run(new Document(text, parsers.Json, join(ROOT, 'openapi.json')));
-    const report = findings.filter((finding) => finding.severity <= 1).map((finding) => `${SEVERITY[finding.severity]} ${String(finding.code)} at ${finding.path.join('.')}: ${finding.message}`);
+    const findings: ISpectralDiagnostic[] = await spectral.run(
+      new Document(text, parsers.Json, join(ROOT, 'openapi.json')),
+    );
+    const report = findings
+      .filter((finding) => finding.severity <= 1)
+      .map(
+        (finding) =>
+          `${SEVERITY[finding.severity]} ${String(finding.code)} at ${finding.path.join('.')}: ${finding.message}`,
+      );
     expect(report).toEqual([]);
   });
 
   it('keeps the response-only waiver honest: those schemas appear in no request', async () => {
-    const { RESPONSE_ONLY_SCHEMAS } = (await import(pathToFileURL(RULESET_PATH).href)) as { RESPONSE_ONLY_SCHEMAS: string[] };
+    const { RESPONSE_ONLY_SCHEMAS } = (await import(pathToFileURL(RULESET_PATH).href)) as {
+      RESPONSE_ONLY_SCHEMAS: string[];
+    };
     const inRequests = new Set<string>();
     for (const item of Object.values<any>(spec.paths)) {
       referencedSchemas(item.parameters, inRequests);

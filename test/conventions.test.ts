@@ -119,8 +119,17 @@ describe('the JSON body gate', () => {
   });
 
   it('refuses invalid UTF-8 with 400 invalid_request', async () => {
-    const bytes = new Uint8Array([...new TextEncoder().encode('{"email":"'), 0xff, 0xfe, 0xc3, ...new TextEncoder().encode('"}')]);
-    const res = await call('POST', '/v1/auth/login', { rawBody: bytes, headers: { 'Content-Type': 'application/json' } });
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode('{"email":"'),
+      0xff,
+      0xfe,
+      0xc3,
+      ...new TextEncoder().encode('"}'),
+    ]);
+    const res = await call('POST', '/v1/auth/login', {
+      rawBody: bytes,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expectError(res, 400, 'invalid_request');
   });
 
@@ -132,7 +141,10 @@ describe('the JSON body gate', () => {
       ['application/jsonp', '{}'],
     ];
     for (const [contentType, rawBody] of cases) {
-      const res = await call('POST', '/v1/auth/login', { rawBody, headers: contentType ? { 'Content-Type': contentType } : {} });
+      const res = await call('POST', '/v1/auth/login', {
+        rawBody,
+        headers: contentType ? { 'Content-Type': contentType } : {},
+      });
       const error = expectError(res, 415, 'invalid_request');
       expect(error.details).toEqual({ fields: [{ field: 'Content-Type', issue: 'Expected application/json' }] });
     }
@@ -178,7 +190,10 @@ describe('the JSON body gate', () => {
         controller.enqueue(chunk);
       },
     });
-    const res = await call('POST', '/v1/auth/login', { rawBody: stream, headers: { 'Content-Type': 'application/json' } });
+    const res = await call('POST', '/v1/auth/login', {
+      rawBody: stream,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expectError(res, 413, 'invalid_request');
   });
 
@@ -196,14 +211,30 @@ describe('the JSON body gate', () => {
     const reference = newReference();
     const cases: Array<[string, string]> = [
       // The issue's example: the last key would win and create a 9999.00 payment.
-      [`{"amount":{"value":"3.00","currency":"USD"},"amount":{"value":"9999.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}"}`, 'amount'],
-      [`{"amount":{"value":"3.00","value":"9999.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}"}`, 'amount.value'],
+      [
+        `{"amount":{"value":"3.00","currency":"USD"},"amount":{"value":"9999.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}"}`,
+        'amount',
+      ],
+      [
+        `{"amount":{"value":"3.00","value":"9999.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}"}`,
+        'amount.value',
+      ],
       // Escapes name the same key: "\u0061mount" is "amount" to every parser.
-      [`{"amount":{"value":"3.00","currency":"USD"},"\u0061mount":{"value":"9999.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}"}`, 'amount'],
-      [`{"amount":{"value":"3.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}","metadata":{"a":"1","a":"1"}}`, 'metadata.a'],
+      [
+        `{"amount":{"value":"3.00","currency":"USD"},"\u0061mount":{"value":"9999.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}"}`,
+        'amount',
+      ],
+      [
+        `{"amount":{"value":"3.00","currency":"USD"},"external_reference":"${reference}","payment_method":"${m.pos.id}","metadata":{"a":"1","a":"1"}}`,
+        'metadata.a',
+      ],
     ];
     for (const [rawBody, field] of cases) {
-      const res = await call('POST', '/v1/payments', { token: m.key.secret, rawBody, headers: { 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() } });
+      const res = await call('POST', '/v1/payments', {
+        token: m.key.secret,
+        rawBody,
+        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() },
+      });
       const error = expectError(res, 400, 'invalid_request');
       expect(error.details, rawBody).toEqual({ fields: [{ field, issue: 'Duplicate key' }] });
     }
@@ -220,23 +251,47 @@ describe('the JSON body gate', () => {
       [`{${base},"configuration":{"list":[{"ok":1},{"\u005f_proto__":1}]}}`, 'configuration.list.1.__proto__'],
     ];
     for (const [rawBody, field] of cases) {
-      const res = await call('POST', '/v1/payments', { token: m.key.secret, rawBody, headers: { 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() } });
+      const res = await call('POST', '/v1/payments', {
+        token: m.key.secret,
+        rawBody,
+        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() },
+      });
       const error = expectError(res, 400, 'invalid_request');
       expect(error.details, rawBody).toEqual({ fields: [{ field, issue: 'Forbidden key' }] });
     }
     expect(await paymentRowsByReference(reference)).toHaveLength(0);
     // Keys that only look alike are ordinary keys, refused or accepted by the route's own schema.
-    const fine = await m.pay({ ...paymentBody(m.pos.id, '3.00'), metadata: { proto: 'x', __proto: 'y', constructor_name: 'z' } });
+    const fine = await m.pay({
+      ...paymentBody(m.pos.id, '3.00'),
+      metadata: { proto: 'x', __proto: 'y', constructor_name: 'z' },
+    });
     expect(fine.status, fine.text).toBe(201);
     expect(fine.body.data.metadata).toEqual({ proto: 'x', __proto: 'y', constructor_name: 'z' });
   });
 
   it(`refuses nesting deeper than ${MAX_JSON_DEPTH} levels with 400, and accepts ${MAX_JSON_DEPTH}`, async () => {
-    const nested = (depth: number) => `{"email":"a@example.com","password":"x","pad":${'['.repeat(depth - 1)}1${']'.repeat(depth - 1)}}`;
-    const deep = expectError(await call('POST', '/v1/auth/login', { rawBody: nested(MAX_JSON_DEPTH + 1), headers: { 'Content-Type': 'application/json' } }), 400, 'invalid_request');
-    expect(deep.details).toEqual({ fields: [{ field: '(body)', issue: `At most ${MAX_JSON_DEPTH} levels of nesting` }] });
+    const nested = (depth: number) =>
+      `{"email":"a@example.com","password":"x","pad":${'['.repeat(depth - 1)}1${']'.repeat(depth - 1)}}`;
+    const deep = expectError(
+      await call('POST', '/v1/auth/login', {
+        rawBody: nested(MAX_JSON_DEPTH + 1),
+        headers: { 'Content-Type': 'application/json' },
+      }),
+      400,
+      'invalid_request',
+    );
+    expect(deep.details).toEqual({
+      fields: [{ field: '(body)', issue: `At most ${MAX_JSON_DEPTH} levels of nesting` }],
+    });
     // At the limit the gate lets it through: the route itself refuses the unknown `pad`.
-    const atLimit = expectError(await call('POST', '/v1/auth/login', { rawBody: nested(MAX_JSON_DEPTH), headers: { 'Content-Type': 'application/json' } }), 400, 'invalid_request');
+    const atLimit = expectError(
+      await call('POST', '/v1/auth/login', {
+        rawBody: nested(MAX_JSON_DEPTH),
+        headers: { 'Content-Type': 'application/json' },
+      }),
+      400,
+      'invalid_request',
+    );
     expect(atLimit.details).toEqual({ fields: [{ field: 'pad', issue: 'Unknown field' }] });
   });
 

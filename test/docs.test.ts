@@ -51,15 +51,29 @@ describe('docs/states.md', () => {
   it('names the event each status sends, as the code does', () => {
     const rows = tableAfter(statesPage, '## Events a status change sends');
     expect(rows.map((row) => row[0])).toEqual([...PAYMENT_STATUSES]);
-    for (const [status, event] of rows) expect(event || null, status).toBe(eventTypeFor(status as (typeof PAYMENT_STATUSES)[number]));
+    for (const [status, event] of rows)
+      expect(event || null, status).toBe(eventTypeFor(status as (typeof PAYMENT_STATUSES)[number]));
   });
 });
 
 describe('docs/errors.md', () => {
   it('has one row per error code, with the status, category and retryability of src/lib/errors.ts', () => {
-    const rows = tableAfter(errorsPage, 'The table is `ERROR_CODES` of `src/lib/errors.ts` (`test/docs.test.ts` compares them).');
-    const documented = Object.fromEntries(rows.map(([code, status, category, retryable]) => [code, { status: Number(status), category, retryable: retryable === 'true' }]));
-    const coded = Object.fromEntries(Object.entries(ERROR_CODES).map(([code, spec]) => [code, { status: spec.status, category: spec.category, retryable: spec.retryable }]));
+    const rows = tableAfter(
+      errorsPage,
+      'The table is `ERROR_CODES` of `src/lib/errors.ts` (`test/docs.test.ts` compares them).',
+    );
+    const documented = Object.fromEntries(
+      rows.map(([code, status, category, retryable]) => [
+        code,
+        { status: Number(status), category, retryable: retryable === 'true' },
+      ]),
+    );
+    const coded = Object.fromEntries(
+      Object.entries(ERROR_CODES).map(([code, spec]) => [
+        code,
+        { status: spec.status, category: spec.category, retryable: spec.retryable },
+      ]),
+    );
     expect(documented).toEqual(coded);
     expect(rows).toHaveLength(Object.keys(ERROR_CODES).length);
   });

@@ -11,7 +11,13 @@ interface Operation {
   path: string;
   operationId?: string;
   security?: Array<Record<string, string[]>>;
-  responses: Record<string, { description?: string; content?: Record<string, { schema?: { $ref?: string }; examples?: Record<string, { value: any }> }> }>;
+  responses: Record<
+    string,
+    {
+      description?: string;
+      content?: Record<string, { schema?: { $ref?: string }; examples?: Record<string, { value: any }> }>;
+    }
+  >;
 }
 
 const REQUIRED_OPERATION_IDS = [
@@ -61,7 +67,8 @@ const SUCCESS_STATUS_RULES: Array<[string, RegExp, number]> = [
   ['patch', /./, 200],
 ];
 
-const expectedSuccessStatus = (op: Operation) => SUCCESS_STATUS_RULES.find(([method, pattern]) => method === op.method && pattern.test(op.path))?.[2];
+const expectedSuccessStatus = (op: Operation) =>
+  SUCCESS_STATUS_RULES.find(([method, pattern]) => method === op.method && pattern.test(op.path))?.[2];
 
 let specResponse: ApiResponse;
 let spec: any;
@@ -80,7 +87,8 @@ beforeAll(async () => {
 });
 
 const label = (op: Operation) => `${op.method.toUpperCase()} ${op.path} (${op.operationId ?? 'no operationId'})`;
-const isProtected = (op: Operation) => Array.isArray(op.security) && op.security.length > 0 && op.security.every((req) => Object.keys(req).length > 0);
+const isProtected = (op: Operation) =>
+  Array.isArray(op.security) && op.security.length > 0 && op.security.every((req) => Object.keys(req).length > 0);
 
 describe('/openapi.json', () => {
   it('is OpenAPI 3.1.0 JSON describing this deployment', () => {
@@ -96,7 +104,8 @@ describe('/openapi.json', () => {
     expect(spec.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const op of operations) {
       for (const requirement of op.security ?? []) {
-        for (const scheme of Object.keys(requirement)) expect(spec.components.securitySchemes, label(op)).toHaveProperty(scheme);
+        for (const scheme of Object.keys(requirement))
+          expect(spec.components.securitySchemes, label(op)).toHaveProperty(scheme);
       }
     }
   });
@@ -125,8 +134,19 @@ describe('/openapi.json', () => {
           const spec = ERROR_CODES[code];
           const allowedStatuses = code === 'invalid_request' ? [400, 413, 415] : [spec.status];
           expect(allowedStatuses, `${label(op)} ${status} ${code}`).toContain(Number(status));
-          expect(value.error).toMatchObject({ category: spec.category, retryable: spec.retryable, request_id: expect.stringMatching(/^req_/) });
-          expect(Object.keys(value.error).sort()).toEqual(['category', 'code', 'details', 'message', 'request_id', 'retryable']);
+          expect(value.error).toMatchObject({
+            category: spec.category,
+            retryable: spec.retryable,
+            request_id: expect.stringMatching(/^req_/),
+          });
+          expect(Object.keys(value.error).sort()).toEqual([
+            'category',
+            'code',
+            'details',
+            'message',
+            'request_id',
+            'retryable',
+          ]);
         }
       }
       const codes400 = Object.keys(op.responses['400']?.content?.['application/json']?.examples ?? {});
@@ -139,11 +159,22 @@ describe('/openapi.json', () => {
   it('declares 401 on every protected operation', () => {
     const protectedOps = operations.filter(isProtected);
     expect(protectedOps.map((op) => op.operationId)).toEqual(
-      expect.arrayContaining(['getCurrentUser', 'createUser', 'listUsers', 'getUser', 'updateUser', 'createApiKey', 'listApiKeys', 'revokeApiKey']),
+      expect.arrayContaining([
+        'getCurrentUser',
+        'createUser',
+        'listUsers',
+        'getUser',
+        'updateUser',
+        'createApiKey',
+        'listApiKeys',
+        'revokeApiKey',
+      ]),
     );
     for (const op of protectedOps) {
       expect(op.responses, label(op)).toHaveProperty('401');
-      expect(Object.keys(op.responses['401']!.content?.['application/json']?.examples ?? {}), label(op)).toContain('unauthorized');
+      expect(Object.keys(op.responses['401']!.content?.['application/json']?.examples ?? {}), label(op)).toContain(
+        'unauthorized',
+      );
     }
   });
 
@@ -174,7 +205,8 @@ describe('/openapi.json', () => {
         .map(Number);
       expect(successes, label(op)).toHaveLength(1);
       const want = expected[op.operationId!] ?? expectedSuccessStatus(op);
-      if (expected[op.operationId!] !== undefined) expect(expectedSuccessStatus(op), label(op)).toBe(expected[op.operationId!]);
+      if (expected[op.operationId!] !== undefined)
+        expect(expectedSuccessStatus(op), label(op)).toBe(expected[op.operationId!]);
       if (want === undefined) continue;
       expect(successes[0], label(op)).toBe(want);
       const success = op.responses[String(want)]!;
@@ -192,7 +224,10 @@ describe('/openapi.json', () => {
 });
 
 describe('/openapi.json as a client keeps it', () => {
-  const sha256Hex = async (text: string) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))), (b) => b.toString(16).padStart(2, '0')).join('');
+  const sha256Hex = async (text: string) =>
+    Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))), (b) =>
+      b.toString(16).padStart(2, '0'),
+    ).join('');
 
   it('carries a strong ETag, the SHA-256 of its exact bytes, stable across requests, and asks for revalidation', async () => {
     const etag = specResponse.headers.get('etag');

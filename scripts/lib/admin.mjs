@@ -77,7 +77,10 @@ export async function ensureAdmin({ env, target, email, name, password }) {
   const file = join(dir, 'admin.sql');
   try {
     writeFileSync(file, sql, { mode: 0o600 });
-    const { code, stdout } = await runWrangler(['d1', 'execute', 'DB', '--env', env, ...target, '--file', file, '--yes', '--json'], { capture: true });
+    const { code, stdout } = await runWrangler(
+      ['d1', 'execute', 'DB', '--env', env, ...target, '--file', file, '--yes', '--json'],
+      { capture: true },
+    );
     if (code !== 0) {
       process.stderr.write(stdout);
       throw new Error(`wrangler d1 execute failed (exit ${code})`);

@@ -101,9 +101,11 @@ function comparable(description: unknown): Described {
 
 /** The component schemas the operations use, directly or through other schemas. */
 function schemasInUse(description: Described): Set<string> {
-  const schemas = ((description as { components?: { schemas?: Record<string, unknown> } }).components?.schemas ?? {}) as Record<string, unknown>;
+  const schemas = ((description as { components?: { schemas?: Record<string, unknown> } }).components?.schemas ??
+    {}) as Record<string, unknown>;
   const inUse = new Set<string>();
-  const refsOf = (value: unknown) => [...JSON.stringify(value ?? null).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+  const refsOf = (value: unknown) =>
+    [...JSON.stringify(value ?? null).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
   const queue = refsOf((description as { paths?: unknown }).paths);
   while (queue.length > 0) {
     const name = queue.pop()!;
@@ -127,11 +129,21 @@ export function changesBetween(released: unknown, served: unknown): Change[] {
   const inUse = new Set([...schemasInUse(before), ...schemasInUse(after)]);
   return apiCompare(before, after)
     .diffs.filter((diff) => !(diff.path[0] === 'info' && diff.path[1] === 'version'))
-    .filter((diff) => !(diff.path[0] === 'components' && diff.path[1] === 'schemas' && diff.path.length > 3 && inUse.has(String(diff.path[2]))))
+    .filter(
+      (diff) =>
+        !(
+          diff.path[0] === 'components' &&
+          diff.path[1] === 'schemas' &&
+          diff.path.length > 3 &&
+          inUse.has(String(diff.path[2]))
+        ),
+    )
     .map((diff) => ({
       type: diff.type,
       action: diff.action,
-      wholeOperation: diff.path[0] === 'paths' && (diff.path.length === 2 || (diff.path.length === 3 && HTTP_METHODS.has(String(diff.path[2])))),
+      wholeOperation:
+        diff.path[0] === 'paths' &&
+        (diff.path.length === 2 || (diff.path.length === 3 && HTTP_METHODS.has(String(diff.path[2])))),
       ...subjectOf(diff, before, after),
       where: diff.path.join('/'),
       description: diff.description ?? `${diff.action} ${diff.path.join('/')}`,
@@ -153,12 +165,18 @@ export function compatibilityProblems(released: unknown, served: unknown, change
 
   const entries = parseChangelog(changelogMarkdown);
   if (entries.length === 0) problems.push('CHANGELOG.md has no `## MAJOR.MINOR.PATCH` entry');
-  else if (entries[0]!.version !== servedVersion) problems.push(`the newest CHANGELOG.md entry is ${entries[0]!.version}, but the served info.version is ${servedVersion}`);
+  else if (entries[0]!.version !== servedVersion)
+    problems.push(
+      `the newest CHANGELOG.md entry is ${entries[0]!.version}, but the served info.version is ${servedVersion}`,
+    );
   for (let i = 1; i < entries.length; i++) {
     if (compareVersions(entries[i - 1]!.version, entries[i]!.version) <= 0)
-      problems.push(`CHANGELOG.md: ${entries[i - 1]!.version} is listed above ${entries[i]!.version}; newest first, one entry per version`);
+      problems.push(
+        `CHANGELOG.md: ${entries[i - 1]!.version} is listed above ${entries[i]!.version}; newest first, one entry per version`,
+      );
   }
-  for (const entry of entries) if (entry.text === '') problems.push(`CHANGELOG.md: the ${entry.version} entry is empty`);
+  for (const entry of entries)
+    if (entry.text === '') problems.push(`CHANGELOG.md: the ${entry.version} entry is empty`);
 
   const order = compareVersions(servedVersion, releasedVersion);
   if (order < 0) problems.push(`the served info.version ${servedVersion} is below the released ${releasedVersion}`);
@@ -174,7 +192,9 @@ export function compatibilityProblems(released: unknown, served: unknown, change
   const names = (change: Change) => [change.subject, ...change.aliases];
   for (const change of changes.filter((c) => c.wholeOperation && c.action === 'add')) {
     if (!unreleased.some((entry) => names(change).some((name) => entry.text.includes(name)))) {
-      problems.push(`new operation not named in CHANGELOG.md: ${change.subject} (${change.aliases.join(', ') || 'no operationId'})`);
+      problems.push(
+        `new operation not named in CHANGELOG.md: ${change.subject} (${change.aliases.join(', ') || 'no operationId'})`,
+      );
     }
   }
 
@@ -182,11 +202,15 @@ export function compatibilityProblems(released: unknown, served: unknown, change
   const breaking = changes.filter((c) => c.type === 'breaking');
   for (const change of breaking) {
     if (!announcements.some((line) => names(change).some((name) => line.includes(name)))) {
-      problems.push(`breaking change not announced in a \`### Breaking\` section of CHANGELOG.md: ${change.description} (${change.subject}; ${change.where})`);
+      problems.push(
+        `breaking change not announced in a \`### Breaking\` section of CHANGELOG.md: ${change.description} (${change.subject}; ${change.where})`,
+      );
     }
   }
   if (breaking.length > 0 && parseVersion(servedVersion)![0] <= parseVersion(releasedVersion)![0]) {
-    problems.push(`${breaking.length} breaking changes since ${releasedVersion} need a new major version, not ${servedVersion}`);
+    problems.push(
+      `${breaking.length} breaking changes since ${releasedVersion} need a new major version, not ${servedVersion}`,
+    );
   }
   return problems;
 }

@@ -64,7 +64,8 @@ export function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
 async function waitUntilReady(baseUrl: string, child: ChildProcess, logFile: string) {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    if (exited(child)) throw new Error(`npm start exited (${child.exitCode ?? child.signalCode}) before serving; see ${logFile}`);
+    if (exited(child))
+      throw new Error(`npm start exited (${child.exitCode ?? child.signalCode}) before serving; see ${logFile}`);
     try {
       const res = await fetch(`${baseUrl}/openapi.json`, { signal: AbortSignal.timeout(5_000) });
       if (res.ok) {
@@ -80,7 +81,11 @@ async function waitUntilReady(baseUrl: string, child: ChildProcess, logFile: str
 }
 
 /** Starts the server, resolves once GET /openapi.json answers; its output goes to `logFile`. */
-export async function startLocalServer({ logFile, stateDir: keptStateDir, port: fixedPort }: LocalServerOptions): Promise<LocalServer> {
+export async function startLocalServer({
+  logFile,
+  stateDir: keptStateDir,
+  port: fixedPort,
+}: LocalServerOptions): Promise<LocalServer> {
   if (keptStateDir) mkdirSync(keptStateDir, { recursive: true });
   const stateDir = keptStateDir ?? mkdtempSync(join(tmpdir(), 'payment-service-local-'));
   const port = fixedPort ?? (await freePort());
@@ -114,7 +119,9 @@ export async function startLocalServer({ logFile, stateDir: keptStateDir, port: 
   };
 
   const kill = async () => {
-    const gone = exited(child) ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const gone = exited(child)
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => child.once('exit', () => resolve()));
     killGroup(child, 'SIGKILL');
     await gone;
     log.end();
@@ -128,7 +135,8 @@ export async function startLocalServer({ logFile, stateDir: keptStateDir, port: 
   }
 
   const vars = readFileSync(join(stateDir, '.dev.vars'), 'utf8');
-  const value = (name: string, fallback: string) => new RegExp(`^${name}=(.+)$`, 'm').exec(vars)?.[1]?.trim() || fallback;
+  const value = (name: string, fallback: string) =>
+    new RegExp(`^${name}=(.+)$`, 'm').exec(vars)?.[1]?.trim() || fallback;
   return {
     baseUrl,
     adminEmail: value('BOOTSTRAP_ADMIN_EMAIL', 'admin@example.com'),

@@ -34,12 +34,17 @@ export interface HttpRequest {
 /** A fetch that threw: aborted by its timeout signal, or a network failure. */
 export function fetchFailure(error: unknown, http: ProcessorHttp): ConnectorError {
   const name = (error as { name?: unknown } | null)?.name;
-  if (name === 'TimeoutError' || name === 'AbortError') return new ConnectorError('timeout', http.timeout.message, http.timeout.code);
+  if (name === 'TimeoutError' || name === 'AbortError')
+    return new ConnectorError('timeout', http.timeout.message, http.timeout.code);
   return new ConnectorError('unavailable', http.network.message, http.network.code);
 }
 
 /** Sends one request; only a fetch that throws becomes an error here, every HTTP answer is returned. */
-export async function sendRequest(fetchFn: typeof fetch, http: ProcessorHttp, request: HttpRequest): Promise<HttpAnswer> {
+export async function sendRequest(
+  fetchFn: typeof fetch,
+  http: ProcessorHttp,
+  request: HttpRequest,
+): Promise<HttpAnswer> {
   let response: Response;
   let text: string;
   try {

@@ -8,7 +8,14 @@ import type { ConnectorDefinition, ConnectorVersion } from './types.ts';
  * releasing it here, and its id never changes meaning. The definitions are built from them, in this
  * order, so a definition's id, provider, name and type are written once, on its versions.
  */
-export const CONNECTOR_VERSIONS: readonly ConnectorVersion[] = [sandboxPosV1, sandboxQrV1, stripePosV1, stripeQrV1, mercadoPagoPosV1, mercadoPagoQrV1];
+export const CONNECTOR_VERSIONS: readonly ConnectorVersion[] = [
+  sandboxPosV1,
+  sandboxQrV1,
+  stripePosV1,
+  stripeQrV1,
+  mercadoPagoPosV1,
+  mercadoPagoQrV1,
+];
 
 /**
  * Groups versions into their definitions. Versions of one definition must agree on what the definition
@@ -22,7 +29,13 @@ export function definitionsOf(versions: readonly ConnectorVersion[]): ConnectorD
     ids.add(version.id);
     const found = definitions.get(version.definitionId);
     if (!found) {
-      definitions.set(version.definitionId, { id: version.definitionId, provider: version.provider, name: version.name, type: version.type, versions: [version] });
+      definitions.set(version.definitionId, {
+        id: version.definitionId,
+        provider: version.provider,
+        name: version.name,
+        type: version.type,
+        versions: [version],
+      });
     } else if (found.provider !== version.provider || found.name !== version.name || found.type !== version.type) {
       throw new Error(`connector version ${version.id} disagrees with the other versions of ${version.definitionId}`);
     } else {

@@ -21,7 +21,15 @@ export const CAPABILITIES = ['payments', 'refunds', 'cancellations'] as const sa
  * Our payment statuses a processor can report. `partially_refunded`/`refunded` are derived by the core.
  * `charged_back`: the payer's bank took an approved payment's money back (a chargeback).
  */
-export type ProcessorPaymentStatus = 'pending' | 'processing' | 'approved' | 'declined' | 'failed' | 'expired' | 'canceled' | 'charged_back';
+export type ProcessorPaymentStatus =
+  | 'pending'
+  | 'processing'
+  | 'approved'
+  | 'declined'
+  | 'failed'
+  | 'expired'
+  | 'canceled'
+  | 'charged_back';
 export type ProcessorRefundStatus = 'pending' | 'processing' | 'approved' | 'declined' | 'failed';
 
 export interface Money {
@@ -128,7 +136,13 @@ export interface ProcessorNotification {
 }
 
 /** `not_found`: the processor has no such payment or refund (only from the lookups). */
-export type ConnectorErrorKind = 'declined' | 'timeout' | 'unavailable' | 'configuration_invalid' | 'invalid_notification' | 'not_found';
+export type ConnectorErrorKind =
+  | 'declined'
+  | 'timeout'
+  | 'unavailable'
+  | 'configuration_invalid'
+  | 'invalid_notification'
+  | 'not_found';
 
 /**
  * The only error an adapter throws. The processor's own code is kept for `details`; its raw payload is
@@ -152,7 +166,10 @@ export interface ConnectorAdapter<Credentials = unknown, Configuration = unknown
   refundPayment(ctx: ConnectorContext<Credentials, Configuration>, input: RefundInput): Promise<RefundOutcome>;
   getRefund(ctx: ConnectorContext<Credentials, Configuration>, input: RefundLookupInput): Promise<RefundOutcome>;
   /** Verifies the notification's signature (failing closed) and parses it. Throws `invalid_notification`. */
-  parseNotification(ctx: ConnectorContext<Credentials, Configuration>, input: InboundNotification): Promise<ProcessorNotification>;
+  parseNotification(
+    ctx: ConnectorContext<Credentials, Configuration>,
+    input: InboundNotification,
+  ): Promise<ProcessorNotification>;
 }
 
 export interface ConnectorVersion {

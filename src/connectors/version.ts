@@ -11,12 +11,19 @@ export function parseCredentials<Credentials>(schema: z.ZodType<Credentials>, va
   const parsed = schema.safeParse(value);
   // The issues name fields and values of a secret: none of them leaves here.
   if (!parsed.success) {
-    throw new ConnectorError('configuration_invalid', 'The payment method’s stored credentials do not fit its connector version; update them.', 'credentials_invalid');
+    throw new ConnectorError(
+      'configuration_invalid',
+      'The payment method’s stored credentials do not fit its connector version; update them.',
+      'credentials_invalid',
+    );
   }
   return parsed.data;
 }
 
-function withParsedCredentials<Credentials, Configuration>(schema: z.ZodType, adapter: ConnectorAdapter<Credentials, Configuration>): ConnectorAdapter<Credentials, Configuration> {
+function withParsedCredentials<Credentials, Configuration>(
+  schema: z.ZodType,
+  adapter: ConnectorAdapter<Credentials, Configuration>,
+): ConnectorAdapter<Credentials, Configuration> {
   type Ctx = ConnectorContext<Credentials, Configuration>;
   const parsed =
     <I, O>(call: (ctx: Ctx, input: I) => Promise<O>) =>

@@ -20,7 +20,14 @@ export function insertRowIf<T extends SQLiteTable>(db: Db, table: T, row: T['$in
  * RETURNING <returning>`: one row per source row that matches, inside the batch. `from` names the source
  * columns by `columnsFrom` (key: the target column, value: an SQL expression over the source).
  */
-export function insertRowsFrom<T extends SQLiteTable>(db: Db, table: T, row: Partial<T['$inferInsert']>, columnsFrom: Partial<Record<keyof T['$inferInsert'], SQL>>, from: SQL, condition: SQL) {
+export function insertRowsFrom<T extends SQLiteTable>(
+  db: Db,
+  table: T,
+  row: Partial<T['$inferInsert']>,
+  columnsFrom: Partial<Record<keyof T['$inferInsert'], SQL>>,
+  from: SQL,
+  condition: SQL,
+) {
   const values = Object.entries(getTableColumns(table)).map(([key, column]) => {
     const source = (columnsFrom as Record<string, SQL | undefined>)[key];
     if (source) return source;

@@ -26,7 +26,12 @@ export interface PageStatements<Row> {
 
 type ListedTable = SQLiteTable & { createdAt: SQLiteColumn; id: SQLiteColumn };
 
-export function newestFirstPage<T extends ListedTable>(db: Db, table: T, where: SQL | undefined, page: Page): PageStatements<T['$inferSelect']> {
+export function newestFirstPage<T extends ListedTable>(
+  db: Db,
+  table: T,
+  where: SQL | undefined,
+  page: Page,
+): PageStatements<T['$inferSelect']> {
   return {
     rows: db
       .select()

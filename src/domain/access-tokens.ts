@@ -43,7 +43,11 @@ export async function signAccessToken(secret: string, claims: AccessTokenClaims,
 }
 
 /** Returns the claims of a valid token, or null for anything else (forged, expired, wrong audience...). */
-export async function verifyAccessToken(secret: string, token: string, environment: Environment): Promise<AccessTokenClaims | null> {
+export async function verifyAccessToken(
+  secret: string,
+  token: string,
+  environment: Environment,
+): Promise<AccessTokenClaims | null> {
   try {
     const { payload } = await jwtVerify(token, signingKey(secret), {
       algorithms: [ALGORITHM],

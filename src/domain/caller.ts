@@ -7,15 +7,27 @@ import type { Role, Scope } from './scopes.ts';
  * is the deployment's.
  */
 export type AuthContext =
-  | { kind: 'user'; ownerId: string; userId: string; sessionId: string; role: Role; scopes: Scope[]; environment: Environment }
+  | {
+      kind: 'user';
+      ownerId: string;
+      userId: string;
+      sessionId: string;
+      role: Role;
+      scopes: Scope[];
+      environment: Environment;
+    }
   | { kind: 'api_key'; ownerId: string; apiKeyId: string; role: null; scopes: Scope[]; environment: Environment };
 
 /**
  * Who runs a business operation or read (payments, refunds, payment methods): an API key or a user, on
  * behalf of an owner. Plain data, so it can cross into the idempotency Durable Object.
  */
-export type Caller = { kind: 'api_key'; apiKeyId: string; ownerId: string } | { kind: 'user'; userId: string; ownerId: string };
+export type Caller =
+  | { kind: 'api_key'; apiKeyId: string; ownerId: string }
+  | { kind: 'user'; userId: string; ownerId: string };
 
 export function callerOf(auth: AuthContext): Caller {
-  return auth.kind === 'api_key' ? { kind: 'api_key', apiKeyId: auth.apiKeyId, ownerId: auth.ownerId } : { kind: 'user', userId: auth.userId, ownerId: auth.ownerId };
+  return auth.kind === 'api_key'
+    ? { kind: 'api_key', apiKeyId: auth.apiKeyId, ownerId: auth.ownerId }
+    : { kind: 'user', userId: auth.userId, ownerId: auth.ownerId };
 }

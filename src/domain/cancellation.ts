@@ -5,4 +5,5 @@
  */
 export const CANCELLATION_CLAIM_MS = 5 * 60 * 1000;
 
-export const cancellationInProgress = (payment: { cancelRequestedAt: number | null }, now: number) => payment.cancelRequestedAt !== null && now - payment.cancelRequestedAt < CANCELLATION_CLAIM_MS;
+export const cancellationInProgress = (payment: { cancelRequestedAt: number | null }, now: number) =>
+  payment.cancelRequestedAt !== null && now - payment.cancelRequestedAt < CANCELLATION_CLAIM_MS;

@@ -147,7 +147,10 @@ function additionalData(kid: string, context: EncryptionContext): Uint8Array | n
 export async function encryptJson(ring: KeyRing, value: unknown, context: EncryptionContext): Promise<string> {
   const kid = ring.currentKid;
   const aad = additionalData(kid, context);
-  if (!aad) throw new Error('Invalid encryption context: purpose and resourceId must be non-empty without "|", environment test or live');
+  if (!aad)
+    throw new Error(
+      'Invalid encryption context: purpose and resourceId must be non-empty without "|", environment test or live',
+    );
   const key = cryptoKey(ring, kid);
   if (!key) throw new Error('Key ring was not created by parseKeyRing');
   let json: string | undefined;
@@ -159,7 +162,11 @@ export async function encryptJson(ring: KeyRing, value: unknown, context: Encryp
   // The engine's own message can quote parts of the value (e.g. a circular path); never pass it on.
   if (json === undefined) throw new Error('Value to encrypt is not JSON-serialisable');
   const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
-  const sealed = await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: aad, tagLength: TAG_BYTES * 8 }, await key, utf8(json));
+  const sealed = await crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv: nonce, additionalData: aad, tagLength: TAG_BYTES * 8 },
+    await key,
+    utf8(json),
+  );
   return [VERSION, kid, bytesToBase64Url(nonce), bytesToBase64Url(new Uint8Array(sealed))].join('.');
 }
 
@@ -167,7 +174,11 @@ export async function encryptJson(ring: KeyRing, value: unknown, context: Encryp
  * Decrypts an envelope written by `encryptJson` under the same context. The result is whatever JSON
  * was stored; callers validate its shape before use.
  */
-export async function decryptJson<T = unknown>(ring: KeyRing, envelope: string, context: EncryptionContext): Promise<T> {
+export async function decryptJson<T = unknown>(
+  ring: KeyRing,
+  envelope: string,
+  context: EncryptionContext,
+): Promise<T> {
   try {
     if (typeof envelope !== 'string') throw new CredentialDecryptionError();
     const parts = envelope.split('.');
@@ -176,11 +187,16 @@ export async function decryptJson<T = unknown>(ring: KeyRing, envelope: string, 
     if (!KID_PATTERN.test(kid)) throw new CredentialDecryptionError();
     const nonce = decodeBase64Url(nonceText);
     const sealed = decodeBase64Url(sealedText);
-    if (!nonce || nonce.length !== NONCE_BYTES || !sealed || sealed.length < TAG_BYTES) throw new CredentialDecryptionError();
+    if (!nonce || nonce.length !== NONCE_BYTES || !sealed || sealed.length < TAG_BYTES)
+      throw new CredentialDecryptionError();
     const aad = additionalData(kid, context);
     const key = cryptoKey(ring, kid);
     if (!aad || !key) throw new CredentialDecryptionError();
-    const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: nonce, additionalData: aad, tagLength: TAG_BYTES * 8 }, await key, sealed);
+    const plain = await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: nonce, additionalData: aad, tagLength: TAG_BYTES * 8 },
+      await key,
+      sealed,
+    );
     return JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(plain)) as T;
   } catch {
     // Whatever failed (format, unknown kid, tag, JSON), the caller learns only that it failed.

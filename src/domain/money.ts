@@ -31,7 +31,13 @@ export const SUPPORTED_CURRENCIES = Object.keys(CURRENCY_MINOR_UNITS) as Currenc
 /** At most 12 integer digits (docs/limits.md, "Amounts"). */
 export const MAX_INTEGER_DIGITS = 12;
 
-export type MoneyErrorReason = 'unsupported_currency' | 'malformed' | 'too_many_integer_digits' | 'too_many_fraction_digits' | 'not_positive' | 'invalid_minor_amount';
+export type MoneyErrorReason =
+  | 'unsupported_currency'
+  | 'malformed'
+  | 'too_many_integer_digits'
+  | 'too_many_fraction_digits'
+  | 'not_positive'
+  | 'invalid_minor_amount';
 
 /**
  * The value is deliberately not part of the message: it is client input and may be anything. Callers

@@ -22,12 +22,26 @@ export const PRODUCTION_PBKDF2_MAX_ITERATIONS = 100_000;
 const SCRYPT_MAX_MEMORY = 64 * 1024 * 1024;
 
 function scrypt(password: string, salt: Buffer, keyLength: number, N: number, r: number, p: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => scryptCallback(password.normalize('NFKC'), salt, keyLength, { N, r, p, maxmem: SCRYPT_MAX_MEMORY }, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scryptCallback(password.normalize('NFKC'), salt, keyLength, { N, r, p, maxmem: SCRYPT_MAX_MEMORY }, (err, key) =>
+      err ? reject(err) : resolve(key),
+    ),
+  );
 }
 
 async function pbkdf2(password: string, salt: Uint8Array, iterations: number, keyLength: number): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(password.normalize('NFKC')), 'PBKDF2', false, ['deriveBits']);
-  const bits = await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, key, keyLength * 8);
+  const key = await crypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(password.normalize('NFKC')),
+    'PBKDF2',
+    false,
+    ['deriveBits'],
+  );
+  const bits = await crypto.subtle.deriveBits(
+    { name: 'PBKDF2', hash: 'SHA-256', salt, iterations },
+    key,
+    keyLength * 8,
+  );
   return new Uint8Array(bits);
 }
 
@@ -98,7 +112,11 @@ export async function verifyPassword(password: string, encoded: string): Promise
     return { valid: false, needsRehash: false };
   }
   const valid = candidate.length === parsed.key.length && timingSafeEqual(candidate, parsed.key);
-  const current = parsed.algorithm === 'scrypt' && parsed.params.ln! >= SCRYPT_PARAMS.logN && parsed.params.r! >= SCRYPT_PARAMS.r && parsed.params.p! >= SCRYPT_PARAMS.p;
+  const current =
+    parsed.algorithm === 'scrypt' &&
+    parsed.params.ln! >= SCRYPT_PARAMS.logN &&
+    parsed.params.r! >= SCRYPT_PARAMS.r &&
+    parsed.params.p! >= SCRYPT_PARAMS.p;
   return { valid, needsRehash: valid && !current };
 }
 
@@ -106,4 +124,5 @@ export async function verifyPassword(password: string, encoded: string): Promise
  * The scrypt hash of a random password nobody knows, verified against when the email is unknown so that
  * a login for a missing user costs the same time as one for an existing user (no enumeration by timing).
  */
-export const DUMMY_PASSWORD_HASH = '$scrypt$ln=14,r=8,p=5$hxL/C1YyuM4DMBh9H3UVqQ$QrVPw3uAtbcp4t9JFFruBYLOVmu/m9Bx+H6W1qZyAGk';
+export const DUMMY_PASSWORD_HASH =
+  '$scrypt$ln=14,r=8,p=5$hxL/C1YyuM4DMBh9H3UVqQ$QrVPw3uAtbcp4t9JFFruBYLOVmu/m9Bx+H6W1qZyAGk';

@@ -4,7 +4,18 @@
  * the rules of docs/states.md ("Payment transitions") live in this one table.
  */
 
-export const PAYMENT_STATUSES = ['created', 'pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'partially_refunded', 'refunded'] as const;
+export const PAYMENT_STATUSES = [
+  'created',
+  'pending',
+  'processing',
+  'approved',
+  'declined',
+  'failed',
+  'expired',
+  'canceled',
+  'partially_refunded',
+  'refunded',
+] as const;
 
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
@@ -60,7 +71,9 @@ export type TransitionRefusal =
   /** A refund status that the approved refunds do not produce. */
   | 'refund_mismatch';
 
-export type TransitionResult<S extends string> = { ok: true; status: S; updatedAt: number } | { ok: false; reason: TransitionRefusal };
+export type TransitionResult<S extends string> =
+  | { ok: true; status: S; updatedAt: number }
+  | { ok: false; reason: TransitionRefusal };
 
 function refusal(from: PaymentStatus, to: PaymentStatus, guards: TransitionGuards): TransitionRefusal | null {
   const allowed = PAYMENT_TRANSITIONS[from];
@@ -69,7 +82,8 @@ function refusal(from: PaymentStatus, to: PaymentStatus, guards: TransitionGuard
   if (!allowed.includes(to)) return 'not_allowed';
   if (from === 'approved' && to === 'canceled' && guards.hasRefunds) return 'refunds_exist';
   if (from === 'approved' && to === 'canceled' && guards.chargedBack) return 'charged_back';
-  if ((to === 'partially_refunded' || to === 'refunded') && to !== (guards.refundOutcome ?? null)) return 'refund_mismatch';
+  if ((to === 'partially_refunded' || to === 'refunded') && to !== (guards.refundOutcome ?? null))
+    return 'refund_mismatch';
   return null;
 }
 
@@ -111,7 +125,11 @@ export function chargeback(
   now: number,
 ): { status: PaymentStatus; chargedBackAt: number; updatedAt: number } | null {
   if (current.chargedBackAt !== null) return null;
-  const status = OPEN.includes(current.status) ? 'approved' : CHARGEABLE.includes(current.status) ? current.status : null;
+  const status = OPEN.includes(current.status)
+    ? 'approved'
+    : CHARGEABLE.includes(current.status)
+      ? current.status
+      : null;
   if (status === null) return null;
   const updatedAt = nextUpdatedAt(current.updatedAt, now);
   return { status, chargedBackAt: updatedAt, updatedAt };
@@ -125,7 +143,12 @@ export function nextUpdatedAt(previous: number, now: number): number {
   return Math.max(now, previous + 1);
 }
 
-export function applyTransition(current: { status: PaymentStatus; updatedAt: number }, to: PaymentStatus, now: number, guards: TransitionGuards): TransitionResult<PaymentStatus> {
+export function applyTransition(
+  current: { status: PaymentStatus; updatedAt: number },
+  to: PaymentStatus,
+  now: number,
+  guards: TransitionGuards,
+): TransitionResult<PaymentStatus> {
   const reason = refusal(current.status, to, guards);
   if (reason) return { ok: false, reason };
   return { ok: true, status: to, updatedAt: nextUpdatedAt(current.updatedAt, now) };

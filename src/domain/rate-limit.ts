@@ -8,7 +8,12 @@ export interface RateLimitDecision {
   retryAfterMs: number;
 }
 
-export function decide(previousHits: readonly number[], now: number, limit: number, windowMs: number): RateLimitDecision {
+export function decide(
+  previousHits: readonly number[],
+  now: number,
+  limit: number,
+  windowMs: number,
+): RateLimitDecision {
   const hits = previousHits.filter((at) => at > now - windowMs);
   if (hits.length < limit) return { allowed: true, hits: [...hits, now], retryAfterMs: 0 };
   const oldest = Math.min(...hits);

@@ -31,7 +31,11 @@ export function canRefundTransition(from: RefundStatus, to: RefundStatus): boole
   return REFUND_TRANSITIONS[from].includes(to);
 }
 
-export function applyRefundTransition(current: { status: RefundStatus; updatedAt: number }, to: RefundStatus, now: number): TransitionResult<RefundStatus> {
+export function applyRefundTransition(
+  current: { status: RefundStatus; updatedAt: number },
+  to: RefundStatus,
+  now: number,
+): TransitionResult<RefundStatus> {
   const allowed = REFUND_TRANSITIONS[current.status];
   if (current.status === to) return { ok: false, reason: 'no_change' };
   if (allowed.length === 0) return { ok: false, reason: 'final' };
@@ -62,14 +66,21 @@ export function refundableBalance(paymentAmount: number, refunds: readonly Refun
   return paymentAmount - approvedRefundTotal(refunds) - reservedRefundTotal(refunds);
 }
 
-export type ReserveResult = { ok: true; balanceAfter: number } | { ok: false; reason: 'refund_exceeds_balance'; balance: number };
+export type ReserveResult =
+  | { ok: true; balanceAfter: number }
+  | { ok: false; reason: 'refund_exceeds_balance'; balance: number };
 
 /**
  * Whether `requested` fits the refundable balance. A non-positive or fractional request is a caller bug
  * (parseAmount never yields one), not a client-facing outcome, so it throws.
  */
-export function reserveRefund(paymentAmount: number, refunds: readonly RefundLedgerEntry[], requested: number): ReserveResult {
-  if (!Number.isSafeInteger(requested) || requested <= 0) throw new RangeError('Refund amount must be a positive integer');
+export function reserveRefund(
+  paymentAmount: number,
+  refunds: readonly RefundLedgerEntry[],
+  requested: number,
+): ReserveResult {
+  if (!Number.isSafeInteger(requested) || requested <= 0)
+    throw new RangeError('Refund amount must be a positive integer');
   const balance = refundableBalance(paymentAmount, refunds);
   if (requested > balance) return { ok: false, reason: 'refund_exceeds_balance', balance };
   return { ok: true, balanceAfter: balance - requested };
@@ -80,7 +91,10 @@ export function reserveRefund(paymentAmount: number, refunds: readonly RefundLed
  * amount, `partially_refunded` otherwise. More than the amount cannot be expressed as a status and
  * means the reservation rule was bypassed, so it throws rather than hide it.
  */
-export function paymentStatusAfterRefunds(paymentAmount: number, refunds: readonly RefundLedgerEntry[]): RefundedPaymentStatus | null {
+export function paymentStatusAfterRefunds(
+  paymentAmount: number,
+  refunds: readonly RefundLedgerEntry[],
+): RefundedPaymentStatus | null {
   const approved = approvedRefundTotal(refunds);
   if (approved > paymentAmount) throw new RangeError('Approved refunds exceed the payment amount');
   if (approved === 0) return null;

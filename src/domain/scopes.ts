@@ -1,5 +1,11 @@
 /** The five business scopes, shared by API keys and users. */
-export const BUSINESS_SCOPES = ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'] as const;
+export const BUSINESS_SCOPES = [
+  'payment_methods:read',
+  'payments:create',
+  'payments:read',
+  'payments:cancel',
+  'refunds:create',
+] as const;
 
 export type Scope = (typeof BUSINESS_SCOPES)[number];
 

@@ -35,7 +35,9 @@ export function normalizeEnabledEvents(requested: readonly string[]): EnabledEve
   if (requested.length === 0) return { ok: false, issue: 'List at least one event type, or ["*"] for all' };
   const unique = [...new Set(requested)];
   if (unique.includes(ALL_EVENTS)) {
-    return unique.length === 1 ? { ok: true, events: [ALL_EVENTS] } : { ok: false, issue: '"*" already means every event type: send it alone' };
+    return unique.length === 1
+      ? { ok: true, events: [ALL_EVENTS] }
+      : { ok: false, issue: '"*" already means every event type: send it alone' };
   }
   const unknown = unique.filter((type) => !(PAYMENT_EVENT_TYPES as readonly string[]).includes(type));
   if (unknown.length > 0) return { ok: false, issue: `Unknown event type: ${unknown.join(', ')}` };

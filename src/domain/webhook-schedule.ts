@@ -15,7 +15,12 @@ export function retryDelaySeconds(failedAttempts: number, random: () => number =
 }
 
 /** The next attempt time, or null when it would fall outside the three-day window: dead-letter. */
-export function nextAttemptAt(eventCreatedAt: number, failedAttempts: number, now: number, random: () => number = Math.random): number | null {
+export function nextAttemptAt(
+  eventCreatedAt: number,
+  failedAttempts: number,
+  now: number,
+  random: () => number = Math.random,
+): number | null {
   const at = now + retryDelaySeconds(failedAttempts, random) * 1000;
   return at > eventCreatedAt + DELIVERY_WINDOW_MS ? null : at;
 }

@@ -11,7 +11,12 @@ export function generateWebhookSecret(): string {
   return SECRET_PREFIX + bytesToBase64(crypto.getRandomValues(new Uint8Array(32)));
 }
 
-export async function signWebhook(secrets: readonly string[], messageId: string, timestampSeconds: number, body: string): Promise<string> {
+export async function signWebhook(
+  secrets: readonly string[],
+  messageId: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<string> {
   const signatures = await Promise.all(
     secrets.map(async (secret) => {
       const key = base64ToBytes(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret);

@@ -27,7 +27,8 @@ export interface WebhookUrlOptions {
  * may deliver to `http://localhost` and `http://127.0.0.1`, so a developer can run a receiver on their
  * machine. Never in `live`, whatever the flag says.
  */
-export const allowsInsecureLocalWebhooks = (environment: Environment, flag: string | undefined) => environment === 'test' && flag === 'true';
+export const allowsInsecureLocalWebhooks = (environment: Environment, flag: string | undefined) =>
+  environment === 'test' && flag === 'true';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
@@ -84,7 +85,8 @@ export function validateWebhookUrl(input: string, options: WebhookUrlOptions): W
   // The IPv4 parser drops one trailing dot (`127.0.0.1.` becomes `127.0.0.1`), so look at both forms.
   if (hostname.endsWith('.') || rawHost.endsWith('.')) return refuse(REASONS.trailingDot);
 
-  const isLocalException = options.allowInsecureLocal && LOCAL_EXCEPTION_HOSTS.has(hostname) && rawHost.toLowerCase() === hostname;
+  const isLocalException =
+    options.allowInsecureLocal && LOCAL_EXCEPTION_HOSTS.has(hostname) && rawHost.toLowerCase() === hostname;
   if (isLocalException) return { ok: true, url: url.href };
 
   if (url.protocol !== 'https:') return refuse(REASONS.scheme);

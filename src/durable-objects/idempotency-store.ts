@@ -133,4 +133,5 @@ function errorResponse(error: ApiError, replayed: boolean): IdempotentResponse {
 }
 
 /** The `IDEMPOTENCY` binding, typed: the bindings file (env.ts) knows no class of the app. */
-export const idempotencyStores = (binding: DurableObjectNamespace) => binding as unknown as DurableObjectNamespace<IdempotencyStore>;
+export const idempotencyStores = (binding: DurableObjectNamespace) =>
+  binding as unknown as DurableObjectNamespace<IdempotencyStore>;

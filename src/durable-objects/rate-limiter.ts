@@ -24,4 +24,5 @@ export class RateLimiter extends DurableObject {
 }
 
 /** The `RATE_LIMITER` binding, typed: the bindings file (env.ts) knows no class of the app. */
-export const rateLimiters = (binding: DurableObjectNamespace) => binding as unknown as DurableObjectNamespace<RateLimiter>;
+export const rateLimiters = (binding: DurableObjectNamespace) =>
+  binding as unknown as DurableObjectNamespace<RateLimiter>;

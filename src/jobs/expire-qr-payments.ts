@@ -21,7 +21,15 @@ export async function expireQrPayments(deps: Deps, now: number, limit = 100): Pr
     .select()
     .from(payments)
     // One waiting on a required action is past its scan: only that action (or reconciliation) settles it.
-    .where(and(eq(payments.status, 'pending'), isNotNull(payments.expiresAt), lte(payments.expiresAt, now), isNull(payments.requiredAction), eq(payments.environment, deps.environment)))
+    .where(
+      and(
+        eq(payments.status, 'pending'),
+        isNotNull(payments.expiresAt),
+        lte(payments.expiresAt, now),
+        isNull(payments.requiredAction),
+        eq(payments.environment, deps.environment),
+      ),
+    )
     .limit(limit);
   let expired = 0;
   for (const payment of due) {
@@ -55,8 +63,17 @@ async function withdrawAtProcessor(deps: Deps, payment: PaymentRow, now: number)
     processorIdempotencyKey: payment.processorIdempotencyKey,
     amount: { minor: payment.amountMinor, currency: payment.currency },
   };
-  const canceled = await callConnector(() => version.adapter.cancelPayment(ctx, { ...lookup, processorIdempotencyKey: `${payment.processorIdempotencyKey}:expire`, currentStatus: 'pending' }));
-  if (canceled.ok) return canceled.value.status === 'canceled' ? { kind: 'expire' } : { kind: 'settled', status: canceled.value.status };
+  const canceled = await callConnector(() =>
+    version.adapter.cancelPayment(ctx, {
+      ...lookup,
+      processorIdempotencyKey: `${payment.processorIdempotencyKey}:expire`,
+      currentStatus: 'pending',
+    }),
+  );
+  if (canceled.ok)
+    return canceled.value.status === 'canceled'
+      ? { kind: 'expire' }
+      : { kind: 'settled', status: canceled.value.status };
   if (canceled.error.kind === 'declined') {
     // Refused: most likely paid meanwhile. Believe the processor's own account of the payment.
     const read = await callConnector(() => version.adapter.getPayment(ctx, lookup));

@@ -27,7 +27,8 @@ export const RECONCILE_ACTION_REQUIRED_AFTER_MS = 6 * 60 * 60 * 1000;
 export async function reconcile(deps: Deps, now: number, limit = 50): Promise<{ payments: number; refunds: number }> {
   const { db } = deps;
   const staleBefore = now - RECONCILE_AFTER_MS;
-  const lastLook = (table: typeof payments | typeof refunds) => sql`coalesce(${table.reconciledAt}, ${table.updatedAt})`;
+  const lastLook = (table: typeof payments | typeof refunds) =>
+    sql`coalesce(${table.reconciledAt}, ${table.updatedAt})`;
   const stalePayments = await db
     .select()
     .from(payments)
@@ -44,7 +45,13 @@ export async function reconcile(deps: Deps, now: number, limit = 50): Promise<{ 
     .select({ refund: refunds, payment: payments })
     .from(refunds)
     .innerJoin(payments, eq(payments.id, refunds.paymentId))
-    .where(and(inArray(refunds.status, ['created', 'pending', 'processing']), eq(payments.environment, deps.environment), lte(lastLook(refunds), staleBefore)))
+    .where(
+      and(
+        inArray(refunds.status, ['created', 'pending', 'processing']),
+        eq(payments.environment, deps.environment),
+        lte(lastLook(refunds), staleBefore),
+      ),
+    )
     .limit(limit);
 
   const methods = new Map<string, PaymentMethodRow | undefined>();
@@ -57,7 +64,9 @@ export async function reconcile(deps: Deps, now: number, limit = 50): Promise<{ 
     await reconcilePayment(deps, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
       log('error', 'reconcile_payment_failed', { payment_id: payment.id, ...errorFields(error) });
       // Mark it looked at anyway, so one broken row cannot take every run's place in the limit.
-      await mutatePayment(deps, payment.id, () => ({ change: { reconciledAt: now }, result: null })).catch(() => undefined);
+      await mutatePayment(deps, payment.id, () => ({ change: { reconciledAt: now }, result: null })).catch(
+        () => undefined,
+      );
     });
   }
   for (const { refund, payment } of staleRefunds) {
@@ -85,27 +94,50 @@ async function askProcessor<S>(
   method: PaymentMethodRow | undefined,
   createdAt: number,
   now: number,
-  lookup: (version: ConnectorVersion, ctx: ConnectorContext) => Promise<{ status: S; processorReference: string | null; action?: PaymentAction }>,
+  lookup: (
+    version: ConnectorVersion,
+    ctx: ConnectorContext,
+  ) => Promise<{ status: S; processorReference: string | null; action?: PaymentAction }>,
 ): Promise<Verdict<S | 'failed'>> {
   const expired = createdAt <= now - IDEMPOTENCY_RETENTION_MS;
-  if (!method || method.secretsCiphertext === null) return { target: expired ? 'failed' : null, processorReference: null };
+  if (!method || method.secretsCiphertext === null)
+    return { target: expired ? 'failed' : null, processorReference: null };
   const { version, ctx } = await connectorFor(deps, method);
   const read = await callConnector(() => lookup(version, ctx));
-  if (read.ok) return { target: read.value.status, processorReference: read.value.processorReference, ...(read.value.action ? { action: read.value.action } : {}) };
+  if (read.ok)
+    return {
+      target: read.value.status,
+      processorReference: read.value.processorReference,
+      ...(read.value.action ? { action: read.value.action } : {}),
+    };
   return { target: read.error.kind === 'not_found' && expired ? 'failed' : null, processorReference: null };
 }
 
-async function reconcilePayment(deps: Deps, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
-  const { target, processorReference, action } = await askProcessor(deps, method, payment.createdAt, now, (version, ctx) =>
-    version.adapter.getPayment(ctx, {
-      paymentId: payment.id,
-      processorReference: payment.processorReference,
-      processorIdempotencyKey: payment.processorIdempotencyKey,
-      amount: { minor: payment.amountMinor, currency: payment.currency },
-    }),
+async function reconcilePayment(
+  deps: Deps,
+  payment: typeof payments.$inferSelect,
+  method: PaymentMethodRow | undefined,
+  now: number,
+) {
+  const { target, processorReference, action } = await askProcessor(
+    deps,
+    method,
+    payment.createdAt,
+    now,
+    (version, ctx) =>
+      version.adapter.getPayment(ctx, {
+        paymentId: payment.id,
+        processorReference: payment.processorReference,
+        processorIdempotencyKey: payment.processorIdempotencyKey,
+        amount: { minor: payment.amountMinor, currency: payment.currency },
+      }),
   );
   await mutatePayment(deps, payment.id, (current, ledger) => {
-    const account = target ? processorAccountChange(current, { status: target, ...(action ? { action } : {}) }, now, { hasRefunds: ledger.length > 0 }) : null;
+    const account = target
+      ? processorAccountChange(current, { status: target, ...(action ? { action } : {}) }, now, {
+          hasRefunds: ledger.length > 0,
+        })
+      : null;
     return {
       change: {
         reconciledAt: now,
@@ -117,7 +149,13 @@ async function reconcilePayment(deps: Deps, payment: typeof payments.$inferSelec
   });
 }
 
-async function reconcileRefund(deps: Deps, refund: typeof refunds.$inferSelect, payment: typeof payments.$inferSelect, method: PaymentMethodRow | undefined, now: number) {
+async function reconcileRefund(
+  deps: Deps,
+  refund: typeof refunds.$inferSelect,
+  payment: typeof payments.$inferSelect,
+  method: PaymentMethodRow | undefined,
+  now: number,
+) {
   const { target, processorReference } = await askProcessor(deps, method, refund.createdAt, now, (version, ctx) =>
     version.adapter.getRefund(ctx, {
       refundId: refund.id,

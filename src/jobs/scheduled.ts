@@ -8,7 +8,11 @@ import { relayOverdueWebhooks } from './relay-webhooks.ts';
 /** The cron trigger (every minute). Each job is independent: one failing does not stop the others. */
 export async function runScheduledJobs(env: Env, now: number) {
   const deps = createDeps(env);
-  const results = await Promise.allSettled([expireQrPayments(deps, now), reconcile(deps, now), relayOverdueWebhooks(deps, now)]);
+  const results = await Promise.allSettled([
+    expireQrPayments(deps, now),
+    reconcile(deps, now),
+    relayOverdueWebhooks(deps, now),
+  ]);
   const [expired, reconciled, relayed] = results.map((r) => (r.status === 'fulfilled' ? r.value : null));
   for (const r of results) if (r.status === 'rejected') log('error', 'scheduled_job_failed', errorFields(r.reason));
   log('info', 'scheduled_jobs', { expired, reconciled, relayed });

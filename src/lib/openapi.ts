@@ -33,7 +33,17 @@ export const ErrorSchema = z
         .regex(/^[a-z][a-z0-9_]*$/)
         .openapi({ example: 'invalid_request' }),
       message: z.string().max(1000),
-      category: z.enum(['validation', 'authentication', 'authorization', 'not_found', 'conflict', 'rate_limit', 'processor', 'configuration', 'internal']),
+      category: z.enum([
+        'validation',
+        'authentication',
+        'authorization',
+        'not_found',
+        'conflict',
+        'rate_limit',
+        'processor',
+        'configuration',
+        'internal',
+      ]),
       retryable: z.boolean(),
       request_id: z
         .string()
@@ -48,11 +58,25 @@ export const ErrorSchema = z
 /** A count or position: 0 to 2^31 - 1 (OpenAPI `int32`). */
 const PageInt = z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32' });
 
-export const PaginationSchema = z.object({ limit: PageInt.min(1).max(100), offset: PageInt, total: PageInt }).openapi('Pagination');
+export const PaginationSchema = z
+  .object({ limit: PageInt.min(1).max(100), offset: PageInt, total: PageInt })
+  .openapi('Pagination');
 
 export const PaginationQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: 'Page size, 1 to 100.', example: 50, format: 'int32' }),
-  offset: z.coerce.number().int().min(0).max(2_147_483_647).default(0).openapi({ description: 'Items to skip.', example: 0, format: 'int32' }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(50)
+    .openapi({ description: 'Page size, 1 to 100.', example: 50, format: 'int32' }),
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(2_147_483_647)
+    .default(0)
+    .openapi({ description: 'Items to skip.', example: 0, format: 'int32' }),
 });
 
 const CreatedBound = (description: string) =>
@@ -60,7 +84,10 @@ const CreatedBound = (description: string) =>
     .datetime({ offset: true })
     .max(40)
     .optional()
-    .openapi({ description: `${description} ISO 8601 date-time with \`Z\` or an offset.`, example: '2026-11-01T00:00:00.000Z' });
+    .openapi({
+      description: `${description} ISO 8601 date-time with \`Z\` or an offset.`,
+      example: '2026-11-01T00:00:00.000Z',
+    });
 
 /** `created_gte` / `created_lt` of the filtered lists: a half-open range, compared as stored (epoch ms). */
 export const CreatedRangeQuery = {
@@ -72,7 +99,8 @@ export const CreatedRangeQuery = {
  * Pagination plus filters. Unknown parameters are refused (`400 invalid_request` naming them), so a
  * misspelt filter never answers with the unfiltered list.
  */
-export const filteredListQuery = <S extends z.ZodRawShape>(filters: S) => z.strictObject({ ...PaginationQuery.shape, ...filters });
+export const filteredListQuery = <S extends z.ZodRawShape>(filters: S) =>
+  z.strictObject({ ...PaginationQuery.shape, ...filters });
 
 export function dataEnvelope<T extends z.ZodType>(schema: T) {
   return z.object({ data: schema });
@@ -101,7 +129,13 @@ export function errorResponses(...codes: ErrorCode[]) {
     const status = ERROR_CODES[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  const responses: Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorSchema; examples: Record<string, { value: unknown }> } } }> = {};
+  const responses: Record<
+    number,
+    {
+      description: string;
+      content: { 'application/json': { schema: typeof ErrorSchema; examples: Record<string, { value: unknown }> } };
+    }
+  > = {};
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[status] = {
       description: list.map((code) => `\`${code}\``).join(', '),
@@ -151,13 +185,21 @@ export function zodIssuesToFields(error: z.ZodError, prefix?: string): FieldIssu
   return fields;
 }
 
-const TARGET_LABEL: Record<string, string> = { json: 'body', query: 'query parameter', param: 'path parameter', header: 'header' };
+const TARGET_LABEL: Record<string, string> = {
+  json: 'body',
+  query: 'query parameter',
+  param: 'path parameter',
+  header: 'header',
+};
 
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
   if (!result.success) {
     const target = (result as { target?: string }).target ?? 'json';
     const prefix = target === 'json' ? undefined : target;
-    throw invalidRequest(`Invalid ${TARGET_LABEL[target] ?? target}.`, zodIssuesToFields(result.error as z.ZodError, prefix));
+    throw invalidRequest(
+      `Invalid ${TARGET_LABEL[target] ?? target}.`,
+      zodIssuesToFields(result.error as z.ZodError, prefix),
+    );
   }
 };
 

@@ -20,7 +20,11 @@ const FORBIDDEN_KEYS = new Set(['__proto__']);
 /** Key paths are named in `details`; a path built from hostile keys is cut to this length. */
 const MAX_FIELD_LENGTH = 200;
 
-export type StrictJsonIssue = { kind: 'malformed' } | { kind: 'too_deep' } | { kind: 'duplicate_key'; field: string } | { kind: 'forbidden_key'; field: string };
+export type StrictJsonIssue =
+  | { kind: 'malformed' }
+  | { kind: 'too_deep' }
+  | { kind: 'duplicate_key'; field: string }
+  | { kind: 'forbidden_key'; field: string };
 
 export type StrictJsonResult = { ok: true; value: unknown } | { ok: false; issue: StrictJsonIssue };
 
@@ -64,7 +68,8 @@ function keyIssue(root: ValueNode): StrictJsonIssue | null {
   while (stack.length > 0) {
     const { node, path } = stack.pop()!;
     if (node.type === 'Array') {
-      for (let i = node.elements.length - 1; i >= 0; i--) stack.push({ node: node.elements[i]!.value, path: [...path, String(i)] });
+      for (let i = node.elements.length - 1; i >= 0; i--)
+        stack.push({ node: node.elements[i]!.value, path: [...path, String(i)] });
       continue;
     }
     if (node.type !== 'Object') continue;

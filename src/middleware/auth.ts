@@ -17,14 +17,18 @@ export function requireAuth(requirement: AuthRequirement): MiddlewareHandler<App
     const token = bearerToken(c.req.header('authorization'));
     if (!token) throw new ApiError('unauthorized', 'Send a credential as `Authorization: Bearer <credential>`.');
     const deps = c.get('deps');
-    const auth = token.startsWith('sk_') ? await authenticateApiKey(deps, token, (work) => c.executionCtx.waitUntil(work)) : await authenticateUser(deps, token);
+    const auth = token.startsWith('sk_')
+      ? await authenticateApiKey(deps, token, (work) => c.executionCtx.waitUntil(work))
+      : await authenticateUser(deps, token);
     if (!auth) throw new ApiError('unauthorized');
     if (requirement.accept === 'user' && auth.kind !== 'user') {
       throw new ApiError('unauthorized', 'This route needs a user access token, not an API key.');
     }
     if (requirement.role === 'admin' && auth.role !== 'admin') throw new ApiError('insufficient_role');
     if (requirement.scope && !auth.scopes.includes(requirement.scope)) {
-      throw new ApiError('insufficient_scope', `This operation needs the scope \`${requirement.scope}\`.`, { details: { required_scope: requirement.scope } });
+      throw new ApiError('insufficient_scope', `This operation needs the scope \`${requirement.scope}\`.`, {
+        details: { required_scope: requirement.scope },
+      });
     }
     c.set('auth', auth);
     await next();

@@ -9,7 +9,12 @@ import { log } from '../lib/log.ts';
 export const handleError: ErrorHandler<AppEnv> = (err, c) => {
   const apiError = toApiError(err);
   if (apiError.code === 'internal_error') {
-    log('error', 'unhandled_error', { request_id: requestIdOf(c), error_name: err.name, error_message: err.message, path: c.req.path });
+    log('error', 'unhandled_error', {
+      request_id: requestIdOf(c),
+      error_name: err.name,
+      error_message: err.message,
+      path: c.req.path,
+    });
   }
   return respond(c, apiError);
 };

@@ -11,7 +11,9 @@ export const requireIdempotencyKey: MiddlewareHandler<AppEnv> = async (c, next) 
   const key = c.req.header('idempotency-key');
   if (key === undefined || key === '') throw new ApiError('idempotency_key_required');
   if (!isValidIdempotencyKey(key)) {
-    throw invalidRequest('Invalid Idempotency-Key.', [{ field: 'Idempotency-Key', issue: '1 to 255 printable ASCII characters' }]);
+    throw invalidRequest('Invalid Idempotency-Key.', [
+      { field: 'Idempotency-Key', issue: '1 to 255 printable ASCII characters' },
+    ]);
   }
   await next();
 };

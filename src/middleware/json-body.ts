@@ -60,16 +60,33 @@ function strictJsonError(issue: StrictJsonIssue): ApiError {
     case 'malformed':
       return malformed();
     case 'too_deep':
-      return invalidRequest(`The body is nested more than ${MAX_JSON_DEPTH} levels deep.`, [{ field: '(body)', issue: `At most ${MAX_JSON_DEPTH} levels of nesting` }]);
+      return invalidRequest(`The body is nested more than ${MAX_JSON_DEPTH} levels deep.`, [
+        { field: '(body)', issue: `At most ${MAX_JSON_DEPTH} levels of nesting` },
+      ]);
     case 'duplicate_key':
-      return invalidRequest('The body repeats a key in one object; each key may appear once, so that the body means one thing.', [{ field: issue.field, issue: 'Duplicate key' }]);
+      return invalidRequest(
+        'The body repeats a key in one object; each key may appear once, so that the body means one thing.',
+        [{ field: issue.field, issue: 'Duplicate key' }],
+      );
     case 'forbidden_key':
-      return invalidRequest('The body has a `__proto__` key, which is refused at any depth.', [{ field: issue.field, issue: 'Forbidden key' }]);
+      return invalidRequest('The body has a `__proto__` key, which is refused at any depth.', [
+        { field: issue.field, issue: 'Forbidden key' },
+      ]);
   }
 }
 
-const tooLarge = () => invalidRequest(`The body exceeds ${MAX_BODY_BYTES} bytes.`, [{ field: '(body)', issue: `At most ${MAX_BODY_BYTES} bytes` }], 413);
-const unsupportedMediaType = () => invalidRequest('Content-Type must be application/json.', [{ field: 'Content-Type', issue: 'Expected application/json' }], 415);
+const tooLarge = () =>
+  invalidRequest(
+    `The body exceeds ${MAX_BODY_BYTES} bytes.`,
+    [{ field: '(body)', issue: `At most ${MAX_BODY_BYTES} bytes` }],
+    413,
+  );
+const unsupportedMediaType = () =>
+  invalidRequest(
+    'Content-Type must be application/json.',
+    [{ field: 'Content-Type', issue: 'Expected application/json' }],
+    415,
+  );
 
 /**
  * The gate answers 413 and 415 `invalid_request` on every route it guards (every `/v1/` operation but
@@ -81,7 +98,13 @@ export function declareBodyGateResponses(app: AppOpenAPI) {
   for (const definition of app.openAPIRegistry.definitions) {
     if (definition.type !== 'route') continue;
     const { route } = definition;
-    if (route.method === 'get' || route.method === 'head' || route.method === 'options' || !route.path.startsWith('/v1/')) continue;
+    if (
+      route.method === 'get' ||
+      route.method === 'head' ||
+      route.method === 'options' ||
+      !route.path.startsWith('/v1/')
+    )
+      continue;
     route.responses = { ...route.responses, ...gate };
   }
 }
@@ -89,7 +112,12 @@ export function declareBodyGateResponses(app: AppOpenAPI) {
 function gateResponse(error: ApiError) {
   return {
     description: `\`${error.code}\`: ${error.message}`,
-    content: { 'application/json': { schema: ErrorSchema, examples: { [error.code]: { value: error.toBody('req_3kqz7w1v0c9m2x8b') } } } },
+    content: {
+      'application/json': {
+        schema: ErrorSchema,
+        examples: { [error.code]: { value: error.toBody('req_3kqz7w1v0c9m2x8b') } },
+      },
+    },
   };
 }
 

@@ -26,7 +26,12 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const badBookmark = bookmark !== undefined && !BOOKMARK.test(bookmark);
   c.set('deps', createDeps(c.env, reads && !badBookmark ? { d1Session: bookmark ?? 'first-primary' } : {}));
   if (badBookmark) {
-    c.res = await handleError(invalidRequest(`Invalid ${READ_BOOKMARK_HEADER}.`, [{ field: READ_BOOKMARK_HEADER, issue: 'a bookmark from an earlier answer of this API' }]), c);
+    c.res = await handleError(
+      invalidRequest(`Invalid ${READ_BOOKMARK_HEADER}.`, [
+        { field: READ_BOOKMARK_HEADER, issue: 'a bookmark from an earlier answer of this API' },
+      ]),
+      c,
+    );
   } else {
     await next();
   }

@@ -15,7 +15,11 @@ export async function handleWebhookBatch(batch: MessageBatch<WebhookMessage>, en
       if (outcome.kind === 'retry') message.retry({ delaySeconds: outcome.delaySeconds });
       else message.ack();
     } catch (error) {
-      log('error', 'webhook_delivery_crashed', { event_id: message.body.eventId, endpoint_id: message.body.endpointId ?? null, ...errorFields(error) });
+      log('error', 'webhook_delivery_crashed', {
+        event_id: message.body.eventId,
+        endpoint_id: message.body.endpointId ?? null,
+        ...errorFields(error),
+      });
       message.retry({ delaySeconds: 30 });
     }
   }

@@ -22,7 +22,10 @@ export function toApiKeyResource(row: ApiKeyRow) {
 }
 
 /** A new key of this environment for `ownerId`; the secret is returned once, only its peppered hash is stored. */
-export async function createApiKey({ db, environment, apiKeyPepper }: Deps, input: { ownerId: string; name: string; scopes: Scope[] }) {
+export async function createApiKey(
+  { db, environment, apiKeyPepper }: Deps,
+  input: { ownerId: string; name: string; scopes: Scope[] },
+) {
   const secret = generateApiKeySecret(environment);
   const row: ApiKeyRow = {
     id: newId('key'),
@@ -44,7 +47,13 @@ export async function createApiKey({ db, environment, apiKeyPepper }: Deps, inpu
 export async function listApiKeys({ db, environment }: Deps, ownerId: string, limit: number, offset: number) {
   const scope = and(eq(apiKeys.userId, ownerId), eq(apiKeys.environment, environment));
   const [rows, [{ total } = { total: 0 }]] = await db.batch([
-    db.select().from(apiKeys).where(scope).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(limit).offset(offset),
+    db
+      .select()
+      .from(apiKeys)
+      .where(scope)
+      .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+      .limit(limit)
+      .offset(offset),
     db.select({ total: count() }).from(apiKeys).where(scope),
   ]);
   return { rows, total };

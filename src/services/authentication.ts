@@ -39,7 +39,11 @@ export function forgetApiKeys(matches: (key: { apiKeyId: string; ownerId: string
  * (a unique index): equality of the hash is the lookup itself, so it is not compared again.
  * `background` takes the `last_used_at` write, which must not delay the answer.
  */
-export async function authenticateApiKey(deps: Deps, secret: string, background: (work: Promise<unknown>) => void): Promise<AuthContext | null> {
+export async function authenticateApiKey(
+  deps: Deps,
+  secret: string,
+  background: (work: Promise<unknown>) => void,
+): Promise<AuthContext | null> {
   const { db, environment } = deps;
   // A key of the other environment is refused before any lookup.
   if (!looksLikeApiKey(secret, environment)) return null;
@@ -49,7 +53,13 @@ export async function authenticateApiKey(deps: Deps, secret: string, background:
   let key = apiKeysByHash.get(cacheKey, now);
   if (!key) {
     const row = await db
-      .select({ id: apiKeys.id, userId: apiKeys.userId, scopes: apiKeys.scopes, ownerScopes: users.scopes, lastUsedAt: apiKeys.lastUsedAt })
+      .select({
+        id: apiKeys.id,
+        userId: apiKeys.userId,
+        scopes: apiKeys.scopes,
+        ownerScopes: users.scopes,
+        lastUsedAt: apiKeys.lastUsedAt,
+      })
       .from(apiKeys)
       .innerJoin(users, eq(users.id, apiKeys.userId))
       .where(and(eq(apiKeys.secretHash, hash), eq(apiKeys.status, 'active'), eq(apiKeys.environment, environment)))
@@ -57,14 +67,26 @@ export async function authenticateApiKey(deps: Deps, secret: string, background:
     if (!row) return null;
     // A key never holds more than its owner holds now: taking a scope from a user takes it from the
     // user's existing keys, as a demotion does for the user's access tokens.
-    key = { apiKeyId: row.id, ownerId: row.userId, scopes: row.scopes.filter((scope) => row.ownerScopes.includes(scope)), lastUsedAt: row.lastUsedAt };
+    key = {
+      apiKeyId: row.id,
+      ownerId: row.userId,
+      scopes: row.scopes.filter((scope) => row.ownerScopes.includes(scope)),
+      lastUsedAt: row.lastUsedAt,
+    };
     apiKeysByHash.set(cacheKey, key, now);
   }
   if (key.lastUsedAt === null || now - key.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
     key.lastUsedAt = now;
     background(db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, key.apiKeyId)).run());
   }
-  return { kind: 'api_key', ownerId: key.ownerId, apiKeyId: key.apiKeyId, role: null, scopes: [...key.scopes], environment };
+  return {
+    kind: 'api_key',
+    ownerId: key.ownerId,
+    apiKeyId: key.apiKeyId,
+    role: null,
+    scopes: [...key.scopes],
+    environment,
+  };
 }
 
 /** The user of a valid access token whose session is still open, or null. */
@@ -81,5 +103,13 @@ export async function authenticateUser(deps: Deps, token: string): Promise<AuthC
     .where(eq(users.id, claims.sub))
     .get();
   if (!row || row.revokedAt !== null) return null;
-  return { kind: 'user', ownerId: row.id, userId: row.id, sessionId: claims.sid, role: row.role, scopes: row.scopes, environment };
+  return {
+    kind: 'user',
+    ownerId: row.id,
+    userId: row.id,
+    sessionId: claims.sid,
+    role: row.role,
+    scopes: row.scopes,
+    environment,
+  };
 }

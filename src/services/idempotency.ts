@@ -1,7 +1,11 @@
 import type { Deps } from '../deps.ts';
 import type { Caller } from '../domain/caller.ts';
 import { idempotencyScope, requestFingerprint, type IdempotentOperation } from '../domain/idempotency.ts';
-import { idempotencyStores, REQUEST_ID_PLACEHOLDER, type IdempotentCommand } from '../durable-objects/idempotency-store.ts';
+import {
+  idempotencyStores,
+  REQUEST_ID_PLACEHOLDER,
+  type IdempotentCommand,
+} from '../durable-objects/idempotency-store.ts';
 
 export interface IdempotentRequest {
   caller: Caller;

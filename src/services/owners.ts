@@ -8,7 +8,11 @@ import { loadUser } from './users.ts';
  * The owner a management call acts for: the caller itself, or, for an admin only, the `user_id` it
  * names. A client naming any `user_id` is refused, so the field cannot be used to reach another owner.
  */
-export async function resolveOwner(deps: Deps, auth: AuthContext, requestedUserId: string | undefined): Promise<UserRow> {
+export async function resolveOwner(
+  deps: Deps,
+  auth: AuthContext,
+  requestedUserId: string | undefined,
+): Promise<UserRow> {
   if (requestedUserId !== undefined && auth.role !== 'admin') {
     throw new ApiError('insufficient_role', 'Only an admin may act for another user (`user_id`).');
   }

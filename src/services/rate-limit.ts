@@ -13,6 +13,9 @@ export async function enforceRateLimit(deps: Deps, keys: string[]): Promise<void
   const refused = results.filter((r) => !r.allowed);
   if (refused.length > 0) {
     const retryAfter = Math.max(...refused.map((r) => r.retryAfterSeconds));
-    throw new ApiError('rate_limited', undefined, { headers: { 'Retry-After': String(retryAfter) }, details: { retry_after_seconds: retryAfter } });
+    throw new ApiError('rate_limited', undefined, {
+      headers: { 'Retry-After': String(retryAfter) },
+      details: { retry_after_seconds: retryAfter },
+    });
   }
 }

@@ -39,7 +39,11 @@ export async function issueSessionTokens(deps: Deps, user: UserRow) {
 }
 
 async function tokenResponse(deps: Deps, user: UserRow, sessionId: string, refreshToken: string, now: number) {
-  const accessToken = await signAccessToken(deps.jwtSigningKey, { sub: user.id, sid: sessionId, role: user.role, scopes: user.scopes, env: deps.environment }, now);
+  const accessToken = await signAccessToken(
+    deps.jwtSigningKey,
+    { sub: user.id, sid: sessionId, role: user.role, scopes: user.scopes, env: deps.environment },
+    now,
+  );
   return {
     access_token: accessToken,
     refresh_token: refreshToken,
@@ -58,7 +62,8 @@ export async function rotateRefreshToken(deps: Deps, presented: string) {
     .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
     .where(eq(refreshTokens.tokenHash, await sha256Hex(presented)))
     .get();
-  if (!found || found.session.revokedAt !== null || found.token.expiresAt <= now) throw new ApiError('invalid_refresh_token');
+  if (!found || found.session.revokedAt !== null || found.token.expiresAt <= now)
+    throw new ApiError('invalid_refresh_token');
   if (found.token.usedAt !== null) {
     await revokeSession(deps, found.session.id, 'refresh_token_reuse');
     throw new ApiError('invalid_refresh_token');
@@ -76,7 +81,13 @@ export async function rotateRefreshToken(deps: Deps, presented: string) {
     insertRowIf(
       db,
       refreshTokens,
-      { id: successorId, sessionId: found.session.id, tokenHash: await sha256Hex(successor), createdAt: now, expiresAt: now + REFRESH_TOKEN_TTL_MS },
+      {
+        id: successorId,
+        sessionId: found.session.id,
+        tokenHash: await sha256Hex(successor),
+        createdAt: now,
+        expiresAt: now + REFRESH_TOKEN_TTL_MS,
+      },
       sql`exists (select 1 from ${refreshTokens} where ${refreshTokens.id} = ${found.token.id} and ${refreshTokens.replacedBy} = ${successorId})
         and exists (select 1 from ${sessions} where ${sessions.id} = ${found.session.id} and ${sessions.revokedAt} is null)`,
     ),

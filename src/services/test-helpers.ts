@@ -1,4 +1,8 @@
-import { SANDBOX_SIGNATURE_HEADER, signSandboxNotification, type SandboxCredentials } from '../connectors/sandbox/index.ts';
+import {
+  SANDBOX_SIGNATURE_HEADER,
+  signSandboxNotification,
+  type SandboxCredentials,
+} from '../connectors/sandbox/index.ts';
 import type { PaymentRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../lib/errors.ts';
@@ -9,21 +13,43 @@ import { receiveProcessorNotification } from './payments/processor-notifications
 import { findPayment, type PaymentOwnerScope } from './payments/store.ts';
 
 /** What each test-helper action makes the sandbox report. */
-const SANDBOX_STATUS = { approve: 'approved', decline: 'declined', expire: 'expired', fail: 'failed', charge_back: 'charged_back' } as const;
+const SANDBOX_STATUS = {
+  approve: 'approved',
+  decline: 'declined',
+  expire: 'expired',
+  fail: 'failed',
+  charge_back: 'charged_back',
+} as const;
 
 /**
  * Sends a signed sandbox notification about the caller's sandbox payment through the same path as a
  * real processor notification (docs/sandbox.md), and returns the payment as it then stands.
  */
-export async function simulateSandboxNotification(deps: Deps, scope: PaymentOwnerScope, paymentId: string, action: keyof typeof SANDBOX_STATUS, url: string): Promise<PaymentRow> {
+export async function simulateSandboxNotification(
+  deps: Deps,
+  scope: PaymentOwnerScope,
+  paymentId: string,
+  action: keyof typeof SANDBOX_STATUS,
+  url: string,
+): Promise<PaymentRow> {
   const payment = await findPayment(deps, scope, paymentId);
   if (!payment) throw new ApiError('payment_not_found');
   const method = await loadPaymentMethod(deps, payment.paymentMethodId);
-  if (method?.provider !== 'sandbox') throw new ApiError('capability_not_supported', 'Test helpers drive sandbox payment methods only.');
-  if (payment.processorReference === null) throw new ApiError('invalid_state_transition', 'The sandbox never answered for this payment.');
-  const rawBody = JSON.stringify({ id: newId('sbxevt'), resource: 'payment', reference: payment.processorReference, status: SANDBOX_STATUS[action] });
+  if (method?.provider !== 'sandbox')
+    throw new ApiError('capability_not_supported', 'Test helpers drive sandbox payment methods only.');
+  if (payment.processorReference === null)
+    throw new ApiError('invalid_state_transition', 'The sandbox never answered for this payment.');
+  const rawBody = JSON.stringify({
+    id: newId('sbxevt'),
+    resource: 'payment',
+    reference: payment.processorReference,
+    status: SANDBOX_STATUS[action],
+  });
   const { credentials } = await openSecrets(deps, method);
-  const headers = new Headers({ 'Content-Type': 'application/json', [SANDBOX_SIGNATURE_HEADER]: await signSandboxNotification(credentials as SandboxCredentials, rawBody) });
+  const headers = new Headers({
+    'Content-Type': 'application/json',
+    [SANDBOX_SIGNATURE_HEADER]: await signSandboxNotification(credentials as SandboxCredentials, rawBody),
+  });
   await receiveProcessorNotification(deps, method.id, { headers, rawBody, url });
   return (await findPayment(deps, scope, payment.id))!;
 }

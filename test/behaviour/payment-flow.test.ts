@@ -18,7 +18,14 @@ import { STRIPE_ORIGIN, StripeSimulator, stripeId, type SignedDelivery } from '.
  */
 
 type Channel = 'pos' | 'qr';
-type Payment = { id: string; status: string; processor_reference: string | null; updated_at: string; action?: { type: string; qr_data?: string }; [key: string]: unknown };
+type Payment = {
+  id: string;
+  status: string;
+  processor_reference: string | null;
+  updated_at: string;
+  action?: { type: string; qr_data?: string };
+  [key: string]: unknown;
+};
 
 interface MethodSpec {
   connector_definition_version_id: string;
@@ -63,7 +70,8 @@ interface Profile {
   chargeBack?: (ctx: ProcessorNewsContext) => Promise<SentNews>;
 }
 
-const urlOf = (input: RequestInfo | URL) => (typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+const urlOf = (input: RequestInfo | URL) =>
+  typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
 
 /** Routes the Worker's outbound fetch to one simulator; anything else would be the network, which tests never reach. */
 function installFetch(origin: string, simFetch: typeof fetch) {
@@ -75,29 +83,45 @@ function installFetch(origin: string, simFetch: typeof fetch) {
 
 const uninstallFetch = () => vi.mocked(globalThis.fetch).mockRestore();
 
-const postNotification = (methodId: string, rawBody: string, headers: Record<string, string>, query = '') => call('POST', `/v1/processor-notifications/${methodId}${query}`, { rawBody, headers });
+const postNotification = (methodId: string, rawBody: string, headers: Record<string, string>, query = '') =>
+  call('POST', `/v1/processor-notifications/${methodId}${query}`, { rawBody, headers });
 
 // ---------------------------------------------------------------------------------------------------------
 // Sandbox: the built-in processor, driven by its test helpers.
 
 function sandboxProfile(): Profile {
   const apiKey = `sbx-${crypto.randomUUID()}`;
-  const helper = (ctx: ProcessorNewsContext, action: 'approve' | 'decline' | 'charge_back') => call('POST', `/v1/test-helpers/payments/${ctx.payment.id}/${action}`, { token: ctx.token });
-  const sent = async (ctx: ProcessorNewsContext, action: 'approve' | 'decline' | 'charge_back'): Promise<SentNews> => ({ response: await helper(ctx, action), again: () => helper(ctx, action) });
+  const helper = (ctx: ProcessorNewsContext, action: 'approve' | 'decline' | 'charge_back') =>
+    call('POST', `/v1/test-helpers/payments/${ctx.payment.id}/${action}`, { token: ctx.token });
+  const sent = async (ctx: ProcessorNewsContext, action: 'approve' | 'decline' | 'charge_back'): Promise<SentNews> => ({
+    response: await helper(ctx, action),
+    again: () => helper(ctx, action),
+  });
   return {
     name: 'sandbox',
     currencies: { pos: 'USD', qr: 'USD' },
     install: () => {},
     uninstall: () => {},
-    method: (channel) => ({ connector_definition_version_id: channel === 'pos' ? 'cnv_sandbox_pos_v1' : 'cnv_sandbox_qr_v1', credentials: { api_key: apiKey } }),
+    method: (channel) => ({
+      connector_definition_version_id: channel === 'pos' ? 'cnv_sandbox_pos_v1' : 'cnv_sandbox_qr_v1',
+      credentials: { api_key: apiKey },
+    }),
     settleQr: (ctx, outcome) => sent(ctx, outcome === 'paid' ? 'approve' : 'decline'),
     settleTerminalCheck: (ctx) => sent(ctx, 'approve'),
     chargeBack: (ctx) => sent(ctx, 'charge_back'),
     async latePending(ctx) {
       // The sandbox's own signed notification, as its processor would send it.
-      const rawBody = JSON.stringify({ id: `sbxevt_${crypto.randomUUID()}`, resource: 'payment', reference: ctx.payment.processor_reference, status: 'pending' });
+      const rawBody = JSON.stringify({
+        id: `sbxevt_${crypto.randomUUID()}`,
+        resource: 'payment',
+        reference: ctx.payment.processor_reference,
+        status: 'pending',
+      });
       const signature = await signSandboxNotification({ api_key: apiKey }, rawBody);
-      return postNotification(ctx.methodId, rawBody, { 'Content-Type': 'application/json', [SANDBOX_SIGNATURE_HEADER]: signature });
+      return postNotification(ctx.methodId, rawBody, {
+        'Content-Type': 'application/json',
+        [SANDBOX_SIGNATURE_HEADER]: signature,
+      });
     },
   };
 }
@@ -108,7 +132,8 @@ function sandboxProfile(): Profile {
 function stripeProfile(): Profile {
   const sim = new StripeSimulator();
   const secretKey = `sk_test_${stripeId('k').slice(2)}`;
-  const send = (methodId: string, delivery: SignedDelivery) => postNotification(methodId, delivery.rawBody, delivery.headers);
+  const send = (methodId: string, delivery: SignedDelivery) =>
+    postNotification(methodId, delivery.rawBody, delivery.headers);
   return {
     name: 'Stripe',
     currencies: { pos: 'USD', qr: 'THB' },
@@ -120,12 +145,18 @@ function stripeProfile(): Profile {
       configuration: channel === 'pos' ? { reader_id: 'tmr_FlowCounter01' } : { payment_method_type: 'promptpay' },
     }),
     async settleQr(ctx, outcome) {
-      const delivery = await sim.settlePayment(ctx.payment.processor_reference!, outcome === 'paid' ? 'succeed' : 'decline');
+      const delivery = await sim.settlePayment(
+        ctx.payment.processor_reference!,
+        outcome === 'paid' ? 'succeed' : 'decline',
+      );
       return { response: await send(ctx.methodId, delivery), again: () => send(ctx.methodId, delivery) };
     },
     async latePending(ctx) {
       // The PaymentIntent's requires_action event (it was waiting for the scan), delivered after its success.
-      return send(ctx.methodId, await sim.deliver(sim.eventFor('payment_intent.requires_action', ctx.payment.processor_reference!)));
+      return send(
+        ctx.methodId,
+        await sim.deliver(sim.eventFor('payment_intent.requires_action', ctx.payment.processor_reference!)),
+      );
     },
     processorPaymentCount: (paymentId) => sim.paymentIntentCount(paymentId),
     async chargeBack(ctx) {
@@ -152,7 +183,8 @@ function mercadoPagoProfile(): Profile {
   const accountOf = () => (account ??= sim.addAccount({ currency: 'ARS' }));
   const send = (n: SimNotification) => call('POST', n.path, { rawBody: n.rawBody, headers: n.headers });
   /** Mercado Pago posts to the application's webhook URL: the method's notification route. */
-  const notifyingTo = (methodId: string) => (accountOf().notificationUrl = `http://localhost/v1/processor-notifications/${methodId}`);
+  const notifyingTo = (methodId: string) =>
+    (accountOf().notificationUrl = `http://localhost/v1/processor-notifications/${methodId}`);
   /** Something happens at Mercado Pago, and the notification of that event, signed as Mercado Pago signs it, is sent. */
   const news = async (ctx: ProcessorNewsContext, happen: () => void): Promise<SentNews> => {
     notifyingTo(ctx.methodId);
@@ -168,7 +200,8 @@ function mercadoPagoProfile(): Profile {
     method: (channel) => ({
       connector_definition_version_id: channel === 'pos' ? 'cnv_mercadopago_pos_v1' : 'cnv_mercadopago_qr_v1',
       credentials: { access_token: accountOf().accessToken, webhook_secret: accountOf().webhookSecret },
-      configuration: channel === 'pos' ? { terminal_id: 'NEWLAND_N950__N950NCB801293324' } : { external_pos_id: 'STORE001POS001' },
+      configuration:
+        channel === 'pos' ? { terminal_id: 'NEWLAND_N950__N950NCB801293324' } : { external_pos_id: 'STORE001POS001' },
     }),
     async settleQr(ctx, outcome) {
       const orderId = ctx.payment.processor_reference!;
@@ -181,7 +214,15 @@ function mercadoPagoProfile(): Profile {
       notifyingTo(ctx.methodId);
       const orderId = ctx.payment.processor_reference!;
       // The `order.created` news, arriving after the payment was settled (its body says `created`).
-      return send(await sim.notification(orderId, { event: { orderId, action: 'order.created', data: { id: orderId, status: 'created', status_detail: 'created', type: 'qr' } } }));
+      return send(
+        await sim.notification(orderId, {
+          event: {
+            orderId,
+            action: 'order.created',
+            data: { id: orderId, status: 'created', status_detail: 'created', type: 'qr' },
+          },
+        }),
+      );
     },
     processorPaymentCount: (paymentId) => sim.ordersFor(paymentId).length,
   };
@@ -203,11 +244,20 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
     apiKey = await createKey(session);
     for (const channel of ['pos', 'qr'] as const) {
       const spec = profile.method(channel);
-      const created = await call('POST', '/v1/account/payment-methods', { token: session.accessToken, body: { name: `Flow ${channel}`, ...spec } });
+      const created = await call('POST', '/v1/account/payment-methods', {
+        token: session.accessToken,
+        body: { name: `Flow ${channel}`, ...spec },
+      });
       expect(created.status, created.text).toBe(201);
-      expect(created.body.data).toMatchObject({ type: channel, capabilities: ['payments', 'refunds', 'cancellations'] });
+      expect(created.body.data).toMatchObject({
+        type: channel,
+        capabilities: ['payments', 'refunds', 'cancellations'],
+      });
       methods[channel] = created.body.data.id;
-      const link = await call('POST', `/v1/account/payment-methods/${methods[channel]}/api-keys`, { token: session.accessToken, body: { api_key_id: apiKey.id } });
+      const link = await call('POST', `/v1/account/payment-methods/${methods[channel]}/api-keys`, {
+        token: session.accessToken,
+        body: { api_key_id: apiKey.id },
+      });
       expect(link.status, link.text).toBe(201);
     }
   });
@@ -219,9 +269,11 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
     external_reference: reference,
     payment_method: methods[channel],
   });
-  const pay = (body: unknown, key: string = crypto.randomUUID()) => call('POST', '/v1/payments', { token: apiKey.secret, body, headers: { 'Idempotency-Key': key } });
+  const pay = (body: unknown, key: string = crypto.randomUUID()) =>
+    call('POST', '/v1/payments', { token: apiKey.secret, body, headers: { 'Idempotency-Key': key } });
   const get = (id: string) => call('GET', `/v1/payments/${id}`, { token: apiKey.secret });
-  const cancel = (id: string, key: string = crypto.randomUUID()) => call('POST', `/v1/payments/${id}/cancel`, { token: apiKey.secret, headers: { 'Idempotency-Key': key } });
+  const cancel = (id: string, key: string = crypto.randomUUID()) =>
+    call('POST', `/v1/payments/${id}/cancel`, { token: apiKey.secret, headers: { 'Idempotency-Key': key } });
   const refund = (payment: Payment, value: string, key: string = crypto.randomUUID()) =>
     call('POST', `/v1/payments/${payment.id}/refunds`, {
       token: apiKey.secret,
@@ -233,7 +285,11 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
     expect(res.status, res.text).toBe(200);
     return (res.body.data as { type: string }[]).map((e) => e.type);
   };
-  const news = (payment: Payment, channel: Channel = 'qr'): ProcessorNewsContext => ({ methodId: methods[channel], token: apiKey.secret, payment });
+  const news = (payment: Payment, channel: Channel = 'qr'): ProcessorNewsContext => ({
+    methodId: methods[channel],
+    token: apiKey.secret,
+    payment,
+  });
 
   async function approvedPos(value = '100.00'): Promise<Payment> {
     const res = await pay(bodyFor('pos', value));
@@ -262,7 +318,12 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
       const key = crypto.randomUUID();
       const res = await pay(body, key);
       expect(res.status, res.text).toBe(201);
-      expect(res.body.data).toMatchObject({ status: 'approved', action: { type: 'none' }, amount: { value: '25.00', currency: profile.currencies.pos }, external_reference: body.external_reference });
+      expect(res.body.data).toMatchObject({
+        status: 'approved',
+        action: { type: 'none' },
+        amount: { value: '25.00', currency: profile.currencies.pos },
+        external_reference: body.external_reference,
+      });
       expect(res.body.data.processor_reference).toEqual(expect.any(String));
 
       const replay = await pay(body, key);
@@ -271,7 +332,11 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
       if (profile.processorPaymentCount) expect(profile.processorPaymentCount(res.body.data.id)).toBe(1);
 
       expectError(await pay(body), 409, 'external_reference_conflict');
-      expectError(await pay({ ...body, amount: { value: '26.00', currency: profile.currencies.pos } }), 409, 'external_reference_conflict');
+      expectError(
+        await pay({ ...body, amount: { value: '26.00', currency: profile.currencies.pos } }),
+        409,
+        'external_reference_conflict',
+      );
       expect((await get(res.body.data.id)).body.data.status).toBe('approved');
     });
 
@@ -321,42 +386,48 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
   });
 
   describe('outcomes the merchant must act on', () => {
-    it.runIf(profile.settleTerminalCheck)('POS ending 55 → 201 pending with action check_terminal, told once, not cancelable; the terminal’s outcome settles it', async () => {
-      const res = await pay(bodyFor('pos', '10.55'));
-      expect(res.status, res.text).toBe(201);
-      expect(res.body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
-      const payment: Payment = res.body.data;
-      expect((await get(payment.id)).body.data.action).toEqual({ type: 'check_terminal' });
-      expect(await eventTypes(payment.id)).toEqual(['payment.action_required']);
-      const refused = expectError(await cancel(payment.id), 409, 'invalid_state_transition');
-      expect(refused.details).toMatchObject({ action: 'check_terminal' });
+    it.runIf(profile.settleTerminalCheck)(
+      'POS ending 55 → 201 pending with action check_terminal, told once, not cancelable; the terminal’s outcome settles it',
+      async () => {
+        const res = await pay(bodyFor('pos', '10.55'));
+        expect(res.status, res.text).toBe(201);
+        expect(res.body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
+        const payment: Payment = res.body.data;
+        expect((await get(payment.id)).body.data.action).toEqual({ type: 'check_terminal' });
+        expect(await eventTypes(payment.id)).toEqual(['payment.action_required']);
+        const refused = expectError(await cancel(payment.id), 409, 'invalid_state_transition');
+        expect(refused.details).toMatchObject({ action: 'check_terminal' });
 
-      const sent = await profile.settleTerminalCheck!(news(payment, 'pos'));
-      expect(sent.response.status, sent.response.text).toBe(200);
-      const settled = (await get(payment.id)).body.data;
-      expect(settled.status).toBe('approved');
-      expect(settled.action).toBeUndefined();
-      expect((await sent.again()).status).toBe(200);
-      expect((await eventTypes(payment.id)).filter((t) => t === 'payment.approved')).toHaveLength(1);
-    });
+        const sent = await profile.settleTerminalCheck!(news(payment, 'pos'));
+        expect(sent.response.status, sent.response.text).toBe(200);
+        const settled = (await get(payment.id)).body.data;
+        expect(settled.status).toBe('approved');
+        expect(settled.action).toBeUndefined();
+        expect((await sent.again()).status).toBe(200);
+        expect((await eventTypes(payment.id)).filter((t) => t === 'payment.approved')).toHaveLength(1);
+      },
+    );
 
-    it.runIf(profile.chargeBack)('an approved POS payment charged back → still approved, charged_back_at set, told once; no refund, no cancel', async () => {
-      const payment = await approvedPos('70.00');
-      expect(payment.charged_back_at).toBeNull();
-      const sent = await profile.chargeBack!(news(payment, 'pos'));
-      expect(sent.response.status, sent.response.text).toBe(200);
-      const read = (await get(payment.id)).body.data;
-      // The interface's states are closed: the chargeback is a field, never a pending-looking status.
-      expect(read.status).toBe('approved');
-      expect(Date.parse(read.charged_back_at)).toBeGreaterThanOrEqual(Date.parse(payment.updated_at));
-      expect(read.updated_at).toBe(read.charged_back_at);
-      const refused = expectError(await refund(payment, '1.00'), 409, 'invalid_state_transition');
-      expect(refused.details).toMatchObject({ status: 'approved', charged_back_at: read.charged_back_at });
-      expectError(await cancel(payment.id), 409, 'invalid_state_transition');
-      expect((await sent.again()).status).toBe(200);
-      expect((await get(payment.id)).body.data).toEqual(read);
-      expect((await eventTypes(payment.id)).filter((t) => t === 'payment.charged_back')).toHaveLength(1);
-    });
+    it.runIf(profile.chargeBack)(
+      'an approved POS payment charged back → still approved, charged_back_at set, told once; no refund, no cancel',
+      async () => {
+        const payment = await approvedPos('70.00');
+        expect(payment.charged_back_at).toBeNull();
+        const sent = await profile.chargeBack!(news(payment, 'pos'));
+        expect(sent.response.status, sent.response.text).toBe(200);
+        const read = (await get(payment.id)).body.data;
+        // The interface's states are closed: the chargeback is a field, never a pending-looking status.
+        expect(read.status).toBe('approved');
+        expect(Date.parse(read.charged_back_at)).toBeGreaterThanOrEqual(Date.parse(payment.updated_at));
+        expect(read.updated_at).toBe(read.charged_back_at);
+        const refused = expectError(await refund(payment, '1.00'), 409, 'invalid_state_transition');
+        expect(refused.details).toMatchObject({ status: 'approved', charged_back_at: read.charged_back_at });
+        expectError(await cancel(payment.id), 409, 'invalid_state_transition');
+        expect((await sent.again()).status).toBe(200);
+        expect((await get(payment.id)).body.data).toEqual(read);
+        expect((await eventTypes(payment.id)).filter((t) => t === 'payment.charged_back')).toHaveLength(1);
+      },
+    );
   });
 
   describe('QR', () => {
@@ -399,7 +470,11 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
       const payment = await approvedPos('100.00');
       const partial = await refund(payment, '30.00');
       expect(partial.status, partial.text).toBe(201);
-      expect(partial.body.data).toMatchObject({ status: 'approved', payment_id: payment.id, amount: { value: '30.00', currency: profile.currencies.pos } });
+      expect(partial.body.data).toMatchObject({
+        status: 'approved',
+        payment_id: payment.id,
+        amount: { value: '30.00', currency: profile.currencies.pos },
+      });
       expect((await get(payment.id)).body.data.status).toBe('partially_refunded');
 
       const declined = await refund(payment, '10.61');

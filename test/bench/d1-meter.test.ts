@@ -36,7 +36,13 @@ describe('D1 meter', () => {
   it('tells what one meter counted between two snapshots', () => {
     const before = { statements: 1, roundTrips: 1, rowsRead: 2, rowsWritten: 0, unmetered: 0 };
     const after = { statements: 4, roundTrips: 2, rowsRead: 5, rowsWritten: 3, unmetered: 1 };
-    expect(d1StatsSince(before, after)).toEqual({ statements: 3, roundTrips: 1, rowsRead: 3, rowsWritten: 3, unmetered: 1 });
+    expect(d1StatsSince(before, after)).toEqual({
+      statements: 3,
+      roundTrips: 1,
+      rowsRead: 3,
+      rowsWritten: 3,
+      unmetered: 1,
+    });
   });
 
   it('counts typed reads (raw), runs and batches with the rows D1 reports, and answers like the binding', async () => {
@@ -47,13 +53,21 @@ describe('D1 meter', () => {
     const plain = drizzle(env.DB, { schema });
     // Two columns named `scopes`: only positional rows (raw) keep both.
     const joined = (db: typeof plain) =>
-      db.select({ id: apiKeys.id, scopes: apiKeys.scopes, ownerScopes: users.scopes }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.id, key.id)).get();
+      db
+        .select({ id: apiKeys.id, scopes: apiKeys.scopes, ownerScopes: users.scopes })
+        .from(apiKeys)
+        .innerJoin(users, eq(users.id, apiKeys.userId))
+        .where(eq(apiKeys.id, key.id))
+        .get();
     expect(await joined(metered)).toEqual(await joined(plain));
     expect(stats).toMatchObject({ statements: 1, roundTrips: 1, unmetered: 0 });
     expect(stats.rowsRead).toBeGreaterThanOrEqual(2);
 
     const before = { ...stats };
-    await metered.batch([metered.select().from(users).where(eq(users.id, session.user.id)), metered.update(users).set({ name: 'Renamed' }).where(eq(users.id, session.user.id))]);
+    await metered.batch([
+      metered.select().from(users).where(eq(users.id, session.user.id)),
+      metered.update(users).set({ name: 'Renamed' }).where(eq(users.id, session.user.id)),
+    ]);
     expect(stats.statements - before.statements).toBe(2);
     expect(stats.roundTrips - before.roundTrips).toBe(1);
     expect(stats.rowsWritten - before.rowsWritten).toBeGreaterThanOrEqual(1);

@@ -28,7 +28,9 @@ function outboundUrl(input: RequestInfo | URL): string {
 const originalFetch = globalThis.fetch;
 
 beforeAll(async () => {
-  vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => (outboundUrl(input).startsWith(`${MP_BASE}/`) ? sim.fetch(input, init) : originalFetch(input, init)));
+  vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) =>
+    outboundUrl(input).startsWith(`${MP_BASE}/`) ? sim.fetch(input, init) : originalFetch(input, init),
+  );
   session = await seedSession();
   apiKey = await createKey(session);
   account = sim.addAccount({ currency: 'ARS' });
@@ -56,34 +58,54 @@ async function addMethod(versionId: string, a: SimAccount, configuration?: Recor
   });
   expect(res.status, res.text).toBe(201);
   expect(res.body.data).toMatchObject({ provider: 'mercadopago', type: versionId.includes('_qr_') ? 'qr' : 'pos' });
-  const link = await call('POST', `/v1/account/payment-methods/${res.body.data.id}/api-keys`, { token: session.accessToken, body: { api_key_id: apiKey.id } });
+  const link = await call('POST', `/v1/account/payment-methods/${res.body.data.id}/api-keys`, {
+    token: session.accessToken,
+    body: { api_key_id: apiKey.id },
+  });
   expect(link.status, link.text).toBe(201);
   return res.body.data.id;
 }
 
-function pay(method: string, value: string, options: { key?: string; currency?: string; configuration?: Record<string, unknown>; reference?: string } = {}) {
+function pay(
+  method: string,
+  value: string,
+  options: { key?: string; currency?: string; configuration?: Record<string, unknown>; reference?: string } = {},
+) {
   const body = {
     amount: { value, currency: options.currency ?? 'ARS' },
     external_reference: options.reference ?? `order-${crypto.randomUUID()}`,
     payment_method: method,
     ...(options.configuration ? { configuration: options.configuration } : {}),
   };
-  return call('POST', '/v1/payments', { token: apiKey.secret, body, headers: { 'Idempotency-Key': options.key ?? crypto.randomUUID() } });
+  return call('POST', '/v1/payments', {
+    token: apiKey.secret,
+    body,
+    headers: { 'Idempotency-Key': options.key ?? crypto.randomUUID() },
+  });
 }
 
 const post = (path: string, body?: unknown, key: string = crypto.randomUUID()) =>
-  call('POST', path, { token: apiKey.secret, ...(body !== undefined ? { body } : {}), headers: { 'Idempotency-Key': key } });
+  call('POST', path, {
+    token: apiKey.secret,
+    ...(body !== undefined ? { body } : {}),
+    headers: { 'Idempotency-Key': key },
+  });
 
 const getPayment = (id: string) => call('GET', `/v1/payments/${id}`, { token: apiKey.secret });
 
-const deliver = (n: SimNotification, headers: Record<string, string> = {}) => call('POST', n.path, { rawBody: n.rawBody, headers: { ...n.headers, ...headers } });
+const deliver = (n: SimNotification, headers: Record<string, string> = {}) =>
+  call('POST', n.path, { rawBody: n.rawBody, headers: { ...n.headers, ...headers } });
 
 async function paymentRowByReference(reference: string) {
-  return env.DB.prepare('SELECT * FROM payments WHERE external_reference = ?').bind(reference).first<{ id: string; status: string; processor_reference: string | null }>();
+  return env.DB.prepare('SELECT * FROM payments WHERE external_reference = ?')
+    .bind(reference)
+    .first<{ id: string; status: string; processor_reference: string | null }>();
 }
 
 async function refundRow(id: string) {
-  return env.DB.prepare('SELECT * FROM refunds WHERE id = ?').bind(id).first<{ status: string; processor_reference: string | null }>();
+  return env.DB.prepare('SELECT * FROM refunds WHERE id = ?')
+    .bind(id)
+    .first<{ status: string; processor_reference: string | null }>();
 }
 
 function notifyingTo(method: string) {
@@ -113,7 +135,11 @@ describe('Mercado Pago payments through the API', () => {
     const reference = `order-${crypto.randomUUID()}`;
     const res = await pay(pos, '25.00', { reference });
     expect(res.status, res.text).toBe(201);
-    expect(res.body.data).toMatchObject({ status: 'approved', amount: { value: '25.00', currency: 'ARS' }, action: { type: 'none' } });
+    expect(res.body.data).toMatchObject({
+      status: 'approved',
+      amount: { value: '25.00', currency: 'ARS' },
+      action: { type: 'none' },
+    });
     const [order] = sim.ordersFor(res.body.data.id);
     expect(order).toMatchObject({ id: res.body.data.processor_reference, totalAmount: '25.00', type: 'point' });
     expect(order!.description).toContain(reference);
@@ -133,7 +159,11 @@ describe('Mercado Pago payments through the API', () => {
     expect(sim.ordersFor(row!.id)).toHaveLength(1);
     const retry = await pay(pos, '25.52', { key, reference });
     expect(retry.status, retry.text).toBe(201);
-    expect(retry.body.data).toMatchObject({ id: row!.id, status: 'approved', processor_reference: sim.ordersFor(row!.id)[0]!.id });
+    expect(retry.body.data).toMatchObject({
+      id: row!.id,
+      status: 'approved',
+      processor_reference: sim.ordersFor(row!.id)[0]!.id,
+    });
     expect(sim.ordersFor(row!.id)).toHaveLength(1);
   });
 
@@ -168,13 +198,17 @@ describe('Mercado Pago payments through the API', () => {
   });
 
   it('a payment in another currency than the account’s is refused with 422, and a currency Mercado Pago lacks with unsupported_currency', async () => {
-    expect(expectError(await pay(pos, '25.00', { currency: 'BRL' }), 422, 'connector_configuration_invalid').details).toEqual({ processor_code: 'currency_mismatch' });
+    expect(
+      expectError(await pay(pos, '25.00', { currency: 'BRL' }), 422, 'connector_configuration_invalid').details,
+    ).toEqual({ processor_code: 'currency_mismatch' });
     expectError(await pay(pos, '25.00', { currency: 'USD' }), 422, 'unsupported_currency');
   });
 
   it('a Point method without terminal_id needs one per payment', async () => {
     const method = await addMethod('cnv_mercadopago_pos_v1', account);
-    expect(expectError(await pay(method, '25.00'), 422, 'connector_configuration_invalid').details).toEqual({ processor_code: 'missing_terminal_id' });
+    expect(expectError(await pay(method, '25.00'), 422, 'connector_configuration_invalid').details).toEqual({
+      processor_code: 'missing_terminal_id',
+    });
     const res = await pay(method, '25.00', { configuration: { terminal_id: TERMINAL } });
     expect(res.body.data.status).toBe('approved');
   });
@@ -234,7 +268,9 @@ describe('Mercado Pago cancel and refund through the API', () => {
 
   it('a full refund of the whole payment sends Mercado Pago no body', async () => {
     const created = await pay(pos, '55.00');
-    const res = await post(`/v1/payments/${created.body.data.id}/refunds`, { amount: { value: '55.00', currency: 'ARS' } });
+    const res = await post(`/v1/payments/${created.body.data.id}/refunds`, {
+      amount: { value: '55.00', currency: 'ARS' },
+    });
     expect(res.body.data.status).toBe('approved');
     const orderId = created.body.data.processor_reference;
     expect(sim.requestsTo('POST', `/v1/orders/${orderId}/refund`).map((r) => r.body)).toEqual([undefined]);
@@ -292,7 +328,11 @@ describe('Mercado Pago notifications through the API', () => {
     const { payment, orderId } = await pendingQr();
     const n = await sim.notification(orderId, {
       kind: 'signed_without_query_id',
-      event: { orderId, action: 'order.processed', data: { id: orderId, status: 'processed', status_detail: 'accredited', type: 'qr' } },
+      event: {
+        orderId,
+        action: 'order.processed',
+        data: { id: orderId, status: 'processed', status_detail: 'accredited', type: 'qr' },
+      },
     });
     expect(n.url).not.toContain('data.id');
     const before = sim.requestsTo('GET', `/v1/orders/${orderId}`).length;
@@ -344,7 +384,9 @@ describe('Mercado Pago notifications through the API', () => {
     try {
       const created = await pay(pos, '80.00');
       sim.faults.refundsProcessing = true;
-      const refund = await post(`/v1/payments/${created.body.data.id}/refunds`, { amount: { value: '20.00', currency: 'ARS' } });
+      const refund = await post(`/v1/payments/${created.body.data.id}/refunds`, {
+        amount: { value: '20.00', currency: 'ARS' },
+      });
       expect(refund.status, refund.text).toBe(201);
       expect(refund.body.data.status).toBe('processing');
       const orderId = created.body.data.processor_reference;
@@ -361,7 +403,11 @@ describe('Mercado Pago notifications through the API', () => {
 });
 
 describe('Mercado Pago outcomes a merchant must act on', () => {
-  const events = async (id: string) => (await call('GET', `/v1/payments/${id}/events?limit=100`, { token: apiKey.secret })).body.data as { type: string; data: { payment: { action?: unknown } } }[];
+  const events = async (id: string) =>
+    (await call('GET', `/v1/payments/${id}/events?limit=100`, { token: apiKey.secret })).body.data as {
+      type: string;
+      data: { payment: { action?: unknown } };
+    }[];
 
   it('Point action_required (check_on_terminal): pending with action check_terminal, told once, not canceled, polled rarely, settled by the terminal’s outcome', async () => {
     notifyingTo(pos);
@@ -415,8 +461,14 @@ describe('Mercado Pago outcomes a merchant must act on', () => {
       sim.actionRequired(orderId);
       const [n] = await sim.delivered(orderId);
       expect((await deliver(n!)).body.data.outcome).toBe('applied');
-      expect((await getPayment(res.body.data.id)).body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
-      expect((await events(res.body.data.id)).map((e) => e.type)).toEqual(['payment.action_required', 'payment.pending']);
+      expect((await getPayment(res.body.data.id)).body.data).toMatchObject({
+        status: 'pending',
+        action: { type: 'check_terminal' },
+      });
+      expect((await events(res.body.data.id)).map((e) => e.type)).toEqual([
+        'payment.action_required',
+        'payment.pending',
+      ]);
       // Redelivered news of the same state tells nobody twice.
       expect((await deliver(await sim.notification(orderId))).body.data.outcome).toBe('ignored');
     } finally {
@@ -437,33 +489,48 @@ describe('Mercado Pago outcomes a merchant must act on', () => {
       expect(read.status).toBe('approved');
       expect(read.charged_back_at).toEqual(expect.any(String));
       expect((await events(res.body.data.id)).map((e) => e.type)).toContain('payment.charged_back');
-      expectError(await post(`/v1/payments/${res.body.data.id}/refunds`, { amount: { value: '1.00', currency: 'ARS' } }), 409, 'invalid_state_transition');
+      expectError(
+        await post(`/v1/payments/${res.body.data.id}/refunds`, { amount: { value: '1.00', currency: 'ARS' } }),
+        409,
+        'invalid_state_transition',
+      );
     } finally {
       notifyingTo(qr);
     }
   });
 
-  it.each([423, 424])('%d on create: 504 processor_timeout (outcome unknown), the payment kept pending; the retry with the same key resumes it', async (status) => {
-    const reference = `order-${crypto.randomUUID()}`;
-    const key = crypto.randomUUID();
-    sim.faults.errorNext = { status, code: status === 423 ? 'resource_locked' : 'failed_dependency', count: 1 };
-    const first = await pay(pos, '12.00', { key, reference });
-    const error = expectError(first, 504, 'processor_timeout');
-    expect(error.retryable).toBe(true);
-    const kept = await paymentRowByReference(reference);
-    expect(kept!.status).toBe('pending');
-    const retry = await pay(pos, '12.00', { key, reference });
-    expect(retry.status, retry.text).toBe(201);
-    expect(retry.body.data).toMatchObject({ id: kept!.id, status: 'approved' });
-    expect(sim.ordersFor(kept!.id)).toHaveLength(1);
-  });
+  it.each([423, 424])(
+    '%d on create: 504 processor_timeout (outcome unknown), the payment kept pending; the retry with the same key resumes it',
+    async (status) => {
+      const reference = `order-${crypto.randomUUID()}`;
+      const key = crypto.randomUUID();
+      sim.faults.errorNext = { status, code: status === 423 ? 'resource_locked' : 'failed_dependency', count: 1 };
+      const first = await pay(pos, '12.00', { key, reference });
+      const error = expectError(first, 504, 'processor_timeout');
+      expect(error.retryable).toBe(true);
+      const kept = await paymentRowByReference(reference);
+      expect(kept!.status).toBe('pending');
+      const retry = await pay(pos, '12.00', { key, reference });
+      expect(retry.status, retry.text).toBe(201);
+      expect(retry.body.data).toMatchObject({ id: kept!.id, status: 'approved' });
+      expect(sim.ordersFor(kept!.id)).toHaveLength(1);
+    },
+  );
 
   it('424 on a refund: the refund stays open (not failed) and the retry with the same key refunds once', async () => {
     const created = await pay(pos, '50.00');
     const key = crypto.randomUUID();
     sim.faults.errorNext = { status: 424, code: 'failed_dependency', count: 1, method: 'POST' };
-    expectError(await post(`/v1/payments/${created.body.data.id}/refunds`, { amount: { value: '50.00', currency: 'ARS' } }, key), 504, 'processor_timeout');
-    const retry = await post(`/v1/payments/${created.body.data.id}/refunds`, { amount: { value: '50.00', currency: 'ARS' } }, key);
+    expectError(
+      await post(`/v1/payments/${created.body.data.id}/refunds`, { amount: { value: '50.00', currency: 'ARS' } }, key),
+      504,
+      'processor_timeout',
+    );
+    const retry = await post(
+      `/v1/payments/${created.body.data.id}/refunds`,
+      { amount: { value: '50.00', currency: 'ARS' } },
+      key,
+    );
     expect(retry.status, retry.text).toBe(201);
     expect(retry.body.data.status).toBe('approved');
     expect((await getPayment(created.body.data.id)).body.data.status).toBe('refunded');

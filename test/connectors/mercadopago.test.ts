@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MercadoPagoCredentials, mercadoPagoPosV1, mercadoPagoQrV1, MercadoPagoPosConfiguration, MercadoPagoQrConfiguration } from '../../src/connectors/mercadopago/index.ts';
+import {
+  MercadoPagoCredentials,
+  mercadoPagoPosV1,
+  mercadoPagoQrV1,
+  MercadoPagoPosConfiguration,
+  MercadoPagoQrConfiguration,
+} from '../../src/connectors/mercadopago/index.ts';
 import {
   amountString,
   HTTP_ERROR_TABLE,
@@ -18,7 +24,16 @@ import {
 } from '../../src/connectors/mercadopago/transformers.ts';
 import { findConnectorVersion } from '../../src/connectors/registry.ts';
 import { ConnectorError, type ConnectorVersion, type InboundNotification } from '../../src/connectors/types.ts';
-import { connectorError, mpCtx, mpLookup, mpPayment, POS_ID, TERMINAL, type MpCtx, type MpCtxOptions } from '../helpers/mercadopago.ts';
+import {
+  connectorError,
+  mpCtx,
+  mpLookup,
+  mpPayment,
+  POS_ID,
+  TERMINAL,
+  type MpCtx,
+  type MpCtxOptions,
+} from '../helpers/mercadopago.ts';
 import { SUPPORTED_CURRENCIES } from '../../src/domain/money.ts';
 import { MercadoPagoSimulator, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
 
@@ -66,8 +81,18 @@ describe('Mercado Pago connector versions', () => {
 
   it('credentials: access_token APP_USR-… or TEST-… and webhook_secret, nothing else', () => {
     const secret = 'a'.repeat(64);
-    expect(MercadoPagoCredentials.safeParse({ access_token: 'APP_USR-1234567890123456-010203-abcdef-123456789', webhook_secret: secret }).success).toBe(true);
-    expect(MercadoPagoCredentials.safeParse({ access_token: 'TEST-1234567890123456-010203-abcdef-123456789', webhook_secret: secret }).success).toBe(true);
+    expect(
+      MercadoPagoCredentials.safeParse({
+        access_token: 'APP_USR-1234567890123456-010203-abcdef-123456789',
+        webhook_secret: secret,
+      }).success,
+    ).toBe(true);
+    expect(
+      MercadoPagoCredentials.safeParse({
+        access_token: 'TEST-1234567890123456-010203-abcdef-123456789',
+        webhook_secret: secret,
+      }).success,
+    ).toBe(true);
     for (const bad of [
       { access_token: 'sk_test_1234567890123456789', webhook_secret: secret },
       { access_token: 'APP_USR-1234567890123456 injected', webhook_secret: secret },
@@ -83,7 +108,10 @@ describe('Mercado Pago connector versions', () => {
   it('configuration: {} is valid (the POS / terminal may come with the payment), defaults applied, strict', () => {
     expect(MercadoPagoQrConfiguration.parse({})).toEqual({ qr_ttl_seconds: 900 });
     expect(MercadoPagoPosConfiguration.parse({})).toEqual({});
-    expect(MercadoPagoQrConfiguration.parse({ external_pos_id: POS_ID, qr_ttl_seconds: 120 })).toEqual({ external_pos_id: POS_ID, qr_ttl_seconds: 120 });
+    expect(MercadoPagoQrConfiguration.parse({ external_pos_id: POS_ID, qr_ttl_seconds: 120 })).toEqual({
+      external_pos_id: POS_ID,
+      qr_ttl_seconds: 120,
+    });
     expect(MercadoPagoPosConfiguration.parse({ terminal_id: TERMINAL })).toEqual({ terminal_id: TERMINAL });
     expect(MercadoPagoQrConfiguration.safeParse({ terminal_id: TERMINAL }).success).toBe(false);
     expect(MercadoPagoPosConfiguration.safeParse({ terminal_id: 'has spaces' }).success).toBe(false);
@@ -95,7 +123,11 @@ describe('createPayment (Point)', () => {
   it('approves: one POST /v1/orders of type point, amounts as decimal strings, our payment id as external_reference', async () => {
     const input = payment(2500, { description: 'Two coffees' });
     const outcome = await pos.createPayment(ctx(), input);
-    expect(outcome).toMatchObject({ status: 'approved', action: { type: 'none' }, processorStatus: 'processed/accredited' });
+    expect(outcome).toMatchObject({
+      status: 'approved',
+      action: { type: 'none' },
+      processorStatus: 'processed/accredited',
+    });
     expect(outcome.processorReference).toMatch(/^ORD[0-9A-Z]{26}$/);
 
     const [post] = sim.requestsTo('POST', '/v1/orders');
@@ -110,7 +142,9 @@ describe('createPayment (Point)', () => {
     });
     expect(post!.headers.authorization).toBe(`Bearer ${account.accessToken}`);
     expect(post!.headers['x-idempotency-key']).toMatch(UUID_SHAPE);
-    expect(post!.headers['x-idempotency-key']).toBe(await processorIdempotencyKey('order', input.processorIdempotencyKey));
+    expect(post!.headers['x-idempotency-key']).toBe(
+      await processorIdempotencyKey('order', input.processorIdempotencyKey),
+    );
     expect(sim.ordersFor(input.paymentId)).toHaveLength(1);
   });
 
@@ -148,10 +182,20 @@ describe('createPayment (QR)', () => {
     const input = payment(4000);
     const outcome = await qr.createPayment(qrCtx(), input);
     const order = sim.ordersFor(input.paymentId)[0]!;
-    expect(outcome).toMatchObject({ status: 'pending', processorReference: order.id, action: { type: 'display_qr', qrData: order.qrData } });
+    expect(outcome).toMatchObject({
+      status: 'pending',
+      processorReference: order.id,
+      action: { type: 'display_qr', qrData: order.qrData },
+    });
     expect(order.qrData).toMatch(/^000201/);
     const body = sim.requestsTo('POST', '/v1/orders')[0]!.body as Record<string, any>;
-    expect(body).toMatchObject({ type: 'qr', external_reference: input.paymentId, total_amount: '40.00', expiration_time: 'PT15M', config: { qr: { external_pos_id: POS_ID, mode: 'dynamic' } } });
+    expect(body).toMatchObject({
+      type: 'qr',
+      external_reference: input.paymentId,
+      total_amount: '40.00',
+      expiration_time: 'PT15M',
+      config: { qr: { external_pos_id: POS_ID, mode: 'dynamic' } },
+    });
   });
 
   it('qr_data is passed through byte for byte, whatever it contains', async () => {
@@ -166,12 +210,22 @@ describe('createPayment (QR)', () => {
     const outcome = await qr.createPayment(qrCtx(), input);
     expect(outcome.status).toBe('pending');
     sim.decline(outcome.processorReference!);
-    expect(await qr.getPayment(qrCtx(), lookup(outcome.processorReference, 4051))).toMatchObject({ status: 'declined', declineCode: 'rejected_by_issuer', action: { type: 'none' } });
+    expect(await qr.getPayment(qrCtx(), lookup(outcome.processorReference, 4051))).toMatchObject({
+      status: 'declined',
+      declineCode: 'rejected_by_issuer',
+      action: { type: 'none' },
+    });
   });
 
   it('uses the per-payment configuration the core merged in', async () => {
-    await qr.createPayment(qrCtx({ configuration: { external_pos_id: 'OTHERPOS', qr_ttl_seconds: 90 } }), payment(4000));
-    expect(sim.requestsTo('POST', '/v1/orders')[0]!.body).toMatchObject({ expiration_time: 'PT1M30S', config: { qr: { external_pos_id: 'OTHERPOS' } } });
+    await qr.createPayment(
+      qrCtx({ configuration: { external_pos_id: 'OTHERPOS', qr_ttl_seconds: 90 } }),
+      payment(4000),
+    );
+    expect(sim.requestsTo('POST', '/v1/orders')[0]!.body).toMatchObject({
+      expiration_time: 'PT1M30S',
+      config: { qr: { external_pos_id: 'OTHERPOS' } },
+    });
   });
 });
 
@@ -215,23 +269,38 @@ describe('createPayment: failures', () => {
 
   it('429 is unavailable', async () => {
     sim.faults.rateLimitNext = 5;
-    expect(await connectorError(pos.createPayment(ctx(), payment(2500)))).toMatchObject({ kind: 'unavailable', processorCode: 'too_many_requests' });
+    expect(await connectorError(pos.createPayment(ctx(), payment(2500)))).toMatchObject({
+      kind: 'unavailable',
+      processorCode: 'too_many_requests',
+    });
   });
 
   it('an aborted request (our 15 s timeout) is a timeout; a network error is unavailable', async () => {
     sim.faults.timeoutNext = 1;
     expect(await connectorError(pos.createPayment(ctx(), payment(2500)))).toMatchObject({ kind: 'timeout' });
     sim.faults.networkError = true;
-    expect(await connectorError(pos.createPayment(ctx(), payment(2500)))).toMatchObject({ kind: 'unavailable', processorCode: 'network_error' });
+    expect(await connectorError(pos.createPayment(ctx(), payment(2500)))).toMatchObject({
+      kind: 'unavailable',
+      processorCode: 'network_error',
+    });
   });
 
   it('an invalid access token is configuration_invalid, and the token is nowhere in the error', async () => {
-    const stranger: MpCtx = { ...ctx(), credentials: { access_token: 'APP_USR-0000000000000000-000000-deadbeef-000000000', webhook_secret: account.webhookSecret } };
+    const stranger: MpCtx = {
+      ...ctx(),
+      credentials: {
+        access_token: 'APP_USR-0000000000000000-000000-deadbeef-000000000',
+        webhook_secret: account.webhookSecret,
+      },
+    };
     const error = await connectorError(pos.createPayment(stranger, payment(2500)));
     expect(error).toMatchObject({ kind: 'configuration_invalid', processorCode: 'unauthorized' });
     expect(error.message).not.toContain('APP_USR');
     sim.faults.invalidToken = true;
-    expect(await connectorError(qr.createPayment(qrCtx(), payment(2500)))).toMatchObject({ kind: 'configuration_invalid', processorCode: 'unauthorized' });
+    expect(await connectorError(qr.createPayment(qrCtx(), payment(2500)))).toMatchObject({
+      kind: 'configuration_invalid',
+      processorCode: 'unauthorized',
+    });
     expect(sim.orders.size).toBe(0);
   });
 
@@ -241,25 +310,43 @@ describe('createPayment: failures', () => {
     expect(sim.requests).toHaveLength(0);
     const testUser = sim.addAccount({ accessToken: 'APP_USR-1234567890123456-010203-abcdef0123456789-123456789' });
     expect((await pos.createPayment(ctx({ account: testUser }), payment(2500))).status).toBe('approved');
-    expect((await pos.createPayment(ctx({ account: testUser, environment: 'live' }), payment(2500))).status).toBe('approved');
+    expect((await pos.createPayment(ctx({ account: testUser, environment: 'live' }), payment(2500))).status).toBe(
+      'approved',
+    );
   });
 
   it('without external_pos_id / terminal_id: configuration_invalid at payment time, nothing sent', async () => {
-    expect(await connectorError(qr.createPayment(qrCtx({ configuration: { qr_ttl_seconds: 900 } }), payment(2500)))).toMatchObject({
+    expect(
+      await connectorError(qr.createPayment(qrCtx({ configuration: { qr_ttl_seconds: 900 } }), payment(2500))),
+    ).toMatchObject({
       kind: 'configuration_invalid',
       processorCode: 'missing_external_pos_id',
     });
-    expect(await connectorError(pos.createPayment(ctx({ configuration: {} }), payment(2500)))).toMatchObject({ kind: 'configuration_invalid', processorCode: 'missing_terminal_id' });
+    expect(await connectorError(pos.createPayment(ctx({ configuration: {} }), payment(2500)))).toMatchObject({
+      kind: 'configuration_invalid',
+      processorCode: 'missing_terminal_id',
+    });
     expect(sim.requests).toHaveLength(0);
   });
 
   it('an unknown POS or terminal is configuration_invalid with Mercado Pago’s code', async () => {
     const store = sim.addAccount({ posIds: [POS_ID], terminalIds: [TERMINAL] });
-    expect(await connectorError(qr.createPayment(qrCtx({ account: store, configuration: { external_pos_id: 'NOPE', qr_ttl_seconds: 900 } }), payment(2500)))).toMatchObject({
+    expect(
+      await connectorError(
+        qr.createPayment(
+          qrCtx({ account: store, configuration: { external_pos_id: 'NOPE', qr_ttl_seconds: 900 } }),
+          payment(2500),
+        ),
+      ),
+    ).toMatchObject({
       kind: 'configuration_invalid',
       processorCode: 'pos_not_found',
     });
-    expect(await connectorError(pos.createPayment(ctx({ account: store, configuration: { terminal_id: 'NOPE' } }), payment(2500)))).toMatchObject({
+    expect(
+      await connectorError(
+        pos.createPayment(ctx({ account: store, configuration: { terminal_id: 'NOPE' } }), payment(2500)),
+      ),
+    ).toMatchObject({
       kind: 'configuration_invalid',
       processorCode: 'terminal_not_found',
     });
@@ -274,7 +361,9 @@ describe('createPayment: failures', () => {
   it('the same key with another body is Mercado Pago’s idempotency conflict (409): unavailable, no second order', async () => {
     const input = payment(2500);
     await pos.createPayment(ctx(), input);
-    const error = await connectorError(pos.createPayment(ctx(), { ...input, amount: { minor: 2600, currency: 'ARS' } }));
+    const error = await connectorError(
+      pos.createPayment(ctx(), { ...input, amount: { minor: 2600, currency: 'ARS' } }),
+    );
     expect(error).toMatchObject({ kind: 'unavailable', processorCode: 'idempotency_key_already_used' });
     expect(sim.orders.size).toBe(1);
   });
@@ -286,7 +375,11 @@ describe('getPayment', () => {
     const ref = created.processorReference!;
     expect((await qr.getPayment(qrCtx(), lookup(ref))).status).toBe('pending');
     sim.pay(ref);
-    expect(await qr.getPayment(qrCtx(), lookup(ref))).toMatchObject({ status: 'approved', processorReference: ref, action: { type: 'none' } });
+    expect(await qr.getPayment(qrCtx(), lookup(ref))).toMatchObject({
+      status: 'approved',
+      processorReference: ref,
+      action: { type: 'none' },
+    });
     const other = (await qr.createPayment(qrCtx(), payment(2500))).processorReference!;
     sim.expire(other);
     expect((await qr.getPayment(qrCtx(), lookup(other))).status).toBe('expired');
@@ -298,7 +391,10 @@ describe('getPayment', () => {
   it('not_found: no reference (the Orders API is read by id), an unknown id, another account’s order', async () => {
     expect((await connectorError(pos.getPayment(ctx(), lookup(null)))).kind).toBe('not_found');
     expect(sim.requests).toHaveLength(0);
-    expect(await connectorError(pos.getPayment(ctx(), lookup('ORD01JQ4S4KY8HWQ6NA5PXB65B3D3')))).toMatchObject({ kind: 'not_found', processorCode: 'order_not_found' });
+    expect(await connectorError(pos.getPayment(ctx(), lookup('ORD01JQ4S4KY8HWQ6NA5PXB65B3D3')))).toMatchObject({
+      kind: 'not_found',
+      processorCode: 'order_not_found',
+    });
     const ref = (await pos.createPayment(ctx(), payment(2500))).processorReference!;
     const stranger = sim.addAccount();
     expect((await connectorError(pos.getPayment(ctx({ account: stranger }), lookup(ref)))).kind).toBe('not_found');
@@ -311,11 +407,18 @@ describe('getPayment', () => {
 });
 
 describe('cancelPayment', () => {
-  const cancelInput = (ref: string | null, currentStatus: 'pending' | 'processing' | 'approved' = 'pending') => ({ ...lookup(ref), processorIdempotencyKey: 'pay_x:cancel', currentStatus });
+  const cancelInput = (ref: string | null, currentStatus: 'pending' | 'processing' | 'approved' = 'pending') => ({
+    ...lookup(ref),
+    processorIdempotencyKey: 'pay_x:cancel',
+    currentStatus,
+  });
 
   it('a QR order nobody paid is canceled at Mercado Pago', async () => {
     const ref = (await qr.createPayment(qrCtx(), payment(2500))).processorReference!;
-    expect(await qr.cancelPayment(qrCtx(), cancelInput(ref))).toMatchObject({ status: 'canceled', processorReference: ref });
+    expect(await qr.cancelPayment(qrCtx(), cancelInput(ref))).toMatchObject({
+      status: 'canceled',
+      processorReference: ref,
+    });
     expect(sim.orders.get(ref)!.status).toBe('canceled');
     const [post] = sim.requestsTo('POST', `/v1/orders/${ref}/cancel`);
     expect(post!.headers['x-idempotency-key']).toBe(await processorIdempotencyKey('cancel', 'pay_x:cancel'));
@@ -330,7 +433,10 @@ describe('cancelPayment', () => {
 
   it('a processed order is voided by a full refund, and is canceled once the refund is processed', async () => {
     const ref = (await pos.createPayment(ctx(), payment(2500))).processorReference!;
-    expect(await pos.cancelPayment(ctx(), cancelInput(ref, 'approved'))).toMatchObject({ status: 'canceled', processorReference: ref });
+    expect(await pos.cancelPayment(ctx(), cancelInput(ref, 'approved'))).toMatchObject({
+      status: 'canceled',
+      processorReference: ref,
+    });
     const order = sim.orders.get(ref)!;
     expect(order.status).toBe('refunded');
     expect(order.refunds).toHaveLength(1);
@@ -342,8 +448,14 @@ describe('cancelPayment', () => {
   it('a void still processing answers unavailable; the retried cancel finds the same refund', async () => {
     sim.faults.refundsProcessing = true;
     const ref = (await pos.createPayment(ctx(), payment(2500))).processorReference!;
-    expect(await connectorError(pos.cancelPayment(ctx(), cancelInput(ref, 'approved')))).toMatchObject({ kind: 'unavailable', processorCode: 'void_in_progress' });
-    expect(await connectorError(pos.cancelPayment(ctx(), cancelInput(ref, 'approved')))).toMatchObject({ kind: 'unavailable', processorCode: 'void_in_progress' });
+    expect(await connectorError(pos.cancelPayment(ctx(), cancelInput(ref, 'approved')))).toMatchObject({
+      kind: 'unavailable',
+      processorCode: 'void_in_progress',
+    });
+    expect(await connectorError(pos.cancelPayment(ctx(), cancelInput(ref, 'approved')))).toMatchObject({
+      kind: 'unavailable',
+      processorCode: 'void_in_progress',
+    });
     const order = sim.orders.get(ref)!;
     expect(order.refunds).toHaveLength(1);
     sim.settleRefund(ref, order.refunds[0]!.id);
@@ -353,7 +465,10 @@ describe('cancelPayment', () => {
 
   it('a rejected void is declined', async () => {
     const ref = (await pos.createPayment(ctx(), payment(2561))).processorReference!;
-    expect(await connectorError(pos.cancelPayment(ctx(), cancelInput(ref, 'approved')))).toMatchObject({ kind: 'declined', processorCode: 'void_refund_rejected' });
+    expect(await connectorError(pos.cancelPayment(ctx(), cancelInput(ref, 'approved')))).toMatchObject({
+      kind: 'declined',
+      processorCode: 'void_refund_rejected',
+    });
   });
 
   it('a payment we thought pending but Mercado Pago processed is voided too', async () => {
@@ -366,7 +481,10 @@ describe('cancelPayment', () => {
   it('an order on the terminal that Mercado Pago will not cancel is declined, with its code', async () => {
     sim.faults.pointWaitsAtTerminal = true;
     const ref = (await pos.createPayment(ctx(), payment(2500))).processorReference!;
-    expect(await connectorError(pos.cancelPayment(ctx(), cancelInput(ref)))).toMatchObject({ kind: 'declined', processorCode: 'order_cannot_be_canceled' });
+    expect(await connectorError(pos.cancelPayment(ctx(), cancelInput(ref)))).toMatchObject({
+      kind: 'declined',
+      processorCode: 'order_cannot_be_canceled',
+    });
   });
 
   it('an order already final at Mercado Pago answers its final status', async () => {
@@ -377,7 +495,10 @@ describe('cancelPayment', () => {
   });
 
   it('a payment Mercado Pago never answered for is canceled without a call', async () => {
-    expect(await pos.cancelPayment(ctx(), cancelInput(null))).toMatchObject({ status: 'canceled', processorReference: null });
+    expect(await pos.cancelPayment(ctx(), cancelInput(null))).toMatchObject({
+      status: 'canceled',
+      processorReference: null,
+    });
     expect(sim.requests).toHaveLength(0);
   });
 });
@@ -397,7 +518,9 @@ describe('refundPayment / getRefund', () => {
     const first = await pos.refundPayment(ctx(), refundInput(ref, 2500));
     expect(first).toMatchObject({ status: 'approved', processorStatus: 'processed' });
     expect(first.processorReference).toBe(order.refunds[0]!.id);
-    expect(sim.requestsTo('POST', `/v1/orders/${ref}/refund`)[0]!.body).toEqual({ transactions: [{ id: order.payment.id, amount: '25.00' }] });
+    expect(sim.requestsTo('POST', `/v1/orders/${ref}/refund`)[0]!.body).toEqual({
+      transactions: [{ id: order.payment.id, amount: '25.00' }],
+    });
     expect(order).toMatchObject({ status: 'processed', statusDetail: 'partially_refunded' });
 
     // A second partial of the same amount is told apart from the first.
@@ -414,7 +537,9 @@ describe('refundPayment / getRefund', () => {
     });
     expect(await pos.getRefund(ctx(), lookupRefund(first.processorReference))).toEqual(first);
     expect((await connectorError(pos.getRefund(ctx(), lookupRefund(null)))).kind).toBe('not_found');
-    expect((await connectorError(pos.getRefund(ctx(), lookupRefund('REF01JQ4S4KY8HWQ6NA5PXB65B3D3')))).kind).toBe('not_found');
+    expect((await connectorError(pos.getRefund(ctx(), lookupRefund('REF01JQ4S4KY8HWQ6NA5PXB65B3D3')))).kind).toBe(
+      'not_found',
+    );
   });
 
   it('a full refund sends no body and refunds the order', async () => {
@@ -465,13 +590,19 @@ describe('refundPayment / getRefund', () => {
 
   it('refunding an order that was not processed is declined by Mercado Pago', async () => {
     const ref = (await qr.createPayment(qrCtx(), payment(10_000))).processorReference!;
-    expect(await connectorError(qr.refundPayment(qrCtx(), refundInput(ref, 1000)))).toMatchObject({ kind: 'declined', processorCode: 'order_cannot_be_refunded' });
+    expect(await connectorError(qr.refundPayment(qrCtx(), refundInput(ref, 1000)))).toMatchObject({
+      kind: 'declined',
+      processorCode: 'order_cannot_be_refunded',
+    });
   });
 
   it('more than the order is refused (400 → configuration_invalid with the code)', async () => {
     const ref = (await pos.createPayment(ctx(), payment(10_000))).processorReference!;
     await pos.refundPayment(ctx(), refundInput(ref, 9000));
-    expect(await connectorError(pos.refundPayment(ctx(), refundInput(ref, 2000)))).toMatchObject({ kind: 'configuration_invalid', processorCode: 'invalid_refund_amount' });
+    expect(await connectorError(pos.refundPayment(ctx(), refundInput(ref, 2000)))).toMatchObject({
+      kind: 'configuration_invalid',
+      processorCode: 'invalid_refund_amount',
+    });
   });
 });
 
@@ -516,24 +647,40 @@ describe('parseNotification', () => {
     // The signature covers x-request-id: changing it breaks it.
     await untrusted(inbound(good, { 'x-request-id': crypto.randomUUID() }));
     await untrusted(inbound(good, { 'x-signature': null }));
-    for (const header of ['', 'garbage', 'ts=abc,v1=00', 'v1=00', `ts=${Math.floor(Date.now() / 1000)}`, `ts=${Math.floor(Date.now() / 1000)},v1=`]) {
+    for (const header of [
+      '',
+      'garbage',
+      'ts=abc,v1=00',
+      'v1=00',
+      `ts=${Math.floor(Date.now() / 1000)}`,
+      `ts=${Math.floor(Date.now() / 1000)},v1=`,
+    ]) {
       await untrusted(inbound(good, { 'x-signature': header }));
     }
     // A method holding another secret does not trust it either.
     expect((await qr.parseNotification(qrCtx({ secret: 'f'.repeat(64) }), inbound(good))).trusted).toBe(false);
     // A signed data.id pointed at another order is untrusted news of that other order, nothing more.
     const otherRef = await qrOrder();
-    expect(await qr.parseNotification(qrCtx(), { ...inbound(good), url: good.url.replace(ref, otherRef) })).toMatchObject({ processorReference: otherRef, trusted: false });
+    expect(
+      await qr.parseNotification(qrCtx(), { ...inbound(good), url: good.url.replace(ref, otherRef) }),
+    ).toMatchObject({ processorReference: otherRef, trusted: false });
     // A valid signature whose body names another order than the signed data.id is refused.
     const body = JSON.parse(good.rawBody);
     body.data.id = otherRef;
-    expect((await connectorError(qr.parseNotification(qrCtx(), { ...inbound(good), rawBody: JSON.stringify(body) }))).kind).toBe('invalid_notification');
+    expect(
+      (await connectorError(qr.parseNotification(qrCtx(), { ...inbound(good), rawBody: JSON.stringify(body) }))).kind,
+    ).toBe('invalid_notification');
   });
 
   it('accepts a ts in milliseconds and a notification without x-request-id (omitted from the manifest)', async () => {
     const ref = await qrOrder();
-    expect((await qr.parseNotification(qrCtx(), inbound(await sim.notification(ref, { ts: Date.now() })))).trusted).toBe(true);
-    expect((await qr.parseNotification(qrCtx(), inbound(await sim.notification(ref, { requestId: null })))).processorReference).toBe(ref);
+    expect(
+      (await qr.parseNotification(qrCtx(), inbound(await sim.notification(ref, { ts: Date.now() })))).trusted,
+    ).toBe(true);
+    expect(
+      (await qr.parseNotification(qrCtx(), inbound(await sim.notification(ref, { requestId: null }))))
+        .processorReference,
+    ).toBe(ref);
   });
 
   it('an altered body under a valid signature changes nothing: its status is never read', async () => {
@@ -545,7 +692,13 @@ describe('parseNotification', () => {
 
   it('late notifications (delivered out of order) are each verified, and say nothing the core would believe', async () => {
     const ref = (await pos.createPayment(ctx(), payment(10_000))).processorReference!;
-    await pos.refundPayment(ctx(), { refundId: 'r1', processorIdempotencyKey: 'r1', attemptNumber: 1, paymentProcessorReference: ref, amount: { minor: 10_000, currency: 'ARS' } });
+    await pos.refundPayment(ctx(), {
+      refundId: 'r1',
+      processorIdempotencyKey: 'r1',
+      attemptNumber: 1,
+      paymentProcessorReference: ref,
+      amount: { minor: 10_000, currency: 'ARS' },
+    });
     const delivered = (await sim.delivered(ref)).reverse();
     expect(delivered.length).toBeGreaterThan(0);
     for (const n of delivered) expect((await pos.parseNotification(ctx(), inbound(n))).status).toBeNull();
@@ -553,10 +706,21 @@ describe('parseNotification', () => {
 
   it('refund news names the refund', async () => {
     const ref = (await pos.createPayment(ctx(), payment(10_000))).processorReference!;
-    const refund = await pos.refundPayment(ctx(), { refundId: 'r1', processorIdempotencyKey: 'r1', attemptNumber: 1, paymentProcessorReference: ref, amount: { minor: 4000, currency: 'ARS' } });
+    const refund = await pos.refundPayment(ctx(), {
+      refundId: 'r1',
+      processorIdempotencyKey: 'r1',
+      attemptNumber: 1,
+      paymentProcessorReference: ref,
+      amount: { minor: 4000, currency: 'ARS' },
+    });
     const [n] = await sim.delivered(ref);
     expect(JSON.parse(n!.rawBody).action).toBe('order.refunded');
-    expect(await pos.parseNotification(ctx(), inbound(n!))).toMatchObject({ resource: 'refund', processorReference: refund.processorReference, trusted: true, status: null });
+    expect(await pos.parseNotification(ctx(), inbound(n!))).toMatchObject({
+      resource: 'refund',
+      processorReference: refund.processorReference,
+      trusted: true,
+      status: null,
+    });
   });
 
   it('an unsigned (IPN-style) notification is accepted untrusted, for the core to re-fetch; each gets its own event id', async () => {
@@ -568,8 +732,24 @@ describe('parseNotification', () => {
     const b = await qr.parseNotification(qrCtx(), inbound(n));
     expect(b.eventId).not.toBe(a.eventId);
     // Unsigned news that names nothing is refused.
-    expect((await connectorError(qr.parseNotification(qrCtx(), { headers: new Headers(), rawBody: '{}', url: 'https://merchant.example/n' }))).kind).toBe('invalid_notification');
-    expect((await connectorError(qr.parseNotification(qrCtx(), { headers: new Headers(), rawBody: 'not json', url: `https://merchant.example/n?id=${ref}` }))).kind).toBe('invalid_notification');
+    expect(
+      (
+        await connectorError(
+          qr.parseNotification(qrCtx(), { headers: new Headers(), rawBody: '{}', url: 'https://merchant.example/n' }),
+        )
+      ).kind,
+    ).toBe('invalid_notification');
+    expect(
+      (
+        await connectorError(
+          qr.parseNotification(qrCtx(), {
+            headers: new Headers(),
+            rawBody: 'not json',
+            url: `https://merchant.example/n?id=${ref}`,
+          }),
+        )
+      ).kind,
+    ).toBe('invalid_notification');
   });
 });
 
@@ -604,9 +784,31 @@ describe('transformers: status tables', () => {
 
   it('every status of the table is covered above; anything unknown is pending, never approved', () => {
     expect(Object.keys(ORDER_STATUS_TABLE).sort()).toEqual(
-      ['action_required', 'at_terminal', 'cancelled', 'canceled', 'charged_back', 'created', 'expired', 'failed', 'processed', 'processing', 'refunded'].sort(),
+      [
+        'action_required',
+        'at_terminal',
+        'cancelled',
+        'canceled',
+        'charged_back',
+        'created',
+        'expired',
+        'failed',
+        'processed',
+        'processing',
+        'refunded',
+      ].sort(),
     );
-    for (const unknown of ['approved', 'accredited', 'PROCESSED', '', 'toString', '__proto__', 'constructor', 'partially_processed']) expect(mapOrderStatus(unknown, 'accredited')).toBe('pending');
+    for (const unknown of [
+      'approved',
+      'accredited',
+      'PROCESSED',
+      '',
+      'toString',
+      '__proto__',
+      'constructor',
+      'partially_processed',
+    ])
+      expect(mapOrderStatus(unknown, 'accredited')).toBe('pending');
     fc.assert(
       fc.property(fc.string(), fc.option(fc.string()), (status, detail) => {
         const mapped = mapOrderStatus(status, detail);
@@ -635,13 +837,37 @@ describe('transformers: status tables', () => {
 
 describe('transformers: errors', () => {
   it.each<[number, 'create' | 'lookup' | 'cancel' | 'refund', unknown, string, string]>([
-    [400, 'create', { errors: [{ code: 'required_properties', message: 'x' }] }, 'configuration_invalid', 'required_properties'],
+    [
+      400,
+      'create',
+      { errors: [{ code: 'required_properties', message: 'x' }] },
+      'configuration_invalid',
+      'required_properties',
+    ],
     [401, 'create', { code: 'unauthorized', message: 'invalid access token' }, 'configuration_invalid', 'unauthorized'],
-    [403, 'lookup', { message: 'forbidden', error: 'forbidden', status: 403, cause: [] }, 'configuration_invalid', 'forbidden'],
+    [
+      403,
+      'lookup',
+      { message: 'forbidden', error: 'forbidden', status: 403, cause: [] },
+      'configuration_invalid',
+      'forbidden',
+    ],
     [404, 'lookup', { errors: [{ code: 'order_not_found' }] }, 'not_found', 'order_not_found'],
     [404, 'create', { errors: [{ code: 'pos_not_found' }] }, 'configuration_invalid', 'pos_not_found'],
-    [409, 'create', { errors: [{ code: 'idempotency_key_already_used' }] }, 'unavailable', 'idempotency_key_already_used'],
-    [409, 'refund', { errors: [{ code: 'idempotency_key_already_used' }] }, 'unavailable', 'idempotency_key_already_used'],
+    [
+      409,
+      'create',
+      { errors: [{ code: 'idempotency_key_already_used' }] },
+      'unavailable',
+      'idempotency_key_already_used',
+    ],
+    [
+      409,
+      'refund',
+      { errors: [{ code: 'idempotency_key_already_used' }] },
+      'unavailable',
+      'idempotency_key_already_used',
+    ],
     [409, 'cancel', { errors: [{ code: 'order_cannot_be_canceled' }] }, 'declined', 'order_cannot_be_canceled'],
     [402, 'create', { error: 'failed', message: 'x' }, 'declined', 'failed'],
     [402, 'refund', { error: 'failed' }, 'declined', 'failed'],
@@ -664,14 +890,18 @@ describe('transformers: errors', () => {
   });
 
   it('the table covers every operation for every row', () => {
-    for (const row of HTTP_ERROR_TABLE) expect(Object.keys(row.kinds).sort()).toEqual(['cancel', 'create', 'lookup', 'refund']);
+    for (const row of HTTP_ERROR_TABLE)
+      expect(Object.keys(row.kinds).sort()).toEqual(['cancel', 'create', 'lookup', 'refund']);
   });
 
   it('never carries free text of the payload: codes are short identifiers or http_<status>', () => {
     expect(processorCodeOf(400, { errors: [{ code: 'has spaces <script>' }] })).toBe('http_400');
     expect(processorCodeOf(400, { errors: [{ code: 'x'.repeat(65) }] })).toBe('http_400');
     expect(processorCodeOf(400, { errors: [{ code: 1234 }] })).toBe('1234');
-    const error = normalizeHttpError('create', 400, { errors: [{ code: 'bad', message: 'SECRET-DETAIL' }], message: 'SECRET-DETAIL' });
+    const error = normalizeHttpError('create', 400, {
+      errors: [{ code: 'bad', message: 'SECRET-DETAIL' }],
+      message: 'SECRET-DETAIL',
+    });
     expect(JSON.stringify({ ...error, message: error.message })).not.toContain('SECRET-DETAIL');
   });
 });
@@ -681,7 +911,14 @@ describe('transformers: requests and signatures', () => {
     expect(amountString({ minor: 1050, currency: 'ARS' })).toBe('10.50');
     expect(amountString({ minor: 1, currency: 'BRL' })).toBe('0.01');
     expect(amountString({ minor: 1500, currency: 'CLP' })).toBe('1500');
-    expect([60, 90, 900, 3600, 5400, 86_400].map(isoDuration)).toEqual(['PT1M', 'PT1M30S', 'PT15M', 'PT1H', 'PT1H30M', 'PT24H']);
+    expect([60, 90, 900, 3600, 5400, 86_400].map(isoDuration)).toEqual([
+      'PT1M',
+      'PT1M30S',
+      'PT15M',
+      'PT1H',
+      'PT1H30M',
+      'PT24H',
+    ]);
   });
 
   it('idempotency keys: stable per attempt, distinct per operation, UUID-shaped', async () => {
@@ -693,7 +930,9 @@ describe('transformers: requests and signatures', () => {
   });
 
   it('the manifest: id (lower-cased when alphanumeric), request-id, ts; missing parts omitted', () => {
-    expect(signatureManifest({ dataId: 'ORD01ABC', requestId: 'req-1', ts: '1704908010' })).toBe('id:ord01abc;request-id:req-1;ts:1704908010;');
+    expect(signatureManifest({ dataId: 'ORD01ABC', requestId: 'req-1', ts: '1704908010' })).toBe(
+      'id:ord01abc;request-id:req-1;ts:1704908010;',
+    );
     expect(signatureManifest({ dataId: '123456', requestId: null, ts: '1704908010' })).toBe('id:123456;ts:1704908010;');
     expect(signatureManifest({ dataId: 'ORD_01-X', ts: '1' })).toBe('id:ORD_01-X;ts:1;');
     expect(signatureManifest({ ts: '1' })).toBe('ts:1;');
@@ -704,11 +943,35 @@ describe('transformers: requests and signatures', () => {
     const ts = 1_704_908_010;
     const v1 = await signManifest(secret, `id:123456;request-id:abc;ts:${ts};`);
     const at = (seconds: number) => seconds * 1000;
-    expect(await verifySignature(secret, `ts=${ts},v1=${v1}`, { dataId: '123456', requestId: 'abc' }, at(ts + 300))).toEqual({ ok: true });
-    expect(await verifySignature(secret, ` ts=${ts} , v1=${v1.toUpperCase()} `, { dataId: '123456', requestId: 'abc' }, at(ts - 300))).toEqual({ ok: true });
-    expect(await verifySignature(secret, `ts=${ts},v1=${v1}`, { dataId: '123456', requestId: 'abc' }, at(ts + 301))).toEqual({ ok: false, reason: 'stale' });
-    expect(await verifySignature(secret, `ts=${ts},v1=${v1}`, { dataId: '123457', requestId: 'abc' }, at(ts))).toEqual({ ok: false, reason: 'mismatch' });
-    expect(await verifySignature('other-secret-0123456789', `ts=${ts},v1=${v1}`, { dataId: '123456', requestId: 'abc' }, at(ts))).toEqual({ ok: false, reason: 'mismatch' });
-    expect(await verifySignature(secret, `v1=${v1}`, { dataId: '123456', requestId: 'abc' }, at(ts))).toEqual({ ok: false, reason: 'malformed' });
+    expect(
+      await verifySignature(secret, `ts=${ts},v1=${v1}`, { dataId: '123456', requestId: 'abc' }, at(ts + 300)),
+    ).toEqual({ ok: true });
+    expect(
+      await verifySignature(
+        secret,
+        ` ts=${ts} , v1=${v1.toUpperCase()} `,
+        { dataId: '123456', requestId: 'abc' },
+        at(ts - 300),
+      ),
+    ).toEqual({ ok: true });
+    expect(
+      await verifySignature(secret, `ts=${ts},v1=${v1}`, { dataId: '123456', requestId: 'abc' }, at(ts + 301)),
+    ).toEqual({ ok: false, reason: 'stale' });
+    expect(await verifySignature(secret, `ts=${ts},v1=${v1}`, { dataId: '123457', requestId: 'abc' }, at(ts))).toEqual({
+      ok: false,
+      reason: 'mismatch',
+    });
+    expect(
+      await verifySignature(
+        'other-secret-0123456789',
+        `ts=${ts},v1=${v1}`,
+        { dataId: '123456', requestId: 'abc' },
+        at(ts),
+      ),
+    ).toEqual({ ok: false, reason: 'mismatch' });
+    expect(await verifySignature(secret, `v1=${v1}`, { dataId: '123456', requestId: 'abc' }, at(ts))).toEqual({
+      ok: false,
+      reason: 'malformed',
+    });
   });
 });

@@ -1,10 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { CONNECTOR_DEFINITIONS, CONNECTOR_VERSIONS, definitionsOf, findConnectorVersion } from '../../src/connectors/registry.ts';
+import {
+  CONNECTOR_DEFINITIONS,
+  CONNECTOR_VERSIONS,
+  definitionsOf,
+  findConnectorVersion,
+} from '../../src/connectors/registry.ts';
 import type { ConnectorContext, ConnectorVersion } from '../../src/connectors/types.ts';
 import { defineVersion } from '../../src/connectors/version.ts';
 import { connectorError } from '../helpers/connectors.ts';
 
-const lookup = { paymentId: 'pay_1', processorReference: 'ref_1', processorIdempotencyKey: 'key_1', amount: { minor: 1000, currency: 'USD' } };
+const lookup = {
+  paymentId: 'pay_1',
+  processorReference: 'ref_1',
+  processorIdempotencyKey: 'key_1',
+  amount: { minor: 1000, currency: 'USD' },
+};
 
 describe('the registry', () => {
   it('builds each definition from its versions: id, provider, name and type written once, on the versions', () => {
@@ -32,33 +42,63 @@ describe('the registry', () => {
 });
 
 describe('decrypted credentials are parsed with the version’s schema before every adapter call', () => {
-  const untouched: typeof fetch = () => Promise.reject(new Error('no request may be sent with credentials that do not fit'));
-  const ctx = (credentials: unknown): ConnectorContext => ({ credentials, configuration: {}, environment: 'test', fetch: untouched });
-  const stored = [null, {}, 'a string', { api_key: 1, secret_key: 1, access_token: 1 }, { secret_key: 'sk_test_1234567890', webhook_secret: 'whsec_12345678', extra: 'x' }];
-
-  it.each(CONNECTOR_VERSIONS.map((v) => [v.id, v] as const))('%s: credentials that do not fit → configuration_invalid (credentials_invalid), nothing sent, no value echoed', async (_, version) => {
-    const a = version.adapter;
-    for (const credentials of stored) {
-      const calls = [
-        a.createPayment(ctx(credentials), { ...lookup, attemptNumber: 1, externalReference: 'ext' }),
-        a.getPayment(ctx(credentials), lookup),
-        a.cancelPayment(ctx(credentials), { ...lookup, currentStatus: 'pending' }),
-        a.refundPayment(ctx(credentials), { refundId: 'ref', processorIdempotencyKey: 'k', attemptNumber: 1, paymentProcessorReference: 'ref_1', amount: lookup.amount }),
-        a.getRefund(ctx(credentials), { refundId: 'ref', amount: lookup.amount, processorReference: null, processorIdempotencyKey: 'k', paymentProcessorReference: 'ref_1' }),
-        a.parseNotification(ctx(credentials), { headers: new Headers(), rawBody: '{}', url: 'https://example.com/' }),
-      ];
-      for (const call of calls) {
-        const error = await connectorError(call);
-        expect(error).toMatchObject({ kind: 'configuration_invalid', processorCode: 'credentials_invalid' });
-        expect(error.message).not.toMatch(/sk_test|whsec|extra/);
-      }
-    }
+  const untouched: typeof fetch = () =>
+    Promise.reject(new Error('no request may be sent with credentials that do not fit'));
+  const ctx = (credentials: unknown): ConnectorContext => ({
+    credentials,
+    configuration: {},
+    environment: 'test',
+    fetch: untouched,
   });
+  const stored = [
+    null,
+    {},
+    'a string',
+    { api_key: 1, secret_key: 1, access_token: 1 },
+    { secret_key: 'sk_test_1234567890', webhook_secret: 'whsec_12345678', extra: 'x' },
+  ];
+
+  it.each(CONNECTOR_VERSIONS.map((v) => [v.id, v] as const))(
+    '%s: credentials that do not fit → configuration_invalid (credentials_invalid), nothing sent, no value echoed',
+    async (_, version) => {
+      const a = version.adapter;
+      for (const credentials of stored) {
+        const calls = [
+          a.createPayment(ctx(credentials), { ...lookup, attemptNumber: 1, externalReference: 'ext' }),
+          a.getPayment(ctx(credentials), lookup),
+          a.cancelPayment(ctx(credentials), { ...lookup, currentStatus: 'pending' }),
+          a.refundPayment(ctx(credentials), {
+            refundId: 'ref',
+            processorIdempotencyKey: 'k',
+            attemptNumber: 1,
+            paymentProcessorReference: 'ref_1',
+            amount: lookup.amount,
+          }),
+          a.getRefund(ctx(credentials), {
+            refundId: 'ref',
+            amount: lookup.amount,
+            processorReference: null,
+            processorIdempotencyKey: 'k',
+            paymentProcessorReference: 'ref_1',
+          }),
+          a.parseNotification(ctx(credentials), { headers: new Headers(), rawBody: '{}', url: 'https://example.com/' }),
+        ];
+        for (const call of calls) {
+          const error = await connectorError(call);
+          expect(error).toMatchObject({ kind: 'configuration_invalid', processorCode: 'credentials_invalid' });
+          expect(error.message).not.toMatch(/sk_test|whsec|extra/);
+        }
+      }
+    },
+  );
 
   it('the adapter receives what the schema returns (defaults applied, the original object untouched)', async () => {
     const [pos] = CONNECTOR_VERSIONS as [ConnectorVersion];
     let seen: unknown;
-    const spy = defineVersion({ ...pos, adapter: { ...pos.adapter, getPayment: async (c) => ((seen = c.credentials), Promise.reject(new Error('stop'))) } });
+    const spy = defineVersion({
+      ...pos,
+      adapter: { ...pos.adapter, getPayment: async (c) => ((seen = c.credentials), Promise.reject(new Error('stop'))) },
+    });
     const credentials = { api_key: 'sandbox-key-1' };
     await expect(spy.adapter.getPayment(ctx(credentials), lookup)).rejects.toThrow('stop');
     expect(seen).toEqual(credentials);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { sandboxPosV1, sandboxQrV1, SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
+import {
+  sandboxPosV1,
+  sandboxQrV1,
+  SANDBOX_SIGNATURE_HEADER,
+  signSandboxNotification,
+} from '../../src/connectors/sandbox/index.ts';
 import type { ConnectorContext, ConnectorVersion, CreatePaymentInput, Money } from '../../src/connectors/types.ts';
 import { connectorError } from '../helpers/connectors.ts';
 import { crc16 } from '../helpers/emvco.ts';
@@ -12,7 +17,10 @@ function ctx(apiKey = API_KEY): ConnectorContext<{ api_key: string }, Record<str
   return { credentials: { api_key: apiKey }, configuration: {}, environment: 'test', fetch: globalThis.fetch };
 }
 
-function paymentInput(minor: number, options: { currency?: string; attemptNumber?: number; key?: string } = {}): CreatePaymentInput {
+function paymentInput(
+  minor: number,
+  options: { currency?: string; attemptNumber?: number; key?: string } = {},
+): CreatePaymentInput {
   return {
     paymentId: `pay_${crypto.randomUUID()}`,
     processorIdempotencyKey: options.key ?? crypto.randomUUID(),
@@ -22,7 +30,10 @@ function paymentInput(minor: number, options: { currency?: string; attemptNumber
   };
 }
 
-function expectUsual(version: ConnectorVersion, outcome: Awaited<ReturnType<ConnectorVersion['adapter']['createPayment']>>) {
+function expectUsual(
+  version: ConnectorVersion,
+  outcome: Awaited<ReturnType<ConnectorVersion['adapter']['createPayment']>>,
+) {
   if (version.type === 'pos') {
     expect(outcome.status).toBe('approved');
     expect(outcome.action).toEqual({ type: 'none' });
@@ -49,27 +60,37 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
     });
 
     it('gives the usual answer for any other ending', async () => {
-      for (const minor of [100, 1, 99, 150, 156, 1050, 12_345_600, 161]) expectUsual(version, await adapter.createPayment(ctx(), paymentInput(minor)));
+      for (const minor of [100, 1, 99, 150, 156, 1050, 12_345_600, 161])
+        expectUsual(version, await adapter.createPayment(ctx(), paymentInput(minor)));
     });
 
-    it(type === 'pos' ? 'ending 55 → pending, waiting for a check at the terminal' : 'ending 55 → the usual answer', async () => {
-      const outcome = await adapter.createPayment(ctx(), paymentInput(1055));
-      if (type === 'pos') {
-        expect(outcome).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
-        // Asked again (reconciliation), the sandbox says the same: nothing settles it but the processor's news.
-        expect(
-          await adapter.getPayment(ctx(), { paymentId: 'pay_x', processorReference: outcome.processorReference, processorIdempotencyKey: 'k', amount: { minor: 1055, currency: 'USD' } }),
-        ).toMatchObject({
-          status: 'pending',
-          action: { type: 'check_terminal' },
-        });
-      } else {
-        expectUsual(version, outcome);
-      }
-    });
+    it(
+      type === 'pos' ? 'ending 55 → pending, waiting for a check at the terminal' : 'ending 55 → the usual answer',
+      async () => {
+        const outcome = await adapter.createPayment(ctx(), paymentInput(1055));
+        if (type === 'pos') {
+          expect(outcome).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
+          // Asked again (reconciliation), the sandbox says the same: nothing settles it but the processor's news.
+          expect(
+            await adapter.getPayment(ctx(), {
+              paymentId: 'pay_x',
+              processorReference: outcome.processorReference,
+              processorIdempotencyKey: 'k',
+              amount: { minor: 1055, currency: 'USD' },
+            }),
+          ).toMatchObject({
+            status: 'pending',
+            action: { type: 'check_terminal' },
+          });
+        } else {
+          expectUsual(version, outcome);
+        }
+      },
+    );
 
     it('ending 00 → the usual answer, in every currency', async () => {
-      for (const currency of version.currencies) expectUsual(version, await adapter.createPayment(ctx(), paymentInput(2500, { currency })));
+      for (const currency of version.currencies)
+        expectUsual(version, await adapter.createPayment(ctx(), paymentInput(2500, { currency })));
     });
 
     it(type === 'pos' ? 'ending 51 → declined' : 'ending 51 → the usual answer (the decline comes later)', async () => {
@@ -97,7 +118,9 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
       const retry = await adapter.createPayment(ctx(), paymentInput(2052, { key, attemptNumber: 2 }));
       expectUsual(version, retry);
       // CLP has no decimals: its last two integer digits choose the answer.
-      expect((await connectorError(adapter.createPayment(ctx(), paymentInput(1552, { currency: 'CLP' })))).kind).toBe('timeout');
+      expect((await connectorError(adapter.createPayment(ctx(), paymentInput(1552, { currency: 'CLP' })))).kind).toBe(
+        'timeout',
+      );
     });
 
     it('ending 53 → unavailable on the first attempt, the usual answer on the retry', async () => {
@@ -105,7 +128,9 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
       const error = await connectorError(adapter.createPayment(ctx(), paymentInput(753, { key, attemptNumber: 1 })));
       expect(error.kind).toBe('unavailable');
       expectUsual(version, await adapter.createPayment(ctx(), paymentInput(753, { key, attemptNumber: 2 })));
-      expect((await connectorError(adapter.createPayment(ctx(), paymentInput(1553, { currency: 'CLP' })))).kind).toBe('unavailable');
+      expect((await connectorError(adapter.createPayment(ctx(), paymentInput(1553, { currency: 'CLP' })))).kind).toBe(
+        'unavailable',
+      );
     });
 
     it('ending 54 → failed', async () => {
@@ -160,14 +185,19 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
       expect(read.processorReference).toBe(created.processorReference);
       expect(read.status).toBe(created.status);
       expect((await adapter.getPayment(ctx(), lookup(1054, 'sbx_pay_x'))).status).toBe('failed');
-      expect((await adapter.getPayment(ctx(), lookup(1052, 'sbx_pay_x'))).status).toBe(type === 'pos' ? 'approved' : 'pending');
+      expect((await adapter.getPayment(ctx(), lookup(1052, 'sbx_pay_x'))).status).toBe(
+        type === 'pos' ? 'approved' : 'pending',
+      );
       // A payment whose creation never got an answer is unknown to the sandbox.
       expect((await connectorError(adapter.getPayment(ctx(), lookup(1052)))).kind).toBe('not_found');
     });
 
     it('cancelPayment cancels, keeping the reference', async () => {
       const created = await adapter.createPayment(ctx(), paymentInput(1000));
-      const canceled = await adapter.cancelPayment(ctx(), { ...lookup(1000, created.processorReference), currentStatus: created.status });
+      const canceled = await adapter.cancelPayment(ctx(), {
+        ...lookup(1000, created.processorReference),
+        currentStatus: created.status,
+      });
       expect(canceled.status).toBe('canceled');
       expect(canceled.processorReference).toBe(created.processorReference);
       expect(canceled.action).toEqual({ type: 'none' });
@@ -183,7 +213,8 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
           amount: { minor, currency: 'USD' },
         });
       for (const minor of [61, 1061, 99_961]) expect((await refund(minor)).status).toBe('declined');
-      for (const minor of [1, 60, 62, 100, 1000, 1051, 1052, 1053, 1054, 6100]) expect((await refund(minor)).status).toBe('approved');
+      for (const minor of [1, 60, 62, 100, 1000, 1051, 1052, 1053, 1054, 6100])
+        expect((await refund(minor)).status).toBe('approved');
       const key = crypto.randomUUID();
       const a = await refund(500, key);
       const b = await refund(500, key);
@@ -205,7 +236,9 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
       expect(read.processorReference).toBe('sbx_ref_abc');
       expect(read.status).toBe('approved');
       expect((await adapter.getRefund(ctx(), lookupRefund(561))).status).toBe('declined');
-      expect((await connectorError(adapter.getRefund(ctx(), { ...lookupRefund(500), processorReference: null }))).kind).toBe('not_found');
+      expect(
+        (await connectorError(adapter.getRefund(ctx(), { ...lookupRefund(500), processorReference: null }))).kind,
+      ).toBe('not_found');
     });
 
     it("'invalid-credentials' → configuration_invalid on every operation, for every amount", async () => {
@@ -215,7 +248,10 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
         ['createPayment (timeout amount)', () => adapter.createPayment(bad, paymentInput(1052))],
         ['createPayment (decline amount)', () => adapter.createPayment(bad, paymentInput(1051))],
         ['getPayment', () => adapter.getPayment(bad, lookup(1000, 'sbx_pay_x'))],
-        ['cancelPayment', () => adapter.cancelPayment(bad, { ...lookup(1000, 'sbx_pay_x'), currentStatus: 'approved' })],
+        [
+          'cancelPayment',
+          () => adapter.cancelPayment(bad, { ...lookup(1000, 'sbx_pay_x'), currentStatus: 'approved' }),
+        ],
         [
           'refundPayment',
           () =>
@@ -249,7 +285,13 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
 
   describe(`sandbox ${type}: parseNotification`, () => {
     const body = (overrides: Record<string, unknown> = {}) =>
-      JSON.stringify({ id: `evt_${crypto.randomUUID()}`, resource: 'payment', reference: 'sbx_pay_0123456789abcdef01234567', status: 'approved', ...overrides });
+      JSON.stringify({
+        id: `evt_${crypto.randomUUID()}`,
+        resource: 'payment',
+        reference: 'sbx_pay_0123456789abcdef01234567',
+        status: 'approved',
+        ...overrides,
+      });
     const notification = (rawBody: string, signature: string | null) => ({
       headers: new Headers(signature === null ? {} : { [SANDBOX_SIGNATURE_HEADER]: signature }),
       rawBody,
@@ -258,13 +300,30 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
 
     it('accepts a correctly signed body', async () => {
       const raw = body();
-      const parsed = await adapter.parseNotification(ctx(), notification(raw, await signSandboxNotification({ api_key: API_KEY }, raw)));
+      const parsed = await adapter.parseNotification(
+        ctx(),
+        notification(raw, await signSandboxNotification({ api_key: API_KEY }, raw)),
+      );
       const sent = JSON.parse(raw);
-      expect(parsed).toEqual({ eventId: sent.id, resource: 'payment', processorReference: sent.reference, status: 'approved', trusted: true });
+      expect(parsed).toEqual({
+        eventId: sent.id,
+        resource: 'payment',
+        processorReference: sent.reference,
+        status: 'approved',
+        trusted: true,
+      });
 
       const refund = body({ resource: 'refund', reference: 'sbx_ref_1', status: 'declined' });
-      const parsedRefund = await adapter.parseNotification(ctx(), notification(refund, await signSandboxNotification({ api_key: API_KEY }, refund)));
-      expect(parsedRefund).toMatchObject({ resource: 'refund', processorReference: 'sbx_ref_1', status: 'declined', trusted: true });
+      const parsedRefund = await adapter.parseNotification(
+        ctx(),
+        notification(refund, await signSandboxNotification({ api_key: API_KEY }, refund)),
+      );
+      expect(parsedRefund).toMatchObject({
+        resource: 'refund',
+        processorReference: 'sbx_ref_1',
+        status: 'declined',
+        trusted: true,
+      });
     });
 
     it('refuses a tampered body, a missing or empty signature, and a wrong key', async () => {
@@ -288,7 +347,13 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
     });
 
     it('refuses a signed body it does not understand', async () => {
-      for (const raw of ['not json', '{}', body({ status: 'refunded' }), body({ resource: 'order' }), body({ id: '' })]) {
+      for (const raw of [
+        'not json',
+        '{}',
+        body({ status: 'refunded' }),
+        body({ resource: 'order' }),
+        body({ id: '' }),
+      ]) {
         const signed = notification(raw, await signSandboxNotification({ api_key: API_KEY }, raw));
         expect((await connectorError(adapter.parseNotification(ctx(), signed))).kind).toBe('invalid_notification');
       }

@@ -6,7 +6,16 @@ import { StripeDispute } from '../../src/connectors/stripe/sdk.ts';
 import { encodeForm, REFUND_STATUS_MAP } from '../../src/connectors/stripe/transformers.ts';
 import type { ConnectorErrorKind, CreatePaymentInput, ProcessorPaymentStatus } from '../../src/connectors/types.ts';
 import { connectorError } from '../helpers/connectors.ts';
-import { ERROR_TYPE_KINDS, posConfig, qrConfig, READER, SECRET_KEY, stripeCtx, stripeLookup, stripePayment } from '../helpers/stripe.ts';
+import {
+  ERROR_TYPE_KINDS,
+  posConfig,
+  qrConfig,
+  READER,
+  SECRET_KEY,
+  stripeCtx,
+  stripeLookup,
+  stripePayment,
+} from '../helpers/stripe.ts';
 import { StripeSimulator, stripeId } from '../simulators/stripe.ts';
 
 /** The Stripe adapter against the Stripe simulator (injected as ctx.fetch). The pure transformers: stripe-transformers.test.ts. */
@@ -17,14 +26,31 @@ const qr = stripeQrV1.adapter;
 // ---------------------------------------------------------------------------------------------------------
 describe('Stripe versions', () => {
   it('publishes a POS and a QR version with payments, refunds and cancellations', () => {
-    expect(stripePosV1).toMatchObject({ id: 'cnv_stripe_pos_v1', provider: 'stripe', type: 'pos', status: 'published', currencies: ['USD', 'EUR', 'SGD'] });
-    expect(stripeQrV1).toMatchObject({ id: 'cnv_stripe_qr_v1', provider: 'stripe', type: 'qr', status: 'published', currencies: ['THB', 'SGD'] });
+    expect(stripePosV1).toMatchObject({
+      id: 'cnv_stripe_pos_v1',
+      provider: 'stripe',
+      type: 'pos',
+      status: 'published',
+      currencies: ['USD', 'EUR', 'SGD'],
+    });
+    expect(stripeQrV1).toMatchObject({
+      id: 'cnv_stripe_qr_v1',
+      provider: 'stripe',
+      type: 'qr',
+      status: 'published',
+      currencies: ['THB', 'SGD'],
+    });
     for (const v of [stripePosV1, stripeQrV1]) expect(v.capabilities).toEqual(['payments', 'refunds', 'cancellations']);
   });
 
   it('credentials: a secret or restricted key and a webhook secret, nothing else', () => {
     const schema = stripePosV1.credentialsSchema;
-    for (const secret_key of ['sk_test_abcdefgh123', 'sk_live_abcdefgh123', 'rk_test_abcdefgh123', 'rk_live_abcdefgh123']) {
+    for (const secret_key of [
+      'sk_test_abcdefgh123',
+      'sk_live_abcdefgh123',
+      'rk_test_abcdefgh123',
+      'rk_live_abcdefgh123',
+    ]) {
       expect(schema.safeParse({ secret_key, webhook_secret: 'whsec_abcdefgh123' }).success).toBe(true);
     }
     for (const bad of [
@@ -76,7 +102,10 @@ describe('Stripe POS adapter', () => {
     });
     const [process] = sim.requestsTo('POST', `/v1/terminal/readers/${READER}/process_payment_intent`);
     // Tipping is skipped: the amount approved must be the amount asked.
-    expect(process!.params).toEqual({ payment_intent: outcome.processorReference, process_config: { skip_tipping: 'true' } });
+    expect(process!.params).toEqual({
+      payment_intent: outcome.processorReference,
+      process_config: { skip_tipping: 'true' },
+    });
     expect(process!.idempotencyKey).toBe(`${input.processorIdempotencyKey}:process:1`);
     // Every request went to the fixed base URL with the key; no POST without an idempotency key.
     for (const r of sim.requests) {
@@ -105,7 +134,11 @@ describe('Stripe POS adapter', () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
     const input = stripePayment(2500);
     const outcome = await pos.createPayment(stripeCtx(sim, posConfig()), input);
-    expect(outcome).toMatchObject({ status: 'pending', processorStatus: 'requires_payment_method', action: { type: 'none' } });
+    expect(outcome).toMatchObject({
+      status: 'pending',
+      processorStatus: 'requires_payment_method',
+      action: { type: 'none' },
+    });
     sim.presentCard(READER);
     const later = await pos.getPayment(stripeCtx(sim, posConfig()), {
       paymentId: input.paymentId,
@@ -129,7 +162,11 @@ describe('Stripe POS adapter', () => {
   it('amount ending 51 → declined at the reader, with the decline code', async () => {
     const sim = new StripeSimulator();
     const outcome = await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(1051));
-    expect(outcome).toMatchObject({ status: 'declined', declineCode: 'generic_decline', processorStatus: 'requires_payment_method' });
+    expect(outcome).toMatchObject({
+      status: 'declined',
+      declineCode: 'generic_decline',
+      processorStatus: 'requires_payment_method',
+    });
     expect(outcome.processorReference).toMatch(/^pi_/);
   });
 
@@ -149,7 +186,10 @@ describe('Stripe POS adapter', () => {
     const retry = await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 });
     expect(retry).toMatchObject({ status: 'approved', processorReference: created.id });
     expect(sim.paymentIntentCount()).toBe(1);
-    expect(sim.requestsTo('POST', '/v1/payment_intents').map((r) => r.idempotencyKey)).toEqual([`${input.processorIdempotencyKey}:create`, `${input.processorIdempotencyKey}:create`]);
+    expect(sim.requestsTo('POST', '/v1/payment_intents').map((r) => r.idempotencyKey)).toEqual([
+      `${input.processorIdempotencyKey}:create`,
+      `${input.processorIdempotencyKey}:create`,
+    ]);
   });
 
   it('a timeout after the hand-over: the retry finds the PaymentIntent already paid and charges nothing twice', async () => {
@@ -169,7 +209,9 @@ describe('Stripe POS adapter', () => {
     const error = await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input));
     expect(error).toMatchObject({ kind: 'unavailable', processorCode: 'api_error' });
     expect(sim.paymentIntentCount()).toBe(0);
-    expect((await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 })).status).toBe('approved');
+    expect((await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 })).status).toBe(
+      'approved',
+    );
     expect(sim.paymentIntentCount()).toBe(1);
   });
 
@@ -179,7 +221,9 @@ describe('Stripe POS adapter', () => {
     sim.inject('timeout');
     expect((await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input))).kind).toBe('timeout');
     expect(sim.paymentIntentCount()).toBe(0);
-    expect((await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 })).status).toBe('approved');
+    expect((await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 })).status).toBe(
+      'approved',
+    );
     expect(sim.paymentIntentCount()).toBe(1);
   });
 
@@ -194,14 +238,21 @@ describe('Stripe POS adapter', () => {
   it('refuses a live key in the test environment and a test key in live, before any request', async () => {
     const sim = new StripeSimulator();
     const live = { secret_key: `sk_live_${stripeId('k').slice(2)}`, webhook_secret: sim.webhookSecret };
-    expect(await connectorError(pos.createPayment(stripeCtx(sim, posConfig(), { credentials: live }), stripePayment(2500)))).toMatchObject({
+    expect(
+      await connectorError(pos.createPayment(stripeCtx(sim, posConfig(), { credentials: live }), stripePayment(2500))),
+    ).toMatchObject({
       kind: 'configuration_invalid',
       processorCode: 'stripe_key_environment_mismatch',
     });
     expect(
       (
         await connectorError(
-          pos.getPayment(stripeCtx(sim, posConfig(), { environment: 'live' }), { paymentId: 'pay_1', processorReference: 'pi_1', processorIdempotencyKey: 'k', amount: { minor: 1, currency: 'USD' } }),
+          pos.getPayment(stripeCtx(sim, posConfig(), { environment: 'live' }), {
+            paymentId: 'pay_1',
+            processorReference: 'pi_1',
+            processorIdempotencyKey: 'k',
+            amount: { minor: 1, currency: 'USD' },
+          }),
         )
       ).kind,
     ).toBe('configuration_invalid');
@@ -210,7 +261,10 @@ describe('Stripe POS adapter', () => {
 
   it('without a reader_id the payment fails with configuration_invalid, before any request', async () => {
     const sim = new StripeSimulator();
-    expect(await connectorError(pos.createPayment(stripeCtx(sim, {}), stripePayment(2500)))).toMatchObject({ kind: 'configuration_invalid', processorCode: 'stripe_reader_missing' });
+    expect(await connectorError(pos.createPayment(stripeCtx(sim, {}), stripePayment(2500)))).toMatchObject({
+      kind: 'configuration_invalid',
+      processorCode: 'stripe_reader_missing',
+    });
     expect(sim.requests).toHaveLength(0);
   });
 
@@ -218,7 +272,10 @@ describe('Stripe POS adapter', () => {
     const sim = new StripeSimulator();
     sim.offlineReaders.add(READER);
     const input = stripePayment(2500);
-    expect(await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input))).toMatchObject({ kind: 'unavailable', processorCode: 'terminal_reader_offline' });
+    expect(await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input))).toMatchObject({
+      kind: 'unavailable',
+      processorCode: 'terminal_reader_offline',
+    });
     sim.offlineReaders.delete(READER);
     const retry = await pos.createPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 });
     expect(retry.status).toBe('approved');
@@ -269,8 +326,16 @@ describe('Stripe QR adapter', () => {
 
   it('a currency the QR method does not take → configuration_invalid, before any request', async () => {
     const sim = new StripeSimulator();
-    expect((await connectorError(qr.createPayment(stripeCtx(sim, qrConfig()), stripePayment(1000, 'SGD')))).processorCode).toBe('stripe_currency_not_supported_by_method');
-    expect((await connectorError(qr.createPayment(stripeCtx(sim, qrConfig({ payment_method_type: 'paynow' })), stripePayment(1000, 'THB')))).kind).toBe('configuration_invalid');
+    expect(
+      (await connectorError(qr.createPayment(stripeCtx(sim, qrConfig()), stripePayment(1000, 'SGD')))).processorCode,
+    ).toBe('stripe_currency_not_supported_by_method');
+    expect(
+      (
+        await connectorError(
+          qr.createPayment(stripeCtx(sim, qrConfig({ payment_method_type: 'paynow' })), stripePayment(1000, 'THB')),
+        )
+      ).kind,
+    ).toBe('configuration_invalid');
     expect(sim.requests).toHaveLength(0);
   });
 
@@ -293,7 +358,11 @@ describe('Stripe QR adapter', () => {
     const sim = new StripeSimulator();
     const input = stripePayment(1054, 'THB');
     const outcome = await qr.createPayment(stripeCtx(sim, qrConfig()), input);
-    expect(outcome).toMatchObject({ status: 'failed', processorReference: sim.paymentIntentFor(input.paymentId)!.id, action: { type: 'none' } });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      processorReference: sim.paymentIntentFor(input.paymentId)!.id,
+      action: { type: 'none' },
+    });
   });
 
   it('amount ending 52: timeout, then the retry replays the same PaymentIntent and shows the same QR', async () => {
@@ -302,7 +371,11 @@ describe('Stripe QR adapter', () => {
     expect((await connectorError(qr.createPayment(stripeCtx(sim, qrConfig()), input))).kind).toBe('timeout');
     const pi = sim.paymentIntentFor(input.paymentId)!;
     const retry = await qr.createPayment(stripeCtx(sim, qrConfig()), { ...input, attemptNumber: 2 });
-    expect(retry).toMatchObject({ status: 'pending', processorReference: pi.id, action: { type: 'display_qr', qrData: pi.next_action!.promptpay_display_qr_code!.data } });
+    expect(retry).toMatchObject({
+      status: 'pending',
+      processorReference: pi.id,
+      action: { type: 'display_qr', qrData: pi.next_action!.promptpay_display_qr_code!.data },
+    });
     expect(sim.paymentIntentCount()).toBe(1);
   });
 
@@ -311,7 +384,9 @@ describe('Stripe QR adapter', () => {
     const input = stripePayment(1052, 'THB');
     await connectorError(qr.createPayment(stripeCtx(sim, qrConfig()), input));
     sim.payQr(sim.paymentIntentFor(input.paymentId)!.id);
-    expect((await qr.createPayment(stripeCtx(sim, qrConfig()), { ...input, attemptNumber: 2 })).status).toBe('approved');
+    expect((await qr.createPayment(stripeCtx(sim, qrConfig()), { ...input, attemptNumber: 2 })).status).toBe(
+      'approved',
+    );
   });
 
   it('the same idempotency key with other parameters (400 idempotency_error) → timeout, not a failure: a request with that key ran, and the lookup finds it', async () => {
@@ -323,7 +398,10 @@ describe('Stripe QR adapter', () => {
     expect(error).toMatchObject({ kind: 'timeout', processorCode: 'idempotency_error' });
     expect(sim.paymentIntentCount()).toBe(1);
     // What reconciliation then does: the PaymentIntent the first request made, by its metadata.
-    expect(await qr.getPayment(stripeCtx(sim, qrConfig()), stripeLookup(changed, null))).toMatchObject({ status: 'pending', processorReference: first.processorReference });
+    expect(await qr.getPayment(stripeCtx(sim, qrConfig()), stripeLookup(changed, null))).toMatchObject({
+      status: 'pending',
+      processorReference: first.processorReference,
+    });
   });
 });
 
@@ -342,38 +420,52 @@ describe('Stripe: every PaymentIntent, Refund and reader-action status, through 
     canceled: { status: 'canceled', processorStatus: 'canceled' },
   };
 
-  it.each(Object.entries(expected) as [Stripe.PaymentIntent.Status, (typeof expected)[Stripe.PaymentIntent.Status]][])('a PaymentIntent in %s → %o', async (status, outcome) => {
-    const sim = new StripeSimulator({ readerMode: 'manual' });
-    const input = stripePayment(2500);
-    const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
-    // The reader is let go first, so only the PaymentIntent speaks.
-    sim.readers.get(READER)!.action = null;
-    sim.setPaymentIntentStatus(created.processorReference!, status);
-    expect(await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference))).toMatchObject(outcome);
-    const captures = sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/capture`);
-    expect(captures.map((r) => r.idempotencyKey)).toEqual(status === 'requires_capture' ? [`${input.processorIdempotencyKey}:capture`] : []);
-  });
+  it.each(Object.entries(expected) as [Stripe.PaymentIntent.Status, (typeof expected)[Stripe.PaymentIntent.Status]][])(
+    'a PaymentIntent in %s → %o',
+    async (status, outcome) => {
+      const sim = new StripeSimulator({ readerMode: 'manual' });
+      const input = stripePayment(2500);
+      const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
+      // The reader is let go first, so only the PaymentIntent speaks.
+      sim.readers.get(READER)!.action = null;
+      sim.setPaymentIntentStatus(created.processorReference!, status);
+      expect(
+        await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference)),
+      ).toMatchObject(outcome);
+      const captures = sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/capture`);
+      expect(captures.map((r) => r.idempotencyKey)).toEqual(
+        status === 'requires_capture' ? [`${input.processorIdempotencyKey}:capture`] : [],
+      );
+    },
+  );
 
-  it.each(['pending', 'requires_action', 'succeeded', 'failed', 'canceled'] as const)('a Refund in %s → the table’s status through getRefund', async (status) => {
-    const sim = new StripeSimulator({ refundMode: 'pending' });
-    const pi = (await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(5_000))).processorReference!;
-    const refund = await pos.refundPayment(stripeCtx(sim, posConfig()), {
-      refundId: 'ref_1',
-      processorIdempotencyKey: 'ref_1',
-      attemptNumber: 1,
-      paymentProcessorReference: pi,
-      amount: { minor: 5_000, currency: 'USD' },
-    });
-    sim.settleRefund(refund.processorReference!, status);
-    const read = await pos.getRefund(stripeCtx(sim, posConfig()), {
-      refundId: 'ref_1',
-      amount: { minor: 5_000, currency: 'USD' },
-      processorReference: null,
-      processorIdempotencyKey: 'ref_1',
-      paymentProcessorReference: pi,
-    });
-    expect(read).toEqual({ status: REFUND_STATUS_MAP[status], processorReference: refund.processorReference, processorStatus: status });
-  });
+  it.each(['pending', 'requires_action', 'succeeded', 'failed', 'canceled'] as const)(
+    'a Refund in %s → the table’s status through getRefund',
+    async (status) => {
+      const sim = new StripeSimulator({ refundMode: 'pending' });
+      const pi = (await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(5_000))).processorReference!;
+      const refund = await pos.refundPayment(stripeCtx(sim, posConfig()), {
+        refundId: 'ref_1',
+        processorIdempotencyKey: 'ref_1',
+        attemptNumber: 1,
+        paymentProcessorReference: pi,
+        amount: { minor: 5_000, currency: 'USD' },
+      });
+      sim.settleRefund(refund.processorReference!, status);
+      const read = await pos.getRefund(stripeCtx(sim, posConfig()), {
+        refundId: 'ref_1',
+        amount: { minor: 5_000, currency: 'USD' },
+        processorReference: null,
+        processorIdempotencyKey: 'ref_1',
+        paymentProcessorReference: pi,
+      });
+      expect(read).toEqual({
+        status: REFUND_STATUS_MAP[status],
+        processorReference: refund.processorReference,
+        processorStatus: status,
+      });
+    },
+  );
 
   it('reader actions: in_progress → pending; succeeded → the PaymentIntent’s status; failed with no error on the PaymentIntent (the customer canceled) → failed', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
@@ -382,7 +474,10 @@ describe('Stripe: every PaymentIntent, Refund and reader-action status, through 
     expect(sim.readers.get(READER)!.action).toMatchObject({ status: 'in_progress' });
     expect(created).toMatchObject({ status: 'pending', processorStatus: 'requires_payment_method' });
     sim.presentCard(READER, 'customer_cancel');
-    expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({ status: 'requires_payment_method', last_payment_error: null });
+    expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({
+      status: 'requires_payment_method',
+      last_payment_error: null,
+    });
     const read = await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference));
     expect(read).toMatchObject({ status: 'failed', processorStatus: 'reader_action_failed:customer_canceled' });
     // A retry of the same payment does not hand the PaymentIntent over again: that attempt is over.
@@ -394,7 +489,9 @@ describe('Stripe: every PaymentIntent, Refund and reader-action status, through 
     const paid = await pos.createPayment(stripeCtx(sim, posConfig()), other);
     sim.presentCard(READER, 'succeed');
     expect(sim.readers.get(READER)!.action).toMatchObject({ status: 'succeeded' });
-    expect((await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(other, paid.processorReference))).status).toBe('approved');
+    expect(
+      (await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(other, paid.processorReference))).status,
+    ).toBe('approved');
   });
 
   it('a failed reader action for another PaymentIntent says nothing about this one', async () => {
@@ -406,22 +503,32 @@ describe('Stripe: every PaymentIntent, Refund and reader-action status, through 
     const created = await sim.fetch('https://api.stripe.com/v1/payment_intents', {
       method: 'POST',
       headers: { Authorization: `Bearer ${SECRET_KEY}`, 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: encodeForm({ amount: 2700, currency: 'usd', payment_method_types: ['card_present'], metadata: { payment_id: b.paymentId } } satisfies Stripe.PaymentIntentCreateParams),
+      body: encodeForm({
+        amount: 2700,
+        currency: 'usd',
+        payment_method_types: ['card_present'],
+        metadata: { payment_id: b.paymentId },
+      } satisfies Stripe.PaymentIntentCreateParams),
     });
     const other = (await created.json()) as Stripe.PaymentIntent;
     expect((await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(b, other.id))).status).toBe('pending');
-    expect((await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(first, a.processorReference))).status).toBe('failed');
+    expect((await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(first, a.processorReference))).status).toBe(
+      'failed',
+    );
   });
 });
 
 describe('Stripe: every error type the SDK knows, and the documented HTTP errors, through the adapter', () => {
-  it.each(Object.entries(ERROR_TYPE_KINDS) as [Stripe.RawErrorType, ConnectorErrorKind][])('%s (at the HTTP status Stripe gives it) → %s', async (type, kind) => {
-    const sim = new StripeSimulator();
-    sim.inject(type, { path: '/v1/payment_intents' });
-    const error = await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(2500)));
-    expect(error.kind).toBe(kind);
-    expect(error.message).not.toMatch(/Stripe’s end|insufficient funds|Invalid API Key|sk_test|Keys for idempotent/);
-  });
+  it.each(Object.entries(ERROR_TYPE_KINDS) as [Stripe.RawErrorType, ConnectorErrorKind][])(
+    '%s (at the HTTP status Stripe gives it) → %s',
+    async (type, kind) => {
+      const sim = new StripeSimulator();
+      sim.inject(type, { path: '/v1/payment_intents' });
+      const error = await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(2500)));
+      expect(error.kind).toBe(kind);
+      expect(error.message).not.toMatch(/Stripe’s end|insufficient funds|Invalid API Key|sk_test|Keys for idempotent/);
+    },
+  );
 
   it.each([
     ['server_error', 'unavailable', 'api_error'],
@@ -439,7 +546,10 @@ describe('Stripe: every error type the SDK knows, and the documented HTTP errors
     ['decline', 'declined', 'insufficient_funds'],
   ] as const)('injected %s → %s (%s)', async (kind, expected, code) => {
     const sim = new StripeSimulator();
-    sim.inject(kind, kind === 'reader_timeout' ? { path: `/v1/terminal/readers/${READER}/process_payment_intent` } : {});
+    sim.inject(
+      kind,
+      kind === 'reader_timeout' ? { path: `/v1/terminal/readers/${READER}/process_payment_intent` } : {},
+    );
     const error = await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(2500)));
     expect(error.kind).toBe(expected);
     expect(error.processorCode).toBe(code);
@@ -469,10 +579,17 @@ describe('Stripe: capture when a PaymentIntent waits for one (requires_capture)'
     const input = stripePayment(2500);
     const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     sim.presentCard(READER, 'authorize');
-    expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({ status: 'requires_capture', amount_capturable: 2500, capture_method: 'manual' });
+    expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({
+      status: 'requires_capture',
+      amount_capturable: 2500,
+      capture_method: 'manual',
+    });
     const read = await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference));
     expect(read).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
-    expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({ status: 'succeeded', amount_received: 2500 });
+    expect(sim.paymentIntents.get(created.processorReference!)).toMatchObject({
+      status: 'succeeded',
+      amount_received: 2500,
+    });
     // A second lookup (or a retry) does not capture again: the PaymentIntent has moved on.
     await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference));
     expect(sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/capture`)).toHaveLength(1);
@@ -484,9 +601,17 @@ describe('Stripe: capture when a PaymentIntent waits for one (requires_capture)'
     const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     sim.presentCard(READER, 'authorize');
     sim.inject('timeout_after', { path: `/v1/payment_intents/${created.processorReference}/capture` });
-    expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference)))).kind).toBe('timeout');
+    expect(
+      (
+        await connectorError(
+          pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference)),
+        )
+      ).kind,
+    ).toBe('timeout');
     expect(sim.paymentIntents.get(created.processorReference!)!.status).toBe('succeeded');
-    expect((await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference))).status).toBe('approved');
+    expect(
+      (await pos.getPayment(stripeCtx(sim, posConfig()), stripeLookup(input, created.processorReference))).status,
+    ).toBe('approved');
   });
 
   it('an authorization canceled before the capture → canceled, never approved', async () => {
@@ -499,8 +624,20 @@ describe('Stripe: capture when a PaymentIntent waits for one (requires_capture)'
     // The connector saw requires_capture (a search result a moment old); Stripe refuses the capture.
     const staleFetch: typeof fetch = async (request, init) => {
       const url = String(request instanceof Request ? request.url : request);
-      if (new URL(url).pathname === '/v1/payment_intents/search' && new URL(url).searchParams.get('query') === `metadata['payment_id']:'${input.paymentId}'`) {
-        return new Response(JSON.stringify({ object: 'search_result', data: [stale], has_more: false, next_page: null, url: '/v1/payment_intents/search' }), { status: 200 });
+      if (
+        new URL(url).pathname === '/v1/payment_intents/search' &&
+        new URL(url).searchParams.get('query') === `metadata['payment_id']:'${input.paymentId}'`
+      ) {
+        return new Response(
+          JSON.stringify({
+            object: 'search_result',
+            data: [stale],
+            has_more: false,
+            next_page: null,
+            url: '/v1/payment_intents/search',
+          }),
+          { status: 200 },
+        );
       }
       return sim.fetch(request, init);
     };
@@ -517,23 +654,50 @@ describe('Stripe lookups', () => {
     const input = stripePayment(1052);
     await connectorError(pos.createPayment(stripeCtx(sim, posConfig()), input));
     const pi = sim.paymentIntentFor(input.paymentId)!;
-    const lookup = { paymentId: input.paymentId, processorIdempotencyKey: input.processorIdempotencyKey, amount: input.amount };
-    expect(await pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: null })).toMatchObject({ status: 'pending', processorReference: pi.id });
+    const lookup = {
+      paymentId: input.paymentId,
+      processorIdempotencyKey: input.processorIdempotencyKey,
+      amount: input.amount,
+    };
+    expect(await pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: null })).toMatchObject({
+      status: 'pending',
+      processorReference: pi.id,
+    });
     const [search] = sim.requestsTo('GET', '/v1/payment_intents/search');
     expect(new URLSearchParams(search!.query).get('query')).toBe(`metadata['payment_id']:'${input.paymentId}'`);
-    expect(await pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: pi.id })).toMatchObject({ status: 'pending', processorReference: pi.id });
+    expect(await pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: pi.id })).toMatchObject({
+      status: 'pending',
+      processorReference: pi.id,
+    });
   });
 
   it('getPayment of a payment Stripe never saw → not_found', async () => {
     const sim = new StripeSimulator();
-    const lookup = { paymentId: 'pay_unknown', processorIdempotencyKey: 'pay_unknown', amount: { minor: 100, currency: 'USD' } };
-    expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: null }))).kind).toBe('not_found');
-    expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: 'pi_doesnotexist' }))).kind).toBe('not_found');
+    const lookup = {
+      paymentId: 'pay_unknown',
+      processorIdempotencyKey: 'pay_unknown',
+      amount: { minor: 100, currency: 'USD' },
+    };
+    expect(
+      (await connectorError(pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: null }))).kind,
+    ).toBe('not_found');
+    expect(
+      (
+        await connectorError(
+          pos.getPayment(stripeCtx(sim, posConfig()), { ...lookup, processorReference: 'pi_doesnotexist' }),
+        )
+      ).kind,
+    ).toBe('not_found');
   });
 
   it('a lookup that hits 5xx or a timeout is unavailable or timeout, not not_found', async () => {
     const sim = new StripeSimulator();
-    const lookup = { paymentId: 'pay_x', processorIdempotencyKey: 'pay_x', amount: { minor: 100, currency: 'USD' }, processorReference: 'pi_x' };
+    const lookup = {
+      paymentId: 'pay_x',
+      processorIdempotencyKey: 'pay_x',
+      amount: { minor: 100, currency: 'USD' },
+      processorReference: 'pi_x',
+    };
     sim.inject('unavailable');
     expect((await connectorError(pos.getPayment(stripeCtx(sim, posConfig()), lookup))).kind).toBe('unavailable');
     sim.inject('timeout');
@@ -543,7 +707,11 @@ describe('Stripe lookups', () => {
 
 // ---------------------------------------------------------------------------------------------------------
 describe('Stripe cancellations', () => {
-  const lookupOf = (input: CreatePaymentInput, reference: string | null, currentStatus: 'pending' | 'processing' | 'approved') => ({
+  const lookupOf = (
+    input: CreatePaymentInput,
+    reference: string | null,
+    currentStatus: 'pending' | 'processing' | 'approved',
+  ) => ({
     paymentId: input.paymentId,
     processorReference: reference,
     processorIdempotencyKey: `${input.processorIdempotencyKey}:cancel`,
@@ -555,17 +723,29 @@ describe('Stripe cancellations', () => {
     const sim = new StripeSimulator();
     const input = stripePayment(1000, 'THB');
     const created = await qr.createPayment(stripeCtx(sim, qrConfig()), input);
-    const outcome = await qr.cancelPayment(stripeCtx(sim, qrConfig()), lookupOf(input, created.processorReference, 'pending'));
-    expect(outcome).toMatchObject({ status: 'canceled', processorReference: created.processorReference, action: { type: 'none' } });
+    const outcome = await qr.cancelPayment(
+      stripeCtx(sim, qrConfig()),
+      lookupOf(input, created.processorReference, 'pending'),
+    );
+    expect(outcome).toMatchObject({
+      status: 'canceled',
+      processorReference: created.processorReference,
+      action: { type: 'none' },
+    });
     expect(sim.paymentIntents.get(created.processorReference!)!.status).toBe('canceled');
-    expect(sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/cancel`)[0]!.idempotencyKey).toBe(`${input.processorIdempotencyKey}:cancel:cancel`);
+    expect(sim.requestsTo('POST', `/v1/payment_intents/${created.processorReference}/cancel`)[0]!.idempotencyKey).toBe(
+      `${input.processorIdempotencyKey}:cancel:cancel`,
+    );
   });
 
   it('a POS payment on the reader: the reader’s action is canceled first, then the PaymentIntent', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
     const input = stripePayment(2500);
     const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
-    const outcome = await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'pending'));
+    const outcome = await pos.cancelPayment(
+      stripeCtx(sim, posConfig()),
+      lookupOf(input, created.processorReference, 'pending'),
+    );
     expect(outcome.status).toBe('canceled');
     expect(sim.readers.get(READER)!.action).toMatchObject({ status: 'failed', failure_code: 'canceled' });
     expect(sim.requestsTo('POST', `/v1/terminal/readers/${READER}/cancel_action`)).toHaveLength(1);
@@ -575,14 +755,22 @@ describe('Stripe cancellations', () => {
     const sim = new StripeSimulator();
     const input = stripePayment(2500);
     const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
-    const outcome = await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved'));
+    const outcome = await pos.cancelPayment(
+      stripeCtx(sim, posConfig()),
+      lookupOf(input, created.processorReference, 'approved'),
+    );
     expect(outcome).toMatchObject({ status: 'canceled', processorReference: created.processorReference });
     const refunds = [...sim.refunds.values()];
     expect(refunds).toHaveLength(1);
     expect(refunds[0]).toMatchObject({ amount: 2500, status: 'succeeded', payment_intent: created.processorReference });
-    expect(sim.requestsTo('POST', '/v1/refunds')[0]!.idempotencyKey).toBe(`${input.processorIdempotencyKey}:cancel:void`);
+    expect(sim.requestsTo('POST', '/v1/refunds')[0]!.idempotencyKey).toBe(
+      `${input.processorIdempotencyKey}:cancel:void`,
+    );
     // The same cancel again (a retry) replays the refund instead of making another.
-    expect((await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved'))).status).toBe('canceled');
+    expect(
+      (await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved')))
+        .status,
+    ).toBe('canceled');
     expect(sim.refunds.size).toBe(1);
   });
 
@@ -590,12 +778,19 @@ describe('Stripe cancellations', () => {
     const sim = new StripeSimulator({ refundMode: 'pending' });
     const input = stripePayment(2500);
     const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
-    expect(await connectorError(pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved')))).toMatchObject({
+    expect(
+      await connectorError(
+        pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved')),
+      ),
+    ).toMatchObject({
       kind: 'unavailable',
       processorCode: 'refund_pending',
     });
     sim.settleRefund([...sim.refunds.keys()][0]!, 'succeeded');
-    expect((await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved'))).status).toBe('canceled');
+    expect(
+      (await pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'approved')))
+        .status,
+    ).toBe('canceled');
     expect(sim.refunds.size).toBe(1);
   });
 
@@ -603,7 +798,11 @@ describe('Stripe cancellations', () => {
     const sim = new StripeSimulator();
     const input = stripePayment(2500);
     const created = await pos.createPayment(stripeCtx(sim, posConfig()), input);
-    expect(await connectorError(pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'pending')))).toMatchObject({
+    expect(
+      await connectorError(
+        pos.cancelPayment(stripeCtx(sim, posConfig()), lookupOf(input, created.processorReference, 'pending')),
+      ),
+    ).toMatchObject({
       kind: 'declined',
       processorCode: 'payment_intent_unexpected_state',
     });
@@ -615,9 +814,19 @@ describe('Stripe cancellations', () => {
     const input = stripePayment(1000, 'THB');
     const created = await qr.createPayment(stripeCtx(sim, qrConfig()), input);
     await qr.cancelPayment(stripeCtx(sim, qrConfig()), lookupOf(input, created.processorReference, 'pending'));
-    expect((await qr.cancelPayment(stripeCtx(sim, qrConfig()), { ...lookupOf(input, created.processorReference, 'pending'), processorIdempotencyKey: 'other:cancel' })).status).toBe('canceled');
+    expect(
+      (
+        await qr.cancelPayment(stripeCtx(sim, qrConfig()), {
+          ...lookupOf(input, created.processorReference, 'pending'),
+          processorIdempotencyKey: 'other:cancel',
+        })
+      ).status,
+    ).toBe('canceled');
     const never = stripePayment(1000, 'THB');
-    expect(await qr.cancelPayment(stripeCtx(sim, qrConfig()), lookupOf(never, null, 'pending'))).toMatchObject({ status: 'canceled', processorReference: null });
+    expect(await qr.cancelPayment(stripeCtx(sim, qrConfig()), lookupOf(never, null, 'pending'))).toMatchObject({
+      status: 'canceled',
+      processorReference: null,
+    });
   });
 
   it('a cancel Stripe cannot reach → unavailable; the payment is untouched', async () => {
@@ -625,7 +834,13 @@ describe('Stripe cancellations', () => {
     const input = stripePayment(1000, 'THB');
     const created = await qr.createPayment(stripeCtx(sim, qrConfig()), input);
     sim.inject('server_error', { method: 'POST' });
-    expect((await connectorError(qr.cancelPayment(stripeCtx(sim, qrConfig()), lookupOf(input, created.processorReference, 'pending')))).kind).toBe('unavailable');
+    expect(
+      (
+        await connectorError(
+          qr.cancelPayment(stripeCtx(sim, qrConfig()), lookupOf(input, created.processorReference, 'pending')),
+        )
+      ).kind,
+    ).toBe('unavailable');
     expect(sim.paymentIntents.get(created.processorReference!)!.status).toBe('requires_action');
   });
 });
@@ -655,7 +870,11 @@ describe('Stripe refunds', () => {
     expect(a.processorReference).toMatch(/^re_/);
     const [req] = sim.requestsTo('POST', '/v1/refunds');
     expect(req!.idempotencyKey).toBe(`${first.processorIdempotencyKey}:refund`);
-    expect(req!.params).toEqual({ payment_intent: pi, amount: '2500', metadata: { refund_id: first.refundId, reason: 'Customer changed their mind' } });
+    expect(req!.params).toEqual({
+      payment_intent: pi,
+      amount: '2500',
+      metadata: { refund_id: first.refundId, reason: 'Customer changed their mind' },
+    });
     const b = await pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 7_500));
     expect(b.status).toBe('approved');
     expect([...sim.refunds.values()].map((r) => r.amount)).toEqual([2_500, 7_500]);
@@ -664,7 +883,9 @@ describe('Stripe refunds', () => {
   it('a refund beyond what is left is refused by Stripe → declined (amount_too_large)', async () => {
     const sim = new StripeSimulator();
     const pi = await approved(sim);
-    expect(await connectorError(pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 10_001)))).toMatchObject({ kind: 'declined', processorCode: 'amount_too_large' });
+    expect(await connectorError(pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 10_001)))).toMatchObject(
+      { kind: 'declined', processorCode: 'amount_too_large' },
+    );
   });
 
   it('a refund ending 61 fails at Stripe with failure_reason declined → declined', async () => {
@@ -680,8 +901,15 @@ describe('Stripe refunds', () => {
     const outcome = await pos.refundPayment(stripeCtx(sim, posConfig()), input);
     expect(outcome.status).toBe('pending');
     sim.settleRefund(outcome.processorReference!, 'succeeded');
-    const lookup = { refundId: input.refundId, amount: input.amount, processorIdempotencyKey: input.processorIdempotencyKey, paymentProcessorReference: pi };
-    expect(await pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: outcome.processorReference })).toMatchObject({
+    const lookup = {
+      refundId: input.refundId,
+      amount: input.amount,
+      processorIdempotencyKey: input.processorIdempotencyKey,
+      paymentProcessorReference: pi,
+    };
+    expect(
+      await pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: outcome.processorReference }),
+    ).toMatchObject({
       status: 'approved',
       processorReference: outcome.processorReference,
     });
@@ -693,7 +921,13 @@ describe('Stripe refunds', () => {
     const input = refundInput(pi, 1_000);
     sim.inject('timeout_after', { path: '/v1/refunds' });
     expect((await connectorError(pos.refundPayment(stripeCtx(sim, posConfig()), input))).kind).toBe('timeout');
-    const lookup = { refundId: input.refundId, amount: input.amount, processorIdempotencyKey: input.processorIdempotencyKey, paymentProcessorReference: pi, processorReference: null };
+    const lookup = {
+      refundId: input.refundId,
+      amount: input.amount,
+      processorIdempotencyKey: input.processorIdempotencyKey,
+      paymentProcessorReference: pi,
+      processorReference: null,
+    };
     const found = await pos.getRefund(stripeCtx(sim, posConfig()), lookup);
     expect(found.status).toBe('approved');
     const retry = await pos.refundPayment(stripeCtx(sim, posConfig()), { ...input, attemptNumber: 2 });
@@ -704,17 +938,42 @@ describe('Stripe refunds', () => {
   it('getRefund of a refund Stripe never saw → not_found', async () => {
     const sim = new StripeSimulator();
     const pi = await approved(sim);
-    const lookup = { refundId: 'ref_unknown', amount: { minor: 100, currency: 'USD' }, processorIdempotencyKey: 'ref_unknown', paymentProcessorReference: pi };
-    expect((await connectorError(pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: null }))).kind).toBe('not_found');
-    expect((await connectorError(pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: 're_unknown' }))).kind).toBe('not_found');
-    expect((await connectorError(pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, paymentProcessorReference: '', processorReference: null }))).kind).toBe('not_found');
+    const lookup = {
+      refundId: 'ref_unknown',
+      amount: { minor: 100, currency: 'USD' },
+      processorIdempotencyKey: 'ref_unknown',
+      paymentProcessorReference: pi,
+    };
+    expect(
+      (await connectorError(pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: null }))).kind,
+    ).toBe('not_found');
+    expect(
+      (
+        await connectorError(
+          pos.getRefund(stripeCtx(sim, posConfig()), { ...lookup, processorReference: 're_unknown' }),
+        )
+      ).kind,
+    ).toBe('not_found');
+    expect(
+      (
+        await connectorError(
+          pos.getRefund(stripeCtx(sim, posConfig()), {
+            ...lookup,
+            paymentProcessorReference: '',
+            processorReference: null,
+          }),
+        )
+      ).kind,
+    ).toBe('not_found');
   });
 
   it('a refund Stripe cannot reach → unavailable', async () => {
     const sim = new StripeSimulator();
     const pi = await approved(sim);
     sim.inject('unavailable', { path: '/v1/refunds' });
-    expect((await connectorError(pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 1_000)))).kind).toBe('unavailable');
+    expect((await connectorError(pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 1_000)))).kind).toBe(
+      'unavailable',
+    );
     expect(sim.refunds.size).toBe(0);
   });
 });
@@ -729,10 +988,15 @@ describe('Stripe disputes', () => {
     expect(outcome.status).toBe('approved');
     return { input, pi: outcome.processorReference! };
   }
-  const read = (sim: StripeSimulator, input: CreatePaymentInput, reference: string | null, fetch = sim.fetch) => pos.getPayment(stripeCtx(sim, posConfig(), { fetch }), stripeLookup(input, reference));
+  const read = (sim: StripeSimulator, input: CreatePaymentInput, reference: string | null, fetch = sim.fetch) =>
+    pos.getPayment(stripeCtx(sim, posConfig(), { fetch }), stripeLookup(input, reference));
   const parse = async (sim: StripeSimulator, type: Parameters<StripeSimulator['eventFor']>[0], disputeId: string) => {
     const delivery = await sim.deliver(sim.eventFor(type, disputeId));
-    return pos.parseNotification(stripeCtx(sim, posConfig()), { headers: new Headers(delivery.headers), rawBody: delivery.rawBody, url: 'https://payments.example.com/v1/processor-notifications/x' });
+    return pos.parseNotification(stripeCtx(sim, posConfig()), {
+      headers: new Headers(delivery.headers),
+      rawBody: delivery.rawBody,
+      url: 'https://payments.example.com/v1/processor-notifications/x',
+    });
   };
 
   it('an undisputed approved payment is read without asking for disputes (the charge comes expanded with the PaymentIntent)', async () => {
@@ -741,22 +1005,34 @@ describe('Stripe disputes', () => {
     expect(await read(sim, input, pi)).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
     expect(await read(sim, input, null)).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
     expect(sim.requestsTo('GET', '/v1/disputes')).toHaveLength(0);
-    for (const r of sim.requestsTo('GET', `/v1/payment_intents/${pi}`)) expect(r.params.expand).toEqual(['latest_charge']);
-    expect(sim.requestsTo('GET', '/v1/payment_intents/search').map((r) => r.params.expand)).toEqual([['data.latest_charge']]);
+    for (const r of sim.requestsTo('GET', `/v1/payment_intents/${pi}`))
+      expect(r.params.expand).toEqual(['latest_charge']);
+    expect(sim.requestsTo('GET', '/v1/payment_intents/search').map((r) => r.params.expand)).toEqual([
+      ['data.latest_charge'],
+    ]);
   });
 
   it('a chargeback opened (funds withdrawn) and under review is not final: approved; lost → charged_back, by reference and by search', async () => {
     const sim = new StripeSimulator();
     const { input, pi } = await approvedPos(sim);
     const dispute = sim.openDispute(pi);
-    expect(dispute).toMatchObject({ status: 'needs_response', payment_intent: pi, charge: sim.paymentIntents.get(pi)!.latest_charge });
+    expect(dispute).toMatchObject({
+      status: 'needs_response',
+      payment_intent: pi,
+      charge: sim.paymentIntents.get(pi)!.latest_charge,
+    });
     expect(sim.disputes.get(dispute.id)!.balance_transactions).toHaveLength(1);
     expect(await read(sim, input, pi)).toMatchObject({ status: 'approved' });
     sim.reviewDispute(dispute.id);
     expect(await read(sim, input, pi)).toMatchObject({ status: 'approved' });
     sim.closeDispute(dispute.id, 'lost');
     expect(sim.paymentIntents.get(pi)!.status).toBe('succeeded');
-    expect(await read(sim, input, pi)).toEqual({ status: 'charged_back', processorReference: pi, action: { type: 'none' }, processorStatus: 'dispute_lost' });
+    expect(await read(sim, input, pi)).toEqual({
+      status: 'charged_back',
+      processorReference: pi,
+      action: { type: 'none' },
+      processorStatus: 'dispute_lost',
+    });
     expect(await read(sim, input, null)).toMatchObject({ status: 'charged_back', processorReference: pi });
     expect(sim.requestsTo('GET', '/v1/disputes').every((r) => r.params.payment_intent === pi)).toBe(true);
   });
@@ -798,7 +1074,10 @@ describe('Stripe disputes', () => {
       amount: { minor: 100, currency: 'USD' },
     });
     expect(await connectorError(refund)).toMatchObject({ kind: 'declined', processorCode: 'charge_disputed' });
-    const cancel = pos.cancelPayment(stripeCtx(sim, posConfig()), { ...stripeLookup(input, pi), currentStatus: 'approved' });
+    const cancel = pos.cancelPayment(stripeCtx(sim, posConfig()), {
+      ...stripeLookup(input, pi),
+      currentStatus: 'approved',
+    });
     expect(await connectorError(cancel)).toMatchObject({ kind: 'declined', processorCode: 'charge_disputed' });
     expect(sim.refunds.size).toBe(0);
   });
@@ -808,17 +1087,37 @@ describe('Stripe disputes', () => {
     const { pi } = await approvedPos(sim);
     const dispute = sim.openDispute(pi);
     sim.reviewDispute(dispute.id);
-    for (const type of ['charge.dispute.created', 'charge.dispute.funds_withdrawn', 'charge.dispute.updated'] as const) {
-      expect(await parse(sim, type, dispute.id)).toMatchObject({ resource: 'payment', processorReference: pi, status: null, trusted: true });
+    for (const type of [
+      'charge.dispute.created',
+      'charge.dispute.funds_withdrawn',
+      'charge.dispute.updated',
+    ] as const) {
+      expect(await parse(sim, type, dispute.id)).toMatchObject({
+        resource: 'payment',
+        processorReference: pi,
+        status: null,
+        trusted: true,
+      });
     }
     sim.closeDispute(dispute.id, 'lost');
-    expect(await parse(sim, 'charge.dispute.closed', dispute.id)).toMatchObject({ resource: 'payment', processorReference: pi, status: 'charged_back', trusted: true });
+    expect(await parse(sim, 'charge.dispute.closed', dispute.id)).toMatchObject({
+      resource: 'payment',
+      processorReference: pi,
+      status: 'charged_back',
+      trusted: true,
+    });
 
     const other = await approvedPos(sim);
     const won = sim.openDispute(other.pi);
     sim.closeDispute(won.id, 'won');
-    expect(await parse(sim, 'charge.dispute.funds_reinstated', won.id)).toMatchObject({ processorReference: other.pi, status: null });
-    expect(await parse(sim, 'charge.dispute.closed', won.id)).toMatchObject({ processorReference: other.pi, status: null });
+    expect(await parse(sim, 'charge.dispute.funds_reinstated', won.id)).toMatchObject({
+      processorReference: other.pi,
+      status: null,
+    });
+    expect(await parse(sim, 'charge.dispute.closed', won.id)).toMatchObject({
+      processorReference: other.pi,
+      status: null,
+    });
   });
 
   it('the simulator’s disputes are the SDK’s Dispute objects, and its charges say they are disputed', async () => {
@@ -827,8 +1126,17 @@ describe('Stripe disputes', () => {
     expect(sim.chargeOf(pi).disputed).toBe(false);
     const dispute = sim.openDispute(pi);
     expect(sim.chargeOf(pi).disputed).toBe(true);
-    expect(StripeDispute.parse(dispute)).toMatchObject({ id: dispute.id, object: 'dispute', status: 'needs_response', payment_intent: pi });
-    const list = await (await sim.fetch(`https://api.stripe.com/v1/disputes?payment_intent=${pi}`, { headers: { Authorization: `Bearer ${SECRET_KEY}` } })).json();
+    expect(StripeDispute.parse(dispute)).toMatchObject({
+      id: dispute.id,
+      object: 'dispute',
+      status: 'needs_response',
+      payment_intent: pi,
+    });
+    const list = await (
+      await sim.fetch(`https://api.stripe.com/v1/disputes?payment_intent=${pi}`, {
+        headers: { Authorization: `Bearer ${SECRET_KEY}` },
+      })
+    ).json();
     expect(list).toMatchObject({ object: 'list', data: [{ id: dispute.id }], has_more: false });
   });
 });
@@ -841,12 +1149,26 @@ describe('Stripe notifications (signed by the official library)', () => {
     sim.payQr(outcome.processorReference!);
     return sim.eventFor('payment_intent.succeeded', outcome.processorReference!);
   }
-  const parse = (sim: StripeSimulator, delivery: { rawBody: string; headers: Record<string, string> }, context = stripeCtx(sim, qrConfig())) =>
-    qr.parseNotification(context, { headers: new Headers(delivery.headers), rawBody: delivery.rawBody, url: 'https://payments.example.com/v1/processor-notifications/x' });
+  const parse = (
+    sim: StripeSimulator,
+    delivery: { rawBody: string; headers: Record<string, string> },
+    context = stripeCtx(sim, qrConfig()),
+  ) =>
+    qr.parseNotification(context, {
+      headers: new Headers(delivery.headers),
+      rawBody: delivery.rawBody,
+      url: 'https://payments.example.com/v1/processor-notifications/x',
+    });
   /** What the official library's own verifier says of the same delivery (the oracle for ours). */
   const officialVerdict = async (delivery: { rawBody: string; headers: Record<string, string> }, secret: string) => {
     try {
-      await Stripe.webhooks.constructEventAsync(delivery.rawBody, delivery.headers['Stripe-Signature'] ?? '', secret, 300, Stripe.createSubtleCryptoProvider());
+      await Stripe.webhooks.constructEventAsync(
+        delivery.rawBody,
+        delivery.headers['Stripe-Signature'] ?? '',
+        secret,
+        300,
+        Stripe.createSubtleCryptoProvider(),
+      );
       return 'accepted';
     } catch (error) {
       expect(error).toBeInstanceOf(Stripe.errors.StripeSignatureVerificationError);
@@ -860,7 +1182,13 @@ describe('Stripe notifications (signed by the official library)', () => {
     const delivery = await sim.deliver(event);
     expect(delivery.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(await officialVerdict(delivery, sim.webhookSecret)).toBe('accepted');
-    expect(await parse(sim, delivery)).toEqual({ eventId: event.id, resource: 'payment', processorReference: event.data.object.id, status: 'approved', trusted: true });
+    expect(await parse(sim, delivery)).toEqual({
+      eventId: event.id,
+      resource: 'payment',
+      processorReference: event.data.object.id,
+      status: 'approved',
+      trusted: true,
+    });
   });
 
   it('a duplicated delivery parses to the same event id (the core keeps one)', async () => {
@@ -893,22 +1221,68 @@ describe('Stripe notifications (signed by the official library)', () => {
     }
     const third = `whsec_${stripeId('t', 32).slice(2)}`;
     expect(await officialVerdict(delivery, third)).toBe('refused');
-    expect((await connectorError(parse(sim, delivery, stripeCtx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: third } })))).processorCode).toBe(
-      'stripe_signature_mismatch',
-    );
+    expect(
+      (
+        await connectorError(
+          parse(
+            sim,
+            delivery,
+            stripeCtx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: third } }),
+          ),
+        )
+      ).processorCode,
+    ).toBe('stripe_signature_mismatch');
   });
 
-  const refusals: [string, (sim: StripeSimulator, event: Stripe.Event) => Promise<{ rawBody: string; headers: Record<string, string> }>, string, 'refused' | 'accepted' | null][] = [
-    ['forged (signed with another secret)', (sim, e) => sim.deliver(e, { secret: `whsec_${stripeId('f', 32).slice(2)}` }), 'stripe_signature_mismatch', 'refused'],
-    ['tampered after signing', (sim, e) => sim.deliver(e, { tamper: (raw) => raw.replace('"succeeded"', '"canceled"') }), 'stripe_signature_mismatch', 'refused'],
-    ['stale (t more than 300 s old)', (sim, e) => sim.deliver(e, { timestamp: Math.floor(Date.now() / 1000) - 301 }), 'stripe_signature_stale', 'refused'],
+  const refusals: [
+    string,
+    (sim: StripeSimulator, event: Stripe.Event) => Promise<{ rawBody: string; headers: Record<string, string> }>,
+    string,
+    'refused' | 'accepted' | null,
+  ][] = [
+    [
+      'forged (signed with another secret)',
+      (sim, e) => sim.deliver(e, { secret: `whsec_${stripeId('f', 32).slice(2)}` }),
+      'stripe_signature_mismatch',
+      'refused',
+    ],
+    [
+      'tampered after signing',
+      (sim, e) => sim.deliver(e, { tamper: (raw) => raw.replace('"succeeded"', '"canceled"') }),
+      'stripe_signature_mismatch',
+      'refused',
+    ],
+    [
+      'stale (t more than 300 s old)',
+      (sim, e) => sim.deliver(e, { timestamp: Math.floor(Date.now() / 1000) - 301 }),
+      'stripe_signature_stale',
+      'refused',
+    ],
     // The SDK's verifier only bounds the past; ours refuses a timestamp far ahead too (a stricter choice).
-    ['from the future (t more than 300 s ahead)', (sim, e) => sim.deliver(e, { timestamp: Math.floor(Date.now() / 1000) + 301 }), 'stripe_signature_stale', 'accepted'],
-    ['without Stripe-Signature', async (_sim, e) => ({ rawBody: JSON.stringify(e), headers: {} }), 'stripe_signature_missing', 'refused'],
-    ['with a garbled Stripe-Signature', async (_sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': 'v1=nothex,t=now' } }), 'stripe_signature_missing', 'refused'],
+    [
+      'from the future (t more than 300 s ahead)',
+      (sim, e) => sim.deliver(e, { timestamp: Math.floor(Date.now() / 1000) + 301 }),
+      'stripe_signature_stale',
+      'accepted',
+    ],
+    [
+      'without Stripe-Signature',
+      async (_sim, e) => ({ rawBody: JSON.stringify(e), headers: {} }),
+      'stripe_signature_missing',
+      'refused',
+    ],
+    [
+      'with a garbled Stripe-Signature',
+      async (_sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': 'v1=nothex,t=now' } }),
+      'stripe_signature_missing',
+      'refused',
+    ],
     [
       'with only a v0 signature',
-      async (_sim, e) => ({ rawBody: JSON.stringify(e), headers: { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},v0=${'a'.repeat(64)}` } }),
+      async (_sim, e) => ({
+        rawBody: JSON.stringify(e),
+        headers: { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},v0=${'a'.repeat(64)}` },
+      }),
       'stripe_signature_missing',
       'refused',
     ],
@@ -921,8 +1295,18 @@ describe('Stripe notifications (signed by the official library)', () => {
       'stripe_event_unreadable',
       null,
     ],
-    ['signed but not JSON', async (sim) => ({ rawBody: 'not json', headers: { 'Stripe-Signature': await sim.signatureHeader('not json') } }), 'stripe_event_unreadable', null],
-    ['a livemode event in the test environment', (sim, e) => sim.deliver({ ...e, livemode: true }), 'stripe_event_livemode_mismatch', null],
+    [
+      'signed but not JSON',
+      async (sim) => ({ rawBody: 'not json', headers: { 'Stripe-Signature': await sim.signatureHeader('not json') } }),
+      'stripe_event_unreadable',
+      null,
+    ],
+    [
+      'a livemode event in the test environment',
+      (sim, e) => sim.deliver({ ...e, livemode: true }),
+      'stripe_event_livemode_mismatch',
+      null,
+    ],
     // EventBase.livemode is required on every event type: an event without it is not one Stripe sent.
     [
       'an event without livemode',
@@ -935,19 +1319,24 @@ describe('Stripe notifications (signed by the official library)', () => {
     ],
   ];
 
-  it.each(refusals)('refuses one %s (invalid_notification); the SDK’s verifier agrees on the signature', async (_, make, code, official) => {
-    const sim = new StripeSimulator();
-    const event = await paidQr(sim);
-    const delivery = await make(sim, event);
-    const error = await connectorError(parse(sim, delivery));
-    expect(error).toMatchObject({ kind: 'invalid_notification', processorCode: code });
-    if (official) expect(await officialVerdict(delivery, sim.webhookSecret)).toBe(official);
-  });
+  it.each(refusals)(
+    'refuses one %s (invalid_notification); the SDK’s verifier agrees on the signature',
+    async (_, make, code, official) => {
+      const sim = new StripeSimulator();
+      const event = await paidQr(sim);
+      const delivery = await make(sim, event);
+      const error = await connectorError(parse(sim, delivery));
+      expect(error).toMatchObject({ kind: 'invalid_notification', processorCode: code });
+      if (official) expect(await officialVerdict(delivery, sim.webhookSecret)).toBe(official);
+    },
+  );
 
   it('refuses a correctly signed event when the method holds another webhook secret', async () => {
     const sim = new StripeSimulator();
     const event = await paidQr(sim);
-    const other = stripeCtx(sim, qrConfig(), { credentials: { secret_key: SECRET_KEY, webhook_secret: `whsec_${stripeId('o', 32).slice(2)}` } });
+    const other = stripeCtx(sim, qrConfig(), {
+      credentials: { secret_key: SECRET_KEY, webhook_secret: `whsec_${stripeId('o', 32).slice(2)}` },
+    });
     expect((await connectorError(parse(sim, await sim.deliver(event), other))).kind).toBe('invalid_notification');
   });
 
@@ -971,7 +1360,9 @@ describe('Stripe notifications (signed by the official library)', () => {
       });
     }
     sim.settleRefund(refund.processorReference!, 'failed', 'declined');
-    expect((await parse(sim, await sim.deliver(sim.eventFor('refund.updated', refund.processorReference!)))).status).toBe('declined');
+    expect(
+      (await parse(sim, await sim.deliver(sim.eventFor('refund.updated', refund.processorReference!)))).status,
+    ).toBe('declined');
     expect(sim.events.map((e) => e.type)).not.toContain('refund.failed');
   });
 
@@ -979,15 +1370,34 @@ describe('Stripe notifications (signed by the official library)', () => {
     const sim = new StripeSimulator();
     const pi = (await pos.createPayment(stripeCtx(sim, posConfig()), stripePayment(5_000))).processorReference!;
     const event = sim.eventFor('terminal.reader.action_succeeded', READER);
-    expect(await parse(sim, await sim.deliver(event))).toMatchObject({ resource: 'payment', processorReference: pi, status: null });
+    expect(await parse(sim, await sim.deliver(event))).toMatchObject({
+      resource: 'payment',
+      processorReference: pi,
+      status: null,
+    });
     const expanded = structuredClone(event);
     expanded.data.object.action!.process_payment_intent!.payment_intent = structuredClone(sim.paymentIntents.get(pi)!);
-    expect(await parse(sim, await sim.deliver(expanded))).toMatchObject({ resource: 'payment', processorReference: pi, status: null });
+    expect(await parse(sim, await sim.deliver(expanded))).toMatchObject({
+      resource: 'payment',
+      processorReference: pi,
+      status: null,
+    });
   });
 
   it('an event whose object has no id (balance.available) is still an event: news the core will not know', async () => {
     const sim = new StripeSimulator();
-    const balance = sim.makeEvent('balance.available', { object: 'balance', available: [{ amount: 0, currency: 'usd', source_types: { card: 0 } }], livemode: false, pending: [] });
-    expect(await parse(sim, await sim.deliver(balance))).toEqual({ eventId: balance.id, resource: 'payment', processorReference: balance.id, status: null, trusted: true });
+    const balance = sim.makeEvent('balance.available', {
+      object: 'balance',
+      available: [{ amount: 0, currency: 'usd', source_types: { card: 0 } }],
+      livemode: false,
+      pending: [],
+    });
+    expect(await parse(sim, await sim.deliver(balance))).toEqual({
+      eventId: balance.id,
+      resource: 'payment',
+      processorReference: balance.id,
+      status: null,
+      trusted: true,
+    });
   });
 });

@@ -20,7 +20,8 @@ let pos: string;
 let qr: string;
 let paynow: string;
 
-const urlOf = (input: RequestInfo | URL) => (typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+const urlOf = (input: RequestInfo | URL) =>
+  typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
 
 beforeAll(async () => {
   // Only Stripe is answered (by the simulator); anything else would be the network, which tests never reach.
@@ -45,30 +46,58 @@ beforeEach(() => {
   sim.refundMode = 'auto';
 });
 
-async function addMethod(versionId: string, configuration?: Record<string, unknown>, credentials = { secret_key: secretKey, webhook_secret: sim.webhookSecret }): Promise<string> {
+async function addMethod(
+  versionId: string,
+  configuration?: Record<string, unknown>,
+  credentials = { secret_key: secretKey, webhook_secret: sim.webhookSecret },
+): Promise<string> {
   const res = await call('POST', '/v1/account/payment-methods', {
     token: session.accessToken,
-    body: { connector_definition_version_id: versionId, name: 'Stripe', credentials, ...(configuration ? { configuration } : {}) },
+    body: {
+      connector_definition_version_id: versionId,
+      name: 'Stripe',
+      credentials,
+      ...(configuration ? { configuration } : {}),
+    },
   });
   expect(res.status, res.text).toBe(201);
-  expect(res.body.data).toMatchObject({ provider: 'stripe', type: versionId.includes('_qr_') ? 'qr' : 'pos', capabilities: ['payments', 'refunds', 'cancellations'] });
-  const link = await call('POST', `/v1/account/payment-methods/${res.body.data.id}/api-keys`, { token: session.accessToken, body: { api_key_id: apiKey.id } });
+  expect(res.body.data).toMatchObject({
+    provider: 'stripe',
+    type: versionId.includes('_qr_') ? 'qr' : 'pos',
+    capabilities: ['payments', 'refunds', 'cancellations'],
+  });
+  const link = await call('POST', `/v1/account/payment-methods/${res.body.data.id}/api-keys`, {
+    token: session.accessToken,
+    body: { api_key_id: apiKey.id },
+  });
   expect(link.status, link.text).toBe(201);
   return res.body.data.id;
 }
 
-function pay(method: string, value: string, options: { key?: string; currency?: string; configuration?: Record<string, unknown>; reference?: string } = {}) {
+function pay(
+  method: string,
+  value: string,
+  options: { key?: string; currency?: string; configuration?: Record<string, unknown>; reference?: string } = {},
+) {
   const body = {
     amount: { value, currency: options.currency ?? 'USD' },
     external_reference: options.reference ?? `order-${crypto.randomUUID()}`,
     payment_method: method,
     ...(options.configuration ? { configuration: options.configuration } : {}),
   };
-  return call('POST', '/v1/payments', { token: apiKey.secret, body, headers: { 'Idempotency-Key': options.key ?? crypto.randomUUID() } });
+  return call('POST', '/v1/payments', {
+    token: apiKey.secret,
+    body,
+    headers: { 'Idempotency-Key': options.key ?? crypto.randomUUID() },
+  });
 }
 
 const post = (path: string, body?: unknown, key: string = crypto.randomUUID()) =>
-  call('POST', path, { token: apiKey.secret, ...(body !== undefined ? { body } : {}), headers: { 'Idempotency-Key': key } });
+  call('POST', path, {
+    token: apiKey.secret,
+    ...(body !== undefined ? { body } : {}),
+    headers: { 'Idempotency-Key': key },
+  });
 
 const getPayment = (id: string) => call('GET', `/v1/payments/${id}`, { token: apiKey.secret });
 
@@ -76,11 +105,15 @@ const notify = (method: string, delivery: Pick<SignedDelivery, 'rawBody' | 'head
   call('POST', `/v1/processor-notifications/${method}`, { rawBody: delivery.rawBody, headers: delivery.headers });
 
 async function paymentRow(id: string) {
-  return env.DB.prepare('SELECT * FROM payments WHERE id = ?').bind(id).first<{ status: string; processor_reference: string | null; processor_attempts: number }>();
+  return env.DB.prepare('SELECT * FROM payments WHERE id = ?')
+    .bind(id)
+    .first<{ status: string; processor_reference: string | null; processor_attempts: number }>();
 }
 
 async function refundRow(id: string) {
-  return env.DB.prepare('SELECT * FROM refunds WHERE id = ?').bind(id).first<{ status: string; processor_reference: string | null }>();
+  return env.DB.prepare('SELECT * FROM refunds WHERE id = ?')
+    .bind(id)
+    .first<{ status: string; processor_reference: string | null }>();
 }
 
 async function pendingQr(value = '350.00') {
@@ -95,26 +128,44 @@ describe('Stripe payment methods', () => {
   it('are listed in GET /v1/connectors with their currencies and schemas', async () => {
     const res = await call('GET', '/v1/connectors?limit=100', { token: session.accessToken });
     expect(res.status).toBe(200);
-    const stripe = (res.body.data as { provider: string; type: string; versions: any[] }[]).filter((c) => c.provider === 'stripe');
+    const stripe = (res.body.data as { provider: string; type: string; versions: any[] }[]).filter(
+      (c) => c.provider === 'stripe',
+    );
     expect(stripe.map((c) => c.type).sort()).toEqual(['pos', 'qr']);
     const posVersion = stripe.find((c) => c.type === 'pos')!.versions[0];
     const qrVersion = stripe.find((c) => c.type === 'qr')!.versions[0];
-    expect(posVersion).toMatchObject({ id: 'cnv_stripe_pos_v1', status: 'published', currencies: ['USD', 'EUR', 'SGD'] });
+    expect(posVersion).toMatchObject({
+      id: 'cnv_stripe_pos_v1',
+      status: 'published',
+      currencies: ['USD', 'EUR', 'SGD'],
+    });
     expect(qrVersion).toMatchObject({ id: 'cnv_stripe_qr_v1', status: 'published', currencies: ['THB', 'SGD'] });
     expect(posVersion.credentials_schema.required.sort()).toEqual(['secret_key', 'webhook_secret']);
     expect(posVersion.credentials_schema.additionalProperties).toBe(false);
     expect(posVersion.configuration_schema.required ?? []).toEqual([]);
-    expect(qrVersion.configuration_schema.properties.payment_method_type).toMatchObject({ enum: ['promptpay', 'paynow'], default: 'promptpay' });
+    expect(qrVersion.configuration_schema.properties.payment_method_type).toMatchObject({
+      enum: ['promptpay', 'paynow'],
+      default: 'promptpay',
+    });
   });
 
   it('never echo the credentials, and refuse malformed ones naming the field only', async () => {
-    const credentials = { secret_key: `sk_test_${stripeId('e').slice(2)}`, webhook_secret: `whsec_${stripeId('w').slice(2)}` };
-    const res = await call('POST', '/v1/account/payment-methods', { token: session.accessToken, body: { connector_definition_version_id: 'cnv_stripe_pos_v1', name: 'Stripe', credentials } });
+    const credentials = {
+      secret_key: `sk_test_${stripeId('e').slice(2)}`,
+      webhook_secret: `whsec_${stripeId('w').slice(2)}`,
+    };
+    const res = await call('POST', '/v1/account/payment-methods', {
+      token: session.accessToken,
+      body: { connector_definition_version_id: 'cnv_stripe_pos_v1', name: 'Stripe', credentials },
+    });
     expect(res.status).toBe(201);
     expect(res.text).not.toContain(credentials.secret_key);
     expect(res.text).not.toContain(credentials.webhook_secret);
     const bad = { secret_key: `pk_test_${stripeId('p').slice(2)}`, webhook_secret: credentials.webhook_secret };
-    const refused = await call('POST', '/v1/account/payment-methods', { token: session.accessToken, body: { connector_definition_version_id: 'cnv_stripe_pos_v1', name: 'Stripe', credentials: bad } });
+    const refused = await call('POST', '/v1/account/payment-methods', {
+      token: session.accessToken,
+      body: { connector_definition_version_id: 'cnv_stripe_pos_v1', name: 'Stripe', credentials: bad },
+    });
     const error = expectError(refused, 400, 'invalid_request');
     expect(JSON.stringify(error.details)).toContain('credentials.secret_key');
     expect(refused.text).not.toContain(bad.secret_key);
@@ -126,9 +177,18 @@ describe('Stripe POS payments through the API', () => {
   it('approved: the PaymentIntent carries our payment id, the payment its reference', async () => {
     const res = await pay(pos, '25.00');
     expect(res.status, res.text).toBe(201);
-    expect(res.body.data).toMatchObject({ status: 'approved', action: { type: 'none' }, amount: { value: '25.00', currency: 'USD' } });
+    expect(res.body.data).toMatchObject({
+      status: 'approved',
+      action: { type: 'none' },
+      amount: { value: '25.00', currency: 'USD' },
+    });
     const pi = sim.paymentIntentFor(res.body.data.id)!;
-    expect(pi).toMatchObject({ amount: 2500, currency: 'usd', status: 'succeeded', metadata: { payment_id: res.body.data.id, external_reference: res.body.data.external_reference } });
+    expect(pi).toMatchObject({
+      amount: 2500,
+      currency: 'usd',
+      status: 'succeeded',
+      metadata: { payment_id: res.body.data.id, external_reference: res.body.data.external_reference },
+    });
     expect(res.body.data.processor_reference).toBe(pi.id);
   });
 
@@ -149,7 +209,9 @@ describe('Stripe POS payments through the API', () => {
     const reference = `order-${crypto.randomUUID()}`;
     const first = await pay(pos, '10.52', { key, reference });
     expectError(first, 504, 'processor_timeout');
-    const { results } = await env.DB.prepare('SELECT * FROM payments WHERE external_reference = ?').bind(reference).all<{ id: string; status: string; processor_reference: string | null }>();
+    const { results } = await env.DB.prepare('SELECT * FROM payments WHERE external_reference = ?')
+      .bind(reference)
+      .all<{ id: string; status: string; processor_reference: string | null }>();
     expect(results).toHaveLength(1);
     const paymentId = results[0]!.id;
     expect(results[0]).toMatchObject({ status: 'pending', processor_reference: null });
@@ -157,7 +219,11 @@ describe('Stripe POS payments through the API', () => {
 
     const retry = await pay(pos, '10.52', { key, reference });
     expect(retry.status, retry.text).toBe(201);
-    expect(retry.body.data).toMatchObject({ id: paymentId, status: 'approved', processor_reference: sim.paymentIntentFor(paymentId)!.id });
+    expect(retry.body.data).toMatchObject({
+      id: paymentId,
+      status: 'approved',
+      processor_reference: sim.paymentIntentFor(paymentId)!.id,
+    });
     expect(sim.paymentIntentCount(paymentId)).toBe(1);
   });
 
@@ -182,8 +248,12 @@ describe('Stripe POS payments through the API', () => {
   it('the same key sent with other parameters (Stripe: 400 idempotency_error) → 504 processor_timeout, the payment kept pending, not failed', async () => {
     const reference = `order-${crypto.randomUUID()}`;
     sim.inject('idempotency_error', { path: '/v1/payment_intents' });
-    expect(expectError(await pay(pos, '12.00', { reference }), 504, 'processor_timeout').details).toEqual({ processor_code: 'idempotency_error' });
-    const { results } = await env.DB.prepare('SELECT status FROM payments WHERE external_reference = ?').bind(reference).all<{ status: string }>();
+    expect(expectError(await pay(pos, '12.00', { reference }), 504, 'processor_timeout').details).toEqual({
+      processor_code: 'idempotency_error',
+    });
+    const { results } = await env.DB.prepare('SELECT status FROM payments WHERE external_reference = ?')
+      .bind(reference)
+      .all<{ status: string }>();
     expect(results).toEqual([{ status: 'pending' }]);
   });
 
@@ -196,7 +266,9 @@ describe('Stripe POS payments through the API', () => {
   it('without a reader_id the payment fails (422); the payment’s configuration may name the reader', async () => {
     const bare = await addMethod('cnv_stripe_pos_v1');
     const refused = await pay(bare, '25.00');
-    expect(expectError(refused, 422, 'connector_configuration_invalid').details).toEqual({ processor_code: 'stripe_reader_missing' });
+    expect(expectError(refused, 422, 'connector_configuration_invalid').details).toEqual({
+      processor_code: 'stripe_reader_missing',
+    });
     const ok = await pay(bare, '25.00', { configuration: { reader_id: 'tmr_OtherCounter02' } });
     expect(ok.status, ok.text).toBe(201);
     expect(ok.body.data.status).toBe('approved');
@@ -206,16 +278,26 @@ describe('Stripe POS payments through the API', () => {
   it('credentials Stripe rejects → 422 connector_configuration_invalid; Stripe’s message is not passed on', async () => {
     const rejected = `sk_test_${stripeId('r').slice(2)}`;
     sim.rejectKey(rejected);
-    const method = await addMethod('cnv_stripe_pos_v1', { reader_id: READER }, { secret_key: rejected, webhook_secret: sim.webhookSecret });
+    const method = await addMethod(
+      'cnv_stripe_pos_v1',
+      { reader_id: READER },
+      { secret_key: rejected, webhook_secret: sim.webhookSecret },
+    );
     const res = await pay(method, '25.00');
     expectError(res, 422, 'connector_configuration_invalid');
     expect(res.text).not.toContain('Invalid API Key');
   });
 
   it('a live key on the test deployment → 422 before anything reaches Stripe', async () => {
-    const method = await addMethod('cnv_stripe_pos_v1', { reader_id: READER }, { secret_key: `sk_live_${stripeId('l').slice(2)}`, webhook_secret: sim.webhookSecret });
+    const method = await addMethod(
+      'cnv_stripe_pos_v1',
+      { reader_id: READER },
+      { secret_key: `sk_live_${stripeId('l').slice(2)}`, webhook_secret: sim.webhookSecret },
+    );
     const before = sim.requests.length;
-    expect(expectError(await pay(method, '25.00'), 422, 'connector_configuration_invalid').details).toEqual({ processor_code: 'stripe_key_environment_mismatch' });
+    expect(expectError(await pay(method, '25.00'), 422, 'connector_configuration_invalid').details).toEqual({
+      processor_code: 'stripe_key_environment_mismatch',
+    });
     expect(sim.requests.length).toBe(before);
   });
 });
@@ -252,14 +334,20 @@ describe('Stripe notifications through POST /v1/processor-notifications/{payment
 
     const again = await notify(qr, delivery);
     expect(again.body.data.outcome).toBe('duplicate');
-    expect((await notify(qr, await sim.deliver(sim.eventFor('payment_intent.succeeded', payment.processor_reference)))).body.data.outcome).toBe('duplicate');
+    expect(
+      (await notify(qr, await sim.deliver(sim.eventFor('payment_intent.succeeded', payment.processor_reference)))).body
+        .data.outcome,
+    ).toBe('duplicate');
   });
 
   it('a late event (requires_action after success) is recorded and ignored', async () => {
     const payment = await pendingQr();
     sim.payQr(payment.processor_reference);
     await notify(qr, await sim.deliver(sim.eventFor('payment_intent.succeeded', payment.processor_reference)));
-    const late = await notify(qr, await sim.deliver(sim.eventFor('payment_intent.requires_action', payment.processor_reference)));
+    const late = await notify(
+      qr,
+      await sim.deliver(sim.eventFor('payment_intent.requires_action', payment.processor_reference)),
+    );
     expect(late.body.data.outcome).toBe('ignored');
     expect((await getPayment(payment.id)).body.data.status).toBe('approved');
   });
@@ -267,7 +355,10 @@ describe('Stripe notifications through POST /v1/processor-notifications/{payment
   it('a QR payment the bank declines: payment_intent.payment_failed → declined', async () => {
     const payment = await pendingQr('100.51');
     sim.declineQr(payment.processor_reference);
-    const res = await notify(qr, await sim.deliver(sim.eventFor('payment_intent.payment_failed', payment.processor_reference)));
+    const res = await notify(
+      qr,
+      await sim.deliver(sim.eventFor('payment_intent.payment_failed', payment.processor_reference)),
+    );
     expect(res.body.data.outcome).toBe('applied');
     expect((await getPayment(payment.id)).body.data.status).toBe('declined');
   });
@@ -275,7 +366,10 @@ describe('Stripe notifications through POST /v1/processor-notifications/{payment
   it.each([
     ['forged (another secret)', () => ({ secret: `whsec_${stripeId('f', 32).slice(2)}` })],
     ['stale (t 301 s old)', () => ({ timestamp: Math.floor(Date.now() / 1000) - 301 })],
-    ['tampered (succeeded written into the body after signing)', () => ({ tamper: (raw: string) => raw.replace(/"status": "requires_action"/g, '"status": "succeeded"') })],
+    [
+      'tampered (succeeded written into the body after signing)',
+      () => ({ tamper: (raw: string) => raw.replace(/"status": "requires_action"/g, '"status": "succeeded"') }),
+    ],
   ])('a %s notification → 401, payment untouched', async (_, options) => {
     const payment = await pendingQr();
     const event = sim.eventFor('payment_intent.requires_action', payment.processor_reference);
@@ -287,7 +381,14 @@ describe('Stripe notifications through POST /v1/processor-notifications/{payment
   it('an unsigned notification → 401', async () => {
     const payment = await pendingQr();
     const event = sim.eventFor('payment_intent.requires_action', payment.processor_reference);
-    expectError(await call('POST', `/v1/processor-notifications/${qr}`, { rawBody: JSON.stringify(event), headers: { 'Content-Type': 'application/json' } }), 401, 'unauthorized');
+    expectError(
+      await call('POST', `/v1/processor-notifications/${qr}`, {
+        rawBody: JSON.stringify(event),
+        headers: { 'Content-Type': 'application/json' },
+      }),
+      401,
+      'unauthorized',
+    );
   });
 
   it('an event about a charge makes the core re-fetch the PaymentIntent', async () => {
@@ -317,7 +418,9 @@ describe('Stripe notifications through POST /v1/processor-notifications/{payment
     sim.readerMode = 'manual';
     const res = await pay(pos, '30.00');
     expect(res.body.data.status).toBe('pending');
-    expect((await notify(pos, await sim.settlePayment(res.body.data.processor_reference, 'decline'))).body.data.outcome).toBe('applied');
+    expect(
+      (await notify(pos, await sim.settlePayment(res.body.data.processor_reference, 'decline'))).body.data.outcome,
+    ).toBe('applied');
     expect((await getPayment(res.body.data.id)).body.data.status).toBe('declined');
   });
 
@@ -344,7 +447,12 @@ describe('Stripe notifications through POST /v1/processor-notifications/{payment
   });
 
   it('an event about something we do not know (balance.available: its Balance has no id) → 200 unknown_resource', async () => {
-    const balance = sim.makeEvent('balance.available', { object: 'balance', available: [{ amount: 0, currency: 'usd', source_types: { card: 0 } }], livemode: false, pending: [] });
+    const balance = sim.makeEvent('balance.available', {
+      object: 'balance',
+      available: [{ amount: 0, currency: 'usd', source_types: { card: 0 } }],
+      livemode: false,
+      pending: [],
+    });
     const res = await notify(qr, await sim.deliver(balance));
     expect(res.status).toBe(200);
     expect(res.body.data.outcome).toBe('unknown_resource');
@@ -388,7 +496,10 @@ describe('Stripe cancellations through the API', () => {
 describe('Stripe refunds through the API', () => {
   it('partial then full: approved each, payment partially_refunded then refunded', async () => {
     const payment = (await pay(pos, '100.00')).body.data;
-    const a = await post(`/v1/payments/${payment.id}/refunds`, { amount: { value: '30.00', currency: 'USD' }, reason: 'one item returned' });
+    const a = await post(`/v1/payments/${payment.id}/refunds`, {
+      amount: { value: '30.00', currency: 'USD' },
+      reason: 'one item returned',
+    });
     expect(a.status, a.text).toBe(201);
     expect(a.body.data).toMatchObject({ status: 'approved', amount: { value: '30.00', currency: 'USD' } });
     expect((await getPayment(payment.id)).body.data.status).toBe('partially_refunded');
@@ -418,7 +529,10 @@ describe('Stripe refunds through the API', () => {
     expect(res.status, res.text).toBe(201);
     expect(res.body.data.status).toBe('pending');
     sim.settleRefund(res.body.data.processor_reference, 'succeeded');
-    const news = await notify(pos, await sim.deliver(sim.eventFor('charge.refund.updated', res.body.data.processor_reference)));
+    const news = await notify(
+      pos,
+      await sim.deliver(sim.eventFor('charge.refund.updated', res.body.data.processor_reference)),
+    );
     expect(news.body.data.outcome).toBe('applied');
     expect((await refundRow(res.body.data.id))!.status).toBe('approved');
     expect((await getPayment(payment.id)).body.data.status).toBe('refunded');
@@ -428,8 +542,16 @@ describe('Stripe refunds through the API', () => {
     const payment = (await pay(pos, '80.00')).body.data;
     const key = crypto.randomUUID();
     sim.inject('timeout_after', { path: '/v1/refunds' });
-    expectError(await post(`/v1/payments/${payment.id}/refunds`, { amount: { value: '20.00', currency: 'USD' } }, key), 504, 'processor_timeout');
-    const retry = await post(`/v1/payments/${payment.id}/refunds`, { amount: { value: '20.00', currency: 'USD' } }, key);
+    expectError(
+      await post(`/v1/payments/${payment.id}/refunds`, { amount: { value: '20.00', currency: 'USD' } }, key),
+      504,
+      'processor_timeout',
+    );
+    const retry = await post(
+      `/v1/payments/${payment.id}/refunds`,
+      { amount: { value: '20.00', currency: 'USD' } },
+      key,
+    );
     expect(retry.status, retry.text).toBe(201);
     expect(retry.body.data.status).toBe('approved');
     expect([...sim.refunds.values()].filter((r) => r.payment_intent === payment.processor_reference)).toHaveLength(1);

@@ -2,8 +2,18 @@ import { z } from '@hono/zod-openapi';
 import type Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { stripeRequest } from '../../src/connectors/stripe/index.ts';
-import { sdkShape, StripePaymentIntent, type StripeDisputeEventType, type StripeErrorCode } from '../../src/connectors/stripe/sdk.ts';
-import { DISPUTE_EVENT_TYPES, DISPUTE_STATUS_MAP, PAYMENT_INTENT_STATUS_MAP, STRIPE_ERROR_CODE_MAP } from '../../src/connectors/stripe/transformers.ts';
+import {
+  sdkShape,
+  StripePaymentIntent,
+  type StripeDisputeEventType,
+  type StripeErrorCode,
+} from '../../src/connectors/stripe/sdk.ts';
+import {
+  DISPUTE_EVENT_TYPES,
+  DISPUTE_STATUS_MAP,
+  PAYMENT_INTENT_STATUS_MAP,
+  STRIPE_ERROR_CODE_MAP,
+} from '../../src/connectors/stripe/transformers.ts';
 import type { ConnectorErrorKind, ProcessorPaymentStatus } from '../../src/connectors/types.ts';
 
 /**
@@ -34,7 +44,11 @@ describe('requests are typed by the SDK’s parameter types', () => {
     // @ts-expect-error `expand` of Stripe.PaymentIntentRetrieveParams is a list of paths
     stripeRequest.retrievePaymentIntent('pi_1', { expand: 'latest_charge' });
 
-    const request = stripeRequest.processPaymentIntent('tmr_1', { payment_intent: 'pi_1', process_config: { skip_tipping: true } }, 'key');
+    const request = stripeRequest.processPaymentIntent(
+      'tmr_1',
+      { payment_intent: 'pi_1', process_config: { skip_tipping: true } },
+      'key',
+    );
     expect(request).toEqual({
       method: 'POST',
       path: '/v1/terminal/readers/tmr_1/process_payment_intent',
@@ -67,7 +81,10 @@ describe('response schemas agree with the SDK’s object types', () => {
 describe('tables are keyed by the SDK’s unions', () => {
   it('a status or error code the SDK does not have fails typecheck', () => {
     // @ts-expect-error 'approved' is not a Stripe.PaymentIntent.Status
-    void ({ ...PAYMENT_INTENT_STATUS_MAP, approved: 'approved' } satisfies Record<Stripe.PaymentIntent.Status, ProcessorPaymentStatus>);
+    void ({ ...PAYMENT_INTENT_STATUS_MAP, approved: 'approved' } satisfies Record<
+      Stripe.PaymentIntent.Status,
+      ProcessorPaymentStatus
+    >);
     const incomplete = {
       requires_payment_method: 'pending',
       requires_confirmation: 'pending',
@@ -79,11 +96,16 @@ describe('tables are keyed by the SDK’s unions', () => {
     // @ts-expect-error a table missing a status of the SDK's union (here `processing`) is incomplete
     void (incomplete satisfies Record<Stripe.PaymentIntent.Status, ProcessorPaymentStatus>);
     // @ts-expect-error 'charged_back' is not a Stripe.Dispute.Status (Stripe says `lost`)
-    void ({ ...DISPUTE_STATUS_MAP, charged_back: 'charged_back' } satisfies Record<Stripe.Dispute.Status, 'charged_back' | null>);
+    void ({ ...DISPUTE_STATUS_MAP, charged_back: 'charged_back' } satisfies Record<
+      Stripe.Dispute.Status,
+      'charged_back' | null
+    >);
     // @ts-expect-error 'charge.dispute.lost' is not an event of the 2024-06-20 API (a lost dispute comes as `charge.dispute.closed`)
     void ({ ...DISPUTE_EVENT_TYPES, 'charge.dispute.lost': true } satisfies Record<StripeDisputeEventType, true>);
     // @ts-expect-error 'terminal_reader_invalid_state' is not an error code of the 2024-06-20 API
-    void ({ ...STRIPE_ERROR_CODE_MAP, terminal_reader_invalid_state: 'unavailable' } satisfies Partial<Record<StripeErrorCode, ConnectorErrorKind>>);
+    void ({ ...STRIPE_ERROR_CODE_MAP, terminal_reader_invalid_state: 'unavailable' } satisfies Partial<
+      Record<StripeErrorCode, ConnectorErrorKind>
+    >);
 
     expect(PAYMENT_INTENT_STATUS_MAP.succeeded).toBe('approved');
     expect(STRIPE_ERROR_CODE_MAP.terminal_reader_offline).toBe('unavailable');

@@ -56,9 +56,12 @@ describe('transformers: every status the SDK enumerates', () => {
     expect(paymentIntentStatus({ status })).toBe(ours);
   });
 
-  it.each(['requires_source', 'partially_funded', '', 'SUCCEEDED', 'toString', '__proto__', 'constructor', 'approved'])('unknown PaymentIntent status %j → pending, never approved', (status) => {
-    expect(paymentIntentStatus({ status })).toBe('pending');
-  });
+  it.each(['requires_source', 'partially_funded', '', 'SUCCEEDED', 'toString', '__proto__', 'constructor', 'approved'])(
+    'unknown PaymentIntent status %j → pending, never approved',
+    (status) => {
+      expect(paymentIntentStatus({ status })).toBe('pending');
+    },
+  );
 
   const failure: Record<Stripe.PaymentIntent.LastPaymentError.Type, ProcessorPaymentStatus> = {
     card_error: 'declined',
@@ -71,10 +74,20 @@ describe('transformers: every status the SDK enumerates', () => {
     expect(PAYMENT_FAILURE_MAP).toEqual(failure);
     for (const [type, ours] of Object.entries(failure)) {
       expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: { type } })).toBe(ours);
-      expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: { type } }, 'payment_intent.payment_failed')).toBe(ours);
+      expect(
+        paymentIntentStatus(
+          { status: 'requires_payment_method', last_payment_error: { type } },
+          'payment_intent.payment_failed',
+        ),
+      ).toBe(ours);
     }
     expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: {} })).toBe('failed');
-    expect(paymentIntentStatus({ status: 'requires_payment_method', last_payment_error: null }, 'payment_intent.payment_failed')).toBe('failed');
+    expect(
+      paymentIntentStatus(
+        { status: 'requires_payment_method', last_payment_error: null },
+        'payment_intent.payment_failed',
+      ),
+    ).toBe('failed');
     // The error only counts while the PaymentIntent waits for a new method: a later success wins.
     expect(paymentIntentStatus({ status: 'succeeded', last_payment_error: { type: 'card_error' } })).toBe('approved');
   });
@@ -107,12 +120,17 @@ describe('transformers: every status the SDK enumerates', () => {
 
   it('a failed refund by every documented failure_reason; unknown refund statuses are pending', () => {
     expect(REFUND_FAILURE_MAP).toEqual(refundFailure);
-    for (const [failure_reason, ours] of Object.entries(refundFailure)) expect(refundStatus({ status: 'failed', failure_reason })).toBe(ours);
+    for (const [failure_reason, ours] of Object.entries(refundFailure))
+      expect(refundStatus({ status: 'failed', failure_reason })).toBe(ours);
     expect(refundStatus({ status: 'failed', failure_reason: 'something_new' })).toBe('failed');
     for (const status of ['', 'toString', 'approved', null]) expect(refundStatus({ status })).toBe('pending');
   });
 
-  const readerAction: Record<Stripe.Terminal.Reader.Action.Status, ProcessorPaymentStatus | null> = { in_progress: 'pending', succeeded: null, failed: 'failed' };
+  const readerAction: Record<Stripe.Terminal.Reader.Action.Status, ProcessorPaymentStatus | null> = {
+    in_progress: 'pending',
+    succeeded: null,
+    failed: 'failed',
+  };
 
   it('the reader action table: in_progress waits, succeeded defers to the PaymentIntent, failed ends a waiting attempt', () => {
     expect(READER_ACTION_STATUS_MAP).toEqual(readerAction);
@@ -154,7 +172,8 @@ describe('transformers: requests', () => {
     expect(toStripeAmount({ minor: 1500, currency: 'CLP' }, 0)).toEqual({ amount: 1500, currency: 'clp' });
     expect(toStripeAmount({ minor: 12_345, currency: 'THB' }, 2)).toEqual({ amount: 12_345, currency: 'thb' });
     expect(toStripeAmount({ minor: 1_999, currency: 'SGD' }, 2)).toEqual({ amount: 1_999, currency: 'sgd' });
-    for (const minor of [0, -1, 1.5, Number.NaN]) expect(() => toStripeAmount({ minor, currency: 'USD' }, 2)).toThrow(ConnectorError);
+    for (const minor of [0, -1, 1.5, Number.NaN])
+      expect(() => toStripeAmount({ minor, currency: 'USD' }, 2)).toThrow(ConnectorError);
     // A currency whose exponent Stripe counts otherwise (JPY is zero-decimal at Stripe) is never sent as ours.
     expect(() => toStripeAmount({ minor: 1000, currency: 'JPY' }, 2)).toThrow(ConnectorError);
     expect(() => toStripeAmount({ minor: 1000, currency: 'USD' }, 0)).toThrow(ConnectorError);
@@ -171,7 +190,14 @@ describe('transformers: errors', () => {
     expect(STRIPE_ERROR_TYPE_MAP).toEqual(ERROR_TYPE_KINDS);
   });
 
-  const err = (type: string, code?: string, decline_code?: string) => ({ error: { type, ...(code ? { code } : {}), ...(decline_code ? { decline_code } : {}), message: 'RAW PROCESSOR MESSAGE' } });
+  const err = (type: string, code?: string, decline_code?: string) => ({
+    error: {
+      type,
+      ...(code ? { code } : {}),
+      ...(decline_code ? { decline_code } : {}),
+      message: 'RAW PROCESSOR MESSAGE',
+    },
+  });
   const rows: [number, unknown, 'lookup' | 'write', string, string][] = [
     [402, err('card_error', 'card_declined', 'insufficient_funds'), 'write', 'declined', 'insufficient_funds'],
     [402, err('card_error', 'expired_card'), 'write', 'declined', 'expired_card'],
@@ -179,7 +205,13 @@ describe('transformers: errors', () => {
     [401, err('authentication_error'), 'write', 'configuration_invalid', 'authentication_error'],
     [401, null, 'lookup', 'configuration_invalid', 'http_401'],
     [403, err('invalid_request_error', 'secret_key_required'), 'write', 'configuration_invalid', 'secret_key_required'],
-    [400, err('invalid_request_error', 'parameter_invalid_integer'), 'write', 'configuration_invalid', 'parameter_invalid_integer'],
+    [
+      400,
+      err('invalid_request_error', 'parameter_invalid_integer'),
+      'write',
+      'configuration_invalid',
+      'parameter_invalid_integer',
+    ],
     [400, err('invalid_request_error', 'amount_too_small'), 'write', 'configuration_invalid', 'amount_too_small'],
     [400, err('invalid_grant'), 'write', 'configuration_invalid', 'invalid_grant'],
     // The key was used before with other parameters: what that request did is unknown, never a failure.
@@ -187,13 +219,31 @@ describe('transformers: errors', () => {
     [400, err('invalid_request_error', 'charge_already_refunded'), 'write', 'declined', 'charge_already_refunded'],
     [400, err('invalid_request_error', 'amount_too_large'), 'write', 'declined', 'amount_too_large'],
     [400, err('invalid_request_error', 'refund_disputed_payment'), 'write', 'declined', 'refund_disputed_payment'],
-    [400, err('invalid_request_error', 'payment_intent_unexpected_state'), 'write', 'declined', 'payment_intent_unexpected_state'],
+    [
+      400,
+      err('invalid_request_error', 'payment_intent_unexpected_state'),
+      'write',
+      'declined',
+      'payment_intent_unexpected_state',
+    ],
     [400, err('invalid_request_error', 'intent_invalid_state'), 'write', 'declined', 'intent_invalid_state'],
     [400, err('invalid_request_error', 'terminal_reader_offline'), 'write', 'unavailable', 'terminal_reader_offline'],
     [400, err('invalid_request_error', 'terminal_reader_busy'), 'write', 'unavailable', 'terminal_reader_busy'],
-    [400, err('invalid_request_error', 'terminal_reader_hardware_fault'), 'write', 'unavailable', 'terminal_reader_hardware_fault'],
+    [
+      400,
+      err('invalid_request_error', 'terminal_reader_hardware_fault'),
+      'write',
+      'unavailable',
+      'terminal_reader_hardware_fault',
+    ],
     [400, err('invalid_request_error', 'terminal_reader_timeout'), 'write', 'timeout', 'terminal_reader_timeout'],
-    [400, err('invalid_request_error', 'terminal_reader_invalid_location_for_payment'), 'write', 'configuration_invalid', 'terminal_reader_invalid_location_for_payment'],
+    [
+      400,
+      err('invalid_request_error', 'terminal_reader_invalid_location_for_payment'),
+      'write',
+      'configuration_invalid',
+      'terminal_reader_invalid_location_for_payment',
+    ],
     [400, err('invalid_request_error', 'lock_timeout'), 'write', 'unavailable', 'lock_timeout'],
     [400, err('invalid_request_error', 'resource_missing'), 'lookup', 'not_found', 'resource_missing'],
     [400, err('invalid_request_error', 'resource_missing'), 'write', 'configuration_invalid', 'resource_missing'],
@@ -220,10 +270,24 @@ describe('transformers: errors', () => {
   });
 
   it('Stripe-Should-Retry: true makes a final-looking 4xx retryable; false changes nothing', () => {
-    expect(normalizeStripeError(400, err('invalid_request_error', 'some_new_code'), { operation: 'write', shouldRetry: true }).kind).toBe('unavailable');
-    expect(normalizeStripeError(400, err('invalid_request_error', 'some_new_code'), { operation: 'write', shouldRetry: false }).kind).toBe('configuration_invalid');
-    expect(normalizeStripeError(402, err('card_error', 'card_declined'), { operation: 'write', shouldRetry: true }).kind).toBe('declined');
-    expect(normalizeStripeError(500, err('api_error'), { operation: 'write', shouldRetry: false }).kind).toBe('unavailable');
+    expect(
+      normalizeStripeError(400, err('invalid_request_error', 'some_new_code'), {
+        operation: 'write',
+        shouldRetry: true,
+      }).kind,
+    ).toBe('unavailable');
+    expect(
+      normalizeStripeError(400, err('invalid_request_error', 'some_new_code'), {
+        operation: 'write',
+        shouldRetry: false,
+      }).kind,
+    ).toBe('configuration_invalid');
+    expect(
+      normalizeStripeError(402, err('card_error', 'card_declined'), { operation: 'write', shouldRetry: true }).kind,
+    ).toBe('declined');
+    expect(normalizeStripeError(500, err('api_error'), { operation: 'write', shouldRetry: false }).kind).toBe(
+      'unavailable',
+    );
   });
 });
 
@@ -231,7 +295,10 @@ describe('transformers: notifications', () => {
   const hex = 'a'.repeat(64);
   it('parses Stripe-Signature headers and refuses garbled ones', () => {
     expect(parseSignatureHeader(`t=1700000000,v1=${hex}`)).toEqual({ timestamp: 1700000000, signatures: [hex] });
-    expect(parseSignatureHeader(`t=1700000000,v1=${hex},v1=${'b'.repeat(64)},v0=${'c'.repeat(64)}`)).toEqual({ timestamp: 1700000000, signatures: [hex, 'b'.repeat(64)] });
+    expect(parseSignatureHeader(`t=1700000000,v1=${hex},v1=${'b'.repeat(64)},v0=${'c'.repeat(64)}`)).toEqual({
+      timestamp: 1700000000,
+      signatures: [hex, 'b'.repeat(64)],
+    });
     expect(parseSignatureHeader(` t=1700000000, v1=${hex}`)).toEqual({ timestamp: 1700000000, signatures: [hex] });
     for (const bad of [
       null,
@@ -258,39 +325,102 @@ describe('transformers: notifications', () => {
     const json = JSON.parse(JSON.stringify(event));
     return eventToNotification(StripeEvent.parse(json), json.data.object);
   };
-  const base = sim.buildPaymentIntent({ amount: 1000, currency: 'usd', capture_method: 'automatic', description: null, metadata: {}, payment_method_types: ['card_present'] });
-  const pi = (status: Stripe.PaymentIntent.Status, extra: Partial<Stripe.PaymentIntent> = {}): Stripe.PaymentIntent => ({ ...base, status, ...extra });
+  const base = sim.buildPaymentIntent({
+    amount: 1000,
+    currency: 'usd',
+    capture_method: 'automatic',
+    description: null,
+    metadata: {},
+    payment_method_types: ['card_present'],
+  });
+  const pi = (
+    status: Stripe.PaymentIntent.Status,
+    extra: Partial<Stripe.PaymentIntent> = {},
+  ): Stripe.PaymentIntent => ({ ...base, status, ...extra });
 
   it('maps PaymentIntent, Refund, charge, reader and other events', () => {
     const succeeded = sim.makeEvent('payment_intent.succeeded', pi('succeeded'));
-    expect(news(succeeded)).toEqual({ eventId: succeeded.id, resource: 'payment', processorReference: succeeded.data.object.id, status: 'approved', trusted: true });
+    expect(news(succeeded)).toEqual({
+      eventId: succeeded.id,
+      resource: 'payment',
+      processorReference: succeeded.data.object.id,
+      status: 'approved',
+      trusted: true,
+    });
     const cardError = { type: 'card_error', code: 'card_declined' } as const;
-    expect(news(sim.makeEvent('payment_intent.payment_failed', pi('requires_payment_method', { last_payment_error: cardError }))).status).toBe('declined');
-    expect(news(sim.makeEvent('payment_intent.payment_failed', pi('requires_payment_method', { last_payment_error: { type: 'api_error' } }))).status).toBe('failed');
+    expect(
+      news(
+        sim.makeEvent(
+          'payment_intent.payment_failed',
+          pi('requires_payment_method', { last_payment_error: cardError }),
+        ),
+      ).status,
+    ).toBe('declined');
+    expect(
+      news(
+        sim.makeEvent(
+          'payment_intent.payment_failed',
+          pi('requires_payment_method', { last_payment_error: { type: 'api_error' } }),
+        ),
+      ).status,
+    ).toBe('failed');
     expect(news(sim.makeEvent('payment_intent.canceled', pi('canceled'))).status).toBe('canceled');
     expect(news(sim.makeEvent('payment_intent.processing', pi('processing'))).status).toBe('processing');
     expect(news(sim.makeEvent('payment_intent.requires_action', pi('requires_action'))).status).toBe('pending');
     // Authorized only: the core is told to ask, and the connector's lookup captures it.
     expect(news(sim.makeEvent('payment_intent.amount_capturable_updated', pi('requires_capture'))).status).toBeNull();
-    const refundObject = sim.buildRefund(pi('succeeded'), { amount: 1000, metadata: {}, reason: null, status: 'succeeded' });
-    expect(news(sim.makeEvent('charge.refund.updated', refundObject))).toMatchObject({ resource: 'refund', processorReference: refundObject.id, status: 'approved' });
-    expect(news(sim.makeEvent('refund.updated', { ...refundObject, status: 'failed', failure_reason: 'declined' }))).toMatchObject({ resource: 'refund', status: 'declined' });
-    expect(news(sim.rawEvent('charge.refunded', { id: 'ch_1', object: 'charge', payment_intent: 'pi_9' }))).toMatchObject({ resource: 'payment', processorReference: 'pi_9', status: null });
+    const refundObject = sim.buildRefund(pi('succeeded'), {
+      amount: 1000,
+      metadata: {},
+      reason: null,
+      status: 'succeeded',
+    });
+    expect(news(sim.makeEvent('charge.refund.updated', refundObject))).toMatchObject({
+      resource: 'refund',
+      processorReference: refundObject.id,
+      status: 'approved',
+    });
+    expect(
+      news(sim.makeEvent('refund.updated', { ...refundObject, status: 'failed', failure_reason: 'declined' })),
+    ).toMatchObject({ resource: 'refund', status: 'declined' });
+    expect(
+      news(sim.rawEvent('charge.refunded', { id: 'ch_1', object: 'charge', payment_intent: 'pi_9' })),
+    ).toMatchObject({ resource: 'payment', processorReference: 'pi_9', status: null });
     const reader = {
       id: 'tmr_1',
       object: 'terminal.reader',
       status: 'online',
-      action: { type: 'process_payment_intent', status: 'succeeded', failure_code: null, process_payment_intent: { payment_intent: 'pi_7' } },
+      action: {
+        type: 'process_payment_intent',
+        status: 'succeeded',
+        failure_code: null,
+        process_payment_intent: { payment_intent: 'pi_7' },
+      },
     };
-    expect(news(sim.rawEvent('terminal.reader.action_succeeded', reader))).toMatchObject({ resource: 'payment', processorReference: 'pi_7', status: null });
-    expect(news(sim.rawEvent('customer.created', { id: 'cus_1', object: 'customer' }))).toMatchObject({ resource: 'payment', processorReference: 'cus_1', status: null });
+    expect(news(sim.rawEvent('terminal.reader.action_succeeded', reader))).toMatchObject({
+      resource: 'payment',
+      processorReference: 'pi_7',
+      status: null,
+    });
+    expect(news(sim.rawEvent('customer.created', { id: 'cus_1', object: 'customer' }))).toMatchObject({
+      resource: 'payment',
+      processorReference: 'cus_1',
+      status: null,
+    });
     // A PaymentIntent event whose object is malformed, or of a type we do not read, is news without a status.
     expect(news(sim.rawEvent('payment_intent.succeeded', { id: 'pi_1', object: 'payment_intent' })).status).toBeNull();
     expect(news(sim.rawEvent('payment_intent.partially_funded_v2', pi('succeeded'))).status).toBeNull();
   });
   describe('disputes', () => {
     // A disputed, succeeded PaymentIntent of the simulator, and its dispute as every event carries it.
-    const paid = sim.buildPaymentIntent({ amount: 4200, currency: 'usd', capture_method: 'automatic', description: null, metadata: {}, payment_method_types: ['card_present'] });
+    const paid = sim.buildPaymentIntent({
+      amount: 4200,
+      currency: 'usd',
+      capture_method: 'automatic',
+      description: null,
+      metadata: {},
+      payment_method_types: ['card_present'],
+    });
     sim.paymentIntents.set(paid.id, paid);
     sim.setPaymentIntentStatus(paid.id, 'succeeded');
     const dispute = sim.openDispute(paid.id);
@@ -308,27 +438,53 @@ describe('transformers: notifications', () => {
     it('the dispute table is exactly the documented one: only lost (final at Stripe) charges back; a status Stripe adds later changes nothing', () => {
       expect(DISPUTE_STATUS_MAP).toEqual(statuses);
       for (const [status, ours] of Object.entries(statuses)) expect(disputeStatus({ status })).toBe(ours);
-      for (const status of ['prevented', 'LOST', 'lost ', '', 'charged_back', '__proto__', 'constructor', 'toString']) expect(disputeStatus({ status })).toBeNull();
+      for (const status of ['prevented', 'LOST', 'lost ', '', 'charged_back', '__proto__', 'constructor', 'toString'])
+        expect(disputeStatus({ status })).toBeNull();
     });
 
     it('every dispute event of 2024-06-20 is read', () => {
-      expect(eventTypes.sort()).toEqual(['charge.dispute.closed', 'charge.dispute.created', 'charge.dispute.funds_reinstated', 'charge.dispute.funds_withdrawn', 'charge.dispute.updated']);
+      expect(eventTypes.sort()).toEqual([
+        'charge.dispute.closed',
+        'charge.dispute.created',
+        'charge.dispute.funds_reinstated',
+        'charge.dispute.funds_withdrawn',
+        'charge.dispute.updated',
+      ]);
     });
 
-    it.each(eventTypes.flatMap((type) => (Object.keys(statuses) as Stripe.Dispute.Status[]).map((status) => [type, status] as const)))(
-      '%s with a dispute %s → news of its PaymentIntent, charged_back only when lost',
-      (type, status) => {
-        const event = sim.makeEvent(type, { ...dispute, status });
-        expect(news(event)).toEqual({ eventId: event.id, resource: 'payment', processorReference: paid.id, status: statuses[status], trusted: true });
-      },
-    );
+    it.each(
+      eventTypes.flatMap((type) =>
+        (Object.keys(statuses) as Stripe.Dispute.Status[]).map((status) => [type, status] as const),
+      ),
+    )('%s with a dispute %s → news of its PaymentIntent, charged_back only when lost', (type, status) => {
+      const event = sim.makeEvent(type, { ...dispute, status });
+      expect(news(event)).toEqual({
+        eventId: event.id,
+        resource: 'payment',
+        processorReference: paid.id,
+        status: statuses[status],
+        trusted: true,
+      });
+    });
 
     it('an expanded payment_intent names it too; a dispute without one, or malformed, or under another event type, says nothing of any payment', () => {
-      expect(news(sim.makeEvent('charge.dispute.closed', { ...dispute, status: 'lost', payment_intent: paid }))).toMatchObject({ processorReference: paid.id, status: 'charged_back' });
-      expect(news(sim.makeEvent('charge.dispute.closed', { ...dispute, status: 'lost', payment_intent: null }))).toMatchObject({ processorReference: dispute.id, status: null });
-      expect(news(sim.rawEvent('charge.dispute.closed', { id: 'du_1', object: 'dispute', status: 'lost' }))).toMatchObject({ processorReference: 'du_1', status: null });
-      expect(news(sim.rawEvent('charge.dispute.closed', { ...dispute, status: 7 }))).toMatchObject({ processorReference: dispute.id, status: null });
-      expect(news(sim.rawEvent('charge.updated', { ...dispute, status: 'lost' }))).toMatchObject({ processorReference: dispute.id, status: null });
+      expect(
+        news(sim.makeEvent('charge.dispute.closed', { ...dispute, status: 'lost', payment_intent: paid })),
+      ).toMatchObject({ processorReference: paid.id, status: 'charged_back' });
+      expect(
+        news(sim.makeEvent('charge.dispute.closed', { ...dispute, status: 'lost', payment_intent: null })),
+      ).toMatchObject({ processorReference: dispute.id, status: null });
+      expect(
+        news(sim.rawEvent('charge.dispute.closed', { id: 'du_1', object: 'dispute', status: 'lost' })),
+      ).toMatchObject({ processorReference: 'du_1', status: null });
+      expect(news(sim.rawEvent('charge.dispute.closed', { ...dispute, status: 7 }))).toMatchObject({
+        processorReference: dispute.id,
+        status: null,
+      });
+      expect(news(sim.rawEvent('charge.updated', { ...dispute, status: 'lost' }))).toMatchObject({
+        processorReference: dispute.id,
+        status: null,
+      });
     });
 
     it('a lookup charges back a succeeded PaymentIntent only for a lost dispute of its own, and only reads the disputes of a disputed charge', () => {

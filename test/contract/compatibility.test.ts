@@ -41,13 +41,16 @@ describe('the gate itself', () => {
   const withVersion = (doc: any, version: string) => ({ ...structuredClone(doc), info: { ...doc.info, version } });
   const base = withVersion(released, '1.0.0');
   const entry = (version: string, body: string) => `## ${version}\n\n${body}\n\n`;
-  const changelogOf = (...entries: string[]) => `# Changelog\n\n${entries.join('')}${entry('1.0.0', '- First release.')}`;
+  const changelogOf = (...entries: string[]) =>
+    `# Changelog\n\n${entries.join('')}${entry('1.0.0', '- First release.')}`;
 
   /** Three breaking changes: a response field removed, a request field made required, an operation removed. */
   function seededBreaking(version: string) {
     const doc = withVersion(base, version);
     delete doc.components.schemas.Payment.properties.status;
-    doc.components.schemas.Payment.required = doc.components.schemas.Payment.required.filter((name: string) => name !== 'status');
+    doc.components.schemas.Payment.required = doc.components.schemas.Payment.required.filter(
+      (name: string) => name !== 'status',
+    );
     doc.components.schemas.CreatePaymentRequest.required.push('description');
     delete doc.paths['/v1/users'].get;
     return doc;
@@ -58,7 +61,11 @@ describe('the gate itself', () => {
   });
 
   it('fails on breaking changes the changelog does not announce, and on a version that is not a new major', () => {
-    const problems = compatibilityProblems(base, seededBreaking('1.1.0'), changelogOf(entry('1.1.0', '### Changed\n- Tidied the payment schema.')));
+    const problems = compatibilityProblems(
+      base,
+      seededBreaking('1.1.0'),
+      changelogOf(entry('1.1.0', '### Changed\n- Tidied the payment schema.')),
+    );
     const text = problems.join('\n');
     expect(text).toMatch(/breaking change not announced.*GET \/v1\/payments\/\{payment_id\}/);
     expect(text).toMatch(/breaking change not announced.*POST \/v1\/payments\b/);
@@ -70,29 +77,57 @@ describe('the gate itself', () => {
     const doc = seededBreaking('2.0.0');
     const breaking = changesBetween(base, doc).filter((c) => c.type === 'breaking');
     const subjects = [...new Set(breaking.map((c) => c.subject))];
-    expect(subjects).toEqual(expect.arrayContaining(['POST /v1/payments', 'GET /v1/payments/{payment_id}', 'GET /v1/users']));
+    expect(subjects).toEqual(
+      expect.arrayContaining(['POST /v1/payments', 'GET /v1/payments/{payment_id}', 'GET /v1/users']),
+    );
     // GET /v1/users announced by its operationId, the others by `METHOD /path` or schema name.
-    const lines = subjects.map((s) => (s === 'GET /v1/users' ? '- `listUsers` is removed.' : `- ${s}: see the migration notes.`));
-    expect(compatibilityProblems(base, doc, changelogOf(entry('2.0.0', ['### Breaking', ...lines].join('\n'))))).toEqual([]);
+    const lines = subjects.map((s) =>
+      s === 'GET /v1/users' ? '- `listUsers` is removed.' : `- ${s}: see the migration notes.`,
+    );
+    expect(
+      compatibilityProblems(base, doc, changelogOf(entry('2.0.0', ['### Breaking', ...lines].join('\n')))),
+    ).toEqual([]);
     // One left out is caught.
-    const missingOne = compatibilityProblems(base, doc, changelogOf(entry('2.0.0', ['### Breaking', ...lines.filter((l) => !l.includes('listUsers'))].join('\n'))));
+    const missingOne = compatibilityProblems(
+      base,
+      doc,
+      changelogOf(entry('2.0.0', ['### Breaking', ...lines.filter((l) => !l.includes('listUsers'))].join('\n'))),
+    );
     expect(missingOne).toHaveLength(1);
     expect(missingOne[0]).toMatch(/breaking change not announced.*GET \/v1\/users/);
     // An announcement in another section does not count.
-    expect(compatibilityProblems(base, doc, changelogOf(entry('2.0.0', ['### Changed', ...lines].join('\n')))).join('\n')).toMatch(/breaking change not announced/);
+    expect(
+      compatibilityProblems(base, doc, changelogOf(entry('2.0.0', ['### Changed', ...lines].join('\n')))).join('\n'),
+    ).toMatch(/breaking change not announced/);
   });
 
   it('wants every new operation named in an unreleased entry, and a version above the released one', () => {
     const withReceipt = (version: string) => {
       const doc = withVersion(base, version);
-      doc.paths['/v1/payments/{payment_id}/receipt'] = { get: { operationId: 'getReceipt', responses: { 200: { description: 'The receipt.' } } } };
+      doc.paths['/v1/payments/{payment_id}/receipt'] = {
+        get: { operationId: 'getReceipt', responses: { 200: { description: 'The receipt.' } } },
+      };
       return doc;
     };
-    const silent = compatibilityProblems(base, withReceipt('1.1.0'), changelogOf(entry('1.1.0', '### Added\n- Nothing worth naming.')));
-    expect(silent).toEqual(['new operation not named in CHANGELOG.md: GET /v1/payments/{payment_id}/receipt (getReceipt)']);
-    expect(compatibilityProblems(base, withReceipt('1.1.0'), changelogOf(entry('1.1.0', '### Added\n- `getReceipt`: a payment’s receipt.')))).toEqual([]);
+    const silent = compatibilityProblems(
+      base,
+      withReceipt('1.1.0'),
+      changelogOf(entry('1.1.0', '### Added\n- Nothing worth naming.')),
+    );
+    expect(silent).toEqual([
+      'new operation not named in CHANGELOG.md: GET /v1/payments/{payment_id}/receipt (getReceipt)',
+    ]);
+    expect(
+      compatibilityProblems(
+        base,
+        withReceipt('1.1.0'),
+        changelogOf(entry('1.1.0', '### Added\n- `getReceipt`: a payment’s receipt.')),
+      ),
+    ).toEqual([]);
     // The same addition without a new version.
-    expect(compatibilityProblems(base, withReceipt('1.0.0'), changelogOf()).join('\n')).toMatch(/changed since 1\.0\.0 .* but info\.version was not raised/);
+    expect(compatibilityProblems(base, withReceipt('1.0.0'), changelogOf()).join('\n')).toMatch(
+      /changed since 1\.0\.0 .* but info\.version was not raised/,
+    );
   });
 
   it('judges a component schema by its uses: a new field is not breaking in a response, a new required one is in a request', () => {
@@ -121,11 +156,21 @@ describe('the gate itself', () => {
 
   it('wants the newest changelog entry to be the served version, entries newest first, none empty', () => {
     const next = withVersion(base, '1.1.0');
-    expect(compatibilityProblems(base, next, changelogOf()).join('\n')).toMatch(/newest CHANGELOG\.md entry is 1\.0\.0, but the served info\.version is 1\.1\.0/);
-    expect(compatibilityProblems(base, next, `${entry('1.0.0', '- a')}${entry('1.1.0', '- b')}`).join('\n')).toMatch(/1\.0\.0 is listed above 1\.1\.0/);
-    expect(compatibilityProblems(base, next, changelogOf('## 1.1.0\n\n')).join('\n')).toMatch(/the 1\.1\.0 entry is empty/);
+    expect(compatibilityProblems(base, next, changelogOf()).join('\n')).toMatch(
+      /newest CHANGELOG\.md entry is 1\.0\.0, but the served info\.version is 1\.1\.0/,
+    );
+    expect(compatibilityProblems(base, next, `${entry('1.0.0', '- a')}${entry('1.1.0', '- b')}`).join('\n')).toMatch(
+      /1\.0\.0 is listed above 1\.1\.0/,
+    );
+    expect(compatibilityProblems(base, next, changelogOf('## 1.1.0\n\n')).join('\n')).toMatch(
+      /the 1\.1\.0 entry is empty/,
+    );
     expect(compatibilityProblems(base, base, '# Changelog\n').join('\n')).toMatch(/no `## MAJOR\.MINOR\.PATCH` entry/);
-    expect(compatibilityProblems(base, withVersion(base, '0.9.0'), `${entry('0.9.0', '- x')}`).join('\n')).toMatch(/below the released 1\.0\.0/);
-    expect(compatibilityProblems(base, withVersion(base, 'v1'), changelogOf()).join('\n')).toMatch(/not MAJOR\.MINOR\.PATCH/);
+    expect(compatibilityProblems(base, withVersion(base, '0.9.0'), `${entry('0.9.0', '- x')}`).join('\n')).toMatch(
+      /below the released 1\.0\.0/,
+    );
+    expect(compatibilityProblems(base, withVersion(base, 'v1'), changelogOf()).join('\n')).toMatch(
+      /not MAJOR\.MINOR\.PATCH/,
+    );
   });
 });

@@ -1,5 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createConformance, servedConformance, type Conformance, type ObservedResponse } from '../helpers/conformance.ts';
+import {
+  createConformance,
+  servedConformance,
+  type Conformance,
+  type ObservedResponse,
+} from '../helpers/conformance.ts';
 
 /**
  * The response-conformance checker itself (test/helpers/conformance.ts), fed fake responses, so that
@@ -31,20 +36,36 @@ const envelope = (code: string, category = 'not_found', retryable = false) => ({
   error: { code, message: 'No such payment.', category, retryable, request_id: 'req_abc123', details: {} },
 });
 
-function res(method: string, path: string, status: number, body: unknown, contentType: string | null = 'application/json'): ObservedResponse {
-  return { method, path, status, contentType, text: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body) };
+function res(
+  method: string,
+  path: string,
+  status: number,
+  body: unknown,
+  contentType: string | null = 'application/json',
+): ObservedResponse {
+  return {
+    method,
+    path,
+    status,
+    contentType,
+    text: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
+  };
 }
 const problemsOf = (response: ObservedResponse) => served.check(response).problems;
 
 describe('response conformance checker', () => {
   it('loads the served description and finds its operations', () => {
     expect(served.operations.length).toBeGreaterThan(20);
-    expect(served.operations.map((op) => op.operationId)).toEqual(expect.arrayContaining(['createPayment', 'getPayment', 'logout']));
+    expect(served.operations.map((op) => op.operationId)).toEqual(
+      expect.arrayContaining(['createPayment', 'getPayment', 'logout']),
+    );
   });
 
   it('accepts conforming responses (so the failures below are about what they change)', () => {
     expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: payment() }))).toEqual([]);
-    expect(problemsOf(res('POST', '/v1/payments', 201, { data: payment() }, 'application/json; charset=UTF-8'))).toEqual([]);
+    expect(
+      problemsOf(res('POST', '/v1/payments', 201, { data: payment() }, 'application/json; charset=UTF-8')),
+    ).toEqual([]);
     expect(problemsOf(res('GET', '/v1/payments/pay_1?x=1', 404, envelope('payment_not_found')))).toEqual([]);
     expect(problemsOf(res('POST', '/v1/auth/logout', 204, undefined, null))).toEqual([]);
     expect(problemsOf(res('GET', '/v1/nowhere', 404, envelope('not_found')))).toEqual([]);
@@ -55,9 +76,13 @@ describe('response conformance checker', () => {
     const problems = problemsOf(res('GET', '/v1/payments/pay_1', 418, envelope('payment_not_found')));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/status 418 is not declared/);
-    expect(served.check(res('GET', '/v1/payments/pay_1', 418, envelope('payment_not_found'))).operation).toBe('GET /v1/payments/{payment_id}');
+    expect(served.check(res('GET', '/v1/payments/pay_1', 418, envelope('payment_not_found'))).operation).toBe(
+      'GET /v1/payments/{payment_id}',
+    );
     // A success status of another operation is not declared here either.
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 201, { data: payment() }))[0]).toMatch(/status 201 is not declared/);
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 201, { data: payment() }))[0]).toMatch(
+      /status 201 is not declared/,
+    );
   });
 
   it('catches a body that breaks its schema, through $refs into components', () => {
@@ -65,23 +90,57 @@ describe('response conformance checker', () => {
     expect(problemsOf(res('POST', '/v1/payments', 201, numberAmount)).join('\n')).toMatch(/\/data\/amount\/value/);
 
     const { status: _dropped, ...withoutStatus } = payment();
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: withoutStatus })).join('\n')).toMatch(/required property "status"/);
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: withoutStatus })).join('\n')).toMatch(
+      /required property "status"/,
+    );
 
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), status: 'bogus' } })).join('\n')).toMatch(/\/data\/status/);
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), created_at: 'yesterday' } })).join('\n')).toMatch(/date-time/);
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), description: 7 } })).join('\n')).toMatch(/\/data\/description/);
+    expect(
+      problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), status: 'bogus' } })).join('\n'),
+    ).toMatch(/\/data\/status/);
+    expect(
+      problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), created_at: 'yesterday' } })).join('\n'),
+    ).toMatch(/date-time/);
+    expect(
+      problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), description: 7 } })).join('\n'),
+    ).toMatch(/\/data\/description/);
     expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, [payment()]))).not.toEqual([]);
   });
 
   it('catches a field the schema does not declare, but not inside an open record', () => {
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), card_number: '4242' } }))).toEqual(['/data/card_number: not declared by the schema']);
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), amount: { value: '1.00', currency: 'USD', cents: 100 } } })).join('\n')).toMatch(/\/data\/amount\/cents/);
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: payment(), debug: true })).join('\n')).toMatch(/\/debug: not declared/);
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 404, { error: { ...envelope('payment_not_found').error, stack: 'at x' } })).join('\n')).toMatch(/\/error\/stack/);
-    expect(problemsOf(res('GET', '/v1/nowhere', 404, { error: { ...envelope('not_found').error, stack: 'at x' } })).join('\n')).toMatch(/\/error\/stack/);
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), card_number: '4242' } }))).toEqual([
+      '/data/card_number: not declared by the schema',
+    ]);
+    expect(
+      problemsOf(
+        res('GET', '/v1/payments/pay_1', 200, {
+          data: { ...payment(), amount: { value: '1.00', currency: 'USD', cents: 100 } },
+        }),
+      ).join('\n'),
+    ).toMatch(/\/data\/amount\/cents/);
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: payment(), debug: true })).join('\n')).toMatch(
+      /\/debug: not declared/,
+    );
+    expect(
+      problemsOf(
+        res('GET', '/v1/payments/pay_1', 404, { error: { ...envelope('payment_not_found').error, stack: 'at x' } }),
+      ).join('\n'),
+    ).toMatch(/\/error\/stack/);
+    expect(
+      problemsOf(res('GET', '/v1/nowhere', 404, { error: { ...envelope('not_found').error, stack: 'at x' } })).join(
+        '\n',
+      ),
+    ).toMatch(/\/error\/stack/);
     // Open by declaration: metadata and error details take any keys.
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), metadata: { anything: 'goes' } } }))).toEqual([]);
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 404, { error: { ...envelope('payment_not_found').error, details: { any: 1 } } }))).toEqual([]);
+    expect(
+      problemsOf(res('GET', '/v1/payments/pay_1', 200, { data: { ...payment(), metadata: { anything: 'goes' } } })),
+    ).toEqual([]);
+    expect(
+      problemsOf(
+        res('GET', '/v1/payments/pay_1', 404, {
+          error: { ...envelope('payment_not_found').error, details: { any: 1 } },
+        }),
+      ),
+    ).toEqual([]);
   });
 
   it('follows allOf: both parts declare fields', () => {
@@ -98,7 +157,9 @@ describe('response conformance checker', () => {
       secret: 'sk_test_secret',
     };
     expect(problemsOf(res('POST', '/v1/account/api-keys', 201, { data: key }))).toEqual([]);
-    expect(problemsOf(res('POST', '/v1/account/api-keys', 201, { data: { ...key, secret_hash: 'x' } }))).toEqual(['/data/secret_hash: not declared by the schema']);
+    expect(problemsOf(res('POST', '/v1/account/api-keys', 201, { data: { ...key, secret_hash: 'x' } }))).toEqual([
+      '/data/secret_hash: not declared by the schema',
+    ]);
     const { secret: _dropped, ...withoutSecret } = key;
     expect(problemsOf(res('POST', '/v1/account/api-keys', 201, { data: withoutSecret })).join('\n')).toMatch(/secret/);
   });
@@ -106,8 +167,12 @@ describe('response conformance checker', () => {
   it('catches a broken error envelope and an error code the operation does not list', () => {
     const { request_id: _dropped, ...noRequestId } = envelope('payment_not_found').error;
     expect(problemsOf(res('GET', '/v1/payments/pay_1', 404, { error: noRequestId })).join('\n')).toMatch(/request_id/);
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 404, envelope('payment_not_found', 'nonsense'))).join('\n')).toMatch(/category/);
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 404, envelope('user_not_found'))).join('\n')).toMatch(/user_not_found is not listed for status 404/);
+    expect(
+      problemsOf(res('GET', '/v1/payments/pay_1', 404, envelope('payment_not_found', 'nonsense'))).join('\n'),
+    ).toMatch(/category/);
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 404, envelope('user_not_found'))).join('\n')).toMatch(
+      /user_not_found is not listed for status 404/,
+    );
   });
 
   it('catches an undescribed route unless it is the 404 not_found envelope', () => {
@@ -120,8 +185,12 @@ describe('response conformance checker', () => {
   it('catches a body where none is declared, a missing body, and an undeclared media type', () => {
     expect(problemsOf(res('POST', '/v1/auth/logout', 204, { ok: true }))[0]).toMatch(/without a body/);
     expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, undefined, null))[0]).toMatch(/body is empty/);
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, JSON.stringify({ data: payment() }), 'text/plain'))[0]).toMatch(/Content-Type text\/plain/);
-    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, '{"data":', 'application/json'))[0]).toMatch(/does not parse/);
+    expect(
+      problemsOf(res('GET', '/v1/payments/pay_1', 200, JSON.stringify({ data: payment() }), 'text/plain'))[0],
+    ).toMatch(/Content-Type text\/plain/);
+    expect(problemsOf(res('GET', '/v1/payments/pay_1', 200, '{"data":', 'application/json'))[0]).toMatch(
+      /does not parse/,
+    );
   });
 
   it('checks documentation routes by status only', () => {
@@ -136,13 +205,28 @@ describe('response conformance checker', () => {
         '/things/{id}': {
           get: {
             responses: {
-              200: { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } } },
-              default: { description: 'error', content: { 'application/json': { schema: { type: 'object', required: ['error'] } } } },
+              200: {
+                description: 'ok',
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
+              },
+              default: {
+                description: 'error',
+                content: { 'application/json': { schema: { type: 'object', required: ['error'] } } },
+              },
             },
           },
         },
       },
-      components: { schemas: { Thing: { type: 'object', properties: { n: { type: 'integer', example: { id: 'same' } } }, required: ['n'], example: { id: 'same' } } } },
+      components: {
+        schemas: {
+          Thing: {
+            type: 'object',
+            properties: { n: { type: 'integer', example: { id: 'same' } } },
+            required: ['n'],
+            example: { id: 'same' },
+          },
+        },
+      },
     };
     const checker = createConformance(doc);
     expect(checker.check(res('GET', '/things/1', 200, { n: 1 })).problems).toEqual([]);

@@ -44,10 +44,18 @@ function baseBody(operationId: string): Record<string, unknown> {
     createUser: { email: 'hostile-new-user@example.com', name: 'Hostile', password: 'hostile-password-0002' },
     updateUser: { name: 'Hostile renamed' },
     createApiKey: { name: 'hostile key', scopes: ['payments:read'] },
-    createAccountPaymentMethod: { connector_definition_version_id: POS, name: 'Hostile method', credentials: { api_key: 'sbx-hostile-credential-0001' } },
+    createAccountPaymentMethod: {
+      connector_definition_version_id: POS,
+      name: 'Hostile method',
+      credentials: { api_key: 'sbx-hostile-credential-0001' },
+    },
     updateAccountPaymentMethod: { name: 'Hostile renamed' },
     enablePaymentMethodForApiKey: { api_key_id: ids.api_key_id! },
-    createPayment: { amount: { value: '10.00', currency: 'USD' }, external_reference: 'hostile-order', payment_method: ids.payment_method_id! },
+    createPayment: {
+      amount: { value: '10.00', currency: 'USD' },
+      external_reference: 'hostile-order',
+      payment_method: ids.payment_method_id!,
+    },
     createRefund: { amount: { value: '1.00', currency: 'USD' } },
     createWebhookEndpoint: { url: 'https://hooks.example.com/hostile', enabled_events: ['payment.approved'] },
     updateWebhookEndpoint: { description: 'Hostile renamed' },
@@ -63,11 +71,13 @@ function credentialFor(op: DescribedOperation): string | undefined {
   return /^\/v1\/(payments|payment-methods|test-helpers)(\/|$)/.test(op.path) ? apiKey.secret : admin.accessToken;
 }
 
-const requiresBearer = (op: DescribedOperation) => Array.isArray(op.security) && op.security.length > 0 && op.security.every((req) => Object.keys(req).length > 0);
+const requiresBearer = (op: DescribedOperation) =>
+  Array.isArray(op.security) && op.security.length > 0 && op.security.every((req) => Object.keys(req).length > 0);
 const bodySchemaOf = (op: DescribedOperation) => op.requestBody?.content?.['application/json']?.schema;
 const pathParams = (op: DescribedOperation) => (op.parameters ?? []).filter((p) => p.in === 'path');
 const queryParams = (op: DescribedOperation) => (op.parameters ?? []).filter((p) => p.in === 'query');
-const takesIdempotencyKey = (op: DescribedOperation) => (op.parameters ?? []).some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
+const takesIdempotencyKey = (op: DescribedOperation) =>
+  (op.parameters ?? []).some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
 const acceptsBody = (op: DescribedOperation) => op.method !== 'get' && op.method !== 'head';
 
 // ---------------------------------------------------------------------------------------------------
@@ -100,7 +110,11 @@ function resolve(schema: any): Walked {
   const merged: any = { ...current };
   delete merged.allOf;
   for (const part of parts) {
-    Object.assign(merged, { ...part, properties: { ...merged.properties, ...part.properties }, required: [...(merged.required ?? []), ...(part.required ?? [])] });
+    Object.assign(merged, {
+      ...part,
+      properties: { ...merged.properties, ...part.properties },
+      required: [...(merged.required ?? []), ...(part.required ?? [])],
+    });
   }
   return merged;
 }
@@ -126,7 +140,8 @@ function objectsOf(schema: unknown, value: unknown, prefix: FieldPath = []): Fie
   if (!value || typeof value !== 'object' || Array.isArray(value)) return [];
   const out: FieldPath[] = [prefix];
   for (const [name, sub] of Object.entries(walked.properties ?? {})) {
-    if (name in (value as object)) out.push(...objectsOf(sub, (value as Record<string, unknown>)[name], [...prefix, name]));
+    if (name in (value as object))
+      out.push(...objectsOf(sub, (value as Record<string, unknown>)[name], [...prefix, name]));
   }
   return out;
 }
@@ -136,12 +151,18 @@ function requiredOf(schema: unknown, value: unknown, prefix: FieldPath = []): Fi
   if (!value || typeof value !== 'object') return [];
   const out: FieldPath[] = (walked.required ?? []).map((name) => [...prefix, name]);
   for (const [name, sub] of Object.entries(walked.properties ?? {})) {
-    if (name in (value as object)) out.push(...requiredOf(sub, (value as Record<string, unknown>)[name], [...prefix, name]));
+    if (name in (value as object))
+      out.push(...requiredOf(sub, (value as Record<string, unknown>)[name], [...prefix, name]));
   }
   return out;
 }
 
-function withField(body: Record<string, unknown>, path: FieldPath, value: unknown, remove = false): Record<string, unknown> {
+function withField(
+  body: Record<string, unknown>,
+  path: FieldPath,
+  value: unknown,
+  remove = false,
+): Record<string, unknown> {
   const copy = structuredClone(body);
   let node: any = copy;
   for (const part of path.slice(0, -1)) {
@@ -241,7 +262,8 @@ const encodeSegment = (value: string) => encodeURIComponent(value);
 function pathWith(op: DescribedOperation, overrides: Record<string, string> = {}): string {
   return op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
     const value = overrides[name] ?? ids[name];
-    if (value === undefined) throw new Error(`no value for path parameter ${name} of ${op.path}: add one to hostile-input.test.ts`);
+    if (value === undefined)
+      throw new Error(`no value for path parameter ${name} of ${op.path}: add one to hostile-input.test.ts`);
     return encodeSegment(value);
   });
 }
@@ -255,7 +277,10 @@ function baseRequest(op: DescribedOperation): HostileRequest {
   return request;
 }
 
-const deep = (depth: number, container: 'object' | 'array') => (container === 'object' ? `${'{"d":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}1${']'.repeat(depth)}`);
+const deep = (depth: number, container: 'object' | 'array') =>
+  container === 'object'
+    ? `${'{"d":'.repeat(depth)}1${'}'.repeat(depth)}`
+    : `${'['.repeat(depth)}1${']'.repeat(depth)}`;
 
 function caseKinds(op: DescribedOperation): CaseKind[] {
   const kinds: CaseKind[] = [];
@@ -272,7 +297,9 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
     const fields = fieldsOf(schema, body);
     const objects = objectsOf(schema, body);
     const required = requiredOf(schema, body);
-    const strings = fields.filter((f) => f.schema.type === 'string' || (Array.isArray(f.schema.type) && f.schema.type.includes('string')));
+    const strings = fields.filter(
+      (f) => f.schema.type === 'string' || (Array.isArray(f.schema.type) && f.schema.type.includes('string')),
+    );
 
     kinds.push({
       name: 'body: wrong type per field',
@@ -287,7 +314,9 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
       kinds.push({
         name: 'body: missing required field',
         expected: [400],
-        arbitrary: fc.constantFrom(...required).map((path) => ({ ...base(), body: withField(body, path, undefined, true) })),
+        arbitrary: fc
+          .constantFrom(...required)
+          .map((path) => ({ ...base(), body: withField(body, path, undefined, true) })),
       });
     }
     kinds.push({
@@ -296,7 +325,22 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
       arbitrary: fc
         .record({
           at: fc.constantFrom(...objects),
-          key: fc.oneof(fc.string({ minLength: 1, maxLength: 24 }), fc.constantFrom('__proto__', 'constructor', 'prototype', '$where', 'toString', '', ' ', 'id', 'user_id', 'status', 'role')),
+          key: fc.oneof(
+            fc.string({ minLength: 1, maxLength: 24 }),
+            fc.constantFrom(
+              '__proto__',
+              'constructor',
+              'prototype',
+              '$where',
+              'toString',
+              '',
+              ' ',
+              'id',
+              'user_id',
+              'status',
+              'role',
+            ),
+          ),
           value: fc.jsonValue({ maxDepth: 2 }),
         })
         .map(({ at, key, value }) => withField(body, [...at, key], value))
@@ -308,8 +352,13 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
         name: 'body: huge string',
         expected: [400, 413],
         arbitrary: fc
-          .record({ field: fc.constantFrom(...strings), extra: fc.oneof(fc.constant(1), fc.integer({ min: 2, max: 5000 }), fc.constant(MAX_BODY_BYTES + 1)) })
-          .map(({ field, extra }) => withField(body, field.path, 'h'.repeat((field.schema.maxLength ?? MAX_BODY_BYTES) + extra)))
+          .record({
+            field: fc.constantFrom(...strings),
+            extra: fc.oneof(fc.constant(1), fc.integer({ min: 2, max: 5000 }), fc.constant(MAX_BODY_BYTES + 1)),
+          })
+          .map(({ field, extra }) =>
+            withField(body, field.path, 'h'.repeat((field.schema.maxLength ?? MAX_BODY_BYTES) + extra)),
+          )
           .filter((candidate) => JSON.stringify(candidate).length > MAX_BODY_BYTES || invalidPer(op, candidate))
           .map((candidate) => ({ ...base(), body: candidate })),
       });
@@ -327,7 +376,10 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
         .filter(({ at, container }) => invalidPer(op, withField(body, at, JSON.parse(deep(3, container)))))
         .map(({ at, depth, container }) => {
           const marker = `__deep_${crypto.randomUUID()}__`;
-          const text = JSON.stringify(withField(body, at, marker)).replace(JSON.stringify(marker), deep(depth, container));
+          const text = JSON.stringify(withField(body, at, marker)).replace(
+            JSON.stringify(marker),
+            deep(depth, container),
+          );
           return raw(text);
         }),
     });
@@ -335,7 +387,11 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
 
   if (acceptsBody(op)) {
     const baseText = JSON.stringify(schema ? baseBody(op.operationId!) : {});
-    kinds.push({ name: 'body: not a JSON object', expected: [400], arbitrary: fc.constantFrom(...NOT_OBJECTS, `[${baseText}]`).map((text) => raw(text)) });
+    kinds.push({
+      name: 'body: not a JSON object',
+      expected: [400],
+      arbitrary: fc.constantFrom(...NOT_OBJECTS, `[${baseText}]`).map((text) => raw(text)),
+    });
     kinds.push({
       name: 'body: malformed JSON',
       expected: [400],
@@ -349,7 +405,9 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
         // Invalid UTF-8 inside an otherwise well-formed document.
         fc
           .constantFrom([0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80])
-          .map((bytes) => raw(new Uint8Array([...new TextEncoder().encode('{"a":"'), ...bytes, ...new TextEncoder().encode('"}')]))),
+          .map((bytes) =>
+            raw(new Uint8Array([...new TextEncoder().encode('{"a":"'), ...bytes, ...new TextEncoder().encode('"}')])),
+          ),
       ),
     });
     // Bodies that would mean two things (lib/strict-json.ts): a key repeated in one object, or
@@ -365,21 +423,27 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
     kinds.push({
       name: 'body: repeated key',
       expected: [400],
-      arbitrary: fc.record({ at: fc.constantFrom(...objectPaths), pick: fc.nat(), value: fc.jsonValue({ maxDepth: 1 }) }).map(({ at, pick, value }) =>
-        injected(at, (existing) => {
-          const keys = Object.keys(existing);
-          const key = keys.length > 0 ? keys[pick % keys.length]! : 'k';
-          // The repeat comes last, so that a last-key-wins reader would take it.
-          return keys.length > 0 ? JSON.stringify({ [key]: value }).slice(1, -1) : `"k":1,"k":${JSON.stringify(value)}`;
-        }),
-      ),
+      arbitrary: fc
+        .record({ at: fc.constantFrom(...objectPaths), pick: fc.nat(), value: fc.jsonValue({ maxDepth: 1 }) })
+        .map(({ at, pick, value }) =>
+          injected(at, (existing) => {
+            const keys = Object.keys(existing);
+            const key = keys.length > 0 ? keys[pick % keys.length]! : 'k';
+            // The repeat comes last, so that a last-key-wins reader would take it.
+            return keys.length > 0
+              ? JSON.stringify({ [key]: value }).slice(1, -1)
+              : `"k":1,"k":${JSON.stringify(value)}`;
+          }),
+        ),
     });
     kinds.push({
       name: 'body: __proto__ key',
       expected: [400],
       arbitrary: fc
         .record({ at: fc.constantFrom(...objectPaths), value: fc.jsonValue({ maxDepth: 1 }), escaped: fc.boolean() })
-        .map(({ at, value, escaped }) => injected(at, () => `"${escaped ? '\\u005f_proto__' : '__proto__'}":${JSON.stringify(value)}`)),
+        .map(({ at, value, escaped }) =>
+          injected(at, () => `"${escaped ? '\\u005f_proto__' : '__proto__'}":${JSON.stringify(value)}`),
+        ),
     });
     kinds.push({
       name: 'body: wrong content type',
@@ -390,8 +454,13 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
       name: 'body: over 64 KiB',
       expected: [413],
       arbitrary: fc
-        .record({ size: fc.integer({ min: MAX_BODY_BYTES + 1, max: 4 * MAX_BODY_BYTES }), padding: fc.constantFrom('string', 'whitespace') })
-        .map(({ size, padding }) => raw(padding === 'string' ? `{"pad":"${'p'.repeat(size)}"}` : `{}${' '.repeat(size)}`)),
+        .record({
+          size: fc.integer({ min: MAX_BODY_BYTES + 1, max: 4 * MAX_BODY_BYTES }),
+          padding: fc.constantFrom('string', 'whitespace'),
+        })
+        .map(({ size, padding }) =>
+          raw(padding === 'string' ? `{"pad":"${'p'.repeat(size)}"}` : `{}${' '.repeat(size)}`),
+        ),
     });
   }
 
@@ -401,16 +470,34 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
     const withParam = (value: fc.Arbitrary<string>) =>
       fc
         .record({ param, value })
-        .filter(({ param: p, value: v }) => !(p.schema?.enum as unknown[] | undefined)?.includes(v) && v !== ids[p.name])
+        .filter(
+          ({ param: p, value: v }) => !(p.schema?.enum as unknown[] | undefined)?.includes(v) && v !== ids[p.name],
+        )
         .map(({ param: p, value: v }) => ({ ...baseRequest(op), path: pathWith(op, { [p.name]: v }) }));
-    kinds.push({ name: 'path: random string', expected: [400, 404], arbitrary: withParam(fc.string({ minLength: 1, maxLength: 64 })) });
+    kinds.push({
+      name: 'path: random string',
+      expected: [400, 404],
+      arbitrary: withParam(fc.string({ minLength: 1, maxLength: 64 })),
+    });
     kinds.push({
       name: 'path: SQL-looking',
       expected: [400, 404],
-      arbitrary: withParam(fc.tuple(fc.constantFrom(...SQL_LIKE), fc.constantFrom('', 'pay_', 'usr_', 'key_')).map(([sql, prefix]) => prefix + sql)),
+      arbitrary: withParam(
+        fc
+          .tuple(fc.constantFrom(...SQL_LIKE), fc.constantFrom('', 'pay_', 'usr_', 'key_'))
+          .map(([sql, prefix]) => prefix + sql),
+      ),
     });
-    kinds.push({ name: 'path: very long', expected: [400, 404], arbitrary: withParam(fc.integer({ min: 129, max: 8000 }).map((n) => 'L'.repeat(n))) });
-    kinds.push({ name: 'path: unicode', expected: [400, 404], arbitrary: withParam(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 })) });
+    kinds.push({
+      name: 'path: very long',
+      expected: [400, 404],
+      arbitrary: withParam(fc.integer({ min: 129, max: 8000 }).map((n) => 'L'.repeat(n))),
+    });
+    kinds.push({
+      name: 'path: unicode',
+      expected: [400, 404],
+      arbitrary: withParam(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 })),
+    });
   }
 
   const query = queryParams(op);
@@ -473,7 +560,10 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
   }
 
   if (takesIdempotencyKey(op)) {
-    const control = fc.constantFrom(...[...Array(32).keys()].filter((c) => c !== 0 && c !== 10 && c !== 13).map((c) => String.fromCharCode(c)), '\x7f');
+    const control = fc.constantFrom(
+      ...[...Array(32).keys()].filter((c) => c !== 0 && c !== 10 && c !== 13).map((c) => String.fromCharCode(c)),
+      '\x7f',
+    );
     const latin1 = fc.integer({ min: 0x80, max: 0xff }).map((c) => String.fromCharCode(c));
     kinds.push({
       name: 'header: bad Idempotency-Key',
@@ -481,7 +571,13 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
       arbitrary: fc
         .oneof(
           fc.integer({ min: 256, max: 4000 }).map((n) => 'k'.repeat(n)),
-          fc.tuple(fc.string({ minLength: 1, maxLength: 20 }), fc.oneof(control, latin1), fc.string({ minLength: 1, maxLength: 20 })).map(([a, bad, b]) => `k${a}${bad}${b}k`),
+          fc
+            .tuple(
+              fc.string({ minLength: 1, maxLength: 20 }),
+              fc.oneof(control, latin1),
+              fc.string({ minLength: 1, maxLength: 20 }),
+            )
+            .map(([a, bad, b]) => `k${a}${bad}${b}k`),
           fc.constantFrom('', ' ', '\t'),
         )
         .map((key) => {
@@ -507,7 +603,9 @@ function parses(text: string): boolean {
 
 /** Rows per table, in one statement. */
 async function rowCounts(): Promise<Record<string, number>> {
-  const row = await env.DB.prepare(`SELECT ${tables.map((table, i) => `(SELECT count(*) FROM "${table}") AS t${i}`).join(', ')}`).first<Record<string, number>>();
+  const row = await env.DB.prepare(
+    `SELECT ${tables.map((table, i) => `(SELECT count(*) FROM "${table}") AS t${i}`).join(', ')}`,
+  ).first<Record<string, number>>();
   return Object.fromEntries(tables.map((table, i) => [table, row![`t${i}`]!]));
 }
 
@@ -515,21 +613,34 @@ function expectEnvelope(res: ApiResponse, label: string) {
   expect(res.headers.get('content-type'), label).toMatch(/^application\/json/);
   expect(Object.keys(res.body ?? {}), label).toEqual(['error']);
   const error = res.body.error;
-  expect(Object.keys(error).sort(), label).toEqual(['category', 'code', 'details', 'message', 'request_id', 'retryable']);
+  expect(Object.keys(error).sort(), label).toEqual([
+    'category',
+    'code',
+    'details',
+    'message',
+    'request_id',
+    'retryable',
+  ]);
   const spec = ERROR_CODES[error.code as ErrorCode];
   expect(spec, `${label}: unknown code ${error.code}`).toBeDefined();
   expect(error.category, label).toBe(spec.category);
   expect(error.retryable, label).toBe(spec.retryable);
   expect(typeof error.message === 'string' && error.message.length > 0, label).toBe(true);
   expect(error.request_id, label).toBe(res.headers.get('x-request-id'));
-  expect(error.details !== null && typeof error.details === 'object' && !Array.isArray(error.details), label).toBe(true);
+  expect(error.details !== null && typeof error.details === 'object' && !Array.isArray(error.details), label).toBe(
+    true,
+  );
 }
 
 async function send(op: DescribedOperation, request: HostileRequest): Promise<ApiResponse> {
   return call(op.method.toUpperCase(), request.path, {
     headers: request.headers,
     ...(request.token ? { token: request.token } : {}),
-    ...(request.rawBody !== undefined ? { rawBody: request.rawBody } : request.body !== undefined ? { body: request.body } : {}),
+    ...(request.rawBody !== undefined
+      ? { rawBody: request.rawBody }
+      : request.body !== undefined
+        ? { body: request.body }
+        : {}),
   });
 }
 
@@ -547,7 +658,11 @@ beforeAll(async () => {
   const payment = await call('POST', '/v1/payments', {
     token: apiKey.secret,
     headers: { 'Idempotency-Key': `hostile-setup-${crypto.randomUUID()}` },
-    body: { amount: { value: '10.00', currency: 'USD' }, external_reference: 'hostile-setup', payment_method: method.id },
+    body: {
+      amount: { value: '10.00', currency: 'USD' },
+      external_reference: 'hostile-setup',
+      payment_method: method.id,
+    },
   });
   if (payment.status !== 201) throw new Error(`payment creation failed: ${payment.status} ${payment.text}`);
   const events = await call('GET', `/v1/payments/${payment.body.data.id}/events`, { token: apiKey.secret });
@@ -557,7 +672,10 @@ beforeAll(async () => {
     body: { amount: { value: '1.00', currency: 'USD' } },
   });
   if (refund.status !== 201) throw new Error(`refund failed: ${refund.status} ${refund.text}`);
-  const endpoint = await call('POST', '/v1/account/webhook-endpoints', { token: admin.accessToken, body: { url: 'https://hooks.example.com/hostile', enabled_events: ['*'] } });
+  const endpoint = await call('POST', '/v1/account/webhook-endpoints', {
+    token: admin.accessToken,
+    body: { url: 'https://hooks.example.com/hostile', enabled_events: ['*'] },
+  });
   if (endpoint.status !== 201) throw new Error(`webhook endpoint failed: ${endpoint.status} ${endpoint.text}`);
   ids = {
     user_id: admin.user.id,
@@ -569,7 +687,9 @@ beforeAll(async () => {
     webhook_endpoint_id: endpoint.body.data.id,
     action: 'expire',
   };
-  const { results } = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%' AND name != 'd1_migrations' ORDER BY name").all<{
+  const { results } = await env.DB.prepare(
+    "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%' AND name != 'd1_migrations' ORDER BY name",
+  ).all<{
     name: string;
   }>();
   tables = results.map((r) => r.name);
@@ -578,7 +698,9 @@ beforeAll(async () => {
 describe('hostile input, generated from /openapi.json', () => {
   it('covers a described surface, with valid base bodies', () => {
     expect(operations.length).toBeGreaterThan(20);
-    expect(tables).toEqual(expect.arrayContaining(['users', 'api_keys', 'payment_methods', 'payments', 'refunds', 'sessions']));
+    expect(tables).toEqual(
+      expect.arrayContaining(['users', 'api_keys', 'payment_methods', 'payments', 'refunds', 'sessions']),
+    );
     for (const op of operations) {
       if (!bodySchemaOf(op)) continue;
       // The mutations start from a body the description accepts, so each one breaks exactly what it says.

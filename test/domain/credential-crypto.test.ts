@@ -1,6 +1,12 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { CredentialDecryptionError, decryptJson, encryptJson, parseKeyRing, type EncryptionContext } from '../../src/domain/credential-crypto.ts';
+import {
+  CredentialDecryptionError,
+  decryptJson,
+  encryptJson,
+  parseKeyRing,
+  type EncryptionContext,
+} from '../../src/domain/credential-crypto.ts';
 import { base64ToBytes, bytesToBase64, bytesToBase64Url } from '../../src/lib/encoding.ts';
 
 const newKey = () => bytesToBase64(crypto.getRandomValues(new Uint8Array(32)));
@@ -19,7 +25,8 @@ const credentials = {
   unicode: 'ñandú ✓',
 };
 
-const fromBase64Url = (text: string) => base64ToBytes(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4));
+const fromBase64Url = (text: string) =>
+  base64ToBytes(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4));
 
 /** Flips one bit of byte `index` (negative counts from the end) in part `part` of the envelope. */
 function flipBit(envelope: string, part: 2 | 3, index: number): string {
@@ -67,7 +74,13 @@ describe('encryptJson / decryptJson', () => {
     const envelope = await encryptJson(ring, credentials, context);
     const secret = credentials.api_key;
     const secretBytes = new TextEncoder().encode(secret);
-    for (const form of [secret, bytesToBase64(secretBytes), bytesToBase64Url(secretBytes), 'tok_alpha', JSON.stringify(credentials)]) {
+    for (const form of [
+      secret,
+      bytesToBase64(secretBytes),
+      bytesToBase64Url(secretBytes),
+      'tok_alpha',
+      JSON.stringify(credentials),
+    ]) {
       expect(envelope).not.toContain(form);
     }
     // Byte for byte, too: the sealed bytes read as text do not hold the secret.
@@ -89,7 +102,9 @@ describe('encryptJson / decryptJson', () => {
 
   it('fails when the additional authenticated data differs in any field', async () => {
     const envelope = await encryptJson(ring, credentials, context);
-    await expectDecryptionFailure(decryptJson(ring, envelope, { ...context, resourceId: context.resourceId.replace(/0$/, '1') }));
+    await expectDecryptionFailure(
+      decryptJson(ring, envelope, { ...context, resourceId: context.resourceId.replace(/0$/, '1') }),
+    );
     await expectDecryptionFailure(decryptJson(ring, envelope, { ...context, purpose: 'payment_method.configuration' }));
     await expectDecryptionFailure(decryptJson(ring, envelope, { ...context, environment: 'live' }));
   });
@@ -153,7 +168,8 @@ describe('encryptJson / decryptJson', () => {
     const envelope = await encryptJson(ring, credentials, context);
     const error = await expectDecryptionFailure(decryptJson(ring, envelope, { ...context, environment: 'live' }));
     const dump = `${error.message} ${error.stack ?? ''} ${JSON.stringify(error)} ${String((error as { cause?: unknown }).cause ?? '')}`;
-    for (const secret of [credentials.api_key, A, envelope, envelope.split('.')[3]!]) expect(dump).not.toContain(secret);
+    for (const secret of [credentials.api_key, A, envelope, envelope.split('.')[3]!])
+      expect(dump).not.toContain(secret);
   });
 
   it('refuses invalid contexts on encryption without quoting the value', async () => {
@@ -274,7 +290,8 @@ describe('parseKeyRing', () => {
     expect(error).toBeInstanceOf(Error);
     const message = (error as Error).message;
     expect(message).toMatch(/^CREDENTIALS_ENCRYPTION_KEYS is invalid: /);
-    for (const material of [A, B, short, long, A.slice(0, 10), A.slice(12, 30)]) expect(message).not.toContain(material);
+    for (const material of [A, B, short, long, A.slice(0, 10), A.slice(12, 30)])
+      expect(message).not.toContain(material);
   });
 
   it('accepts a 32-byte kid', () => {

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CURRENCY_MINOR_UNITS, MoneyError, SUPPORTED_CURRENCIES, formatAmount, isSupportedCurrency, parseAmount, type Currency } from '../../src/domain/money.ts';
+import {
+  CURRENCY_MINOR_UNITS,
+  MoneyError,
+  SUPPORTED_CURRENCIES,
+  formatAmount,
+  isSupportedCurrency,
+  parseAmount,
+  type Currency,
+} from '../../src/domain/money.ts';
 
 function reasonOf(run: () => unknown): string | undefined {
   try {
@@ -14,8 +22,32 @@ function reasonOf(run: () => unknown): string | undefined {
 
 describe('currencies', () => {
   it('lists the sandbox currencies, Stripe QR currencies (THB, SGD) and Mercado Pago Peru (PEN) with their ISO 4217 minor units', () => {
-    expect(CURRENCY_MINOR_UNITS).toEqual({ USD: 2, EUR: 2, BRL: 2, ARS: 2, MXN: 2, UYU: 2, COP: 2, CLP: 0, THB: 2, SGD: 2, PEN: 2 });
-    expect([...SUPPORTED_CURRENCIES].sort()).toEqual(['ARS', 'BRL', 'CLP', 'COP', 'EUR', 'MXN', 'PEN', 'SGD', 'THB', 'USD', 'UYU']);
+    expect(CURRENCY_MINOR_UNITS).toEqual({
+      USD: 2,
+      EUR: 2,
+      BRL: 2,
+      ARS: 2,
+      MXN: 2,
+      UYU: 2,
+      COP: 2,
+      CLP: 0,
+      THB: 2,
+      SGD: 2,
+      PEN: 2,
+    });
+    expect([...SUPPORTED_CURRENCIES].sort()).toEqual([
+      'ARS',
+      'BRL',
+      'CLP',
+      'COP',
+      'EUR',
+      'MXN',
+      'PEN',
+      'SGD',
+      'THB',
+      'USD',
+      'UYU',
+    ]);
   });
 
   it.each(['usd', 'GBP', 'JPY', '', 'US', 'USDD', 'toString', '__proto__', 'constructor'])('refuses %j', (code) => {
@@ -131,7 +163,9 @@ const validValue = fc.constantFrom(...SUPPORTED_CURRENCIES).chain((currency) => 
   const digits = CURRENCY_MINOR_UNITS[currency];
   const integerPart = fc.oneof(
     fc.constant('0'),
-    fc.tuple(fc.integer({ min: 1, max: 9 }), fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength: 11 })).map(([first, rest]) => `${first}${rest}`),
+    fc
+      .tuple(fc.integer({ min: 1, max: 9 }), fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength: 11 }))
+      .map(([first, rest]) => `${first}${rest}`),
   );
   const fractionPart = fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 0, maxLength: digits });
   return fc

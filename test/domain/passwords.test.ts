@@ -1,7 +1,15 @@
 import { env } from 'cloudflare:workers';
 import { randomBytes, scryptSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DUMMY_PASSWORD_HASH, PBKDF2_ITERATIONS, PRODUCTION_PBKDF2_MAX_ITERATIONS, SCRYPT_PARAMS, hashPassword, hashPasswordPbkdf2, verifyPassword } from '../../src/domain/passwords.ts';
+import {
+  DUMMY_PASSWORD_HASH,
+  PBKDF2_ITERATIONS,
+  PRODUCTION_PBKDF2_MAX_ITERATIONS,
+  SCRYPT_PARAMS,
+  hashPassword,
+  hashPasswordPbkdf2,
+  verifyPassword,
+} from '../../src/domain/passwords.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, expectError, login, type TestUser } from '../helpers/api.ts';
 import { trackSecret } from '../helpers/leak-scan.ts';
@@ -89,7 +97,10 @@ describe('hashPassword / verifyPassword (scrypt)', () => {
     const salt = b64(randomBytes(16));
     const key = b64(randomBytes(32));
     for (const params of ['ln=20,r=16,p=1', 'ln=20,r=8,p=1', 'ln=21,r=8,p=1', 'ln=14,r=17,p=1', 'ln=14,r=8,p=17']) {
-      expect(await verifyPassword(PASSWORD, `$scrypt$${params}$${salt}$${key}`)).toEqual({ valid: false, needsRehash: false });
+      expect(await verifyPassword(PASSWORD, `$scrypt$${params}$${salt}$${key}`)).toEqual({
+        valid: false,
+        needsRehash: false,
+      });
     }
   });
 
@@ -118,8 +129,14 @@ describe('hashPassword / verifyPassword (scrypt)', () => {
   it('refuses a hash with an empty or truncated key, which any password would otherwise match', async () => {
     const good = await hashPassword(PASSWORD);
     const [, , params, salt, key] = good.split('$') as [string, string, string, string, string];
-    expect(await verifyPassword('any-password-at-all', `$scrypt$${params}$${salt}$`)).toEqual({ valid: false, needsRehash: false });
-    expect(await verifyPassword('any-password-at-all', `$pbkdf2-sha256$i=1000$${salt}$`)).toEqual({ valid: false, needsRehash: false });
+    expect(await verifyPassword('any-password-at-all', `$scrypt$${params}$${salt}$`)).toEqual({
+      valid: false,
+      needsRehash: false,
+    });
+    expect(await verifyPassword('any-password-at-all', `$pbkdf2-sha256$i=1000$${salt}$`)).toEqual({
+      valid: false,
+      needsRehash: false,
+    });
     // A key cut short is refused even for the right password: a short key is not a safe comparison.
     const short = b64(Buffer.from(key, 'base64').subarray(0, 4));
     expect((await verifyPassword(PASSWORD, `$scrypt$${params}$${salt}$${short}`)).valid).toBe(false);
@@ -177,14 +194,25 @@ describe('rehash on login (through the API)', () => {
   async function seedUserWithHash(passwordHash: string): Promise<TestUser> {
     trackSecret('password', PASSWORD);
     const now = Date.now();
-    const user: TestUser = { id: newId('usr'), email: `${newId('u')}@example.com`, password: PASSWORD, role: 'client', scopes: ['payments:read'] };
-    await env.DB.prepare('INSERT INTO users (id, email, name, role, scopes, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+    const user: TestUser = {
+      id: newId('usr'),
+      email: `${newId('u')}@example.com`,
+      password: PASSWORD,
+      role: 'client',
+      scopes: ['payments:read'],
+    };
+    await env.DB.prepare(
+      'INSERT INTO users (id, email, name, role, scopes, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    )
       .bind(user.id, user.email, 'Imported User', user.role, JSON.stringify(user.scopes), passwordHash, now, now)
       .run();
     return user;
   }
 
-  const storedHash = async (userId: string) => (await env.DB.prepare('SELECT password_hash FROM users WHERE id = ?').bind(userId).first<{ password_hash: string }>())!.password_hash;
+  const storedHash = async (userId: string) =>
+    (await env.DB.prepare('SELECT password_hash FROM users WHERE id = ?')
+      .bind(userId)
+      .first<{ password_hash: string }>())!.password_hash;
 
   it('logs in a user with a PBKDF2 hash and upgrades the stored hash to scrypt', async () => {
     const original = await hashPasswordPbkdf2(PASSWORD);

@@ -57,10 +57,13 @@ function permissive(to: PaymentStatus): TransitionGuards {
 describe('payment transition table', () => {
   it('is exactly the contract', () => {
     expect([...PAYMENT_STATUSES].sort()).toEqual(Object.keys(EXPECTED).sort());
-    for (const status of PAYMENT_STATUSES) expect([...PAYMENT_TRANSITIONS[status]].sort()).toEqual([...EXPECTED[status]].sort());
+    for (const status of PAYMENT_STATUSES)
+      expect([...PAYMENT_TRANSITIONS[status]].sort()).toEqual([...EXPECTED[status]].sort());
   });
 
-  const pairs = PAYMENT_STATUSES.flatMap((from) => PAYMENT_STATUSES.map((to) => [from, to, EXPECTED[from].includes(to)] as const));
+  const pairs = PAYMENT_STATUSES.flatMap((from) =>
+    PAYMENT_STATUSES.map((to) => [from, to, EXPECTED[from].includes(to)] as const),
+  );
 
   it.each(pairs)('%s -> %s allowed: %s', (from, to, allowed) => {
     expect(canTransition(from, to, permissive(to))).toBe(allowed);
@@ -77,9 +80,12 @@ describe('payment transition table', () => {
     }
   });
 
-  it.each(['created', 'pending', 'processing', 'approved', 'partially_refunded'] as const)('%s is not final', (status) => {
-    expect(isFinal(status)).toBe(false);
-  });
+  it.each(['created', 'pending', 'processing', 'approved', 'partially_refunded'] as const)(
+    '%s is not final',
+    (status) => {
+      expect(isFinal(status)).toBe(false);
+    },
+  );
 
   it('refuses a repeated status as a no-op, except another partial refund', () => {
     for (const status of PAYMENT_STATUSES) {
@@ -98,7 +104,9 @@ describe('payment transition table', () => {
       ok: false,
       reason: 'not_allowed',
     });
-    expect(applyTransition({ status: 'partially_refunded', updatedAt: 1 }, 'approved', 2, permissive('approved'))).toEqual({
+    expect(
+      applyTransition({ status: 'partially_refunded', updatedAt: 1 }, 'approved', 2, permissive('approved')),
+    ).toEqual({
       ok: false,
       reason: 'not_allowed',
     });
@@ -136,12 +144,16 @@ describe('cancel and void', () => {
 
 describe('refund statuses of a payment', () => {
   it('are allowed from approved and partially_refunded only', () => {
-    for (const status of PAYMENT_STATUSES) expect(canRefund(status)).toBe(status === 'approved' || status === 'partially_refunded');
+    for (const status of PAYMENT_STATUSES)
+      expect(canRefund(status)).toBe(status === 'approved' || status === 'partially_refunded');
   });
 
   it('must match what the approved refunds make of the payment', () => {
     const from = { status: 'approved' as const, updatedAt: 1 };
-    expect(applyTransition(from, 'refunded', 2, { hasRefunds: false })).toEqual({ ok: false, reason: 'refund_mismatch' });
+    expect(applyTransition(from, 'refunded', 2, { hasRefunds: false })).toEqual({
+      ok: false,
+      reason: 'refund_mismatch',
+    });
     expect(applyTransition(from, 'refunded', 2, { hasRefunds: true, refundOutcome: 'partially_refunded' })).toEqual({
       ok: false,
       reason: 'refund_mismatch',
@@ -150,7 +162,9 @@ describe('refund statuses of a payment', () => {
       ok: false,
       reason: 'refund_mismatch',
     });
-    expect(applyTransition(from, 'partially_refunded', 2, { hasRefunds: true, refundOutcome: 'partially_refunded' }).ok).toBe(true);
+    expect(
+      applyTransition(from, 'partially_refunded', 2, { hasRefunds: true, refundOutcome: 'partially_refunded' }).ok,
+    ).toBe(true);
   });
 });
 
@@ -188,7 +202,11 @@ describe('eventTypeFor', () => {
 });
 
 describe('chargeback', () => {
-  const at = (status: PaymentStatus, chargedBackAt: number | null = null) => ({ status, chargedBackAt, updatedAt: 1_000 });
+  const at = (status: PaymentStatus, chargedBackAt: number | null = null) => ({
+    status,
+    chargedBackAt,
+    updatedAt: 1_000,
+  });
 
   it.each<[PaymentStatus, PaymentStatus | null]>([
     // An open payment was approved without our hearing of it: the chargeback proves the collection.
@@ -213,10 +231,17 @@ describe('chargeback', () => {
 
   it('lets a refund in flight when the chargeback came settle as any approved refund does', () => {
     const charged = chargeback(at('approved'), 2_000)!;
-    const settled = applyTransition(charged, 'refunded', 3_000, { hasRefunds: true, refundOutcome: 'refunded', chargedBack: true });
+    const settled = applyTransition(charged, 'refunded', 3_000, {
+      hasRefunds: true,
+      refundOutcome: 'refunded',
+      chargedBack: true,
+    });
     expect(settled).toEqual({ ok: true, status: 'refunded', updatedAt: 3_000 });
     // But no void after it.
-    expect(applyTransition(charged, 'canceled', 3_000, { hasRefunds: false, chargedBack: true })).toEqual({ ok: false, reason: 'charged_back' });
+    expect(applyTransition(charged, 'canceled', 3_000, { hasRefunds: false, chargedBack: true })).toEqual({
+      ok: false,
+      reason: 'charged_back',
+    });
   });
 
   it('is recorded once: a repeated chargeback changes nothing', () => {
@@ -248,7 +273,10 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('notify' as const),
       // Mostly the processor's real outcomes, but any status may arrive late or out of order.
-      to: fc.oneof({ weight: 2, arbitrary: fc.constantFrom<PaymentStatus>('approved', 'pending', 'processing') }, { weight: 3, arbitrary: fc.constantFrom(...PAYMENT_STATUSES) }),
+      to: fc.oneof(
+        { weight: 2, arbitrary: fc.constantFrom<PaymentStatus>('approved', 'pending', 'processing') },
+        { weight: 3, arbitrary: fc.constantFrom(...PAYMENT_STATUSES) },
+      ),
       dt,
     }),
   },
@@ -259,7 +287,11 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     weight: 16,
     arbitrary: fc.record({
       kind: fc.constant('refund' as const),
-      amount: fc.oneof(fc.constant('full' as const), fc.integer({ min: 1, max: 600 }), fc.integer({ min: 1, max: 1_000_000 })),
+      amount: fc.oneof(
+        fc.constant('full' as const),
+        fc.integer({ min: 1, max: 600 }),
+        fc.integer({ min: 1, max: 1_000_000 }),
+      ),
       dt,
     }),
   },
@@ -284,7 +316,11 @@ interface Model {
 const coverage = { refunded: 0, partiallyRefunded: 0, exceeded: 0, voided: 0, refundDeclined: 0, chargedBack: 0 };
 
 function guardsOf(model: Model): TransitionGuards {
-  return { hasRefunds: model.refunds.length > 0, refundOutcome: paymentStatusAfterRefunds(model.amount, model.refunds), chargedBack: model.payment.chargedBackAt !== null };
+  return {
+    hasRefunds: model.refunds.length > 0,
+    refundOutcome: paymentStatusAfterRefunds(model.amount, model.refunds),
+    chargedBack: model.payment.chargedBackAt !== null,
+  };
 }
 
 function step(model: Model, op: Operation): void {
@@ -294,7 +330,11 @@ function step(model: Model, op: Operation): void {
     case 'cancel': {
       const to = op.kind === 'cancel' ? 'canceled' : op.to;
       // The service refuses a cancel of a charged-back payment before the state machine is asked.
-      if (op.kind === 'cancel' && !canCancel(model.payment.status, model.refunds.length > 0, model.payment.chargedBackAt !== null)) return;
+      if (
+        op.kind === 'cancel' &&
+        !canCancel(model.payment.status, model.refunds.length > 0, model.payment.chargedBackAt !== null)
+      )
+        return;
       const result = applyTransition(model.payment, to, now, guardsOf(model));
       if (op.kind === 'cancel') expect(result.ok).toBe(true);
       if (result.ok) {
@@ -395,15 +435,25 @@ describe('state machine properties', () => {
       refunds: model.refunds.map((refund) => ({ ...refund })),
     });
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 0, max: 2_000_000_000_000 }), fc.array(operation, { minLength: 1, maxLength: 80 }), (amount, start, operations) => {
-        let model: Model = { amount, payment: { status: 'created', updatedAt: start, chargedBackAt: null }, refunds: [], clock: start };
-        for (const op of operations) {
-          const before = clone(model);
-          step(model, op);
-          checkInvariants(before, model);
-          model = clone(model);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.integer({ min: 0, max: 2_000_000_000_000 }),
+        fc.array(operation, { minLength: 1, maxLength: 80 }),
+        (amount, start, operations) => {
+          let model: Model = {
+            amount,
+            payment: { status: 'created', updatedAt: start, chargedBackAt: null },
+            refunds: [],
+            clock: start,
+          };
+          for (const op of operations) {
+            const before = clone(model);
+            step(model, op);
+            checkInvariants(before, model);
+            model = clone(model);
+          }
+        },
+      ),
       { numRuns: 1000 },
     );
     // The generators must actually reach the interesting corners, or the property proves little.

@@ -70,7 +70,10 @@ describe('decide() sliding window', () => {
 
   it('slides: only as many slots free up as hits have expired', () => {
     // Five hits early, five hits half a window later.
-    const times = [...Array.from({ length: 5 }, (_, i) => T0 + i), ...Array.from({ length: 5 }, (_, i) => T0 + 30_000 + i)];
+    const times = [
+      ...Array.from({ length: 5 }, (_, i) => T0 + i),
+      ...Array.from({ length: 5 }, (_, i) => T0 + 30_000 + i),
+    ];
     const { hits } = run(times);
     expect(hits).toHaveLength(LIMIT);
 

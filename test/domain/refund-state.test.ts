@@ -31,16 +31,23 @@ const EXPECTED: Record<RefundStatus, RefundStatus[]> = {
 describe('refund transition table', () => {
   it('is exactly the contract', () => {
     expect(REFUND_STATUSES).toEqual(Object.keys(EXPECTED));
-    for (const status of REFUND_STATUSES) expect([...REFUND_TRANSITIONS[status]].sort()).toEqual([...EXPECTED[status]].sort());
+    for (const status of REFUND_STATUSES)
+      expect([...REFUND_TRANSITIONS[status]].sort()).toEqual([...EXPECTED[status]].sort());
   });
 
-  const pairs = REFUND_STATUSES.flatMap((from) => REFUND_STATUSES.map((to) => [from, to, EXPECTED[from].includes(to)] as const));
+  const pairs = REFUND_STATUSES.flatMap((from) =>
+    REFUND_STATUSES.map((to) => [from, to, EXPECTED[from].includes(to)] as const),
+  );
 
   it.each(pairs)('%s -> %s allowed: %s', (from, to, allowed) => {
     expect(canRefundTransition(from, to)).toBe(allowed);
     const result = applyRefundTransition({ status: from, updatedAt: 500 }, to, 400);
     if (allowed) expect(result).toEqual({ ok: true, status: to, updatedAt: 501 });
-    else expect(result).toEqual({ ok: false, reason: from === to ? 'no_change' : isRefundFinal(from) ? 'final' : 'not_allowed' });
+    else
+      expect(result).toEqual({
+        ok: false,
+        reason: from === to ? 'no_change' : isRefundFinal(from) ? 'final' : 'not_allowed',
+      });
   });
 
   it.each(['approved', 'declined', 'failed'] as const)('%s is final and never changes', (status) => {
@@ -128,7 +135,10 @@ describe('refund properties', () => {
   // whatever the interleaving, the processor is never asked for more than the balance.
   it('approved plus reserved never exceeds the amount, and a full refund empties the balance', () => {
     const event = fc.oneof(
-      fc.record({ kind: fc.constant('request' as const), amount: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 5000 })) }),
+      fc.record({
+        kind: fc.constant('request' as const),
+        amount: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 5000 })),
+      }),
       fc.record({ kind: fc.constant('settle' as const), index: fc.nat(), to: fc.constantFrom(...REFUND_STATUSES) }),
     );
     fc.assert(

@@ -86,7 +86,13 @@ const REFUSED: Record<string, Refused[]> = {
     ['https://192.0.0.192/'],
   ],
   'carrier-grade NAT': [['https://100.64.0.1/'], ['https://100.127.255.254/'], ['https://100.100.100.200/']],
-  'multicast and reserved': [['https://224.0.0.1/'], ['https://239.255.255.250/'], ['https://240.0.0.1/'], ['https://255.255.255.255/'], ['https://[ff02::1]/']],
+  'multicast and reserved': [
+    ['https://224.0.0.1/'],
+    ['https://239.255.255.250/'],
+    ['https://240.0.0.1/'],
+    ['https://255.255.255.255/'],
+    ['https://[ff02::1]/'],
+  ],
   'IPv4 inside IPv6': [
     ['https://[::ffff:127.0.0.1]/'],
     ['https://[::ffff:7f00:1]/'],
@@ -136,7 +142,12 @@ const REFUSED: Record<string, Refused[]> = {
     ['https://hooks.example.com:443@127.0.0.1/'],
     ['https://hooks.example.com%40evil.com/'],
   ],
-  'trailing dots': [['https://example.com./'], ['https://hooks.example.com.:8443/x'], ['https://example.com\u3002/'], ['https://93.184.216.34./']],
+  'trailing dots': [
+    ['https://example.com./'],
+    ['https://hooks.example.com.:8443/x'],
+    ['https://example.com\u3002/'],
+    ['https://93.184.216.34./'],
+  ],
   'schemes other than https': [
     ['http://example.com/'],
     ['http://hooks.example.com/webhooks'],
@@ -150,7 +161,16 @@ const REFUSED: Record<string, Refused[]> = {
   ],
   fragments: [['https://hooks.example.com/x#section'], ['https://hooks.example.com/x#']],
   'single-label names': [['https://intranet/'], ['https://intranet:8443/hook'], ['https://com/']],
-  'not an absolute URL': [[''], ['hooks.example.com/webhooks'], ['/webhooks'], ['https://'], ['https://[::1/'], ['https://1.2.3.4.5/'], ['https://example.123/'], ['https://[fe80::1%25eth0]/']],
+  'not an absolute URL': [
+    [''],
+    ['hooks.example.com/webhooks'],
+    ['/webhooks'],
+    ['https://'],
+    ['https://[::1/'],
+    ['https://1.2.3.4.5/'],
+    ['https://example.123/'],
+    ['https://[fe80::1%25eth0]/'],
+  ],
   'whitespace and control characters': [
     [' https://hooks.example.com/'],
     ['https://hooks.example.com/ '],
@@ -311,13 +331,19 @@ describe('isBlockedIp', () => {
     expect(isBlockedIp(host)).toBe(true);
   });
 
-  it.each(['', ' ', 'example.com/x', 'user@example.com', 'example.com:8443', 'not a host', '[::1', '1.2.3.4.5'])('fails closed on %j, which is not a bare host', (input) => {
-    expect(isBlockedIp(input)).toBe(true);
-  });
+  it.each(['', ' ', 'example.com/x', 'user@example.com', 'example.com:8443', 'not a host', '[::1', '1.2.3.4.5'])(
+    'fails closed on %j, which is not a bare host',
+    (input) => {
+      expect(isBlockedIp(input)).toBe(true);
+    },
+  );
 
-  it.each(['93.184.216.34', 'hooks.example.com', '2606:4700::1111', '[2606:4700::1111]', '8.8.8.8'])('lets %s through', (host) => {
-    expect(isBlockedIp(host)).toBe(false);
-  });
+  it.each(['93.184.216.34', 'hooks.example.com', '2606:4700::1111', '[2606:4700::1111]', '8.8.8.8'])(
+    'lets %s through',
+    (host) => {
+      expect(isBlockedIp(host)).toBe(false);
+    },
+  );
 
   it('agrees with validateWebhookUrl on the hostname of every refused address', () => {
     const groups = [

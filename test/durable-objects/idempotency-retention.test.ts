@@ -17,7 +17,10 @@ describe('idempotency records', () => {
 
     const stores = idempotencyStores(env.IDEMPOTENCY);
     const stub = stores.get(stores.idFromName(idempotencyScope(m.key.id, 'create_payment', key)));
-    const alarm = await runInDurableObject(stub, async (_instance, state) => ({ alarm: await state.storage.getAlarm(), record: await state.storage.get('record') }));
+    const alarm = await runInDurableObject(stub, async (_instance, state) => ({
+      alarm: await state.storage.getAlarm(),
+      record: await state.storage.get('record'),
+    }));
     expect(alarm.record).toBeTruthy();
     expect(alarm.alarm).toBeGreaterThanOrEqual(before + 24 * 3600 * 1000);
     expect(IDEMPOTENCY_RETENTION_MS).toBeGreaterThanOrEqual(24 * 3600 * 1000);
@@ -36,6 +39,10 @@ describe('idempotency records', () => {
     expect(again.body.data.id).toBe(first.body.data.id);
     expect(again.body.data.status).toBe('approved');
     expectError(await m.pay({ ...body, description: 'another body' }, key), 409, 'idempotency_key_reused');
-    expectError(await m.pay({ ...body, description: 'another body' }, crypto.randomUUID()), 409, 'external_reference_conflict');
+    expectError(
+      await m.pay({ ...body, description: 'another body' }, crypto.randomUUID()),
+      409,
+      'external_reference_conflict',
+    );
   });
 });

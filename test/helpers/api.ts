@@ -117,7 +117,14 @@ export function expectError(res: ApiResponse, status: number, code: string) {
     if (!(key in error)) throw new Error(`error envelope lacks ${key}: ${res.text}`);
   }
   if (error.request_id !== res.headers.get('x-request-id')) throw new Error('request_id differs from X-Request-Id');
-  return error as { code: string; message: string; category: string; retryable: boolean; request_id: string; details: Record<string, unknown> };
+  return error as {
+    code: string;
+    message: string;
+    category: string;
+    retryable: boolean;
+    request_id: string;
+    details: Record<string, unknown>;
+  };
 }
 
 /**
@@ -129,7 +136,8 @@ function trackSecretsOf(requestBody: unknown, responseBody: unknown, responseId:
   if (sent && typeof sent === 'object' && typeof sent.password === 'string') trackSecret('password', sent.password);
   // Processor credentials are write-only: no response may ever carry one of their values.
   if (sent && typeof sent === 'object' && sent.credentials && typeof sent.credentials === 'object') {
-    for (const value of Object.values(sent.credentials)) if (typeof value === 'string') trackSecret('credential', value);
+    for (const value of Object.values(sent.credentials))
+      if (typeof value === 'string') trackSecret('credential', value);
   }
   const data = (responseBody as { data?: Record<string, unknown> } | undefined)?.data;
   if (data && typeof data === 'object') {

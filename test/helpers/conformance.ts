@@ -151,8 +151,12 @@ export function createConformance(doc: any): Conformance {
     const result = validate(instance, schema, '2020-12', lookup, false);
     if (result.valid) return [];
     // Leaf errors first (the wrappers only repeat "does not match schema"); locations and keywords only.
-    const leaves = result.errors.filter((e) => !['properties', '$ref', 'allOf', 'items', 'additionalProperties', 'prefixItems'].includes(e.keyword));
-    return (leaves.length > 0 ? leaves : result.errors).slice(0, MAX_ERRORS).map((e) => `${e.instanceLocation || '#'}: ${e.error}`);
+    const leaves = result.errors.filter(
+      (e) => !['properties', '$ref', 'allOf', 'items', 'additionalProperties', 'prefixItems'].includes(e.keyword),
+    );
+    return (leaves.length > 0 ? leaves : result.errors)
+      .slice(0, MAX_ERRORS)
+      .map((e) => `${e.instanceLocation || '#'}: ${e.error}`);
   }
 
   function deref(schema: Schema | boolean): Schema | boolean {
@@ -179,7 +183,9 @@ export function createConformance(doc: any): Conformance {
       branches.push(resolved);
       for (const part of resolved.allOf ?? []) collect(part);
       for (const alternatives of [resolved.anyOf, resolved.oneOf]) {
-        const match = alternatives?.find((alternative) => validate(instance, alternative, '2020-12', lookup, true).valid);
+        const match = alternatives?.find(
+          (alternative) => validate(instance, alternative, '2020-12', lookup, true).valid,
+        );
         if (match) collect(match);
       }
     };
@@ -188,7 +194,9 @@ export function createConformance(doc: any): Conformance {
     if (Array.isArray(instance)) {
       for (const branch of branches) {
         if (branch.items === undefined || Array.isArray(branch.items)) continue;
-        instance.forEach((item, i) => out.push(...undeclaredFields(item, branch.items as Schema | boolean, `${at}/${i}`)));
+        instance.forEach((item, i) =>
+          out.push(...undeclaredFields(item, branch.items as Schema | boolean, `${at}/${i}`)),
+        );
       }
       return out;
     }
@@ -197,8 +205,14 @@ export function createConformance(doc: any): Conformance {
     let named = false;
     for (const branch of branches) {
       if (branch.properties) named = true;
-      if ((branch.additionalProperties !== undefined && branch.additionalProperties !== false) || branch.patternProperties || branch.unevaluatedProperties !== undefined) open = true;
-      for (const [name, sub] of Object.entries(branch.properties ?? {})) declared.set(name, [...(declared.get(name) ?? []), sub]);
+      if (
+        (branch.additionalProperties !== undefined && branch.additionalProperties !== false) ||
+        branch.patternProperties ||
+        branch.unevaluatedProperties !== undefined
+      )
+        open = true;
+      for (const [name, sub] of Object.entries(branch.properties ?? {}))
+        declared.set(name, [...(declared.get(name) ?? []), sub]);
     }
     for (const [name, value] of Object.entries(instance)) {
       const subs = declared.get(name);
@@ -214,8 +228,10 @@ export function createConformance(doc: any): Conformance {
   function expectNotFoundEnvelope(res: ObservedResponse, json: unknown, why: string): string[] {
     if (res.status !== 404) return [`${why}: expected the 404 not_found envelope, got status ${res.status}`];
     if (json === undefined) return [`${why}: the 404 body is not JSON`];
-    const problems = errorSchema === undefined ? ['components.schemas.Error is missing'] : schemaErrors(json, errorSchema);
-    if (errorSchema !== undefined && problems.length === 0) problems.push(...undeclaredFields(json, errorSchema, '').slice(0, MAX_ERRORS));
+    const problems =
+      errorSchema === undefined ? ['components.schemas.Error is missing'] : schemaErrors(json, errorSchema);
+    if (errorSchema !== undefined && problems.length === 0)
+      problems.push(...undeclaredFields(json, errorSchema, '').slice(0, MAX_ERRORS));
     const code = (json as { error?: { code?: unknown } })?.error?.code;
     if (code !== 'not_found') problems.push(`${why}: expected error code not_found, got ${String(code)}`);
     return problems;
@@ -239,9 +255,15 @@ export function createConformance(doc: any): Conformance {
     // Documentation routes: status only.
     const doc = DOC_ROUTES.find((r) => r.method === method && r.pattern.test(url.pathname));
     if (doc) {
-      return { operation: null, problems: doc.statuses.includes(res.status) ? [] : [`status ${res.status} for a documentation route (expected ${doc.statuses.join(' or ')})`] };
+      return {
+        operation: null,
+        problems: doc.statuses.includes(res.status)
+          ? []
+          : [`status ${res.status} for a documentation route (expected ${doc.statuses.join(' or ')})`],
+      };
     }
-    if (method === 'GET' && DOC_ASSETS.test(url.pathname) && res.status === 200) return { operation: null, problems: [] };
+    if (method === 'GET' && DOC_ASSETS.test(url.pathname) && res.status === 200)
+      return { operation: null, problems: [] };
 
     // HEAD is answered by the GET operation, without a body.
     const lookupMethod = method === 'HEAD' ? 'GET' : method;
@@ -254,18 +276,37 @@ export function createConformance(doc: any): Conformance {
     const declared = declaredKey === undefined ? undefined : op.responses[declaredKey];
     if (!declared) {
       const code = (json as { error?: { code?: unknown } } | undefined)?.error?.code;
-      return { operation: label, problems: [`status ${res.status} is not declared${typeof code === 'string' ? ` (error code ${code})` : ''}`] };
+      return {
+        operation: label,
+        problems: [`status ${res.status} is not declared${typeof code === 'string' ? ` (error code ${code})` : ''}`],
+      };
     }
     if (method === 'HEAD') return { operation: label, problems: [] };
 
     const contents = declared.content ?? {};
     const declaredMedia = Object.keys(contents);
     if (declaredMedia.length === 0) {
-      return { operation: label, problems: res.text === '' ? [] : [`status ${res.status} is declared without a body, but one came (${media || 'no Content-Type'})`] };
+      return {
+        operation: label,
+        problems:
+          res.text === ''
+            ? []
+            : [`status ${res.status} is declared without a body, but one came (${media || 'no Content-Type'})`],
+      };
     }
-    if (res.text === '') return { operation: label, problems: [`status ${res.status} declares ${declaredMedia.join(', ')}, but the body is empty`] };
+    if (res.text === '')
+      return {
+        operation: label,
+        problems: [`status ${res.status} declares ${declaredMedia.join(', ')}, but the body is empty`],
+      };
     const content = contents[media];
-    if (!content) return { operation: label, problems: [`Content-Type ${media || '(none)'} is not declared for status ${res.status} (${declaredMedia.join(', ')})`] };
+    if (!content)
+      return {
+        operation: label,
+        problems: [
+          `Content-Type ${media || '(none)'} is not declared for status ${res.status} (${declaredMedia.join(', ')})`,
+        ],
+      };
     if (!isJson) return { operation: label, problems: [] };
 
     const problems: string[] = [];
@@ -317,7 +358,8 @@ function sanitize(schema: unknown): unknown {
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'example' || key === 'examples') continue;
     if (key === 'enum' || key === 'const' || key === 'default' || key === 'required') out[key] = value;
-    else if (['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'].includes(key)) out[key] = sanitizeMap(value as Record<string, unknown>);
+    else if (['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'].includes(key))
+      out[key] = sanitizeMap(value as Record<string, unknown>);
     else out[key] = sanitize(value);
   }
   return out;
@@ -352,7 +394,13 @@ export async function checkConformance(response: ObservedResponse): Promise<void
     result = { operation: null, problems: [`conformance check failed: ${(error as Error).message}`] };
   }
   if (result.problems.length > 0) {
-    mismatches.push({ method: response.method.toUpperCase(), path: response.path.split('?')[0]!.slice(0, 200), operation: result.operation, status: response.status, problems: result.problems });
+    mismatches.push({
+      method: response.method.toUpperCase(),
+      path: response.path.split('?')[0]!.slice(0, 200),
+      operation: result.operation,
+      status: response.status,
+      problems: result.problems,
+    });
   }
 }
 

@@ -58,7 +58,11 @@ export class LeakScanner {
     const leaks: Leak[] = [];
     for (const secret of this.secrets) {
       for (const res of this.responses) {
-        if (res.id !== secret.allowedResponseId && !secret.alsoAllowed?.includes(res.id) && res.text.includes(secret.value)) {
+        if (
+          res.id !== secret.allowedResponseId &&
+          !secret.alsoAllowed?.includes(res.id) &&
+          res.text.includes(secret.value)
+        ) {
           leaks.push({ kind: secret.kind, where: `response #${res.id} ${res.label} (${res.status})` });
         }
       }
@@ -81,10 +85,12 @@ export class LeakScanner {
 
 const suiteScanner = new LeakScanner();
 
-export const recordResponse = (label: string, status: number, text: string) => suiteScanner.recordResponse(label, status, text);
+export const recordResponse = (label: string, status: number, text: string) =>
+  suiteScanner.recordResponse(label, status, text);
 export const recordLogLine = (line: string) => suiteScanner.recordLogLine(line);
 export const recordedLogLines = () => suiteScanner.lines();
-export const trackSecret = (kind: string, value: string, allowedResponseId: number | null = null) => suiteScanner.trackSecret(kind, value, allowedResponseId);
+export const trackSecret = (kind: string, value: string, allowedResponseId: number | null = null) =>
+  suiteScanner.trackSecret(kind, value, allowedResponseId);
 export const allowSecretIn = (value: string, responseId: number) => suiteScanner.allowSecretIn(value, responseId);
 export const isTracked = (value: string) => suiteScanner.isTracked(value);
 export const findLeaks = () => suiteScanner.findLeaks();

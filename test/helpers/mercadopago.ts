@@ -21,11 +21,21 @@ export interface MpCtxOptions {
 /** The adapter's context for `account` (its token and secret), its fetch answered by `sim`. */
 export function mpCtx(sim: MercadoPagoSimulator, account: SimAccount, options: MpCtxOptions = {}): MpCtx {
   const a = options.account ?? account;
-  const configuration = options.configuration ?? (options.type === 'qr' ? { external_pos_id: POS_ID, qr_ttl_seconds: 900 } : { terminal_id: TERMINAL });
-  return { credentials: { access_token: a.accessToken, webhook_secret: options.secret ?? a.webhookSecret }, configuration, environment: options.environment ?? 'test', fetch: sim.fetch };
+  const configuration =
+    options.configuration ??
+    (options.type === 'qr' ? { external_pos_id: POS_ID, qr_ttl_seconds: 900 } : { terminal_id: TERMINAL });
+  return {
+    credentials: { access_token: a.accessToken, webhook_secret: options.secret ?? a.webhookSecret },
+    configuration,
+    environment: options.environment ?? 'test',
+    fetch: sim.fetch,
+  };
 }
 
-export function mpPayment(minor: number, options: { currency?: string; attemptNumber?: number; key?: string; description?: string } = {}): CreatePaymentInput {
+export function mpPayment(
+  minor: number,
+  options: { currency?: string; attemptNumber?: number; key?: string; description?: string } = {},
+): CreatePaymentInput {
   const paymentId = `pay_${crypto.randomUUID().replace(/-/g, '').slice(0, 20)}`;
   return {
     paymentId,
@@ -37,4 +47,9 @@ export function mpPayment(minor: number, options: { currency?: string; attemptNu
   };
 }
 
-export const mpLookup = (ref: string | null, minor = 2500, currency = 'ARS') => ({ paymentId: 'pay_x', processorReference: ref, processorIdempotencyKey: 'pay_x', amount: { minor, currency } });
+export const mpLookup = (ref: string | null, minor = 2500, currency = 'ARS') => ({
+  paymentId: 'pay_x',
+  processorReference: ref,
+  processorIdempotencyKey: 'pay_x',
+  amount: { minor, currency },
+});

@@ -35,7 +35,12 @@ export interface MerchantOptions {
   scopes?: Scope[];
 }
 
-export async function addSandboxMethod(session: Session, versionId: string, apiKey = sandboxCredential(), extra: Record<string, unknown> = {}): Promise<MerchantMethod> {
+export async function addSandboxMethod(
+  session: Session,
+  versionId: string,
+  apiKey = sandboxCredential(),
+  extra: Record<string, unknown> = {},
+): Promise<MerchantMethod> {
   const created = await createMethod(session, {
     connector_definition_version_id: versionId,
     name: versionId === SANDBOX_QR ? 'Counter QR' : 'Front counter',
@@ -46,7 +51,10 @@ export async function addSandboxMethod(session: Session, versionId: string, apiK
 }
 
 export async function linkMethod(session: Session, methodId: string, apiKeyId: string) {
-  const res = await call('POST', `/v1/account/payment-methods/${methodId}/api-keys`, { token: session.accessToken, body: { api_key_id: apiKeyId } });
+  const res = await call('POST', `/v1/account/payment-methods/${methodId}/api-keys`, {
+    token: session.accessToken,
+    body: { api_key_id: apiKeyId },
+  });
   if (res.status !== 201) throw new Error(`link failed: ${res.status} ${res.text}`);
 }
 
@@ -68,12 +76,26 @@ export const newReference = () => `order-${crypto.randomUUID()}`;
 
 /** A payment body for `method`, with a fresh external reference unless given. */
 export function paymentBody(method: string, value: string, overrides: Record<string, unknown> = {}) {
-  return { amount: { value, currency: 'USD' }, external_reference: newReference(), payment_method: method, ...overrides };
+  return {
+    amount: { value, currency: 'USD' },
+    external_reference: newReference(),
+    payment_method: method,
+    ...overrides,
+  };
 }
 
 /** POST with an Idempotency-Key through `call`. */
-export function postIdempotent(path: string, token: string, body?: unknown, idempotencyKey: string = crypto.randomUUID()) {
-  return call('POST', path, { token, ...(body !== undefined ? { body } : {}), headers: { 'Idempotency-Key': idempotencyKey } });
+export function postIdempotent(
+  path: string,
+  token: string,
+  body?: unknown,
+  idempotencyKey: string = crypto.randomUUID(),
+) {
+  return call('POST', path, {
+    token,
+    ...(body !== undefined ? { body } : {}),
+    headers: { 'Idempotency-Key': idempotencyKey },
+  });
 }
 
 export interface PaymentDbRow {
@@ -92,7 +114,9 @@ export interface PaymentDbRow {
 }
 
 export async function paymentRowsByReference(externalReference: string): Promise<PaymentDbRow[]> {
-  const { results } = await env.DB.prepare('SELECT * FROM payments WHERE external_reference = ?').bind(externalReference).all<PaymentDbRow>();
+  const { results } = await env.DB.prepare('SELECT * FROM payments WHERE external_reference = ?')
+    .bind(externalReference)
+    .all<PaymentDbRow>();
   return results;
 }
 
@@ -108,11 +132,17 @@ export interface RefundDbRow {
 }
 
 export async function refundRows(paymentId: string): Promise<RefundDbRow[]> {
-  const { results } = await env.DB.prepare('SELECT * FROM refunds WHERE payment_id = ?').bind(paymentId).all<RefundDbRow>();
+  const { results } = await env.DB.prepare('SELECT * FROM refunds WHERE payment_id = ?')
+    .bind(paymentId)
+    .all<RefundDbRow>();
   return results;
 }
 
 export async function approvedRefundTotal(paymentId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT COALESCE(SUM(amount_minor), 0) AS total FROM refunds WHERE payment_id = ? AND status = 'approved'").bind(paymentId).first<{ total: number }>();
+  const row = await env.DB.prepare(
+    "SELECT COALESCE(SUM(amount_minor), 0) AS total FROM refunds WHERE payment_id = ? AND status = 'approved'",
+  )
+    .bind(paymentId)
+    .first<{ total: number }>();
   return row?.total ?? 0;
 }

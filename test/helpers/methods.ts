@@ -22,7 +22,17 @@ export const ACCOUNT_FIELDS = [
   'updated_at',
   'user_id',
 ];
-export const PUBLIC_FIELDS = ['capabilities', 'created_at', 'environment', 'id', 'metadata', 'name', 'provider', 'status', 'type'];
+export const PUBLIC_FIELDS = [
+  'capabilities',
+  'created_at',
+  'environment',
+  'id',
+  'metadata',
+  'name',
+  'provider',
+  'status',
+  'type',
+];
 
 export const POS = 'cnv_sandbox_pos_v1';
 export const QR = 'cnv_sandbox_qr_v1';
@@ -40,14 +50,22 @@ export async function createMethod(session: Session, overrides: Record<string, u
   const apiKey = randomCredential();
   const res = await call('POST', '/v1/account/payment-methods', {
     token: session.accessToken,
-    body: { connector_definition_version_id: POS, name: 'Front counter', credentials: { api_key: apiKey }, ...overrides },
+    body: {
+      connector_definition_version_id: POS,
+      name: 'Front counter',
+      credentials: { api_key: apiKey },
+      ...overrides,
+    },
   });
   if (res.status !== 201) throw new Error(`payment method creation failed: ${res.status} ${res.text}`);
   return { id: res.body.data.id, apiKey, body: res.body.data };
 }
 
 export async function link(session: Session, methodId: string, apiKeyId: string) {
-  const res = await call('POST', `/v1/account/payment-methods/${methodId}/api-keys`, { token: session.accessToken, body: { api_key_id: apiKeyId } });
+  const res = await call('POST', `/v1/account/payment-methods/${methodId}/api-keys`, {
+    token: session.accessToken,
+    body: { api_key_id: apiKeyId },
+  });
   if (res.status !== 201) throw new Error(`link failed: ${res.status} ${res.text}`);
   return res.body.data;
 }
@@ -73,11 +91,14 @@ export async function methodRow(id: string): Promise<Record<string, unknown> | n
 }
 
 export async function linkRows(methodId: string): Promise<{ api_key_id: string; enabled: number }[]> {
-  const { results } = await env.DB.prepare('SELECT * FROM api_key_payment_methods WHERE payment_method_id = ?').bind(methodId).all<{ api_key_id: string; enabled: number }>();
+  const { results } = await env.DB.prepare('SELECT * FROM api_key_payment_methods WHERE payment_method_id = ?')
+    .bind(methodId)
+    .all<{ api_key_id: string; enabled: number }>();
   return results;
 }
 
-const hexOf = (value: string) => Array.from(new TextEncoder().encode(value), (b) => b.toString(16).padStart(2, '0')).join('');
+const hexOf = (value: string) =>
+  Array.from(new TextEncoder().encode(value), (b) => b.toString(16).padStart(2, '0')).join('');
 
 /** Decodes a token as base64 or base64url (any padding); null when it is not one. */
 function decodeBase64Loose(token: string): string | null {

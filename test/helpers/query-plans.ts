@@ -16,7 +16,11 @@ export async function queryPlan(statement: { toSQL(): { sql: string; params: unk
  * the value given, or absent) and asserts every step of every plan matches `accepted` and is neither a
  * SCAN (of a table or a whole index) nor a temporary B-tree for the order. Returns the plans explained.
  */
-export async function expectEveryFilterCombinationIndexed<F extends object>(values: Required<F>, build: (filters: F) => PageStatements<unknown>, accepted: RegExp): Promise<number> {
+export async function expectEveryFilterCombinationIndexed<F extends object>(
+  values: Required<F>,
+  build: (filters: F) => PageStatements<unknown>,
+  accepted: RegExp,
+): Promise<number> {
   const names = Object.keys(values) as Array<keyof F>;
   let explained = 0;
   for (let mask = 0; mask < 2 ** names.length; mask++) {

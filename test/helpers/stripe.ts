@@ -10,14 +10,29 @@ export const READER = 'tmr_FrontCounter01';
 
 export type Config = Record<string, unknown>;
 
-export function stripeCtx(sim: StripeSimulator, configuration: Config = {}, overrides: Partial<ConnectorContext> = {}): ConnectorContext<any, any> {
-  return { credentials: { secret_key: SECRET_KEY, webhook_secret: sim.webhookSecret }, configuration, environment: 'test', fetch: sim.fetch, ...overrides };
+export function stripeCtx(
+  sim: StripeSimulator,
+  configuration: Config = {},
+  overrides: Partial<ConnectorContext> = {},
+): ConnectorContext<any, any> {
+  return {
+    credentials: { secret_key: SECRET_KEY, webhook_secret: sim.webhookSecret },
+    configuration,
+    environment: 'test',
+    fetch: sim.fetch,
+    ...overrides,
+  };
 }
 
-export const posConfig = (config: Config = {}) => stripePosV1.configurationSchema.parse({ reader_id: READER, ...config }) as Config;
+export const posConfig = (config: Config = {}) =>
+  stripePosV1.configurationSchema.parse({ reader_id: READER, ...config }) as Config;
 export const qrConfig = (config: Config = {}) => stripeQrV1.configurationSchema.parse(config) as Config;
 
-export function stripePayment(minor: number, currency = 'USD', options: { key?: string; attemptNumber?: number; paymentId?: string } = {}): CreatePaymentInput {
+export function stripePayment(
+  minor: number,
+  currency = 'USD',
+  options: { key?: string; attemptNumber?: number; paymentId?: string } = {},
+): CreatePaymentInput {
   const paymentId = options.paymentId ?? `pay_${crypto.randomUUID()}`;
   return {
     paymentId,

@@ -26,7 +26,8 @@ export interface CapturedQueue {
  * A queued delivery as one string: the event id for a delivery to the payment's `webhook_url` (as
  * before endpoints existed), `{eventId}@{endpointId}` for one to an endpoint.
  */
-export const deliveryKey = (message: WebhookMessage) => (message.endpointId ? `${message.eventId}@${message.endpointId}` : message.eventId);
+export const deliveryKey = (message: WebhookMessage) =>
+  message.endpointId ? `${message.eventId}@${message.endpointId}` : message.eventId;
 
 export function messageOf(key: string): WebhookMessage {
   const [eventId, endpointId] = key.split('@') as [string, string | undefined];
@@ -37,13 +38,15 @@ const destinationOf = (key: string) => messageOf(key).endpointId ?? 'payment_url
 
 export function captureQueue(): CapturedQueue {
   const queue: CapturedQueue = { pending: [], sent: [], restore: () => {} };
-  const sendBatch = vi.spyOn(env.WEBHOOKS, 'sendBatch').mockImplementation(async (messages: Iterable<MessageSendRequest<WebhookMessage>>) => {
-    for (const m of messages) {
-      queue.pending.push(deliveryKey(m.body));
-      queue.sent.push(deliveryKey(m.body));
-    }
-    return undefined as never;
-  });
+  const sendBatch = vi
+    .spyOn(env.WEBHOOKS, 'sendBatch')
+    .mockImplementation(async (messages: Iterable<MessageSendRequest<WebhookMessage>>) => {
+      for (const m of messages) {
+        queue.pending.push(deliveryKey(m.body));
+        queue.sent.push(deliveryKey(m.body));
+      }
+      return undefined as never;
+    });
   const send = vi.spyOn(env.WEBHOOKS, 'send').mockImplementation(async (body: WebhookMessage) => {
     queue.pending.push(deliveryKey(body));
     queue.sent.push(deliveryKey(body));
@@ -64,7 +67,12 @@ export interface ConsumerRound {
 
 /** One consumer run over `eventIds` (delivery keys, one batch), as the queue would deliver them. */
 export async function consumeOnce(eventIds: string[], attempts = 1): Promise<ConsumerRound> {
-  const messages = eventIds.map((key, i) => ({ id: `msg-${i}-${key}`, timestamp: new Date(), attempts, body: messageOf(key) }));
+  const messages = eventIds.map((key, i) => ({
+    id: `msg-${i}-${key}`,
+    timestamp: new Date(),
+    attempts,
+    body: messageOf(key),
+  }));
   const batch = createMessageBatch<WebhookMessage>('payment-webhooks-test', messages);
   // getQueueResult reports which messages were retried but not the delay asked for: record it here.
   const delays = new Map<string, number | undefined>();
@@ -94,7 +102,9 @@ export async function consumeOnce(eventIds: string[], attempts = 1): Promise<Con
 export async function elapseUntilDue(eventIds: string[]) {
   const now = Date.now();
   for (const key of new Set(eventIds)) {
-    await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND destination = ? AND status = 'pending' AND next_attempt_at > ?")
+    await env.DB.prepare(
+      "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND destination = ? AND status = 'pending' AND next_attempt_at > ?",
+    )
       .bind(now, messageOf(key).eventId, destinationOf(key), now)
       .run();
   }
@@ -188,14 +198,22 @@ export async function getWebhookSecret(session: Session) {
   const res = await call('GET', '/v1/account/webhook-secret', { token: session.accessToken });
   if (res.status !== 200) throw new Error(`webhook secret: ${res.status} ${res.text}`);
   trackOrAllow(res.body.data.secret, res.id);
-  return { res, secret: res.body.data.secret as string, previousExpiresAt: res.body.data.previous_secret_expires_at as string | null };
+  return {
+    res,
+    secret: res.body.data.secret as string,
+    previousExpiresAt: res.body.data.previous_secret_expires_at as string | null,
+  };
 }
 
 export async function rotateWebhookSecret(session: Session) {
   const res = await call('POST', '/v1/account/webhook-secret/rotate', { token: session.accessToken });
   if (res.status !== 200) throw new Error(`webhook secret rotation: ${res.status} ${res.text}`);
   trackOrAllow(res.body.data.secret, res.id);
-  return { res, secret: res.body.data.secret as string, previousExpiresAt: res.body.data.previous_secret_expires_at as string | null };
+  return {
+    res,
+    secret: res.body.data.secret as string,
+    previousExpiresAt: res.body.data.previous_secret_expires_at as string | null,
+  };
 }
 
 // Every response that legitimately returned each secret. `call` also tracks any `data.secret` (as an
@@ -211,7 +229,11 @@ function trackOrAllow(secret: string, responseId: number) {
 
 /** Event ids of a payment, oldest first, from D1. */
 export async function eventIdsOf(paymentId: string): Promise<string[]> {
-  const { results } = await env.DB.prepare('SELECT id FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid').bind(paymentId).all<{ id: string }>();
+  const { results } = await env.DB.prepare(
+    'SELECT id FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid',
+  )
+    .bind(paymentId)
+    .all<{ id: string }>();
   return results.map((r) => r.id);
 }
 
@@ -224,7 +246,11 @@ export interface EventRow {
 }
 
 export async function eventRowsOf(paymentId: string): Promise<EventRow[]> {
-  const { results } = await env.DB.prepare('SELECT * FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid').bind(paymentId).all<EventRow>();
+  const { results } = await env.DB.prepare(
+    'SELECT * FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid',
+  )
+    .bind(paymentId)
+    .all<EventRow>();
   return results;
 }
 

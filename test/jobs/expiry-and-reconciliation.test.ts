@@ -9,8 +9,31 @@ import { OVERDUE_AFTER_MS, relayOverdueWebhooks } from '../../src/jobs/relay-web
 import { runScheduledJobs } from '../../src/jobs/scheduled.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, expectError } from '../helpers/api.ts';
-import { addSandboxMethod, linkMethod, paymentBody, paymentRow, paymentRowsByReference, postIdempotent, refundRows, SANDBOX_QR, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import { captureQueue, consumeOnce, deliveryRow, drainQueue, elapseUntilDue, eventIdsOf, eventRowsOf, getWebhookSecret, receiver, verifyWith, webhookTestSetup } from '../helpers/webhooks.ts';
+import {
+  addSandboxMethod,
+  linkMethod,
+  paymentBody,
+  paymentRow,
+  paymentRowsByReference,
+  postIdempotent,
+  refundRows,
+  SANDBOX_QR,
+  setupMerchant,
+  type Merchant,
+} from '../helpers/merchant.ts';
+import {
+  captureQueue,
+  consumeOnce,
+  deliveryRow,
+  drainQueue,
+  elapseUntilDue,
+  eventIdsOf,
+  eventRowsOf,
+  getWebhookSecret,
+  receiver,
+  verifyWith,
+  webhookTestSetup,
+} from '../helpers/webhooks.ts';
 import { createDeps } from '../../src/deps.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
@@ -40,7 +63,12 @@ const row = async (id: string) => (await paymentRow(id)) as unknown as Row;
 const eventTypes = async (id: string) => (await eventRowsOf(id)).map((e) => e.type);
 const getPayment = (id: string) => call('GET', `/v1/payments/${id}`, { token: m.key.secret });
 
-async function pay(method: string, value: string, extra: Record<string, unknown> = { webhook_url: HOOK }, merchant = m) {
+async function pay(
+  method: string,
+  value: string,
+  extra: Record<string, unknown> = { webhook_url: HOOK },
+  merchant = m,
+) {
   const res = await merchant.pay(paymentBody(method, value, extra));
   expect(res.status, res.text).toBe(201);
   return res.body.data as { id: string; status: string; updated_at: string };
@@ -181,7 +209,9 @@ describe('reconciliation of payments', () => {
     expect(failed.status).toBe('failed');
     const longAgo = Date.now() - 3600_000;
     for (const id of [approved.id, failed.id]) {
-      await env.DB.prepare("UPDATE payments SET status = 'pending', updated_at = ?, version = version + 1 WHERE id = ?").bind(longAgo, id).run();
+      await env.DB.prepare("UPDATE payments SET status = 'pending', updated_at = ?, version = version + 1 WHERE id = ?")
+        .bind(longAgo, id)
+        .run();
     }
     expect((await row(approved.id)).processor_reference).not.toBeNull();
     const now = Date.now();
@@ -201,7 +231,11 @@ describe('reconciliation of payments', () => {
     await reconcile(createDeps(env), start.updated_at + RECONCILE_AFTER_MS - 1, ALL);
     expect((await row(qr.id)).reconciled_at).toBeNull();
     await reconcile(createDeps(env), start.updated_at + RECONCILE_AFTER_MS, ALL);
-    expect(await row(qr.id)).toMatchObject({ status: 'pending', reconciled_at: start.updated_at + RECONCILE_AFTER_MS, updated_at: start.updated_at });
+    expect(await row(qr.id)).toMatchObject({
+      status: 'pending',
+      reconciled_at: start.updated_at + RECONCILE_AFTER_MS,
+      updated_at: start.updated_at,
+    });
     expect(await eventTypes(qr.id)).toEqual(['payment.pending']);
   });
 });
@@ -217,7 +251,8 @@ describe('reconciliation of refunds', () => {
       .run();
     return id;
   }
-  const refund = (paymentId: string, value: string) => postIdempotent(`/v1/payments/${paymentId}/refunds`, m.key.secret, { amount: { value, currency: 'USD' } });
+  const refund = (paymentId: string, value: string) =>
+    postIdempotent(`/v1/payments/${paymentId}/refunds`, m.key.secret, { amount: { value, currency: 'USD' } });
 
   it('pending refunds are settled per the processor (.61 declined, others approved); a decline releases its reservation', async () => {
     const payment = await pay(m.pos.id, '100.00');

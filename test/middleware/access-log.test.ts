@@ -5,7 +5,22 @@ import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.t
 
 /** The access log (src/middleware/access-log.ts): one line per request, ids and outcome, nothing secret. */
 
-const FIELDS = ['credential', 'credential_id', 'duration_ms', 'environment', 'error_code', 'event', 'idempotent_replayed', 'level', 'method', 'owner_id', 'request_id', 'route', 'status', 'time'];
+const FIELDS = [
+  'credential',
+  'credential_id',
+  'duration_ms',
+  'environment',
+  'error_code',
+  'event',
+  'idempotent_replayed',
+  'level',
+  'method',
+  'owner_id',
+  'request_id',
+  'route',
+  'status',
+  'time',
+];
 
 interface AccessLine {
   level: string;
@@ -26,7 +41,9 @@ interface AccessLine {
 /** The raw access-log lines of one response, found by its X-Request-Id. */
 function rawLinesOf(res: ApiResponse): string[] {
   const requestId = res.headers.get('x-request-id')!;
-  return recordedLogLines().filter((line) => line.includes('"event":"request"') && line.includes(`"request_id":"${requestId}"`));
+  return recordedLogLines().filter(
+    (line) => line.includes('"event":"request"') && line.includes(`"request_id":"${requestId}"`),
+  );
 }
 
 function lineOf(res: ApiResponse): AccessLine {
@@ -62,9 +79,17 @@ describe('access log', () => {
     });
 
     const read = await call('GET', `/v1/payments/${paid.body.data.id}`, { token: m.key.secret });
-    expect(lineOf(read)).toMatchObject({ method: 'GET', route: '/v1/payments/{payment_id}', status: 200, credential: 'api_key', credential_id: m.key.id });
+    expect(lineOf(read)).toMatchObject({
+      method: 'GET',
+      route: '/v1/payments/{payment_id}',
+      status: 200,
+      credential: 'api_key',
+      credential_id: m.key.id,
+    });
 
-    const listed = await call('GET', '/v1/payments?external_reference=order-for-jane.doe%40example.com', { token: m.key.secret });
+    const listed = await call('GET', '/v1/payments?external_reference=order-for-jane.doe%40example.com', {
+      token: m.key.secret,
+    });
     expect(listed.body.data).toHaveLength(1);
     expect(lineOf(listed)).toMatchObject({ route: '/v1/payments', status: 200 });
 
@@ -83,7 +108,13 @@ describe('access log', () => {
     const missing = await call('GET', '/v1/payments/pay_nope', { token: m.session.accessToken });
     expectError(missing, 404, 'payment_not_found');
     const line = lineOf(missing);
-    expect(line).toMatchObject({ route: '/v1/payments/{payment_id}', status: 404, owner_id: m.session.user.id, credential: 'user', error_code: 'payment_not_found' });
+    expect(line).toMatchObject({
+      route: '/v1/payments/{payment_id}',
+      status: 404,
+      owner_id: m.session.user.id,
+      credential: 'user',
+      error_code: 'payment_not_found',
+    });
     expect(line.credential_id).toMatch(/^ses_/);
     const [raw] = rawLinesOf(missing);
     expect(raw).not.toContain(m.session.accessToken);
@@ -92,13 +123,31 @@ describe('access log', () => {
   });
 
   it('refused before any route: the code, no caller; an unknown route: no pattern', async () => {
-    const invalid = await call('POST', '/v1/payments', { token: m.key.secret, rawBody: '{"a":1,"a":2}', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'k-1' } });
+    const invalid = await call('POST', '/v1/payments', {
+      token: m.key.secret,
+      rawBody: '{"a":1,"a":2}',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'k-1' },
+    });
     expectError(invalid, 400, 'invalid_request');
     // The body gate answers before authentication: the route is known, the caller is not.
-    expect(lineOf(invalid)).toMatchObject({ route: '/v1/payments', status: 400, error_code: 'invalid_request', owner_id: null, credential: null, credential_id: null });
+    expect(lineOf(invalid)).toMatchObject({
+      route: '/v1/payments',
+      status: 400,
+      error_code: 'invalid_request',
+      owner_id: null,
+      credential: null,
+      credential_id: null,
+    });
 
-    const unauthorized = await call('GET', '/v1/payments', { token: 'sk_test_not-a-real-key-000000000000000000000000' });
-    expect(lineOf(unauthorized)).toMatchObject({ route: '/v1/payments', status: 401, error_code: 'unauthorized', credential: null });
+    const unauthorized = await call('GET', '/v1/payments', {
+      token: 'sk_test_not-a-real-key-000000000000000000000000',
+    });
+    expect(lineOf(unauthorized)).toMatchObject({
+      route: '/v1/payments',
+      status: 401,
+      error_code: 'unauthorized',
+      credential: null,
+    });
     expect(rawLinesOf(unauthorized)[0]).not.toContain('not-a-real-key');
 
     const nowhere = await call('GET', '/v1/no/such/route?token=abc');
@@ -111,7 +160,9 @@ describe('access log', () => {
     const login = await call('POST', '/v1/auth/login', { body: { email: user.email, password: user.password } });
     expect(login.status).toBe(201);
     expect(lineOf(login)).toMatchObject({ route: '/v1/auth/login', status: 201, owner_id: null, credential: null });
-    const failed = await call('POST', '/v1/auth/login', { body: { email: user.email, password: 'wrong-password-123' } });
+    const failed = await call('POST', '/v1/auth/login', {
+      body: { email: user.email, password: 'wrong-password-123' },
+    });
     expect(lineOf(failed)).toMatchObject({ status: 401, error_code: 'invalid_credentials' });
     for (const res of [login, failed]) {
       const [raw] = rawLinesOf(res);

@@ -79,7 +79,10 @@ describe('requireAuth with an API key', () => {
   });
 
   it('takes the owner of a key an admin made for someone else', async () => {
-    const res = await call('POST', '/v1/account/api-keys', { token: admin.accessToken, body: { name: 'managed', scopes: ['payments:read'], user_id: owner.user.id } });
+    const res = await call('POST', '/v1/account/api-keys', {
+      token: admin.accessToken,
+      body: { name: 'managed', scopes: ['payments:read'], user_id: owner.user.id },
+    });
     expect(res.status).toBe(201);
     const probed = await probe(bearer(res.body.data.secret));
     expect(probed.status).toBe(200);
@@ -112,8 +115,20 @@ describe('requireAuth with an API key', () => {
     // Defence in depth: the lookup itself is pinned to the deployment's environment.
     const secret = untrusted(`sk_test_${randomKeyBody()}`);
     const now = Date.now();
-    await env.DB.prepare('INSERT INTO api_keys (id, user_id, name, scopes, environment, status, secret_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .bind(newId('key'), owner.user.id, 'live key', JSON.stringify(['payments:read']), 'live', 'active', await hashApiKeySecret(env.API_KEY_PEPPER, secret), secret.slice(0, 12), now)
+    await env.DB.prepare(
+      'INSERT INTO api_keys (id, user_id, name, scopes, environment, status, secret_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    )
+      .bind(
+        newId('key'),
+        owner.user.id,
+        'live key',
+        JSON.stringify(['payments:read']),
+        'live',
+        'active',
+        await hashApiKeySecret(env.API_KEY_PEPPER, secret),
+        secret.slice(0, 12),
+        now,
+      )
       .run();
     expectError(await probe(bearer(secret)), 401, 'unauthorized');
   });
@@ -131,7 +146,11 @@ describe('requireAuth with an API key', () => {
     ];
     for (const candidate of candidates) {
       // A prefix of the real secret legitimately appears in its creation response; the rest may appear nowhere.
-      expectError(await probe(bearer(key.secret.includes(candidate) ? candidate : untrusted(candidate))), 401, 'unauthorized');
+      expectError(
+        await probe(bearer(key.secret.includes(candidate) ? candidate : untrusted(candidate))),
+        401,
+        'unauthorized',
+      );
     }
   });
 
@@ -176,13 +195,19 @@ describe('requireAuth with an API key', () => {
     expect((await probe(bearer(key.secret))).status).toBe(200);
 
     // Taking a scope from the user takes it from the user's existing keys at once.
-    const patched = await call('PATCH', `/v1/users/${narrowed.user.id}`, { token: admin.accessToken, body: { scopes: ['payments:create'] } });
+    const patched = await call('PATCH', `/v1/users/${narrowed.user.id}`, {
+      token: admin.accessToken,
+      body: { scopes: ['payments:create'] },
+    });
     expect(patched.status).toBe(200);
     const res = await probe(bearer(key.secret));
     expectError(res, 403, 'insufficient_scope');
 
     // Giving it back restores the key's own scopes, never more.
-    await call('PATCH', `/v1/users/${narrowed.user.id}`, { token: admin.accessToken, body: { scopes: ['payments:read', 'payments:create', 'refunds:create'] } });
+    await call('PATCH', `/v1/users/${narrowed.user.id}`, {
+      token: admin.accessToken,
+      body: { scopes: ['payments:read', 'payments:create', 'refunds:create'] },
+    });
     const restored = await probe(bearer(key.secret));
     expect(restored.status).toBe(200);
     expect(restored.body.data.scopes).toEqual(['payments:create', 'payments:read']);
@@ -193,7 +218,13 @@ describe('requireAuth with a user access token', () => {
   it('authenticates as kind user', async () => {
     const res = await probe(bearer(owner.accessToken));
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ kind: 'user', ownerId: owner.user.id, userId: owner.user.id, role: 'client', environment: 'test' });
+    expect(res.body.data).toMatchObject({
+      kind: 'user',
+      ownerId: owner.user.id,
+      userId: owner.user.id,
+      role: 'client',
+      environment: 'test',
+    });
     expect(res.body.data.scopes).toEqual(owner.user.scopes);
     expect(res.body.data.sessionId).toMatch(/^ses_/);
   });
@@ -207,7 +238,10 @@ describe('requireAuth with a user access token', () => {
   it("takes role and scopes from the user's current row, not the token", async () => {
     const user = await seedSession();
     expect((await probe(bearer(user.accessToken))).status).toBe(200);
-    await call('PATCH', `/v1/users/${user.user.id}`, { token: admin.accessToken, body: { scopes: ['refunds:create'] } });
+    await call('PATCH', `/v1/users/${user.user.id}`, {
+      token: admin.accessToken,
+      body: { scopes: ['refunds:create'] },
+    });
     expectError(await probe(bearer(user.accessToken)), 403, 'insufficient_scope');
   });
 
@@ -223,12 +257,20 @@ describe('requireAuth with a user access token', () => {
     const [header, payload, signature] = owner.accessToken.split('.');
     const flipped = `${signature!.slice(0, -2)}${signature!.endsWith('AA') ? 'BB' : 'AA'}`;
     const claims = JSON.parse(atob(payload!.replace(/-/g, '+').replace(/_/g, '/')));
-    const forgedPayload = bytesToBase64Url(new TextEncoder().encode(JSON.stringify({ ...claims, role: 'admin', sub: admin.user.id })));
+    const forgedPayload = bytesToBase64Url(
+      new TextEncoder().encode(JSON.stringify({ ...claims, role: 'admin', sub: admin.user.id })),
+    );
     const base = { sub: owner.user.id, sid: claims.sid as string, role: 'client' as const, scopes: owner.user.scopes };
     const expired = await signAccessToken(env.JWT_SIGNING_KEY, { ...base, env: 'test' }, Date.now() - 60 * 60 * 1000);
     const live = await signAccessToken(env.JWT_SIGNING_KEY, { ...base, env: 'live' });
     const otherKey = await signAccessToken('another-signing-key-0123456789abcdef0123', { ...base, env: 'test' });
-    for (const token of [`${header}.${payload}.${flipped}`, `${header}.${forgedPayload}.${signature}`, expired, live, otherKey]) {
+    for (const token of [
+      `${header}.${payload}.${flipped}`,
+      `${header}.${forgedPayload}.${signature}`,
+      expired,
+      live,
+      otherKey,
+    ]) {
       expectError(await probe(bearer(token)), 401, 'unauthorized');
     }
     // The genuine token still works.

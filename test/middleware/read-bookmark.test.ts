@@ -14,7 +14,10 @@ describe('X-Read-Bookmark', () => {
     const written = created.headers.get('x-read-bookmark');
     expect(written).toMatch(/^[A-Za-z0-9._:-]+$/);
 
-    const read = await call('GET', `/v1/payments/${created.body.data.id}`, { token: m.key.secret, headers: { 'X-Read-Bookmark': written! } });
+    const read = await call('GET', `/v1/payments/${created.body.data.id}`, {
+      token: m.key.secret,
+      headers: { 'X-Read-Bookmark': written! },
+    });
     expect(read.status, read.text).toBe(200);
     expect(read.body.data.id).toBe(created.body.data.id);
     expect(read.headers.get('x-read-bookmark')).toMatch(/^[A-Za-z0-9._:-]+$/);
@@ -28,12 +31,15 @@ describe('X-Read-Bookmark', () => {
     expect(read.headers.get('x-read-bookmark')).toBeTruthy();
   });
 
-  it.each(['', 'not a bookmark', 'x'.repeat(257), '<script>'])('refuses %j with 400 invalid_request naming the header, without echoing it', async (bad) => {
-    const m = await setupMerchant();
-    const res = await call('GET', '/v1/payments', { token: m.key.secret, headers: { 'X-Read-Bookmark': bad } });
-    const error = expectError(res, 400, 'invalid_request');
-    expect(error.details).toEqual({ fields: [{ field: 'X-Read-Bookmark', issue: expect.any(String) }] });
-    if (bad !== '') expect(res.text).not.toContain(bad);
-    expect(res.headers.get('x-request-id')).toBe(error.request_id);
-  });
+  it.each(['', 'not a bookmark', 'x'.repeat(257), '<script>'])(
+    'refuses %j with 400 invalid_request naming the header, without echoing it',
+    async (bad) => {
+      const m = await setupMerchant();
+      const res = await call('GET', '/v1/payments', { token: m.key.secret, headers: { 'X-Read-Bookmark': bad } });
+      const error = expectError(res, 400, 'invalid_request');
+      expect(error.details).toEqual({ fields: [{ field: 'X-Read-Bookmark', issue: expect.any(String) }] });
+      if (bad !== '') expect(res.text).not.toContain(bad);
+      expect(res.headers.get('x-request-id')).toBe(error.request_id);
+    },
+  );
 });

@@ -4,7 +4,21 @@ import { openSecrets } from '../../src/services/payment-methods/secrets.ts';
 import type { PaymentMethodRow } from '../../src/db/schema/index.ts';
 import { call, createKey, expectError, seedSession, type Session } from '../helpers/api.ts';
 import { trackSecret } from '../helpers/leak-scan.ts';
-import { ACCOUNT_FIELDS, createMethod, expectIndistinguishable, expectNoTraceInRow, fieldsOf, ISO_MS, link, linkRows, methodRow, POS, QR, randomCredential, UUID } from '../helpers/methods.ts';
+import {
+  ACCOUNT_FIELDS,
+  createMethod,
+  expectIndistinguishable,
+  expectNoTraceInRow,
+  fieldsOf,
+  ISO_MS,
+  link,
+  linkRows,
+  methodRow,
+  POS,
+  QR,
+  randomCredential,
+  UUID,
+} from '../helpers/methods.ts';
 import { createDeps } from '../../src/deps.ts';
 
 const BASE = '/v1/account/payment-methods';
@@ -19,7 +33,8 @@ beforeAll(async () => {
   other = await seedSession();
 });
 
-const post = (session: Session | string | undefined, body: unknown) => call('POST', BASE, { token: typeof session === 'string' ? session : session?.accessToken, body });
+const post = (session: Session | string | undefined, body: unknown) =>
+  call('POST', BASE, { token: typeof session === 'string' ? session : session?.accessToken, body });
 
 const validBody = (overrides: Record<string, unknown> = {}) => ({
   connector_definition_version_id: POS,
@@ -42,7 +57,11 @@ async function secretsOf(id: string) {
 describe('POST /v1/account/payment-methods', () => {
   it('creates a POS method with the version’s capabilities and default configuration, never echoing credentials', async () => {
     const apiKey = randomCredential();
-    const res = await post(client, { connector_definition_version_id: POS, name: 'Front counter', credentials: { api_key: apiKey } });
+    const res = await post(client, {
+      connector_definition_version_id: POS,
+      name: 'Front counter',
+      credentials: { api_key: apiKey },
+    });
     expect(res.status).toBe(201);
     const m = res.body.data;
     expect(Object.keys(m).sort()).toEqual(ACCOUNT_FIELDS);
@@ -63,7 +82,10 @@ describe('POST /v1/account/payment-methods', () => {
     expect(m.updated_at).toMatch(ISO_MS);
     expect(res.text).not.toContain(apiKey);
     expect(res.text).not.toContain('"configuration"');
-    expect(await secretsOf(m.id)).toEqual({ credentials: { api_key: apiKey }, configuration: { terminal_id: 'sandbox-terminal-1' } });
+    expect(await secretsOf(m.id)).toEqual({
+      credentials: { api_key: apiKey },
+      configuration: { terminal_id: 'sandbox-terminal-1' },
+    });
   });
 
   it('creates a QR method whose configuration defaults to qr_ttl_seconds 900', async () => {
@@ -75,14 +97,26 @@ describe('POST /v1/account/payment-methods', () => {
       display_configuration: { label: 'Till 2', color: '#0a7', order: 2, visible: true },
     });
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ type: 'qr', provider: 'sandbox', status: 'active', capabilities: ['payments', 'refunds', 'cancellations'] });
+    expect(res.body.data).toMatchObject({
+      type: 'qr',
+      provider: 'sandbox',
+      status: 'active',
+      capabilities: ['payments', 'refunds', 'cancellations'],
+    });
     expect(res.body.data.display_configuration).toEqual({ label: 'Till 2', color: '#0a7', order: 2, visible: true });
     expect(res.text).not.toContain(apiKey);
     expect((await secretsOf(res.body.data.id)).configuration).toEqual({ qr_ttl_seconds: 900 });
   });
 
   it('keeps a given configuration and a subset of capabilities (in the version’s order, without repeats)', async () => {
-    const res = await post(client, validBody({ connector_definition_version_id: QR, configuration: { qr_ttl_seconds: 120 }, capabilities: ['refunds', 'payments', 'refunds'] }));
+    const res = await post(
+      client,
+      validBody({
+        connector_definition_version_id: QR,
+        configuration: { qr_ttl_seconds: 120 },
+        capabilities: ['refunds', 'payments', 'refunds'],
+      }),
+    );
     expect(res.status).toBe(201);
     expect(res.body.data.capabilities).toEqual(['payments', 'refunds']);
     expect(res.text).not.toContain('qr_ttl_seconds');
@@ -98,7 +132,10 @@ describe('POST /v1/account/payment-methods', () => {
   it('stores no plaintext credential or configuration in the D1 row', async () => {
     const apiKey = randomCredential();
     const terminal = `term-${crypto.randomUUID()}`;
-    const res = await post(client, validBody({ credentials: { api_key: apiKey }, configuration: { terminal_id: terminal } }));
+    const res = await post(
+      client,
+      validBody({ credentials: { api_key: apiKey }, configuration: { terminal_id: terminal } }),
+    );
     expect(res.status).toBe(201);
     const row = await methodRow(res.body.data.id);
     expect(row).not.toBeNull();
@@ -111,7 +148,10 @@ describe('POST /v1/account/payment-methods', () => {
   it('refuses an unknown connector version, naming the field', async () => {
     for (const version of ['cnv_unknown_v9', 'cnd_sandbox_pos', 'CNV_SANDBOX_POS_V1', ' cnv_sandbox_pos_v1']) {
       const apiKey = randomCredential();
-      const res = await post(client, validBody({ connector_definition_version_id: version, credentials: { api_key: apiKey } }));
+      const res = await post(
+        client,
+        validBody({ connector_definition_version_id: version, credentials: { api_key: apiKey } }),
+      );
       const error = expectError(res, 400, 'invalid_request');
       expect(error.category).toBe('validation');
       expect(fieldsOf(res)).toEqual(['connector_definition_version_id']);
@@ -124,10 +164,22 @@ describe('POST /v1/account/payment-methods', () => {
       { name: 'missing api_key', credentials: () => ({}), fields: ['credentials.api_key'] },
       { name: 'api_key too short', credentials: () => ({ api_key: 'Qz7#kP!' }), fields: ['credentials.api_key'] },
       { name: 'api_key too long', credentials: (s) => ({ api_key: s.repeat(8) }), fields: ['credentials.api_key'] },
-      { name: 'an extra field', credentials: (s) => ({ api_key: randomCredential(), webhook_secret: s }), fields: ['credentials.webhook_secret'] },
-      { name: 'api_key of the wrong type', credentials: () => ({ api_key: 918273645501 }), fields: ['credentials.api_key'] },
+      {
+        name: 'an extra field',
+        credentials: (s) => ({ api_key: randomCredential(), webhook_secret: s }),
+        fields: ['credentials.webhook_secret'],
+      },
+      {
+        name: 'api_key of the wrong type',
+        credentials: () => ({ api_key: 918273645501 }),
+        fields: ['credentials.api_key'],
+      },
       { name: 'api_key null', credentials: () => ({ api_key: null }), fields: ['credentials.api_key'] },
-      { name: 'api_key as an object', credentials: (s) => ({ api_key: { value: s } }), fields: ['credentials.api_key'] },
+      {
+        name: 'api_key as an object',
+        credentials: (s) => ({ api_key: { value: s } }),
+        fields: ['credentials.api_key'],
+      },
     ];
     for (const c of cases) {
       it(`${c.name} → 400 naming the field, never its value`, async () => {
@@ -169,7 +221,10 @@ describe('POST /v1/account/payment-methods', () => {
     ] as const) {
       it(`${name} → 400 naming the field`, async () => {
         const apiKey = randomCredential();
-        const res = await post(client, validBody({ connector_definition_version_id: QR, credentials: { api_key: apiKey }, configuration }));
+        const res = await post(
+          client,
+          validBody({ connector_definition_version_id: QR, credentials: { api_key: apiKey }, configuration }),
+        );
         expectError(res, 400, 'invalid_request');
         expect(fieldsOf(res)).toEqual(fields);
         expect(res.text).not.toContain(apiKey);
@@ -178,15 +233,31 @@ describe('POST /v1/account/payment-methods', () => {
 
     it('lists credentials and configuration issues together', async () => {
       const extra = randomCredential();
-      const res = await post(client, validBody({ connector_definition_version_id: QR, credentials: { api_key: 'short', extra }, configuration: { qr_ttl_seconds: 'x' } }));
+      const res = await post(
+        client,
+        validBody({
+          connector_definition_version_id: QR,
+          credentials: { api_key: 'short', extra },
+          configuration: { qr_ttl_seconds: 'x' },
+        }),
+      );
       expectError(res, 400, 'invalid_request');
-      expect(fieldsOf(res).sort()).toEqual(['configuration.qr_ttl_seconds', 'credentials.api_key', 'credentials.extra']);
+      expect(fieldsOf(res).sort()).toEqual([
+        'configuration.qr_ttl_seconds',
+        'credentials.api_key',
+        'credentials.extra',
+      ]);
       expect(res.text).not.toContain(extra);
     });
   });
 
   it('refuses an unknown capability', async () => {
-    for (const capabilities of [['refunds_plus'], ['payments', 'PAYMENTS'], 'payments', ['payments', 'refunds', 'cancellations', 'payments']]) {
+    for (const capabilities of [
+      ['refunds_plus'],
+      ['payments', 'PAYMENTS'],
+      'payments',
+      ['payments', 'refunds', 'cancellations', 'payments'],
+    ]) {
       const res = await post(client, validBody({ capabilities }));
       expectError(res, 400, 'invalid_request');
       expect(fieldsOf(res).every((f) => f.startsWith('capabilities'))).toBe(true);
@@ -195,14 +266,29 @@ describe('POST /v1/account/payment-methods', () => {
   });
 
   it('refuses display_configuration that looks like it carries a secret, or is not flat', async () => {
-    for (const key of ['api_key', 'secret', 'clientSecret', 'password', 'access_token', 'ApiKey', 'private_key', 'credentials']) {
+    for (const key of [
+      'api_key',
+      'secret',
+      'clientSecret',
+      'password',
+      'access_token',
+      'ApiKey',
+      'private_key',
+      'credentials',
+    ]) {
       const value = randomCredential();
       const res = await post(client, validBody({ display_configuration: { label: 'ok', [key]: value } }));
       expectError(res, 400, 'invalid_request');
       expect(fieldsOf(res)).toEqual([`display_configuration.${key}`]);
       expect(res.text).not.toContain(value);
     }
-    for (const display_configuration of [{ nested: { a: 1 } }, { list: [1] }, { long: 'x'.repeat(501) }, Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])), 'label']) {
+    for (const display_configuration of [
+      { nested: { a: 1 } },
+      { list: [1] },
+      { long: 'x'.repeat(501) },
+      Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])),
+      'label',
+    ]) {
       const res = await post(client, validBody({ display_configuration }));
       expectError(res, 400, 'invalid_request');
       expect(fieldsOf(res).every((f) => f.startsWith('display_configuration'))).toBe(true);
@@ -228,7 +314,11 @@ describe('POST /v1/account/payment-methods', () => {
 
   it('refuses bodies that are not a JSON object', async () => {
     for (const rawBody of ['not json', '[]', '"text"', 'null', '{"name": "x",}']) {
-      const res = await call('POST', BASE, { token: client.accessToken, rawBody, headers: { 'Content-Type': 'application/json' } });
+      const res = await call('POST', BASE, {
+        token: client.accessToken,
+        rawBody,
+        headers: { 'Content-Type': 'application/json' },
+      });
       expectError(res, 400, 'invalid_request');
     }
     const apiKey = randomCredential();
@@ -253,11 +343,18 @@ describe('POST /v1/account/payment-methods', () => {
       `{"connector_definition_version_id":"${POS}","name":"x","credentials":{"api_key":"${apiKey}"},"__proto__":{"user_id":"${other.user.id}"}}`,
     ];
     for (const rawBody of bodies) {
-      const res = await call('POST', BASE, { token: client.accessToken, rawBody, headers: { 'Content-Type': 'application/json' } });
+      const res = await call('POST', BASE, {
+        token: client.accessToken,
+        rawBody,
+        headers: { 'Content-Type': 'application/json' },
+      });
       // Either refused, or created for the caller itself with nothing smuggled through.
       if (res.status === 201) {
         expect(res.body.data.user_id).toBe(client.user.id);
-        expect(await secretsOf(res.body.data.id)).toEqual({ credentials: { api_key: apiKey }, configuration: { terminal_id: 'sandbox-terminal-1' } });
+        expect(await secretsOf(res.body.data.id)).toEqual({
+          credentials: { api_key: apiKey },
+          configuration: { terminal_id: 'sandbox-terminal-1' },
+        });
       } else {
         expectError(res, 400, 'invalid_request');
       }
@@ -300,7 +397,11 @@ describe('POST /v1/account/payment-methods', () => {
     it('needs a credential', async () => {
       expectError(await post(undefined, validBody()), 401, 'unauthorized');
       expectError(await post('not-a-token', validBody()), 401, 'unauthorized');
-      expectError(await call('POST', BASE, { body: validBody(), headers: { Authorization: `Basic ${btoa('a:b')}` } }), 401, 'unauthorized');
+      expectError(
+        await call('POST', BASE, { body: validBody(), headers: { Authorization: `Basic ${btoa('a:b')}` } }),
+        401,
+        'unauthorized',
+      );
     });
 
     it('refuses an API key', async () => {
@@ -311,7 +412,10 @@ describe('POST /v1/account/payment-methods', () => {
 
     it('refuses a logged-out session', async () => {
       const session = await seedSession();
-      const out = await call('POST', '/v1/auth/logout', { token: session.accessToken, body: { refresh_token: session.refreshToken } });
+      const out = await call('POST', '/v1/auth/logout', {
+        token: session.accessToken,
+        body: { refresh_token: session.refreshToken },
+      });
       expect(out.status).toBe(204);
       expectError(await post(session, validBody()), 401, 'unauthorized');
     });
@@ -382,12 +486,24 @@ describe('GET /v1/account/payment-methods', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.map((x: { id: string }) => x.id)).toEqual([m.id]);
     expect(res.body.data[0].user_id).toBe(owner.user.id);
-    expectError(await call('GET', `${BASE}?user_id=usr_doesnotexist0000000`, { token: admin.accessToken }), 404, 'user_not_found');
+    expectError(
+      await call('GET', `${BASE}?user_id=usr_doesnotexist0000000`, { token: admin.accessToken }),
+      404,
+      'user_not_found',
+    );
   });
 
   it('refuses user_id from a client', async () => {
-    expectError(await call('GET', `${BASE}?user_id=${other.user.id}`, { token: client.accessToken }), 403, 'insufficient_role');
-    expectError(await call('GET', `${BASE}?user_id=${client.user.id}`, { token: client.accessToken }), 403, 'insufficient_role');
+    expectError(
+      await call('GET', `${BASE}?user_id=${other.user.id}`, { token: client.accessToken }),
+      403,
+      'insufficient_role',
+    );
+    expectError(
+      await call('GET', `${BASE}?user_id=${client.user.id}`, { token: client.accessToken }),
+      403,
+      'insufficient_role',
+    );
   });
 
   it('needs a user token', async () => {
@@ -397,7 +513,10 @@ describe('GET /v1/account/payment-methods', () => {
 
 describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
   it('gets a method in the creation representation', async () => {
-    const m = await createMethod(client, { connector_definition_version_id: QR, display_configuration: { label: 'A' } });
+    const m = await createMethod(client, {
+      connector_definition_version_id: QR,
+      display_configuration: { label: 'A' },
+    });
     const res = await call('GET', `${BASE}/${m.id}`, { token: client.accessToken });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual(m.body);
@@ -409,7 +528,10 @@ describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
     const got = await call('GET', `${BASE}/${m.id}`, { token: admin.accessToken });
     expect(got.status).toBe(200);
     expect(got.body.data.user_id).toBe(other.user.id);
-    const patched = await call('PATCH', `${BASE}/${m.id}`, { token: admin.accessToken, body: { name: 'Renamed by admin' } });
+    const patched = await call('PATCH', `${BASE}/${m.id}`, {
+      token: admin.accessToken,
+      body: { name: 'Renamed by admin' },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.data).toMatchObject({ name: 'Renamed by admin', user_id: other.user.id });
     expect((await call('DELETE', `${BASE}/${m.id}`, { token: admin.accessToken })).status).toBe(204);
@@ -450,8 +572,16 @@ describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
       ['PATCH', `${BASE}/${m.id}`],
       ['DELETE', `${BASE}/${m.id}`],
     ] as const) {
-      expectError(await call(method, path, { body: method === 'PATCH' ? { name: 'x' } : undefined }), 401, 'unauthorized');
-      expectError(await call(method, path, { token: key.secret, body: method === 'PATCH' ? { name: 'x' } : undefined }), 401, 'unauthorized');
+      expectError(
+        await call(method, path, { body: method === 'PATCH' ? { name: 'x' } : undefined }),
+        401,
+        'unauthorized',
+      );
+      expectError(
+        await call(method, path, { token: key.secret, body: method === 'PATCH' ? { name: 'x' } : undefined }),
+        401,
+        'unauthorized',
+      );
     }
     expect((await call('GET', `${BASE}/${m.id}`, { token: client.accessToken })).body.data).toEqual(m.body);
   });
@@ -461,10 +591,19 @@ describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
       const m = await createMethod(client);
       const res = await call('PATCH', `${BASE}/${m.id}`, {
         token: client.accessToken,
-        body: { name: '  Back office  ', display_configuration: { label: 'B', position: 3 }, capabilities: ['payments'] },
+        body: {
+          name: '  Back office  ',
+          display_configuration: { label: 'B', position: 3 },
+          capabilities: ['payments'],
+        },
       });
       expect(res.status).toBe(200);
-      expect(res.body.data).toMatchObject({ name: 'Back office', display_configuration: { label: 'B', position: 3 }, capabilities: ['payments'], status: 'active' });
+      expect(res.body.data).toMatchObject({
+        name: 'Back office',
+        display_configuration: { label: 'B', position: 3 },
+        capabilities: ['payments'],
+        status: 'active',
+      });
       expect(res.body.data.created_at).toBe(m.body.created_at);
       expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(m.body.updated_at));
       expect((await call('GET', `${BASE}/${m.id}`, { token: client.accessToken })).body.data).toEqual(res.body.data);
@@ -512,7 +651,10 @@ describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
       expect((await methodRow(m.id))!.secrets_ciphertext).toBe(before!.secrets_ciphertext);
 
       const rotated = randomCredential();
-      const res = await call('PATCH', `${BASE}/${m.id}`, { token: client.accessToken, body: { credentials: { api_key: rotated } } });
+      const res = await call('PATCH', `${BASE}/${m.id}`, {
+        token: client.accessToken,
+        body: { credentials: { api_key: rotated } },
+      });
       expect(res.status).toBe(200);
       expect(res.text).not.toContain(rotated);
       expect(res.text).not.toContain(m.apiKey);
@@ -522,13 +664,22 @@ describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
       expectNoTraceInRow(after!, rotated);
       expectNoTraceInRow(after!, m.apiKey);
       // The configuration survives a credentials rotation.
-      expect(await secretsOf(m.id)).toEqual({ credentials: { api_key: rotated }, configuration: { terminal_id: 'sandbox-terminal-1' } });
+      expect(await secretsOf(m.id)).toEqual({
+        credentials: { api_key: rotated },
+        configuration: { terminal_id: 'sandbox-terminal-1' },
+      });
 
       // A configuration change keeps the credentials.
-      const cfg = await call('PATCH', `${BASE}/${m.id}`, { token: client.accessToken, body: { configuration: { terminal_id: 'till-9' } } });
+      const cfg = await call('PATCH', `${BASE}/${m.id}`, {
+        token: client.accessToken,
+        body: { configuration: { terminal_id: 'till-9' } },
+      });
       expect(cfg.status).toBe(200);
       expect(cfg.text).not.toContain('till-9');
-      expect(await secretsOf(m.id)).toEqual({ credentials: { api_key: rotated }, configuration: { terminal_id: 'till-9' } });
+      expect(await secretsOf(m.id)).toEqual({
+        credentials: { api_key: rotated },
+        configuration: { terminal_id: 'till-9' },
+      });
     });
 
     it('repairs a method whose stored secrets cannot be opened, when both credentials and configuration are sent', async () => {
@@ -536,23 +687,37 @@ describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
       const donor = await createMethod(client, { connector_definition_version_id: QR });
       // A ciphertext bound to another method fails authentication, as a value sealed under a retired key would.
       const donorRow = await methodRow(donor.id);
-      await env.DB.prepare('UPDATE payment_methods SET secrets_ciphertext = ? WHERE id = ?').bind(donorRow!.secrets_ciphertext, broken.id).run();
+      await env.DB.prepare('UPDATE payment_methods SET secrets_ciphertext = ? WHERE id = ?')
+        .bind(donorRow!.secrets_ciphertext, broken.id)
+        .run();
 
-      for (const body of [{ credentials: { api_key: randomCredential() } }, { configuration: { qr_ttl_seconds: 600 } }]) {
+      for (const body of [
+        { credentials: { api_key: randomCredential() } },
+        { configuration: { qr_ttl_seconds: 600 } },
+      ]) {
         const res = await call('PATCH', `${BASE}/${broken.id}`, { token: client.accessToken, body });
         const error = expectError(res, 422, 'connector_configuration_invalid');
         expect(error).toMatchObject({ category: 'configuration', retryable: false });
         expect(error.message).toContain('credentials');
       }
       // Other fields stay editable.
-      expect((await call('PATCH', `${BASE}/${broken.id}`, { token: client.accessToken, body: { name: 'Needs new keys' } })).status).toBe(200);
+      expect(
+        (await call('PATCH', `${BASE}/${broken.id}`, { token: client.accessToken, body: { name: 'Needs new keys' } }))
+          .status,
+      ).toBe(200);
 
       const fresh = randomCredential();
-      const fixed = await call('PATCH', `${BASE}/${broken.id}`, { token: client.accessToken, body: { credentials: { api_key: fresh }, configuration: {} } });
+      const fixed = await call('PATCH', `${BASE}/${broken.id}`, {
+        token: client.accessToken,
+        body: { credentials: { api_key: fresh }, configuration: {} },
+      });
       expect(fixed.status).toBe(200);
       expect(fixed.body.data.id).toBe(broken.id);
       expect(fixed.text).not.toContain(fresh);
-      expect(await secretsOf(broken.id)).toEqual({ credentials: { api_key: fresh }, configuration: { qr_ttl_seconds: 900 } });
+      expect(await secretsOf(broken.id)).toEqual({
+        credentials: { api_key: fresh },
+        configuration: { qr_ttl_seconds: 900 },
+      });
     });
 
     it('disables and re-enables: inactive methods disappear from the API key view', async () => {
@@ -564,13 +729,19 @@ describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
       const off = await call('PATCH', `${BASE}/${m.id}`, { token: client.accessToken, body: { enabled: false } });
       expect(off.status).toBe(200);
       expect(off.body.data).toMatchObject({ enabled: false, status: 'inactive' });
-      expectError(await call('GET', `/v1/payment-methods/${m.id}`, { token: key.secret }), 404, 'payment_method_not_found');
+      expectError(
+        await call('GET', `/v1/payment-methods/${m.id}`, { token: key.secret }),
+        404,
+        'payment_method_not_found',
+      );
       const list = await call('GET', '/v1/payment-methods', { token: key.secret });
       expect(list.body.data.map((x: { id: string }) => x.id)).not.toContain(m.id);
       // The owner still sees it, inactive.
       expect((await call('GET', `${BASE}/${m.id}`, { token: client.accessToken })).body.data.status).toBe('inactive');
       // Still patchable while inactive.
-      expect((await call('PATCH', `${BASE}/${m.id}`, { token: client.accessToken, body: { name: 'Paused' } })).body.data).toMatchObject({ name: 'Paused', status: 'inactive' });
+      expect(
+        (await call('PATCH', `${BASE}/${m.id}`, { token: client.accessToken, body: { name: 'Paused' } })).body.data,
+      ).toMatchObject({ name: 'Paused', status: 'inactive' });
 
       const on = await call('PATCH', `${BASE}/${m.id}`, { token: client.accessToken, body: { enabled: true } });
       expect(on.body.data).toMatchObject({ enabled: true, status: 'active' });
@@ -597,12 +768,39 @@ describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
       expect(second.text).toBe('');
 
       expectError(await call('GET', `${BASE}/${m.id}`, { token: client.accessToken }), 404, 'payment_method_not_found');
-      expectError(await call('PATCH', `${BASE}/${m.id}`, { token: client.accessToken, body: { enabled: true } }), 404, 'payment_method_not_found');
-      expectError(await call('PATCH', `${BASE}/${m.id}`, { token: client.accessToken, body: { credentials: { api_key: randomCredential() } } }), 404, 'payment_method_not_found');
-      expectError(await call('POST', `${BASE}/${m.id}/api-keys`, { token: client.accessToken, body: { api_key_id: k1.id } }), 404, 'payment_method_not_found');
-      expectError(await call('POST', `${BASE}/${m.id}/api-keys/${k1.id}/disable`, { token: client.accessToken }), 404, 'payment_method_not_found');
-      expectError(await call('GET', `/v1/payment-methods/${m.id}`, { token: k1.secret }), 404, 'payment_method_not_found');
-      expectError(await call('GET', `/v1/payment-methods/${m.id}`, { token: client.accessToken }), 404, 'payment_method_not_found');
+      expectError(
+        await call('PATCH', `${BASE}/${m.id}`, { token: client.accessToken, body: { enabled: true } }),
+        404,
+        'payment_method_not_found',
+      );
+      expectError(
+        await call('PATCH', `${BASE}/${m.id}`, {
+          token: client.accessToken,
+          body: { credentials: { api_key: randomCredential() } },
+        }),
+        404,
+        'payment_method_not_found',
+      );
+      expectError(
+        await call('POST', `${BASE}/${m.id}/api-keys`, { token: client.accessToken, body: { api_key_id: k1.id } }),
+        404,
+        'payment_method_not_found',
+      );
+      expectError(
+        await call('POST', `${BASE}/${m.id}/api-keys/${k1.id}/disable`, { token: client.accessToken }),
+        404,
+        'payment_method_not_found',
+      );
+      expectError(
+        await call('GET', `/v1/payment-methods/${m.id}`, { token: k1.secret }),
+        404,
+        'payment_method_not_found',
+      );
+      expectError(
+        await call('GET', `/v1/payment-methods/${m.id}`, { token: client.accessToken }),
+        404,
+        'payment_method_not_found',
+      );
 
       const row = await methodRow(m.id);
       expect(row).not.toBeNull();

@@ -5,11 +5,16 @@ import { call, createKey, expectError, seedSession, type ApiResponse, type Sessi
 import { createMethod, expectIndistinguishable, fieldsOf, ISO_MS, linkRows } from '../helpers/methods.ts';
 
 const linkPath = (methodId: string) => `/v1/account/payment-methods/${methodId}/api-keys`;
-const disablePath = (methodId: string, keyId: string) => `/v1/account/payment-methods/${methodId}/api-keys/${keyId}/disable`;
-const linkKey = (session: Session, methodId: string, apiKeyId: string) => call('POST', linkPath(methodId), { token: session.accessToken, body: { api_key_id: apiKeyId } });
-const disable = (session: Session, methodId: string, keyId: string) => call('POST', disablePath(methodId, keyId), { token: session.accessToken });
-const seesMethod = async (secret: string, methodId: string) => (await call('GET', `/v1/payment-methods/${methodId}`, { token: secret })).status === 200;
-const listed = async (secret: string) => ((await call('GET', '/v1/payment-methods', { token: secret })).body.data as { id: string }[]).map((m) => m.id);
+const disablePath = (methodId: string, keyId: string) =>
+  `/v1/account/payment-methods/${methodId}/api-keys/${keyId}/disable`;
+const linkKey = (session: Session, methodId: string, apiKeyId: string) =>
+  call('POST', linkPath(methodId), { token: session.accessToken, body: { api_key_id: apiKeyId } });
+const disable = (session: Session, methodId: string, keyId: string) =>
+  call('POST', disablePath(methodId, keyId), { token: session.accessToken });
+const seesMethod = async (secret: string, methodId: string) =>
+  (await call('GET', `/v1/payment-methods/${methodId}`, { token: secret })).status === 200;
+const listed = async (secret: string) =>
+  ((await call('GET', '/v1/payment-methods', { token: secret })).body.data as { id: string }[]).map((m) => m.id);
 
 let owner: Session;
 let other: Session;
@@ -33,7 +38,12 @@ describe('POST /v1/account/payment-methods/{id}/api-keys', () => {
 
     const res = await linkKey(owner, m.id, key.id);
     expect(res.status).toBe(201);
-    expect(res.body.data).toEqual({ api_key_id: key.id, payment_method_id: m.id, enabled: true, created_at: expect.stringMatching(ISO_MS) });
+    expect(res.body.data).toEqual({
+      api_key_id: key.id,
+      payment_method_id: m.id,
+      enabled: true,
+      created_at: expect.stringMatching(ISO_MS),
+    });
     expect(res.text).not.toContain(key.secret);
     expect(res.text).not.toContain(m.apiKey);
     expect(await seesMethod(key.secret, m.id)).toBe(true);
@@ -50,7 +60,8 @@ describe('POST /v1/account/payment-methods/{id}/api-keys', () => {
     const foreignKey = await createKey(other, ['payment_methods:read']);
     const foreign = await linkKey(owner, m.id, foreignKey.id);
     expectKeyNotFound(foreign);
-    for (const id of [newId('key'), 'not-a-key', "x' OR 1=1 --"]) expectIndistinguishable(foreign, await linkKey(owner, m.id, id));
+    for (const id of [newId('key'), 'not-a-key', "x' OR 1=1 --"])
+      expectIndistinguishable(foreign, await linkKey(owner, m.id, id));
     expect(await linkRows(m.id)).toEqual([]);
     expect(await listed(foreignKey.secret)).toEqual([]);
   });
@@ -72,7 +83,9 @@ describe('POST /v1/account/payment-methods/{id}/api-keys', () => {
   it('refuses a revoked key with 409 invalid_state_transition', async () => {
     const m = await createMethod(owner);
     const key = await createKey(owner, ['payment_methods:read']);
-    expect((await call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken })).status).toBe(200);
+    expect((await call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken })).status).toBe(
+      200,
+    );
     const error = expectError(await linkKey(owner, m.id, key.id), 409, 'invalid_state_transition');
     expect(error).toMatchObject({ category: 'conflict', retryable: false });
     expect(await linkRows(m.id)).toEqual([]);
@@ -81,13 +94,22 @@ describe('POST /v1/account/payment-methods/{id}/api-keys', () => {
   it('refuses an inactive method with 409 and a deleted one with 404', async () => {
     const key = await createKey(owner, ['payment_methods:read']);
     const inactive = await createMethod(owner);
-    expect((await call('PATCH', `/v1/account/payment-methods/${inactive.id}`, { token: owner.accessToken, body: { enabled: false } })).status).toBe(200);
+    expect(
+      (
+        await call('PATCH', `/v1/account/payment-methods/${inactive.id}`, {
+          token: owner.accessToken,
+          body: { enabled: false },
+        })
+      ).status,
+    ).toBe(200);
     const error = expectError(await linkKey(owner, inactive.id, key.id), 409, 'invalid_state_transition');
     expect(error.category).toBe('conflict');
     expect(await linkRows(inactive.id)).toEqual([]);
 
     const deleted = await createMethod(owner);
-    expect((await call('DELETE', `/v1/account/payment-methods/${deleted.id}`, { token: owner.accessToken })).status).toBe(204);
+    expect(
+      (await call('DELETE', `/v1/account/payment-methods/${deleted.id}`, { token: owner.accessToken })).status,
+    ).toBe(204);
     const gone = await linkKey(owner, deleted.id, key.id);
     expectError(gone, 404, 'payment_method_not_found');
     expectIndistinguishable(gone, await linkKey(owner, crypto.randomUUID(), key.id));
@@ -100,7 +122,10 @@ describe('POST /v1/account/payment-methods/{id}/api-keys', () => {
     expectError(await call('GET', '/v1/payment-methods', { token: key.secret }), 403, 'insufficient_scope');
     expectError(await call('GET', `/v1/payment-methods/${m.id}`, { token: key.secret }), 403, 'insufficient_scope');
     const keys = await call('GET', '/v1/account/api-keys?limit=100', { token: owner.accessToken });
-    expect(keys.body.data.find((k: { id: string }) => k.id === key.id).scopes).toEqual(['payments:create', 'payments:read']);
+    expect(keys.body.data.find((k: { id: string }) => k.id === key.id).scopes).toEqual([
+      'payments:create',
+      'payments:read',
+    ]);
   });
 
   it('lets an admin link an owner’s key to that owner’s method, but not its own key', async () => {
@@ -136,7 +161,11 @@ describe('POST /v1/account/payment-methods/{id}/api-keys', () => {
     const m = await createMethod(owner);
     const key = await createKey(owner);
     expectError(await call('POST', linkPath(m.id), { body: { api_key_id: key.id } }), 401, 'unauthorized');
-    expectError(await call('POST', linkPath(m.id), { token: key.secret, body: { api_key_id: key.id } }), 401, 'unauthorized');
+    expectError(
+      await call('POST', linkPath(m.id), { token: key.secret, body: { api_key_id: key.id } }),
+      401,
+      'unauthorized',
+    );
     expectError(await call('POST', disablePath(m.id, key.id)), 401, 'unauthorized');
     expectError(await call('POST', disablePath(m.id, key.id), { token: key.secret }), 401, 'unauthorized');
     expect(await linkRows(m.id)).toEqual([]);
@@ -153,13 +182,20 @@ describe('POST /v1/account/payment-methods/{id}/api-keys/{api_key_id}/disable', 
 
     const res = await disable(owner, m.id, k1.id);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ api_key_id: k1.id, payment_method_id: m.id, enabled: false, created_at: linked.body.data.created_at });
+    expect(res.body.data).toEqual({
+      api_key_id: k1.id,
+      payment_method_id: m.id,
+      enabled: false,
+      created_at: linked.body.data.created_at,
+    });
     expect(await seesMethod(k1.secret, m.id)).toBe(false);
     expect(await listed(k1.secret)).not.toContain(m.id);
     expect(await seesMethod(k2.secret, m.id)).toBe(true);
     expect(await listed(k2.secret)).toContain(m.id);
     // The method itself is untouched.
-    expect((await call('GET', `/v1/account/payment-methods/${m.id}`, { token: owner.accessToken })).body.data.status).toBe('active');
+    expect(
+      (await call('GET', `/v1/account/payment-methods/${m.id}`, { token: owner.accessToken })).body.data.status,
+    ).toBe('active');
 
     // Idempotent.
     const again = await disable(owner, m.id, k1.id);
@@ -181,7 +217,8 @@ describe('POST /v1/account/payment-methods/{id}/api-keys/{api_key_id}/disable', 
 
     const first = await disable(owner, m.id, unlinked.id);
     expectKeyNotFound(first);
-    for (const keyId of [foreign.id, newId('key'), 'not-a-key']) expectIndistinguishable(first, await disable(owner, m.id, keyId));
+    for (const keyId of [foreign.id, newId('key'), 'not-a-key'])
+      expectIndistinguishable(first, await disable(owner, m.id, keyId));
     expect(await linkRows(m.id)).toEqual([]);
     // The other owner's link is untouched.
     expect(await seesMethod(foreign.secret, foreignMethod.id)).toBe(true);
@@ -201,8 +238,17 @@ describe('POST /v1/account/payment-methods/{id}/api-keys/{api_key_id}/disable', 
     const m = await createMethod(owner);
     const key = await createKey(owner, ['payment_methods:read']);
     await linkKeyAs(owner, m.id, key.id);
-    expect((await call('PATCH', `/v1/account/payment-methods/${m.id}`, { token: owner.accessToken, body: { enabled: false } })).status).toBe(200);
-    expect((await call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken })).status).toBe(200);
+    expect(
+      (
+        await call('PATCH', `/v1/account/payment-methods/${m.id}`, {
+          token: owner.accessToken,
+          body: { enabled: false },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken })).status).toBe(
+      200,
+    );
     const res = await disable(owner, m.id, key.id);
     expect(res.status).toBe(200);
     expect(res.body.data.enabled).toBe(false);
@@ -213,7 +259,11 @@ describe('POST /v1/account/payment-methods/{id}/api-keys/{api_key_id}/disable', 
     const m = await createMethod(owner);
     const key = await createKey(owner, ['payment_methods:read']);
     await linkKeyAs(owner, m.id, key.id);
-    const res = await call('POST', disablePath(m.id, key.id), { token: owner.accessToken, rawBody: 'nope', headers: { 'Content-Type': 'application/json' } });
+    const res = await call('POST', disablePath(m.id, key.id), {
+      token: owner.accessToken,
+      rawBody: 'nope',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expectError(res, 400, 'invalid_request');
     expect(await seesMethod(key.secret, m.id)).toBe(true);
   });

@@ -7,7 +7,17 @@ import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SECRET = /^sk_test_[A-Za-z0-9_-]{43}$/;
-const KEY_FIELDS = ['created_at', 'environment', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'status'];
+const KEY_FIELDS = [
+  'created_at',
+  'environment',
+  'id',
+  'last_used_at',
+  'name',
+  'prefix',
+  'revoked_at',
+  'scopes',
+  'status',
+];
 
 const ids = (res: ApiResponse) => (res.body.data as { id: string }[]).map((k) => k.id);
 
@@ -31,7 +41,10 @@ beforeAll(async () => {
 
 describe('POST /v1/account/api-keys', () => {
   it('creates a key and shows its secret once', async () => {
-    const res = await call('POST', '/v1/account/api-keys', { token: client.accessToken, body: { name: 'Checkout server', scopes: ['payments:create', 'payments:read'] } });
+    const res = await call('POST', '/v1/account/api-keys', {
+      token: client.accessToken,
+      body: { name: 'Checkout server', scopes: ['payments:create', 'payments:read'] },
+    });
     expect(res.status).toBe(201);
     const key = res.body.data;
     expect(Object.keys(key).sort()).toEqual([...KEY_FIELDS, 'secret'].sort());
@@ -67,7 +80,9 @@ describe('POST /v1/account/api-keys', () => {
   it('stores no secret in D1: the api_keys row holds only a keyed hash and a short prefix', async () => {
     const key = await createKey(client, ['payments:read']);
     const random = key.secret.slice('sk_test_'.length);
-    const row = await env.DB.prepare('SELECT * FROM api_keys WHERE id = ?').bind(key.id).first<Record<string, unknown>>();
+    const row = await env.DB.prepare('SELECT * FROM api_keys WHERE id = ?')
+      .bind(key.id)
+      .first<Record<string, unknown>>();
     expect(row).not.toBeNull();
     for (const [column, value] of Object.entries(row!)) {
       const text = String(value);
@@ -80,7 +95,9 @@ describe('POST /v1/account/api-keys', () => {
     expect(row!.prefix).toBe(key.secret.slice(0, 12));
 
     // Nor in any other table.
-    const tables = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%'").all<{ name: string }>();
+    const tables = await env.DB.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%'",
+    ).all<{ name: string }>();
     expect(tables.results.map((t) => t.name)).toContain('api_keys');
     for (const { name } of tables.results) {
       const rows = await env.DB.prepare(`SELECT * FROM "${name}"`).all();
@@ -136,7 +153,10 @@ describe('POST /v1/account/api-keys', () => {
   it('refuses a client naming any user_id with 403 insufficient_role, its own included', async () => {
     const other = await seedUser();
     for (const user_id of [other.id, client.user.id, newId('usr')]) {
-      const res = await call('POST', '/v1/account/api-keys', { token: client.accessToken, body: { name: 'For someone', scopes: ['payments:read'], user_id } });
+      const res = await call('POST', '/v1/account/api-keys', {
+        token: client.accessToken,
+        body: { name: 'For someone', scopes: ['payments:read'], user_id },
+      });
       expectError(res, 403, 'insufficient_role');
     }
     const otherKeys = await listAll(admin, `&user_id=${other.id}`);
@@ -167,11 +187,21 @@ describe('POST /v1/account/api-keys', () => {
     expect(error.details).toEqual({ missing_scopes: ['refunds:create'] });
 
     // Without user_id, the admin's own (empty) scopes apply.
-    expectError(await call('POST', '/v1/account/api-keys', { token: scopelessAdmin.accessToken, body: { name: 'Own', scopes: ['payments:read'] } }), 403, 'insufficient_scope');
+    expectError(
+      await call('POST', '/v1/account/api-keys', {
+        token: scopelessAdmin.accessToken,
+        body: { name: 'Own', scopes: ['payments:read'] },
+      }),
+      403,
+      'insufficient_scope',
+    );
   });
 
   it('answers 404 user_not_found to an admin naming an unknown user_id', async () => {
-    const res = await call('POST', '/v1/account/api-keys', { token: admin.accessToken, body: { name: 'Ghost', scopes: ['payments:read'], user_id: newId('usr') } });
+    const res = await call('POST', '/v1/account/api-keys', {
+      token: admin.accessToken,
+      body: { name: 'Ghost', scopes: ['payments:read'], user_id: newId('usr') },
+    });
     const error = expectError(res, 404, 'user_not_found');
     expect(error.category).toBe('not_found');
   });
@@ -228,16 +258,21 @@ describe('GET /v1/account/api-keys', () => {
     expect(ids(all).sort()).toEqual([...made].sort());
   });
 
-  it.each(['limit=0', 'limit=101', 'limit=-1', 'limit=abc', 'offset=-1', 'user_id='])('refuses %s with 400 invalid_request', async (query) => {
-    const res = await call('GET', `/v1/account/api-keys?${query}`, { token: admin.accessToken });
-    expectError(res, 400, 'invalid_request');
-    expect(fieldsOf(res)).toEqual([`query.${query.split('=')[0]}`]);
-  });
+  it.each(['limit=0', 'limit=101', 'limit=-1', 'limit=abc', 'offset=-1', 'user_id='])(
+    'refuses %s with 400 invalid_request',
+    async (query) => {
+      const res = await call('GET', `/v1/account/api-keys?${query}`, { token: admin.accessToken });
+      expectError(res, 400, 'invalid_request');
+      expect(fieldsOf(res)).toEqual([`query.${query.split('=')[0]}`]);
+    },
+  );
 
   it('includes revoked keys, without secrets', async () => {
     const owner = await seedSession();
     const key = await createKey(owner, ['payments:read']);
-    expect((await call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken })).status).toBe(200);
+    expect((await call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken })).status).toBe(
+      200,
+    );
     const list = await listAll(owner);
     expect(list.body.data).toHaveLength(1);
     expect(list.body.data[0]).toMatchObject({ id: key.id, status: 'revoked' });
@@ -252,7 +287,11 @@ describe('GET /v1/account/api-keys', () => {
     expect(ids(res)).toEqual([key.id]);
     expect(res.body.pagination.total).toBe(1);
     expect(res.text).not.toContain(key.secret);
-    expectError(await call('GET', `/v1/account/api-keys?user_id=${newId('usr')}`, { token: admin.accessToken }), 404, 'user_not_found');
+    expectError(
+      await call('GET', `/v1/account/api-keys?user_id=${newId('usr')}`, { token: admin.accessToken }),
+      404,
+      'user_not_found',
+    );
   });
 
   it('refuses user_id from a client with 403 insufficient_role, its own id included', async () => {
@@ -279,7 +318,12 @@ describe('POST /v1/account/api-keys/{api_key_id}/revoke', () => {
     const res = await call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body.data).sort()).toEqual(KEY_FIELDS);
-    expect(res.body.data).toMatchObject({ id: key.id, name: 'to revoke', status: 'revoked', scopes: ['payments:read'] });
+    expect(res.body.data).toMatchObject({
+      id: key.id,
+      name: 'to revoke',
+      status: 'revoked',
+      scopes: ['payments:read'],
+    });
     expect(res.body.data.revoked_at).toMatch(ISO_MS);
     expect(res.text).not.toContain(key.secret);
 
@@ -294,7 +338,11 @@ describe('POST /v1/account/api-keys/{api_key_id}/revoke', () => {
   it('answers concurrent revocations with the one stored revocation time', async () => {
     const owner = await seedSession();
     const key = await createKey(owner, ['payments:read']);
-    const answers = await Promise.all(Array.from({ length: 5 }, () => call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken })));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: owner.accessToken }),
+      ),
+    );
     const listed = await keyListing(owner, key.id);
     expect(listed.status).toBe('revoked');
     for (const res of answers) {
@@ -334,13 +382,21 @@ describe('POST /v1/account/api-keys/{api_key_id}/revoke', () => {
     expect(res.body.data).toMatchObject({ id: key.id, status: 'revoked' });
     const listed = (await listAll(owner)).body.data.find((k: { id: string }) => k.id === key.id);
     expect(listed.status).toBe('revoked');
-    expectError(await call('POST', `/v1/account/api-keys/${newId('key')}/revoke`, { token: admin.accessToken }), 404, 'api_key_not_found');
+    expectError(
+      await call('POST', `/v1/account/api-keys/${newId('key')}/revoke`, { token: admin.accessToken }),
+      404,
+      'api_key_not_found',
+    );
   });
 
   it('needs a user access token: a key cannot revoke itself', async () => {
     const key = await createKey(client, ['payments:read']);
     expectError(await call('POST', `/v1/account/api-keys/${key.id}/revoke`), 401, 'unauthorized');
-    expectError(await call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: key.secret }), 401, 'unauthorized');
+    expectError(
+      await call('POST', `/v1/account/api-keys/${key.id}/revoke`, { token: key.secret }),
+      401,
+      'unauthorized',
+    );
     const listed = (await listAll(client)).body.data.find((k: { id: string }) => k.id === key.id);
     expect(listed.status).toBe('active');
   });

@@ -13,8 +13,10 @@ const AUDIENCE = 'payment-service:test';
 const USER_FIELDS = ['created_at', 'email', 'id', 'name', 'role', 'scopes', 'updated_at'];
 
 const me = (token: string) => call('GET', '/v1/auth/me', { token });
-const refresh = (refreshToken: string, headers?: Record<string, string>) => call('POST', '/v1/auth/refresh', { body: { refresh_token: refreshToken }, ...(headers ? { headers } : {}) });
-const postLogin = (body: unknown, headers?: Record<string, string>) => call('POST', '/v1/auth/login', { body, ...(headers ? { headers } : {}) });
+const refresh = (refreshToken: string, headers?: Record<string, string>) =>
+  call('POST', '/v1/auth/refresh', { body: { refresh_token: refreshToken }, ...(headers ? { headers } : {}) });
+const postLogin = (body: unknown, headers?: Record<string, string>) =>
+  call('POST', '/v1/auth/login', { body, ...(headers ? { headers } : {}) });
 
 const uniqueEmail = () => `${newId('u')}@example.com`;
 
@@ -23,7 +25,9 @@ function sessionIdOf(accessToken: string): string {
 }
 
 async function refreshTokenRows(sessionId: string) {
-  const { results } = await env.DB.prepare('SELECT id, used_at, replaced_by FROM refresh_tokens WHERE session_id = ? ORDER BY created_at')
+  const { results } = await env.DB.prepare(
+    'SELECT id, used_at, replaced_by FROM refresh_tokens WHERE session_id = ? ORDER BY created_at',
+  )
     .bind(sessionId)
     .all<{ id: string; used_at: number | null; replaced_by: string | null }>();
   return results;
@@ -69,7 +73,9 @@ describe('POST /v1/auth/login', () => {
 
     // Only the hash of the refresh token is stored.
     const sessionId = sessionIdOf(data.access_token);
-    const stored = await env.DB.prepare('SELECT token_hash FROM refresh_tokens WHERE session_id = ?').bind(sessionId).all<{ token_hash: string }>();
+    const stored = await env.DB.prepare('SELECT token_hash FROM refresh_tokens WHERE session_id = ?')
+      .bind(sessionId)
+      .all<{ token_hash: string }>();
     expect(stored.results).toEqual([{ token_hash: await sha256Hex(data.refresh_token) }]);
 
     expect((await me(data.access_token)).status).toBe(200);
@@ -99,7 +105,11 @@ describe('POST /v1/auth/login', () => {
 
   it('refuses a password that differs only in case', async () => {
     const user = await seedUser();
-    expectError(await postLogin({ email: user.email, password: user.password.toUpperCase() }), 401, 'invalid_credentials');
+    expectError(
+      await postLogin({ email: user.email, password: user.password.toUpperCase() }),
+      401,
+      'invalid_credentials',
+    );
   });
 
   describe('validation: 400 invalid_request naming the field, never its value', () => {
@@ -134,7 +144,11 @@ describe('POST /v1/auth/login', () => {
 
     it('refuses an unknown extra field, naming it without its value', async () => {
       const user = await seedUser();
-      const res = await postLogin({ email: user.email, password: user.password, remember_me: 'value-that-must-not-echo' });
+      const res = await postLogin({
+        email: user.email,
+        password: user.password,
+        remember_me: 'value-that-must-not-echo',
+      });
       const error = expectError(res, 400, 'invalid_request');
       expect(error.details.fields).toEqual([{ field: 'remember_me', issue: 'Unknown field' }]);
       expect(res.text).not.toContain('value-that-must-not-echo');
@@ -156,7 +170,10 @@ describe('POST /v1/auth/login', () => {
     });
 
     it('refuses a JSON body that is not an object', async () => {
-      const res = await call('POST', '/v1/auth/login', { rawBody: '["a", "b"]', headers: { 'Content-Type': 'application/json' } });
+      const res = await call('POST', '/v1/auth/login', {
+        rawBody: '["a", "b"]',
+        headers: { 'Content-Type': 'application/json' },
+      });
       expectError(res, 400, 'invalid_request');
     });
   });
@@ -166,9 +183,15 @@ describe('POST /v1/auth/login', () => {
       const ip = randomIp();
       for (let i = 0; i < 10; i++) {
         // Other emails each time, so only the address limit can be reached.
-        expectError(await postLogin({ email: uniqueEmail(), password: 'wrong-password-attempt' }, { 'CF-Connecting-IP': ip }), 401, 'invalid_credentials');
+        expectError(
+          await postLogin({ email: uniqueEmail(), password: 'wrong-password-attempt' }, { 'CF-Connecting-IP': ip }),
+          401,
+          'invalid_credentials',
+        );
       }
-      expectRateLimited(await postLogin({ email: uniqueEmail(), password: 'wrong-password-attempt' }, { 'CF-Connecting-IP': ip }));
+      expectRateLimited(
+        await postLogin({ email: uniqueEmail(), password: 'wrong-password-attempt' }, { 'CF-Connecting-IP': ip }),
+      );
 
       // Even correct credentials wait; other addresses are not affected.
       const user = await seedUser();
@@ -288,12 +311,20 @@ describe('POST /v1/auth/refresh', () => {
   it('validates the body: missing, wrong type, extra field', async () => {
     const missing = expectError(await call('POST', '/v1/auth/refresh', { body: {} }), 400, 'invalid_request');
     expect(missing.details.fields).toEqual([expect.objectContaining({ field: 'refresh_token' })]);
-    const wrongType = expectError(await call('POST', '/v1/auth/refresh', { body: { refresh_token: 12345 } }), 400, 'invalid_request');
+    const wrongType = expectError(
+      await call('POST', '/v1/auth/refresh', { body: { refresh_token: 12345 } }),
+      400,
+      'invalid_request',
+    );
     expect(wrongType.details.fields).toEqual([expect.objectContaining({ field: 'refresh_token' })]);
 
     const session = await seedSession();
-    const extra = await call('POST', '/v1/auth/refresh', { body: { refresh_token: session.refreshToken, scope: 'admin' } });
-    expect(expectError(extra, 400, 'invalid_request').details.fields).toEqual([{ field: 'scope', issue: 'Unknown field' }]);
+    const extra = await call('POST', '/v1/auth/refresh', {
+      body: { refresh_token: session.refreshToken, scope: 'admin' },
+    });
+    expect(expectError(extra, 400, 'invalid_request').details.fields).toEqual([
+      { field: 'scope', issue: 'Unknown field' },
+    ]);
     // A refused request exchanges nothing.
     expect((await refresh(session.refreshToken)).status).toBe(201);
   });
@@ -390,7 +421,9 @@ describe('POST /v1/auth/logout', () => {
   it('refuses an unknown body field', async () => {
     const session = await seedSession();
     const res = await call('POST', '/v1/auth/logout', { token: session.accessToken, body: { all_sessions: true } });
-    expect(expectError(res, 400, 'invalid_request').details.fields).toEqual([{ field: 'all_sessions', issue: 'Unknown field' }]);
+    expect(expectError(res, 400, 'invalid_request').details.fields).toEqual([
+      { field: 'all_sessions', issue: 'Unknown field' },
+    ]);
     expect((await me(session.accessToken)).status).toBe(200);
   });
 
@@ -416,7 +449,12 @@ describe('GET /v1/auth/me', () => {
     const res = await me(session.accessToken);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body.data).sort()).toEqual(USER_FIELDS);
-    expect(res.body.data).toMatchObject({ id: session.user.id, email: session.user.email, role: 'admin', scopes: session.user.scopes });
+    expect(res.body.data).toMatchObject({
+      id: session.user.id,
+      email: session.user.email,
+      role: 'admin',
+      scopes: session.user.scopes,
+    });
     expect(res.text).not.toMatch(/password|hash/i);
   });
 
@@ -437,8 +475,16 @@ describe('GET /v1/auth/me', () => {
   it('refuses a missing or malformed Authorization header', async () => {
     const session = await seedSession();
     expectError(await call('GET', '/v1/auth/me'), 401, 'unauthorized');
-    expectError(await call('GET', '/v1/auth/me', { headers: { Authorization: session.accessToken } }), 401, 'unauthorized');
-    expectError(await call('GET', '/v1/auth/me', { headers: { Authorization: `Basic ${session.accessToken}` } }), 401, 'unauthorized');
+    expectError(
+      await call('GET', '/v1/auth/me', { headers: { Authorization: session.accessToken } }),
+      401,
+      'unauthorized',
+    );
+    expectError(
+      await call('GET', '/v1/auth/me', { headers: { Authorization: `Basic ${session.accessToken}` } }),
+      401,
+      'unauthorized',
+    );
     expectError(await call('GET', '/v1/auth/me', { headers: { Authorization: 'Bearer ' } }), 401, 'unauthorized');
   });
 
@@ -507,7 +553,11 @@ describe('hostile access tokens against GET /v1/auth/me', () => {
 
   it('refuses an expired token', async () => {
     const past = Date.now() - (ACCESS_TOKEN_TTL_SECONDS + 60) * 1000;
-    const expired = await signAccessToken(TEST_JWT_KEY, { sub: session.user.id, sid, role: 'client', scopes: session.user.scopes, env: 'test' }, past);
+    const expired = await signAccessToken(
+      TEST_JWT_KEY,
+      { sub: session.user.id, sid, role: 'client', scopes: session.user.scopes, env: 'test' },
+      past,
+    );
     expectError(await me(expired), 401, 'unauthorized');
     const now = Math.floor(Date.now() / 1000);
     expectError(await me(await forge({ iat: now - 3600, exp: now - 60 })), 401, 'unauthorized');
@@ -516,7 +566,13 @@ describe('hostile access tokens against GET /v1/auth/me', () => {
   it('refuses a token of the live audience or environment', async () => {
     expectError(await me(await forge({ aud: 'payment-service:live' })), 401, 'unauthorized');
     expectError(await me(await forge({ claims: { env: 'live' } })), 401, 'unauthorized');
-    const live = await signAccessToken(TEST_JWT_KEY, { sub: session.user.id, sid, role: 'client', scopes: session.user.scopes, env: 'live' });
+    const live = await signAccessToken(TEST_JWT_KEY, {
+      sub: session.user.id,
+      sid,
+      role: 'client',
+      scopes: session.user.scopes,
+      env: 'live',
+    });
     expectError(await me(live), 401, 'unauthorized');
   });
 
@@ -560,7 +616,9 @@ describe('hostile access tokens against GET /v1/auth/me', () => {
     const doomed = await seedSession();
     const doomedSid = sessionIdOf(doomed.accessToken);
     await env.DB.batch([
-      env.DB.prepare('DELETE FROM refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE user_id = ?)').bind(doomed.user.id),
+      env.DB.prepare('DELETE FROM refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE user_id = ?)').bind(
+        doomed.user.id,
+      ),
       env.DB.prepare('DELETE FROM sessions WHERE user_id = ?').bind(doomed.user.id),
       env.DB.prepare('DELETE FROM users WHERE id = ?').bind(doomed.user.id),
     ]);
@@ -571,7 +629,12 @@ describe('hostile access tokens against GET /v1/auth/me', () => {
   });
 
   it('refuses garbage in the bearer', async () => {
-    for (const token of ['a.b.c', 'not-a-jwt', `${session.accessToken}x`, session.accessToken.split('.').slice(0, 2).join('.')]) {
+    for (const token of [
+      'a.b.c',
+      'not-a-jwt',
+      `${session.accessToken}x`,
+      session.accessToken.split('.').slice(0, 2).join('.'),
+    ]) {
       expectError(await me(token), 401, 'unauthorized');
     }
   });
@@ -581,11 +644,19 @@ describe('OpenAPI description of the session routes', () => {
   it('documents the statuses the tests above rely on', async () => {
     const spec = (await call('GET', '/openapi.json')).body;
     const op = (path: string, method: string) => spec.paths[path][method];
-    expect(Object.keys(op('/v1/auth/login', 'post').responses)).toEqual(expect.arrayContaining(['201', '400', '401', '429']));
-    expect(Object.keys(op('/v1/auth/refresh', 'post').responses)).toEqual(expect.arrayContaining(['201', '400', '401', '429']));
+    expect(Object.keys(op('/v1/auth/login', 'post').responses)).toEqual(
+      expect.arrayContaining(['201', '400', '401', '429']),
+    );
+    expect(Object.keys(op('/v1/auth/refresh', 'post').responses)).toEqual(
+      expect.arrayContaining(['201', '400', '401', '429']),
+    );
     expect(Object.keys(op('/v1/auth/logout', 'post').responses)).toEqual(expect.arrayContaining(['204', '401']));
     expect(Object.keys(op('/v1/auth/me', 'get').responses)).toEqual(expect.arrayContaining(['200', '401']));
-    expect(op('/v1/auth/login', 'post').responses['429'].content['application/json'].examples).toHaveProperty('rate_limited');
-    expect(op('/v1/auth/refresh', 'post').responses['401'].content['application/json'].examples).toHaveProperty('invalid_refresh_token');
+    expect(op('/v1/auth/login', 'post').responses['429'].content['application/json'].examples).toHaveProperty(
+      'rate_limited',
+    );
+    expect(op('/v1/auth/refresh', 'post').responses['401'].content['application/json'].examples).toHaveProperty(
+      'invalid_refresh_token',
+    );
   });
 });

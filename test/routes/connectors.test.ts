@@ -44,7 +44,15 @@ describe('GET /v1/connectors', () => {
     for (const c of res.body.data as ConnectorResource[]) {
       expect(Object.keys(c).sort()).toEqual(['id', 'name', 'provider', 'type', 'versions']);
       for (const v of c.versions) {
-        expect(Object.keys(v).sort()).toEqual(['capabilities', 'configuration_schema', 'credentials_schema', 'currencies', 'id', 'status', 'version']);
+        expect(Object.keys(v).sort()).toEqual([
+          'capabilities',
+          'configuration_schema',
+          'credentials_schema',
+          'currencies',
+          'id',
+          'status',
+          'version',
+        ]);
       }
     }
 
@@ -112,7 +120,8 @@ describe('GET /v1/connectors', () => {
     expect(pos.required ?? []).toEqual([]);
     for (const schema of [qr, pos]) {
       expect(schema.additionalProperties).toBe(false);
-      for (const property of Object.values(schema.properties as Record<string, { description?: string }>)) expect(property.description).toBeTruthy();
+      for (const property of Object.values(schema.properties as Record<string, { description?: string }>))
+        expect(property.description).toBeTruthy();
     }
   });
 
@@ -120,10 +129,18 @@ describe('GET /v1/connectors', () => {
     const qr = (await allConnectors()).find((c) => c.provider === 'sandbox' && c.type === 'qr')!;
     const res = await call('POST', '/v1/account/payment-methods', {
       token: session.accessToken,
-      body: { connector_definition_version_id: qr.versions[0]!.id, name: 'From the catalogue', credentials: { api_key: randomCredential() } },
+      body: {
+        connector_definition_version_id: qr.versions[0]!.id,
+        name: 'From the catalogue',
+        credentials: { api_key: randomCredential() },
+      },
     });
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ type: qr.type, provider: qr.provider, capabilities: qr.versions[0]!.capabilities });
+    expect(res.body.data).toMatchObject({
+      type: qr.type,
+      provider: qr.provider,
+      capabilities: qr.versions[0]!.capabilities,
+    });
   });
 
   it('needs a user token', async () => {

@@ -17,7 +17,9 @@ describe('a first flow', () => {
     expect(refreshed.status).toBe(201);
     const reuse = await call('POST', '/v1/auth/refresh', { body: { refresh_token: admin.refreshToken } });
     expect(reuse.status).toBe(401);
-    const after = await call('POST', '/v1/auth/refresh', { body: { refresh_token: refreshed.body.data.refresh_token } });
+    const after = await call('POST', '/v1/auth/refresh', {
+      body: { refresh_token: refreshed.body.data.refresh_token },
+    });
     expect(after.status).toBe(401);
     const spec = await call('GET', '/openapi.json');
     expect(spec.status).toBe(200);

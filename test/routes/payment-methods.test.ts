@@ -24,7 +24,12 @@ describe('public view with an API key', () => {
   it('shows only the methods linked and enabled for that key, in the public shape', async () => {
     const session = await seedSession();
     const display = { label: 'Counter', color: '#0a7' };
-    const a = await createMethod(session, { connector_definition_version_id: QR, name: 'QR A', display_configuration: display, configuration: { qr_ttl_seconds: 300 } });
+    const a = await createMethod(session, {
+      connector_definition_version_id: QR,
+      name: 'QR A',
+      display_configuration: display,
+      configuration: { qr_ttl_seconds: 300 },
+    });
     const b = await createMethod(session, { name: 'POS B', capabilities: ['payments', 'refunds'] });
     const unlinked = await createMethod(session);
     const key = await createKey(session, ['payment_methods:read']);
@@ -54,7 +59,10 @@ describe('public view with an API key', () => {
       created_at: a.body.created_at,
     });
     expect(detail.body.data.created_at).toMatch(ISO_MS);
-    expect((await call('GET', `${LIST}/${b.id}`, { token: key.secret })).body.data.capabilities).toEqual(['payments', 'refunds']);
+    expect((await call('GET', `${LIST}/${b.id}`, { token: key.secret })).body.data.capabilities).toEqual([
+      'payments',
+      'refunds',
+    ]);
 
     expectNotFound(await call('GET', `${LIST}/${unlinked.id}`, { token: key.secret }));
   });
@@ -94,7 +102,8 @@ describe('public view with an API key', () => {
     const key = await createKey(owner, ['payment_methods:read']);
     const foreign = await createMethod(other);
     const answers = [];
-    for (const id of [foreign.id, crypto.randomUUID(), 'not-a-uuid']) answers.push(await call('GET', `${LIST}/${id}`, { token: key.secret }));
+    for (const id of [foreign.id, crypto.randomUUID(), 'not-a-uuid'])
+      answers.push(await call('GET', `${LIST}/${id}`, { token: key.secret }));
     expectNotFound(answers[0]!);
     for (const a of answers.slice(1)) expectIndistinguishable(answers[0]!, a);
     expect(ids(await call('GET', LIST, { token: key.secret }))).not.toContain(foreign.id);
@@ -129,12 +138,26 @@ describe('public view with an API key', () => {
     const m = await createMethod(owner);
     const key = await createKey(owner, ['payment_methods:read']);
     await link(owner, m.id, key.id);
-    expect((await call('PATCH', `/v1/account/payment-methods/${m.id}`, { token: owner.accessToken, body: { enabled: false } })).status).toBe(200);
+    expect(
+      (
+        await call('PATCH', `/v1/account/payment-methods/${m.id}`, {
+          token: owner.accessToken,
+          body: { enabled: false },
+        })
+      ).status,
+    ).toBe(200);
     expectNotFound(await call('GET', `${LIST}/${m.id}`, { token: key.secret }));
     const list = await call('GET', LIST, { token: key.secret });
     expect(ids(list)).not.toContain(m.id);
     expect(list.body.pagination.total).toBe(ids(list).length);
-    expect((await call('PATCH', `/v1/account/payment-methods/${m.id}`, { token: owner.accessToken, body: { enabled: true } })).status).toBe(200);
+    expect(
+      (
+        await call('PATCH', `/v1/account/payment-methods/${m.id}`, {
+          token: owner.accessToken,
+          body: { enabled: true },
+        })
+      ).status,
+    ).toBe(200);
     expect((await call('GET', `${LIST}/${m.id}`, { token: key.secret })).body.data.status).toBe('active');
   });
 
@@ -144,8 +167,16 @@ describe('public view with an API key', () => {
     const key = await createKey(owner, ['payment_methods:read']);
     await link(owner, deleted.id, key.id);
     await link(owner, disabled.id, key.id);
-    expect((await call('DELETE', `/v1/account/payment-methods/${deleted.id}`, { token: owner.accessToken })).status).toBe(204);
-    expect((await call('POST', `/v1/account/payment-methods/${disabled.id}/api-keys/${key.id}/disable`, { token: owner.accessToken })).status).toBe(200);
+    expect(
+      (await call('DELETE', `/v1/account/payment-methods/${deleted.id}`, { token: owner.accessToken })).status,
+    ).toBe(204);
+    expect(
+      (
+        await call('POST', `/v1/account/payment-methods/${disabled.id}/api-keys/${key.id}/disable`, {
+          token: owner.accessToken,
+        })
+      ).status,
+    ).toBe(200);
     for (const id of [deleted.id, disabled.id]) {
       const res = await call('GET', `${LIST}/${id}`, { token: key.secret });
       expectNotFound(res);
@@ -164,7 +195,9 @@ describe('public view with an API key', () => {
         `INSERT INTO payment_methods (id, user_id, environment, connector_version_id, provider, type, name, enabled, capabilities, display_configuration, secrets_ciphertext, created_at, updated_at, deleted_at)
          VALUES (?, ?, 'live', 'cnv_sandbox_pos_v1', 'sandbox', 'pos', 'Live one', 1, '["payments"]', '{}', NULL, ?, ?, NULL)`,
       ).bind(liveId, session.user.id, now, now),
-      env.DB.prepare('INSERT INTO api_key_payment_methods (api_key_id, payment_method_id, enabled, created_at, updated_at) VALUES (?, ?, 1, ?, ?)').bind(key.id, liveId, now, now),
+      env.DB.prepare(
+        'INSERT INTO api_key_payment_methods (api_key_id, payment_method_id, enabled, created_at, updated_at) VALUES (?, ?, 1, ?, ?)',
+      ).bind(key.id, liveId, now, now),
     ]);
     expectNotFound(await call('GET', `${LIST}/${liveId}`, { token: key.secret }));
     expect(ids(await call('GET', LIST, { token: key.secret }))).toEqual([]);
@@ -180,8 +213,17 @@ describe('public view with a user token', () => {
     const inactive = await createMethod(session, { connector_definition_version_id: QR });
     const deleted = await createMethod(session);
     await createMethod(other);
-    expect((await call('PATCH', `/v1/account/payment-methods/${inactive.id}`, { token: session.accessToken, body: { enabled: false } })).status).toBe(200);
-    expect((await call('DELETE', `/v1/account/payment-methods/${deleted.id}`, { token: session.accessToken })).status).toBe(204);
+    expect(
+      (
+        await call('PATCH', `/v1/account/payment-methods/${inactive.id}`, {
+          token: session.accessToken,
+          body: { enabled: false },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await call('DELETE', `/v1/account/payment-methods/${deleted.id}`, { token: session.accessToken })).status,
+    ).toBe(204);
 
     const list = await call('GET', LIST, { token: session.accessToken });
     expect(list.status).toBe(200);
@@ -200,7 +242,8 @@ describe('public view with a user token', () => {
   it('answers another owner’s method exactly like a random id', async () => {
     const foreign = await createMethod(other);
     const answers = [];
-    for (const id of [foreign.id, crypto.randomUUID(), 'not-a-uuid']) answers.push(await call('GET', `${LIST}/${id}`, { token: owner.accessToken }));
+    for (const id of [foreign.id, crypto.randomUUID(), 'not-a-uuid'])
+      answers.push(await call('GET', `${LIST}/${id}`, { token: owner.accessToken }));
     expectNotFound(answers[0]!);
     for (const a of answers.slice(1)) expectIndistinguishable(answers[0]!, a);
     expect(ids(await call('GET', LIST, { token: owner.accessToken }))).not.toContain(foreign.id);

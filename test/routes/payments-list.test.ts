@@ -3,7 +3,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { PAYMENT_STATUSES } from '../../src/domain/payment-state.ts';
 import { paymentListStatements, type PaymentFilters } from '../../src/services/payments/reads.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse } from '../helpers/api.ts';
-import { addSandboxMethod, linkMethod, paymentBody, postIdempotent, SANDBOX_POS, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import {
+  addSandboxMethod,
+  linkMethod,
+  paymentBody,
+  postIdempotent,
+  SANDBOX_POS,
+  setupMerchant,
+  type Merchant,
+} from '../helpers/merchant.ts';
 import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 import { expectEveryFilterCombinationIndexed } from '../helpers/query-plans.ts';
 import { createDeps } from '../../src/deps.ts';
@@ -18,7 +26,11 @@ async function setCreatedAt(paymentId: string, at: number) {
 }
 
 async function pay(m: Merchant, value: string, options: { method?: string; token?: string; reference?: string } = {}) {
-  const res = await m.pay(paymentBody(options.method ?? m.pos.id, value, options.reference ? { external_reference: options.reference } : {}), undefined, options.token);
+  const res = await m.pay(
+    paymentBody(options.method ?? m.pos.id, value, options.reference ? { external_reference: options.reference } : {}),
+    undefined,
+    options.token,
+  );
   if (res.status !== 201) throw new Error(`payment failed: ${res.status} ${res.text}`);
   return res.body.data as { id: string; status: string; external_reference: string };
 }
@@ -34,7 +46,13 @@ describe('GET /v1/payments (listPayments)', () => {
 
   beforeAll(async () => {
     [m, other] = await Promise.all([setupMerchant(), setupMerchant()]);
-    made = [await pay(m, '10.00'), await pay(m, '10.51'), await pay(m, '10.00', { method: m.qr.id }), await pay(m, '10.54'), await pay(m, '11.00', { token: m.session.accessToken })];
+    made = [
+      await pay(m, '10.00'),
+      await pay(m, '10.51'),
+      await pay(m, '10.00', { method: m.qr.id }),
+      await pay(m, '10.54'),
+      await pay(m, '11.00', { token: m.session.accessToken }),
+    ];
     for (const [i, p] of made.entries()) await setCreatedAt(p.id, T0 + i * HOUR);
     // Another owner's payments, at the same instants and with the same references, must never show.
     for (const [i, p] of made.entries()) {
@@ -48,7 +66,13 @@ describe('GET /v1/payments (listPayments)', () => {
     expect(res.status, res.text).toBe(200);
     expect(ids(res)).toEqual(made.map((p) => p.id).reverse());
     expect(res.body.pagination).toEqual({ limit: 50, offset: 0, total: 5 });
-    expect(res.body.data.map((p: { status: string }) => p.status)).toEqual(['approved', 'failed', 'pending', 'declined', 'approved']);
+    expect(res.body.data.map((p: { status: string }) => p.status)).toEqual([
+      'approved',
+      'failed',
+      'pending',
+      'declined',
+      'approved',
+    ]);
     // The same representation as a read: a pending QR payment carries its action.
     const read = await call('GET', `/v1/payments/${made[2]!.id}`, { token: m.key.secret });
     expect(res.body.data[2]).toEqual(read.body.data);
@@ -64,7 +88,8 @@ describe('GET /v1/payments (listPayments)', () => {
       .sort()
       .reverse();
     const pages = [];
-    for (let offset = 0; offset < 4; offset += 1) pages.push(...ids(await list(m2.key.secret, `limit=1&offset=${offset}`)));
+    for (let offset = 0; offset < 4; offset += 1)
+      pages.push(...ids(await list(m2.key.secret, `limit=1&offset=${offset}`)));
     expect(pages).toEqual(expected);
   });
 
@@ -82,8 +107,12 @@ describe('GET /v1/payments (listPayments)', () => {
     expect(ids(res)).toEqual([made[1]!.id]);
     expect(res.body.pagination.total).toBe(1);
     // Exact: a prefix or another case finds nothing.
-    expect(ids(await list(m.key.secret, `external_reference=${encodeURIComponent(reference.slice(0, -1))}`))).toEqual([]);
-    expect(ids(await list(m.key.secret, `external_reference=${encodeURIComponent(reference.toUpperCase())}`))).toEqual([]);
+    expect(ids(await list(m.key.secret, `external_reference=${encodeURIComponent(reference.slice(0, -1))}`))).toEqual(
+      [],
+    );
+    expect(ids(await list(m.key.secret, `external_reference=${encodeURIComponent(reference.toUpperCase())}`))).toEqual(
+      [],
+    );
   });
 
   it('filters by status', async () => {
@@ -95,26 +124,55 @@ describe('GET /v1/payments (listPayments)', () => {
 
   it('filters by payment_method', async () => {
     expect(ids(await list(m.key.secret, `payment_method=${m.qr.id}`))).toEqual([made[2]!.id]);
-    expect(ids(await list(m.key.secret, `payment_method=${m.pos.id}`))).toEqual([made[4]!.id, made[3]!.id, made[1]!.id, made[0]!.id]);
+    expect(ids(await list(m.key.secret, `payment_method=${m.pos.id}`))).toEqual([
+      made[4]!.id,
+      made[3]!.id,
+      made[1]!.id,
+      made[0]!.id,
+    ]);
   });
 
   it('filters by created_gte (inclusive) and created_lt (exclusive), in UTC or with an offset', async () => {
     const at = (i: number) => new Date(T0 + i * HOUR).toISOString();
     expect(ids(await list(m.key.secret, `created_gte=${at(3)}`))).toEqual([made[4]!.id, made[3]!.id]);
     expect(ids(await list(m.key.secret, `created_lt=${at(1)}`))).toEqual([made[0]!.id]);
-    expect(ids(await list(m.key.secret, `created_gte=${at(1)}&created_lt=${at(3)}`))).toEqual([made[2]!.id, made[1]!.id]);
+    expect(ids(await list(m.key.secret, `created_gte=${at(1)}&created_lt=${at(3)}`))).toEqual([
+      made[2]!.id,
+      made[1]!.id,
+    ]);
     // T0 + 1h is 2026-11-01T03:00:00+02:00; a millisecond later excludes it.
-    expect(ids(await list(m.key.secret, `created_gte=${encodeURIComponent('2026-11-01T03:00:00+02:00')}&created_lt=${at(2)}`))).toEqual([made[1]!.id]);
-    expect(ids(await list(m.key.secret, `created_gte=${encodeURIComponent('2026-11-01T03:00:00.001+02:00')}&created_lt=${at(2)}`))).toEqual([]);
+    expect(
+      ids(
+        await list(m.key.secret, `created_gte=${encodeURIComponent('2026-11-01T03:00:00+02:00')}&created_lt=${at(2)}`),
+      ),
+    ).toEqual([made[1]!.id]);
+    expect(
+      ids(
+        await list(
+          m.key.secret,
+          `created_gte=${encodeURIComponent('2026-11-01T03:00:00.001+02:00')}&created_lt=${at(2)}`,
+        ),
+      ),
+    ).toEqual([]);
     expect(ids(await list(m.key.secret, `created_gte=${at(3)}&created_lt=${at(3)}`))).toEqual([]);
   });
 
   it('combines filters', async () => {
-    const res = await list(m.key.secret, `status=approved&payment_method=${m.pos.id}&created_gte=${new Date(T0 + HOUR).toISOString()}`);
+    const res = await list(
+      m.key.secret,
+      `status=approved&payment_method=${m.pos.id}&created_gte=${new Date(T0 + HOUR).toISOString()}`,
+    );
     expect(ids(res)).toEqual([made[4]!.id]);
     expect(res.body.pagination.total).toBe(1);
     const reference = made[0]!.external_reference;
-    expect(ids(await list(m.key.secret, `external_reference=${reference}&status=approved&payment_method=${m.pos.id}&created_lt=${new Date(T0 + 1).toISOString()}`))).toEqual([made[0]!.id]);
+    expect(
+      ids(
+        await list(
+          m.key.secret,
+          `external_reference=${reference}&status=approved&payment_method=${m.pos.id}&created_lt=${new Date(T0 + 1).toISOString()}`,
+        ),
+      ),
+    ).toEqual([made[0]!.id]);
     expect(ids(await list(m.key.secret, `external_reference=${reference}&status=declined`))).toEqual([]);
   });
 
@@ -127,7 +185,11 @@ describe('GET /v1/payments (listPayments)', () => {
     const past = await list(m.key.secret, 'offset=100');
     expect(past.body).toEqual({ data: [], pagination: { limit: 50, offset: 100, total: 5 } });
     expect((await list(m.key.secret, 'limit=100')).body.pagination.limit).toBe(100);
-    expect((await list(m.key.secret, 'status=approved&limit=1')).body.pagination).toEqual({ limit: 1, offset: 0, total: 2 });
+    expect((await list(m.key.secret, 'status=approved&limit=1')).body.pagination).toEqual({
+      limit: 1,
+      offset: 0,
+      total: 2,
+    });
   });
 
   it('refuses out-of-bounds paging with 400 naming the parameter', async () => {
@@ -203,24 +265,37 @@ describe('GET /v1/payments (listPayments)', () => {
 });
 
 describe('GET /v1/payments: every query is served by an index', () => {
-  const VALUES: Required<PaymentFilters> = { externalReference: 'order-1', status: 'approved', paymentMethodId: crypto.randomUUID(), createdFrom: T0, createdBefore: T0 + HOUR };
+  const VALUES: Required<PaymentFilters> = {
+    externalReference: 'order-1',
+    status: 'approved',
+    paymentMethodId: crypto.randomUUID(),
+    createdFrom: T0,
+    createdBefore: T0 + HOUR,
+  };
   /**
    * Accepted: every step of the plan is a SEARCH of one of the list's indexes keyed by owner and
    * environment (a range of the caller's own rows). Refused: any SCAN (of the table, or a whole index),
    * and a temporary B-tree for the order (the index must hold it, so a page stops after `limit` rows).
    */
-  const SEARCH = /^SEARCH payments USING (COVERING )?INDEX payments_owner_(created|status|method|reference)_idx \(owner_id=\? AND environment=\?/;
+  const SEARCH =
+    /^SEARCH payments USING (COVERING )?INDEX payments_owner_(created|status|method|reference)_idx \(owner_id=\? AND environment=\?/;
 
   it('explains the page and the total of each of the 32 filter combinations', async () => {
     const deps = createDeps(env);
-    const build = (filters: PaymentFilters) => paymentListStatements(deps, { ownerId: 'usr_plan', environment: 'test' }, filters, { limit: 50, offset: 100 });
+    const build = (filters: PaymentFilters) =>
+      paymentListStatements(deps, { ownerId: 'usr_plan', environment: 'test' }, filters, { limit: 50, offset: 100 });
     expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBe(64);
   });
 
   it('the statements are the ones the route runs: the same answer as the route for a filter', async () => {
     const m = await setupMerchant();
     const p = await pay(m, '10.00');
-    const { rows, total } = paymentListStatements(createDeps(env), { ownerId: m.session.user.id, environment: 'test' }, { status: 'approved' }, { limit: 50, offset: 0 });
+    const { rows, total } = paymentListStatements(
+      createDeps(env),
+      { ownerId: m.session.user.id, environment: 'test' },
+      { status: 'approved' },
+      { limit: 50, offset: 0 },
+    );
     expect((await rows).map((r) => r.id)).toEqual([p.id]);
     expect(await total).toEqual([{ total: 1 }]);
     expect(ids(await list(m.key.secret, 'status=approved'))).toEqual([p.id]);
@@ -228,6 +303,7 @@ describe('GET /v1/payments: every query is served by an index', () => {
 
   it('covers every payment status as a filter value', async () => {
     const m = await setupMerchant();
-    for (const status of PAYMENT_STATUSES) expect((await list(m.key.secret, `status=${status}`)).status, status).toBe(200);
+    for (const status of PAYMENT_STATUSES)
+      expect((await list(m.key.secret, `status=${status}`)).status, status).toBe(200);
   });
 });

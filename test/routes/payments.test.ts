@@ -1,7 +1,18 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.ts';
 import { call, createKey, expectError, type ApiResponse } from '../helpers/api.ts';
-import { addSandboxMethod, linkMethod, newReference, paymentBody, paymentRow, paymentRowsByReference, postIdempotent, SANDBOX_POS, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import {
+  addSandboxMethod,
+  linkMethod,
+  newReference,
+  paymentBody,
+  paymentRow,
+  paymentRowsByReference,
+  postIdempotent,
+  SANDBOX_POS,
+  setupMerchant,
+  type Merchant,
+} from '../helpers/merchant.ts';
 import { expectIndistinguishable, fieldsOf, withoutRequestId } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -26,7 +37,8 @@ async function sha256Hex(text: string) {
 }
 
 /** The sandbox derives its payment reference from our processor idempotency key. */
-const sandboxReferenceFor = async (processorIdempotencyKey: string) => `sbx_pay_${(await sha256Hex(processorIdempotencyKey)).slice(0, 24)}`;
+const sandboxReferenceFor = async (processorIdempotencyKey: string) =>
+  `sbx_pay_${(await sha256Hex(processorIdempotencyKey)).slice(0, 24)}`;
 
 function expectUsualPos(res: ApiResponse) {
   expect(res.status, res.text).toBe(201);
@@ -43,7 +55,8 @@ function expectUsualQr(res: ApiResponse) {
 }
 
 const getPayment = (id: string, token: string) => call('GET', `/v1/payments/${id}`, { token });
-const cancel = (id: string, token: string, key: string = crypto.randomUUID()) => postIdempotent(`/v1/payments/${id}/cancel`, token, undefined, key);
+const cancel = (id: string, token: string, key: string = crypto.randomUUID()) =>
+  postIdempotent(`/v1/payments/${id}/cancel`, token, undefined, key);
 const refund = (id: string, token: string, value: string, key: string = crypto.randomUUID(), currency = 'USD') =>
   postIdempotent(`/v1/payments/${id}/refunds`, token, { amount: { value, currency } }, key);
 
@@ -88,60 +101,66 @@ describe('createPayment: transition table and sandbox answers', () => {
   it.each([
     ['POS', () => m.pos.id, expectUsualPos],
     ['QR', () => m.qr.id, expectUsualQr],
-  ] as const)('.52 on %s: 504 processor_timeout, kept pending; a retry with the same key resumes the same attempt', async (_, method, expectUsual) => {
-    const body = paymentBody(method(), '20.52');
-    const key = crypto.randomUUID();
-    const first = await m.pay(body, key);
-    const error = expectError(first, 504, 'processor_timeout');
-    expect(error.retryable).toBe(true);
-    expect(error.category).toBe('processor');
+  ] as const)(
+    '.52 on %s: 504 processor_timeout, kept pending; a retry with the same key resumes the same attempt',
+    async (_, method, expectUsual) => {
+      const body = paymentBody(method(), '20.52');
+      const key = crypto.randomUUID();
+      const first = await m.pay(body, key);
+      const error = expectError(first, 504, 'processor_timeout');
+      expect(error.retryable).toBe(true);
+      expect(error.category).toBe('processor');
 
-    const [kept] = await paymentRowsByReference(body.external_reference);
-    expect(kept).toBeDefined();
-    expect(kept!.status).toBe('pending');
-    expect(kept!.processor_attempts).toBe(1);
+      const [kept] = await paymentRowsByReference(body.external_reference);
+      expect(kept).toBeDefined();
+      expect(kept!.status).toBe('pending');
+      expect(kept!.processor_attempts).toBe(1);
 
-    // The attempt is recorded: a new key cannot start a second payment for the same reference.
-    expectError(await m.pay(body), 409, 'external_reference_conflict');
-    // And the key is bound to its body even though no answer was stored.
-    expectError(await m.pay({ ...body, description: 'other' }, key), 409, 'idempotency_key_reused');
+      // The attempt is recorded: a new key cannot start a second payment for the same reference.
+      expectError(await m.pay(body), 409, 'external_reference_conflict');
+      // And the key is bound to its body even though no answer was stored.
+      expectError(await m.pay({ ...body, description: 'other' }, key), 409, 'idempotency_key_reused');
 
-    const retry = await m.pay(body, key);
-    expectUsual(retry);
-    expect(retry.headers.get('idempotent-replayed')).toBeNull();
-    expect(retry.body.data.id).toBe(kept!.id);
-    const rows = await paymentRowsByReference(body.external_reference);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]!.processor_idempotency_key).toBe(kept!.processor_idempotency_key);
-    expect(rows[0]!.processor_attempts).toBe(2);
-    expect(retry.body.data.processor_reference).toBe(await sandboxReferenceFor(kept!.processor_idempotency_key));
+      const retry = await m.pay(body, key);
+      expectUsual(retry);
+      expect(retry.headers.get('idempotent-replayed')).toBeNull();
+      expect(retry.body.data.id).toBe(kept!.id);
+      const rows = await paymentRowsByReference(body.external_reference);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.processor_idempotency_key).toBe(kept!.processor_idempotency_key);
+      expect(rows[0]!.processor_attempts).toBe(2);
+      expect(retry.body.data.processor_reference).toBe(await sandboxReferenceFor(kept!.processor_idempotency_key));
 
-    // Now the answer is stored.
-    const again = await m.pay(body, key);
-    expect(again.status).toBe(201);
-    expect(again.text).toBe(retry.text);
-    expect(again.headers.get('idempotent-replayed')).toBe('true');
-  });
+      // Now the answer is stored.
+      const again = await m.pay(body, key);
+      expect(again.status).toBe(201);
+      expect(again.text).toBe(retry.text);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+    },
+  );
 
   it.each([
     ['POS', () => m.pos.id, expectUsualPos],
     ['QR', () => m.qr.id, expectUsualQr],
-  ] as const)('.53 on %s: 503 processor_unavailable, kept created; a retry with the same key gives the usual answer', async (_, method, expectUsual) => {
-    const body = paymentBody(method(), '7.53');
-    const key = crypto.randomUUID();
-    const error = expectError(await m.pay(body, key), 503, 'processor_unavailable');
-    expect(error.retryable).toBe(true);
-    expect(error.category).toBe('processor');
-    const [kept] = await paymentRowsByReference(body.external_reference);
-    expect(kept!.status).toBe('created');
-    expect(kept!.processor_reference).toBeNull();
+  ] as const)(
+    '.53 on %s: 503 processor_unavailable, kept created; a retry with the same key gives the usual answer',
+    async (_, method, expectUsual) => {
+      const body = paymentBody(method(), '7.53');
+      const key = crypto.randomUUID();
+      const error = expectError(await m.pay(body, key), 503, 'processor_unavailable');
+      expect(error.retryable).toBe(true);
+      expect(error.category).toBe('processor');
+      const [kept] = await paymentRowsByReference(body.external_reference);
+      expect(kept!.status).toBe('created');
+      expect(kept!.processor_reference).toBeNull();
 
-    const retry = await m.pay(body, key);
-    expectUsual(retry);
-    expect(retry.body.data.id).toBe(kept!.id);
-    expect(retry.body.data.processor_reference).toBe(await sandboxReferenceFor(kept!.processor_idempotency_key));
-    expect(await paymentRowsByReference(body.external_reference)).toHaveLength(1);
-  });
+      const retry = await m.pay(body, key);
+      expectUsual(retry);
+      expect(retry.body.data.id).toBe(kept!.id);
+      expect(retry.body.data.processor_reference).toBe(await sandboxReferenceFor(kept!.processor_idempotency_key));
+      expect(await paymentRowsByReference(body.external_reference)).toHaveLength(1);
+    },
+  );
 
   it.each([
     ['POS', () => m.pos.id],
@@ -190,7 +209,11 @@ describe('createPayment: transition table and sandbox answers', () => {
     for (const value of ['10.51', '10.54']) {
       const body = paymentBody(m.pos.id, value);
       expect((await m.pay(body)).status).toBe(201);
-      const conflict = expectError(await m.pay({ ...body, amount: { value: '10.00', currency: 'USD' } }), 409, 'external_reference_conflict');
+      const conflict = expectError(
+        await m.pay({ ...body, amount: { value: '10.00', currency: 'USD' } }),
+        409,
+        'external_reference_conflict',
+      );
       expect(conflict.category).toBe('conflict');
       const rows = await paymentRowsByReference(body.external_reference);
       expect(rows).toHaveLength(1);
@@ -207,7 +230,11 @@ describe('createPayment: transition table and sandbox answers', () => {
     expect(conflict.details).toEqual({ payment_id: first.body.data.id });
     const recovered = await call('GET', `/v1/payments/${conflict.details.payment_id}`, { token: m.key.secret });
     expect(recovered.status).toBe(200);
-    expect(recovered.body.data).toMatchObject({ id: first.body.data.id, external_reference: body.external_reference, status: 'pending' });
+    expect(recovered.body.data).toMatchObject({
+      id: first.body.data.id,
+      external_reference: body.external_reference,
+      status: 'pending',
+    });
     // The conflict is not the key's stored answer: nothing was created, so the same fresh key may be used for something else.
     expect(await paymentRowsByReference(body.external_reference)).toHaveLength(1);
   });
@@ -220,13 +247,16 @@ describe('createPayment: validation', () => {
     expect(res.body.data.amount.value).toBe(value === '10' ? '10.00' : '10.50');
   });
 
-  it.each<[unknown]>([['10.505'], ['-1'], ['0'], ['0.00'], ['1e3'], [' 1'], ['01'], [10], ['1234567890123'], ['10.']])('refuses amount.value %j with 400 naming amount.value', async (value) => {
-    const body = { ...paymentBody(m.pos.id, '1'), amount: { value, currency: 'USD' } };
-    const res = await m.pay(body);
-    expectError(res, 400, 'invalid_request');
-    expect(fieldsOf(res)).toContain('amount.value');
-    expect(await paymentRowsByReference(body.external_reference)).toHaveLength(0);
-  });
+  it.each<[unknown]>([['10.505'], ['-1'], ['0'], ['0.00'], ['1e3'], [' 1'], ['01'], [10], ['1234567890123'], ['10.']])(
+    'refuses amount.value %j with 400 naming amount.value',
+    async (value) => {
+      const body = { ...paymentBody(m.pos.id, '1'), amount: { value, currency: 'USD' } };
+      const res = await m.pay(body);
+      expectError(res, 400, 'invalid_request');
+      expect(fieldsOf(res)).toContain('amount.value');
+      expect(await paymentRowsByReference(body.external_reference)).toHaveLength(0);
+    },
+  );
 
   it('refuses fraction digits for CLP', async () => {
     const res = await m.pay({ ...paymentBody(m.pos.id, '1'), amount: { value: '10.5', currency: 'CLP' } });
@@ -253,7 +283,11 @@ describe('createPayment: validation', () => {
     expectError(good, 400, 'idempotency_key_required');
     const bad = await call('POST', '/v1/payments', { token: m.key.secret, body: { amount: 10, nope: true } });
     expectError(bad, 400, 'idempotency_key_required');
-    const empty = await call('POST', '/v1/payments', { token: m.key.secret, body: paymentBody(m.pos.id, '10.00'), headers: { 'Idempotency-Key': '' } });
+    const empty = await call('POST', '/v1/payments', {
+      token: m.key.secret,
+      body: paymentBody(m.pos.id, '10.00'),
+      headers: { 'Idempotency-Key': '' },
+    });
     expectError(empty, 400, 'idempotency_key_required');
   });
 
@@ -276,11 +310,26 @@ describe('createPayment: validation', () => {
     const unlinked = await addSandboxMethod(merchant.session, SANDBOX_POS);
     await linkMethod(merchant.session, inactive.id, merchant.key.id);
     await linkMethod(merchant.session, deleted.id, merchant.key.id);
-    expect((await call('PATCH', `/v1/account/payment-methods/${inactive.id}`, { token: merchant.session.accessToken, body: { enabled: false } })).status).toBe(200);
-    expect((await call('DELETE', `/v1/account/payment-methods/${deleted.id}`, { token: merchant.session.accessToken })).status).toBe(204);
+    expect(
+      (
+        await call('PATCH', `/v1/account/payment-methods/${inactive.id}`, {
+          token: merchant.session.accessToken,
+          body: { enabled: false },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await call('DELETE', `/v1/account/payment-methods/${deleted.id}`, { token: merchant.session.accessToken }))
+        .status,
+    ).toBe(204);
 
     const reference = newReference();
-    const attempt = (method: string, token?: string) => merchant.pay({ amount: { value: '10.00', currency: 'USD' }, external_reference: reference, payment_method: method }, undefined, token);
+    const attempt = (method: string, token?: string) =>
+      merchant.pay(
+        { amount: { value: '10.00', currency: 'USD' }, external_reference: reference, payment_method: method },
+        undefined,
+        token,
+      );
     const unknown = await attempt(crypto.randomUUID());
     const error = expectError(unknown, 404, 'payment_method_not_found');
     expect(error.category).toBe('validation');
@@ -341,7 +390,11 @@ describe('createPayment: validation', () => {
     expect(error.category).toBe('authorization');
     expect(await paymentRowsByReference(body.external_reference)).toHaveLength(0);
     expectError(await m.pay(body, undefined, 'sk_test_not-a-real-key-000000000000000000000000'), 401, 'unauthorized');
-    expectError(await call('POST', '/v1/payments', { body, headers: { 'Idempotency-Key': 'k1' } }), 401, 'unauthorized');
+    expectError(
+      await call('POST', '/v1/payments', { body, headers: { 'Idempotency-Key': 'k1' } }),
+      401,
+      'unauthorized',
+    );
   });
 
   it('a user access token can create payments; external_reference is unique per user, apart from the key', async () => {
@@ -353,7 +406,11 @@ describe('createPayment: validation', () => {
     expect(byUser.body.data.status).toBe('approved');
     expect(byUser.body.data.id).not.toBe(byKey.body.data.id);
     // The conflict names the user's own payment, never the key's one with the same reference.
-    const conflict = expectError(await m.pay(body, undefined, m.session.accessToken), 409, 'external_reference_conflict');
+    const conflict = expectError(
+      await m.pay(body, undefined, m.session.accessToken),
+      409,
+      'external_reference_conflict',
+    );
     expect(conflict.details).toEqual({ payment_id: byUser.body.data.id });
     // A user token works on its own methods even when they are linked to no key.
     const unlinked = await addSandboxMethod(m.session, SANDBOX_POS);
@@ -408,9 +465,25 @@ describe('createPayment: idempotency', () => {
   it('keys in another order are the same body (canonical fingerprint)', async () => {
     const reference = newReference();
     const key = crypto.randomUUID();
-    const first = await m.pay({ amount: { value: '9.99', currency: 'USD' }, external_reference: reference, payment_method: m.pos.id, metadata: { a: '1', b: '2' } }, key);
+    const first = await m.pay(
+      {
+        amount: { value: '9.99', currency: 'USD' },
+        external_reference: reference,
+        payment_method: m.pos.id,
+        metadata: { a: '1', b: '2' },
+      },
+      key,
+    );
     expect(first.status).toBe(201);
-    const reordered = await m.pay({ metadata: { b: '2', a: '1' }, payment_method: m.pos.id, external_reference: reference, amount: { currency: 'USD', value: '9.99' } }, key);
+    const reordered = await m.pay(
+      {
+        metadata: { b: '2', a: '1' },
+        payment_method: m.pos.id,
+        external_reference: reference,
+        amount: { currency: 'USD', value: '9.99' },
+      },
+      key,
+    );
     expect(reordered.status).toBe(201);
     expect(reordered.text).toBe(first.text);
     expect(reordered.headers.get('idempotent-replayed')).toBe('true');
@@ -528,7 +601,9 @@ describe('getPayment', () => {
       const read = await getPayment(created.body.data.id, m.key.secret);
       for (const res of [created, read]) {
         expect(res.text).not.toContain(method.apiKey);
-        expect(res.text).not.toMatch(/credential|secret|processor_status|processor_idempotency|processor_attempts|owner_id|api_key|version/i);
+        expect(res.text).not.toMatch(
+          /credential|secret|processor_status|processor_idempotency|processor_attempts|owner_id|api_key|version/i,
+        );
       }
     }
   });
@@ -609,7 +684,11 @@ describe('cancelPayment', () => {
 
   it('needs an Idempotency-Key and payments:cancel', async () => {
     const created = await m.pay(paymentBody(m.qr.id, '13.00'));
-    expectError(await call('POST', `/v1/payments/${created.body.data.id}/cancel`, { token: m.key.secret }), 400, 'idempotency_key_required');
+    expectError(
+      await call('POST', `/v1/payments/${created.body.data.id}/cancel`, { token: m.key.secret }),
+      400,
+      'idempotency_key_required',
+    );
     const key = await createKey(m.session, ['payments:read']);
     expectError(await cancel(created.body.data.id, key.secret), 403, 'insufficient_scope');
     expect((await getPayment(created.body.data.id, m.key.secret)).body.data.status).toBe('pending');

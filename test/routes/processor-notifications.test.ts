@@ -6,7 +6,16 @@ import { PAYMENT_TRANSITIONS, type PaymentStatus } from '../../src/domain/paymen
 import { newId } from '../../src/lib/ids.ts';
 import { call, expectError } from '../helpers/api.ts';
 import { paymentBody, paymentRow, postIdempotent, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import { consumeOnce, drainQueue, eventRowsOf, getWebhookSecret, receiver, verifyWith, type WebhookBody, webhookTestSetup } from '../helpers/webhooks.ts';
+import {
+  consumeOnce,
+  drainQueue,
+  eventRowsOf,
+  getWebhookSecret,
+  receiver,
+  verifyWith,
+  type WebhookBody,
+  webhookTestSetup,
+} from '../helpers/webhooks.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
 
@@ -37,7 +46,12 @@ async function signedNotify(body: Record<string, unknown>, apiKey = m.qr.apiKey,
   return notify(methodId, raw, await signSandboxNotification({ api_key: apiKey }, raw));
 }
 
-const notificationBody = (reference: string, status: string, id = newId('sbxevt')) => ({ id, resource: 'payment', reference, status });
+const notificationBody = (reference: string, status: string, id = newId('sbxevt')) => ({
+  id,
+  resource: 'payment',
+  reference,
+  status,
+});
 
 async function snapshot(paymentId: string) {
   const row = await paymentRow(paymentId);
@@ -46,7 +60,9 @@ async function snapshot(paymentId: string) {
 }
 
 async function notificationRows(eventId: string) {
-  const { results } = await env.DB.prepare('SELECT * FROM processor_notifications WHERE event_id = ?').bind(eventId).all<{ outcome: string }>();
+  const { results } = await env.DB.prepare('SELECT * FROM processor_notifications WHERE event_id = ?')
+    .bind(eventId)
+    .all<{ outcome: string }>();
   return results;
 }
 
@@ -68,7 +84,10 @@ describe('POST /v1/processor-notifications/{payment_method_id}', () => {
     await drainQueue(hooks.queue);
     expect(hooks.rx.requests).toHaveLength(1);
     const delivered = verifyWith(secret, hooks.rx.requests[0]!);
-    expect(delivered).toMatchObject({ type: 'payment.approved', data: { payment: { id: payment.id, status: 'approved', updated_at: after.body.data.updated_at } } });
+    expect(delivered).toMatchObject({
+      type: 'payment.approved',
+      data: { payment: { id: payment.id, status: 'approved', updated_at: after.body.data.updated_at } },
+    });
   });
 
   it('a forged signature, a missing signature, a tampered body: 401 and nothing changes', async () => {
@@ -82,14 +101,31 @@ describe('POST /v1/processor-notifications/{payment_method_id}', () => {
     expectError(forged, 401, 'unauthorized');
     expectError(await notify(m.qr.id, raw, null), 401, 'unauthorized');
     expectError(await notify(m.qr.id, raw, ''), 401, 'unauthorized');
-    expectError(await notify(m.qr.id, raw, genuine.toUpperCase() === genuine ? genuine.toLowerCase() : genuine.toUpperCase()), 401, 'unauthorized');
+    expectError(
+      await notify(m.qr.id, raw, genuine.toUpperCase() === genuine ? genuine.toLowerCase() : genuine.toUpperCase()),
+      401,
+      'unauthorized',
+    );
     const tampered = raw.replace('"approved"', '"declined"');
     expectError(await notify(m.qr.id, tampered, genuine), 401, 'unauthorized');
     // Another method's key does not sign for this one.
-    expectError(await notify(m.qr.id, raw, await signSandboxNotification({ api_key: m.pos.apiKey }, raw)), 401, 'unauthorized');
+    expectError(
+      await notify(m.qr.id, raw, await signSandboxNotification({ api_key: m.pos.apiKey }, raw)),
+      401,
+      'unauthorized',
+    );
     // A signed body the sandbox does not understand is refused too (fail closed).
-    const nonsense = JSON.stringify({ id: newId('sbxevt'), resource: 'payment', reference: payment.processor_reference, status: 'teleported' });
-    expectError(await notify(m.qr.id, nonsense, await signSandboxNotification({ api_key: m.qr.apiKey }, nonsense)), 401, 'unauthorized');
+    const nonsense = JSON.stringify({
+      id: newId('sbxevt'),
+      resource: 'payment',
+      reference: payment.processor_reference,
+      status: 'teleported',
+    });
+    expectError(
+      await notify(m.qr.id, nonsense, await signSandboxNotification({ api_key: m.qr.apiKey }, nonsense)),
+      401,
+      'unauthorized',
+    );
 
     expect(await snapshot(payment.id)).toEqual(before);
     expect(await notificationRows(body.id)).toEqual([]);
@@ -124,7 +160,9 @@ describe('POST /v1/processor-notifications/{payment_method_id}', () => {
 
   it('a late pending after approved: outcome ignored, status stays approved, no event', async () => {
     const payment = await qrPayment('40.03');
-    expect((await signedNotify(notificationBody(payment.processor_reference, 'approved'))).body.data.outcome).toBe('applied');
+    expect((await signedNotify(notificationBody(payment.processor_reference, 'approved'))).body.data.outcome).toBe(
+      'applied',
+    );
     const approved = await snapshot(payment.id);
     for (const late of ['pending', 'processing', 'declined', 'expired']) {
       const res = await signedNotify(notificationBody(payment.processor_reference, late));
@@ -159,7 +197,10 @@ describe('refund notifications', () => {
     expect(after.status).toBe('partially_refunded');
     expect((await eventRowsOf(paymentId)).map((e) => e.type)).toEqual(['payment.approved', 'payment.refunded']);
     expect((await signedNotify(approved, m.pos.apiKey, m.pos.id)).body.data.outcome).toBe('duplicate');
-    expect((await signedNotify({ ...approved, id: newId('sbxevt'), status: 'declined' }, m.pos.apiKey, m.pos.id)).body.data.outcome).toBe('ignored');
+    expect(
+      (await signedNotify({ ...approved, id: newId('sbxevt'), status: 'declined' }, m.pos.apiKey, m.pos.id)).body.data
+        .outcome,
+    ).toBe('ignored');
     expect(await snapshot(paymentId)).toEqual(after);
     const refunds = await call('GET', `/v1/payments/${paymentId}`, { token: m.key.secret });
     expect(refunds.body.data.status).toBe('partially_refunded');
@@ -204,20 +245,31 @@ describe('out-of-order delivery', () => {
   it('events delivered in reverse order never regress a receiver that compares updated_at; it ends in the final state', async () => {
     const payment = await qrPayment('50.00');
     await call('POST', `/v1/test-helpers/payments/${payment.id}/approve`, { token: m.key.secret });
-    const refund = (value: string) => postIdempotent(`/v1/payments/${payment.id}/refunds`, m.key.secret, { amount: { value, currency: 'USD' } });
+    const refund = (value: string) =>
+      postIdempotent(`/v1/payments/${payment.id}/refunds`, m.key.secret, { amount: { value, currency: 'USD' } });
     expect((await refund('20.00')).body.data.status).toBe('approved');
     expect((await refund('30.00')).body.data.status).toBe('approved');
     const final = (await call('GET', `/v1/payments/${payment.id}`, { token: m.key.secret })).body.data;
     expect(final.status).toBe('refunded');
 
     const events = await eventRowsOf(payment.id);
-    expect(events.map((e) => e.type)).toEqual(['payment.pending', 'payment.approved', 'payment.refunded', 'payment.refunded']);
+    expect(events.map((e) => e.type)).toEqual([
+      'payment.pending',
+      'payment.approved',
+      'payment.refunded',
+      'payment.refunded',
+    ]);
     // The service delivers them newest first (one batch, in that order).
     hooks.queue.pending.length = 0;
     hooks.rx = receiver();
     await consumeOnce(events.map((e) => e.id).reverse());
     const delivered = hooks.rx.requests.map((r) => verifyWith(secret, r));
-    expect(delivered.map((b) => b.data.payment.status)).toEqual(['refunded', 'partially_refunded', 'approved', 'pending']);
+    expect(delivered.map((b) => b.data.payment.status)).toEqual([
+      'refunded',
+      'partially_refunded',
+      'approved',
+      'pending',
+    ]);
 
     const follower = followingReceiver({ status: 'pending', updated_at: payment.updated_at });
     for (const body of delivered) follower.receive(body);
@@ -227,11 +279,15 @@ describe('out-of-order delivery', () => {
 
     // Any order, with any duplicates, ends the same.
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: delivered.length - 1 }), { maxLength: 12 }), fc.shuffledSubarray(delivered, { minLength: delivered.length }), (dupes, order) => {
-        const receiver = followingReceiver({ status: 'pending', updated_at: payment.updated_at });
-        for (const body of [...order, ...dupes.map((i) => delivered[i]!)]) receiver.receive(body);
-        return receiver.state.status === final.status && receiver.state.updated_at === final.updated_at;
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: delivered.length - 1 }), { maxLength: 12 }),
+        fc.shuffledSubarray(delivered, { minLength: delivered.length }),
+        (dupes, order) => {
+          const receiver = followingReceiver({ status: 'pending', updated_at: payment.updated_at });
+          for (const body of [...order, ...dupes.map((i) => delivered[i]!)]) receiver.receive(body);
+          return receiver.state.status === final.status && receiver.state.updated_at === final.updated_at;
+        },
+      ),
     );
   });
 });
@@ -242,23 +298,30 @@ describe('test helpers', () => {
     ['decline', 'declined', 'payment.declined'],
     ['expire', 'expired', 'payment.expired'],
     ['fail', 'failed', 'payment.failed'],
-  ] as const)('%s moves a pending QR payment to %s through the notification path and sends %s', async (action, status, type) => {
-    const payment = await qrPayment('41.00');
-    hooks.queue.pending.length = 0;
-    const res = await call('POST', `/v1/test-helpers/payments/${payment.id}/${action}`, { token: m.key.secret });
-    expect(res.status, res.text).toBe(200);
-    expect(res.body.data).toMatchObject({ id: payment.id, status });
-    expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(payment.updated_at));
-    expect(res.body.data.action).toBeUndefined();
-    // Through the same path as a processor's notification: recorded like one.
-    const { results } = await env.DB.prepare('SELECT outcome FROM processor_notifications WHERE processor_reference = ? AND payment_method_id = ?')
-      .bind(payment.processor_reference, m.qr.id)
-      .all<{ outcome: string }>();
-    expect(results).toEqual([{ outcome: 'applied' }]);
-    hooks.rx = receiver();
-    await drainQueue(hooks.queue);
-    expect(hooks.rx.requests.map((r) => verifyWith(secret, r))).toMatchObject([{ type, data: { payment: { id: payment.id, status, updated_at: res.body.data.updated_at } } }]);
-  });
+  ] as const)(
+    '%s moves a pending QR payment to %s through the notification path and sends %s',
+    async (action, status, type) => {
+      const payment = await qrPayment('41.00');
+      hooks.queue.pending.length = 0;
+      const res = await call('POST', `/v1/test-helpers/payments/${payment.id}/${action}`, { token: m.key.secret });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data).toMatchObject({ id: payment.id, status });
+      expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(payment.updated_at));
+      expect(res.body.data.action).toBeUndefined();
+      // Through the same path as a processor's notification: recorded like one.
+      const { results } = await env.DB.prepare(
+        'SELECT outcome FROM processor_notifications WHERE processor_reference = ? AND payment_method_id = ?',
+      )
+        .bind(payment.processor_reference, m.qr.id)
+        .all<{ outcome: string }>();
+      expect(results).toEqual([{ outcome: 'applied' }]);
+      hooks.rx = receiver();
+      await drainQueue(hooks.queue);
+      expect(hooks.rx.requests.map((r) => verifyWith(secret, r))).toMatchObject([
+        { type, data: { payment: { id: payment.id, status, updated_at: res.body.data.updated_at } } },
+      ]);
+    },
+  );
 
   it('on a payment that is not pending, a test helper changes nothing and sends nothing', async () => {
     const pos = await m.pay(paymentBody(m.pos.id, '42.00', { webhook_url: HOOK }));
@@ -283,7 +346,11 @@ describe('test helpers', () => {
     const payment = await qrPayment('43.00');
     const foreign = await call('POST', `/v1/test-helpers/payments/${payment.id}/approve`, { token: other.key.secret });
     expectError(foreign, 404, 'payment_not_found');
-    expectError(await call('POST', `/v1/test-helpers/payments/${newId('pay')}/approve`, { token: other.key.secret }), 404, 'payment_not_found');
+    expectError(
+      await call('POST', `/v1/test-helpers/payments/${newId('pay')}/approve`, { token: other.key.secret }),
+      404,
+      'payment_not_found',
+    );
     expect((await snapshot(payment.id)).status).toBe('pending');
   });
 });

@@ -3,15 +3,32 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/jobs/reconcile.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, createKey, expectError } from '../helpers/api.ts';
-import { approvedRefundTotal, paymentBody, postIdempotent, refundRows, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import {
+  approvedRefundTotal,
+  paymentBody,
+  postIdempotent,
+  refundRows,
+  setupMerchant,
+  type Merchant,
+} from '../helpers/merchant.ts';
 import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 import { createDeps } from '../../src/deps.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const REFUND_FIELDS = ['amount', 'created_at', 'id', 'payment_id', 'processor_reference', 'reason', 'status', 'updated_at'];
+const REFUND_FIELDS = [
+  'amount',
+  'created_at',
+  'id',
+  'payment_id',
+  'processor_reference',
+  'reason',
+  'status',
+  'updated_at',
+];
 
 const getPayment = (id: string, token: string) => call('GET', `/v1/payments/${id}`, { token });
-const refund = (id: string, token: string, body: unknown, key: string = crypto.randomUUID()) => postIdempotent(`/v1/payments/${id}/refunds`, token, body, key);
+const refund = (id: string, token: string, body: unknown, key: string = crypto.randomUUID()) =>
+  postIdempotent(`/v1/payments/${id}/refunds`, token, body, key);
 const usd = (value: string, extra: Record<string, unknown> = {}) => ({ amount: { value, currency: 'USD' }, ...extra });
 
 let m: Merchant;
@@ -23,7 +40,8 @@ beforeAll(async () => {
 
 async function approvedPayment(value = '100.00', merchant: Merchant = m): Promise<string> {
   const res = await merchant.pay(paymentBody(merchant.pos.id, value));
-  if (res.status !== 201 || res.body.data.status !== 'approved') throw new Error(`payment not approved: ${res.status} ${res.text}`);
+  if (res.status !== 201 || res.body.data.status !== 'approved')
+    throw new Error(`payment not approved: ${res.status} ${res.text}`);
   return res.body.data.id;
 }
 
@@ -34,7 +52,12 @@ describe('createRefund', () => {
     const partial = await refund(id, m.key.secret, usd('30.00', { reason: 'Returned one item' }));
     expect(partial.status, partial.text).toBe(201);
     expect(Object.keys(partial.body.data).sort()).toEqual(REFUND_FIELDS);
-    expect(partial.body.data).toMatchObject({ payment_id: id, status: 'approved', amount: { value: '30.00', currency: 'USD' }, reason: 'Returned one item' });
+    expect(partial.body.data).toMatchObject({
+      payment_id: id,
+      status: 'approved',
+      amount: { value: '30.00', currency: 'USD' },
+      reason: 'Returned one item',
+    });
     expect(partial.body.data.processor_reference).toEqual(expect.any(String));
     expect(partial.body.data.created_at).toMatch(ISO_MS);
     expect(partial.text).not.toContain(m.pos.apiKey);
@@ -83,14 +106,20 @@ describe('createRefund', () => {
     const declined = await m.pay(paymentBody(m.pos.id, '10.51'));
     const failed = await m.pay(paymentBody(m.pos.id, '10.54'));
     const canceled = await m.pay(paymentBody(m.pos.id, '10.00'));
-    expect((await postIdempotent(`/v1/payments/${canceled.body.data.id}/cancel`, m.key.secret)).body.data.status).toBe('canceled');
+    expect((await postIdempotent(`/v1/payments/${canceled.body.data.id}/cancel`, m.key.secret)).body.data.status).toBe(
+      'canceled',
+    );
     for (const [payment, status] of [
       [pending, 'pending'],
       [declined, 'declined'],
       [failed, 'failed'],
       [canceled, 'canceled'],
     ] as const) {
-      const error = expectError(await refund(payment.body.data.id, m.key.secret, usd('1.00')), 409, 'invalid_state_transition');
+      const error = expectError(
+        await refund(payment.body.data.id, m.key.secret, usd('1.00')),
+        409,
+        'invalid_state_transition',
+      );
       expect(error.category).toBe('conflict');
       expect(error.details).toEqual({ status });
       expect(await refundRows(payment.body.data.id)).toHaveLength(0);
@@ -100,7 +129,11 @@ describe('createRefund', () => {
 
   it('a currency other than the payment’s is 422 unsupported_currency', async () => {
     const id = await approvedPayment('10.00');
-    const error = expectError(await refund(id, m.key.secret, { amount: { value: '1.00', currency: 'EUR' } }), 422, 'unsupported_currency');
+    const error = expectError(
+      await refund(id, m.key.secret, { amount: { value: '1.00', currency: 'EUR' } }),
+      422,
+      'unsupported_currency',
+    );
     expect(error.category).toBe('validation');
     expectError(await refund(id, m.key.secret, { amount: { value: '1.00', currency: 'usd' } }), 400, 'invalid_request');
     expect(await refundRows(id)).toHaveLength(0);
@@ -113,7 +146,11 @@ describe('createRefund', () => {
       expectError(res, 400, 'invalid_request');
       expect(JSON.stringify(res.body.error.details)).toContain('amount.value');
     }
-    expectError(await refund(id, m.key.secret, { amount: { value: '1.00', currency: 'USD' }, extra: 1 }), 400, 'invalid_request');
+    expectError(
+      await refund(id, m.key.secret, { amount: { value: '1.00', currency: 'USD' }, extra: 1 }),
+      400,
+      'invalid_request',
+    );
     expectError(await refund(id, m.key.secret, {}), 400, 'invalid_request');
     expect(await refundRows(id)).toHaveLength(0);
   });
@@ -170,7 +207,11 @@ describe('createRefund', () => {
 
   it('needs an Idempotency-Key and refunds:create', async () => {
     const id = await approvedPayment('10.00');
-    expectError(await call('POST', `/v1/payments/${id}/refunds`, { token: m.key.secret, body: usd('1.00') }), 400, 'idempotency_key_required');
+    expectError(
+      await call('POST', `/v1/payments/${id}/refunds`, { token: m.key.secret, body: usd('1.00') }),
+      400,
+      'idempotency_key_required',
+    );
     const key = await createKey(m.session, ['payments:read', 'payments:create']);
     expectError(await refund(id, key.secret, usd('1.00')), 403, 'insufficient_scope');
     expect(await refundRows(id)).toHaveLength(0);
@@ -225,7 +266,10 @@ describe('createRefund under concurrency', () => {
   it('concurrent refunds mixing declines never exceed the amount, and a decline frees its share', async () => {
     const id = await approvedPayment('100.00');
     // 10 x 10.00 approved and 5 x 10.61 declined compete for 100.00.
-    const bodies = [...Array.from({ length: 10 }, () => usd('10.00')), ...Array.from({ length: 5 }, () => usd('10.61'))];
+    const bodies = [
+      ...Array.from({ length: 10 }, () => usd('10.00')),
+      ...Array.from({ length: 5 }, () => usd('10.61')),
+    ];
     const answers = await Promise.all(bodies.map((body) => refund(id, m.key.secret, body)));
     // 409: decided after the payment became `refunded` (see the test above).
     for (const a of answers) expect([201, 409, 422]).toContain(a.status);
@@ -236,7 +280,11 @@ describe('createRefund under concurrency', () => {
     // Whatever was refused while a decline held its reservation can be refunded now.
     const remaining = 10000 - total;
     if (remaining > 0) {
-      const rest = await refund(id, m.key.secret, usd(`${Math.floor(remaining / 100)}.${String(remaining % 100).padStart(2, '0')}`));
+      const rest = await refund(
+        id,
+        m.key.secret,
+        usd(`${Math.floor(remaining / 100)}.${String(remaining % 100).padStart(2, '0')}`),
+      );
       expect(rest.body.data.status).toBe('approved');
     }
     expect((await getPayment(id, m.key.secret)).body.data.status).toBe('refunded');
@@ -255,8 +303,10 @@ describe('createRefund under concurrency', () => {
 });
 
 describe('listRefunds and getRefund', () => {
-  const listRefunds = (paymentId: string, token: string, query = '') => call('GET', `/v1/payments/${paymentId}/refunds${query ? `?${query}` : ''}`, { token });
-  const getRefund = (paymentId: string, refundId: string, token: string) => call('GET', `/v1/payments/${paymentId}/refunds/${refundId}`, { token });
+  const listRefunds = (paymentId: string, token: string, query = '') =>
+    call('GET', `/v1/payments/${paymentId}/refunds${query ? `?${query}` : ''}`, { token });
+  const getRefund = (paymentId: string, refundId: string, token: string) =>
+    call('GET', `/v1/payments/${paymentId}/refunds/${refundId}`, { token });
 
   /** A refund the processor has not settled yet, as a timeout leaves it (the reconciliation job settles it). */
   async function pendingRefund(paymentId: string, amountMinor: number, at: number) {
@@ -273,17 +323,24 @@ describe('listRefunds and getRefund', () => {
   it('lists a payment’s refunds newest first, each as createRefund answered it, paged', async () => {
     const id = await approvedPayment('100.00');
     const made = [];
-    for (const value of ['10.00', '10.61', '20.00']) made.push((await refund(id, m.key.secret, usd(value, { reason: `r ${value}` }))).body.data);
+    for (const value of ['10.00', '10.61', '20.00'])
+      made.push((await refund(id, m.key.secret, usd(value, { reason: `r ${value}` }))).body.data);
     const res = await listRefunds(id, m.key.secret);
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ data: [...made].reverse(), pagination: { limit: 50, offset: 0, total: 3 } });
     expect(res.body.data.map((r: { status: string }) => r.status)).toEqual(['approved', 'declined', 'approved']);
     const page = await listRefunds(id, m.key.secret, 'limit=1&offset=1');
     expect(page.body).toEqual({ data: [made[1]], pagination: { limit: 1, offset: 1, total: 3 } });
-    expect((await listRefunds(id, m.key.secret, 'offset=10')).body).toEqual({ data: [], pagination: { limit: 50, offset: 10, total: 3 } });
+    expect((await listRefunds(id, m.key.secret, 'offset=10')).body).toEqual({
+      data: [],
+      pagination: { limit: 50, offset: 10, total: 3 },
+    });
     // A payment with no refund: an empty page, not an error.
     const untouched = await approvedPayment('5.00');
-    expect((await listRefunds(untouched, m.session.accessToken)).body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0 } });
+    expect((await listRefunds(untouched, m.session.accessToken)).body).toEqual({
+      data: [],
+      pagination: { limit: 50, offset: 0, total: 0 },
+    });
     for (const query of ['limit=0', 'limit=101', 'offset=-1']) {
       const bad = await listRefunds(id, m.key.secret, query);
       expectError(bad, 400, 'invalid_request');
@@ -301,13 +358,21 @@ describe('listRefunds and getRefund', () => {
 
     const pending = await pendingRefund(id, 2000, Date.now() - 3_600_000);
     const before = await getRefund(id, pending, m.key.secret);
-    expect(before.body.data).toMatchObject({ id: pending, payment_id: id, status: 'pending', amount: { value: '20.00', currency: 'USD' } });
+    expect(before.body.data).toMatchObject({
+      id: pending,
+      payment_id: id,
+      status: 'pending',
+      amount: { value: '20.00', currency: 'USD' },
+    });
     await reconcile(createDeps(env), Date.now(), 10_000);
     const after = await getRefund(id, pending, m.key.secret);
     expect(after.body.data.status).toBe('approved');
     expect(Date.parse(after.body.data.updated_at)).toBeGreaterThan(Date.parse(before.body.data.updated_at));
     // Created an hour before the other: listed after it.
-    expect((await listRefunds(id, m.key.secret)).body.data.map((r: { id: string }) => r.id)).toEqual([created.id, pending]);
+    expect((await listRefunds(id, m.key.secret)).body.data.map((r: { id: string }) => r.id)).toEqual([
+      created.id,
+      pending,
+    ]);
   });
 
   it('a payment that is missing or another owner’s is 404 payment_not_found, alike', async () => {

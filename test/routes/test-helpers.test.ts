@@ -11,10 +11,23 @@ describe('test helpers in a live deployment', () => {
   it('answer 404 not_found', async () => {
     const m = await setupMerchant();
     const paid = await m.pay(paymentBody(m.qr.id, '5.00'));
-    const session = await env.DB.prepare('SELECT id FROM sessions WHERE user_id = ? ORDER BY created_at DESC LIMIT 1').bind(m.session.user.id).first<{ id: string }>();
+    const session = await env.DB.prepare('SELECT id FROM sessions WHERE user_id = ? ORDER BY created_at DESC LIMIT 1')
+      .bind(m.session.user.id)
+      .first<{ id: string }>();
     const liveEnv = { ...env, ENVIRONMENT: 'live' as const };
-    const token = await signAccessToken(env.JWT_SIGNING_KEY, { sub: m.session.user.id, sid: session!.id, role: 'client', scopes: ['payments:read'], env: 'live' });
-    const res = await app.request(`/v1/test-helpers/payments/${paid.body.data.id}/approve`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } }, liveEnv, createExecutionContext());
+    const token = await signAccessToken(env.JWT_SIGNING_KEY, {
+      sub: m.session.user.id,
+      sid: session!.id,
+      role: 'client',
+      scopes: ['payments:read'],
+      env: 'live',
+    });
+    const res = await app.request(
+      `/v1/test-helpers/payments/${paid.body.data.id}/approve`,
+      { method: 'POST', headers: { Authorization: `Bearer ${token}` } },
+      liveEnv,
+      createExecutionContext(),
+    );
     const text = await res.text();
     recordResponse('POST /v1/test-helpers (live)', res.status, text);
     expect(res.status).toBe(404);

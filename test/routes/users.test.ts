@@ -2,7 +2,16 @@ import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BUSINESS_SCOPES } from '../../src/domain/scopes.ts';
 import { newId } from '../../src/lib/ids.ts';
-import { call, createKey, expectError, login, seedSession, seedUser, type Session, type TestUser } from '../helpers/api.ts';
+import {
+  call,
+  createKey,
+  expectError,
+  login,
+  seedSession,
+  seedUser,
+  type Session,
+  type TestUser,
+} from '../helpers/api.ts';
 import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -29,7 +38,10 @@ describe('POST /v1/users', () => {
   it('lets an admin create a client with every business scope by default, and never returns the password', async () => {
     const password = newPassword();
     const email = uniqueEmail();
-    const res = await call('POST', '/v1/users', { token: admin.accessToken, body: { email, name: 'Corner Shop', password } });
+    const res = await call('POST', '/v1/users', {
+      token: admin.accessToken,
+      body: { email, name: 'Corner Shop', password },
+    });
     expect(res.status).toBe(201);
     const user = res.body.data;
     expect(Object.keys(user).sort()).toEqual(USER_FIELDS);
@@ -53,7 +65,13 @@ describe('POST /v1/users', () => {
   it('takes an explicit role and scopes, storing scopes deduplicated in canonical order', async () => {
     const res = await call('POST', '/v1/users', {
       token: admin.accessToken,
-      body: { email: uniqueEmail(), name: 'Ops', password: newPassword(), role: 'admin', scopes: ['refunds:create', 'payments:read', 'refunds:create'] },
+      body: {
+        email: uniqueEmail(),
+        name: 'Ops',
+        password: newPassword(),
+        role: 'admin',
+        scopes: ['refunds:create', 'payments:read', 'refunds:create'],
+      },
     });
     expect(res.status).toBe(201);
     expect(res.body.data.role).toBe('admin');
@@ -61,14 +79,20 @@ describe('POST /v1/users', () => {
   });
 
   it('accepts an empty scope list', async () => {
-    const res = await call('POST', '/v1/users', { token: admin.accessToken, body: { email: uniqueEmail(), name: 'No scopes', password: newPassword(), scopes: [] } });
+    const res = await call('POST', '/v1/users', {
+      token: admin.accessToken,
+      body: { email: uniqueEmail(), name: 'No scopes', password: newPassword(), scopes: [] },
+    });
     expect(res.status).toBe(201);
     expect(res.body.data.scopes).toEqual([]);
   });
 
   it('stores the email lower-cased', async () => {
     const local = newId('mixed');
-    const res = await call('POST', '/v1/users', { token: admin.accessToken, body: { email: `${local.toUpperCase()}@Example.COM`, name: 'Mixed', password: newPassword() } });
+    const res = await call('POST', '/v1/users', {
+      token: admin.accessToken,
+      body: { email: `${local.toUpperCase()}@Example.COM`, name: 'Mixed', password: newPassword() },
+    });
     expect(res.status).toBe(201);
     expect(res.body.data.email).toBe(`${local}@example.com`);
   });
@@ -76,7 +100,10 @@ describe('POST /v1/users', () => {
   it('accepts passwords of 12 and of 256 characters', async () => {
     for (const password of ['p'.repeat(6) + 'q'.repeat(6), 'r'.repeat(256)]) {
       const email = uniqueEmail();
-      const res = await call('POST', '/v1/users', { token: admin.accessToken, body: { email, name: 'Boundary', password } });
+      const res = await call('POST', '/v1/users', {
+        token: admin.accessToken,
+        body: { email, name: 'Boundary', password },
+      });
       expect(res.status).toBe(201);
       await login({ id: res.body.data.id, email, password, role: 'client', scopes: [] });
     }
@@ -84,7 +111,10 @@ describe('POST /v1/users', () => {
 
   it('refuses passwords of 11 or 257 characters, naming the field but never echoing the value', async () => {
     for (const password of ['s'.repeat(11), 't'.repeat(257)]) {
-      const res = await call('POST', '/v1/users', { token: admin.accessToken, body: { email: uniqueEmail(), name: 'Short', password } });
+      const res = await call('POST', '/v1/users', {
+        token: admin.accessToken,
+        body: { email: uniqueEmail(), name: 'Short', password },
+      });
       expectError(res, 400, 'invalid_request');
       expect(fieldsOf(res)).toEqual(['password']);
       expect(res.text).not.toContain(password);
@@ -92,7 +122,10 @@ describe('POST /v1/users', () => {
   });
 
   it('refuses a password that is not a string', async () => {
-    const res = await call('POST', '/v1/users', { token: admin.accessToken, body: { email: uniqueEmail(), name: 'Numeric', password: 123456789012345 } });
+    const res = await call('POST', '/v1/users', {
+      token: admin.accessToken,
+      body: { email: uniqueEmail(), name: 'Numeric', password: 123456789012345 },
+    });
     expectError(res, 400, 'invalid_request');
     expect(fieldsOf(res)).toEqual(['password']);
   });
@@ -124,37 +157,54 @@ describe('POST /v1/users', () => {
 
   it('answers 409 email_taken for a duplicate email, also when only the case differs', async () => {
     const email = uniqueEmail();
-    const first = await call('POST', '/v1/users', { token: admin.accessToken, body: { email, name: 'First', password: newPassword() } });
+    const first = await call('POST', '/v1/users', {
+      token: admin.accessToken,
+      body: { email, name: 'First', password: newPassword() },
+    });
     expect(first.status).toBe(201);
     const before = await userCount();
 
     for (const again of [email, email.toUpperCase(), email.replace(/^u_/, 'U_')]) {
       const password = newPassword();
-      const res = await call('POST', '/v1/users', { token: admin.accessToken, body: { email: again, name: 'Second', password } });
+      const res = await call('POST', '/v1/users', {
+        token: admin.accessToken,
+        body: { email: again, name: 'Second', password },
+      });
       const error = expectError(res, 409, 'email_taken');
       expect(error.category).toBe('conflict');
       expect(error.retryable).toBe(false);
       expect(res.text).not.toContain(password);
     }
     // A seeded user's email is taken too.
-    const seeded = await call('POST', '/v1/users', { token: admin.accessToken, body: { email: client.user.email.toUpperCase(), name: 'Dup', password: newPassword() } });
+    const seeded = await call('POST', '/v1/users', {
+      token: admin.accessToken,
+      body: { email: client.user.email.toUpperCase(), name: 'Dup', password: newPassword() },
+    });
     expectError(seeded, 409, 'email_taken');
     expect(await userCount()).toBe(before);
   });
 
   it('refuses a client caller with 403 insufficient_role', async () => {
     const email = uniqueEmail();
-    const res = await call('POST', '/v1/users', { token: client.accessToken, body: { email, name: 'Sneaky', password: newPassword(), role: 'admin' } });
+    const res = await call('POST', '/v1/users', {
+      token: client.accessToken,
+      body: { email, name: 'Sneaky', password: newPassword(), role: 'admin' },
+    });
     const error = expectError(res, 403, 'insufficient_role');
     expect(error.category).toBe('authorization');
-    const exists = await env.DB.prepare('SELECT COUNT(*) AS n FROM users WHERE email = ?').bind(email).first<{ n: number }>();
+    const exists = await env.DB.prepare('SELECT COUNT(*) AS n FROM users WHERE email = ?')
+      .bind(email)
+      .first<{ n: number }>();
     expect(exists!.n).toBe(0);
   });
 
   it('refuses a request without a credential, with a bad token, or with an API key (401 unauthorized)', async () => {
     const key = await createKey(admin);
     for (const token of [undefined, 'not-a-token', key.secret]) {
-      const res = await call('POST', '/v1/users', { ...(token ? { token } : {}), body: { email: uniqueEmail(), name: 'Anon', password: newPassword() } });
+      const res = await call('POST', '/v1/users', {
+        ...(token ? { token } : {}),
+        body: { email: uniqueEmail(), name: 'Anon', password: newPassword() },
+      });
       const error = expectError(res, 401, 'unauthorized');
       expect(error.category).toBe('authentication');
     }
@@ -249,7 +299,12 @@ describe('GET /v1/users/{user_id}', () => {
   it('lets an admin read any user', async () => {
     const res = await call('GET', `/v1/users/${client.user.id}`, { token: admin.accessToken });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ id: client.user.id, email: client.user.email, role: 'client', scopes: client.user.scopes });
+    expect(res.body.data).toMatchObject({
+      id: client.user.id,
+      email: client.user.email,
+      role: 'client',
+      scopes: client.user.scopes,
+    });
     expect(Object.keys(res.body.data).sort()).toEqual(USER_FIELDS);
   });
 
@@ -287,10 +342,19 @@ describe('PATCH /v1/users/{user_id}', () => {
   it('lets a client change its own name and email', async () => {
     const before = (await call('GET', `/v1/users/${self.user.id}`, { token: self.accessToken })).body.data;
     const local = newId('renamed');
-    const res = await call('PATCH', `/v1/users/${self.user.id}`, { token: self.accessToken, body: { name: 'Renamed Shop', email: `${local.toUpperCase()}@EXAMPLE.com` } });
+    const res = await call('PATCH', `/v1/users/${self.user.id}`, {
+      token: self.accessToken,
+      body: { name: 'Renamed Shop', email: `${local.toUpperCase()}@EXAMPLE.com` },
+    });
     expect(res.status).toBe(200);
     const after = res.body.data;
-    expect(after).toMatchObject({ id: self.user.id, name: 'Renamed Shop', email: `${local}@example.com`, role: 'client', scopes: before.scopes });
+    expect(after).toMatchObject({
+      id: self.user.id,
+      name: 'Renamed Shop',
+      email: `${local}@example.com`,
+      role: 'client',
+      scopes: before.scopes,
+    });
     expect(after.created_at).toBe(before.created_at);
     expect(Date.parse(after.updated_at)).toBeGreaterThan(Date.parse(before.updated_at));
     expect(Object.keys(after).sort()).toEqual(USER_FIELDS);
@@ -300,13 +364,18 @@ describe('PATCH /v1/users/{user_id}', () => {
     // The new email is the login now; the old one is not.
     const renamed: TestUser = { ...self.user, email: `${local}@example.com` };
     await login(renamed);
-    const old = await call('POST', '/v1/auth/login', { body: { email: self.user.email, password: self.user.password } });
+    const old = await call('POST', '/v1/auth/login', {
+      body: { email: self.user.email, password: self.user.password },
+    });
     expectError(old, 401, 'invalid_credentials');
     self = { ...self, user: renamed };
   });
 
   it('accepts the own email again in another case, and an empty patch', async () => {
-    const same = await call('PATCH', `/v1/users/${self.user.id}`, { token: self.accessToken, body: { email: self.user.email.toUpperCase() } });
+    const same = await call('PATCH', `/v1/users/${self.user.id}`, {
+      token: self.accessToken,
+      body: { email: self.user.email.toUpperCase() },
+    });
     expect(same.status).toBe(200);
     expect(same.body.data.email).toBe(self.user.email);
     const empty = await call('PATCH', `/v1/users/${self.user.id}`, { token: self.accessToken, body: {} });
@@ -316,7 +385,13 @@ describe('PATCH /v1/users/{user_id}', () => {
 
   it('refuses role or scopes from a client with 403 insufficient_role, even with its current values', async () => {
     const current = (await call('GET', `/v1/users/${self.user.id}`, { token: self.accessToken })).body.data;
-    for (const body of [{ role: 'client' }, { scopes: current.scopes }, { role: 'admin' }, { scopes: [] }, { name: 'Also renamed', scopes: current.scopes }]) {
+    for (const body of [
+      { role: 'client' },
+      { scopes: current.scopes },
+      { role: 'admin' },
+      { scopes: [] },
+      { name: 'Also renamed', scopes: current.scopes },
+    ]) {
       const res = await call('PATCH', `/v1/users/${self.user.id}`, { token: self.accessToken, body });
       expectError(res, 403, 'insufficient_role');
     }
@@ -337,7 +412,11 @@ describe('PATCH /v1/users/{user_id}', () => {
   });
 
   it('answers 404 user_not_found to an admin patching an unknown id', async () => {
-    expectError(await call('PATCH', `/v1/users/${newId('usr')}`, { token: admin.accessToken, body: { name: 'Ghost' } }), 404, 'user_not_found');
+    expectError(
+      await call('PATCH', `/v1/users/${newId('usr')}`, { token: admin.accessToken, body: { name: 'Ghost' } }),
+      404,
+      'user_not_found',
+    );
   });
 
   it('lets an admin change role and scopes', async () => {
@@ -360,14 +439,35 @@ describe('PATCH /v1/users/{user_id}', () => {
     const formerAdmin = await seedSession({ role: 'admin' });
     expect((await call('GET', '/v1/users', { token: formerAdmin.accessToken })).status).toBe(200);
 
-    const demoted = await call('PATCH', `/v1/users/${formerAdmin.user.id}`, { token: admin.accessToken, body: { role: 'client' } });
+    const demoted = await call('PATCH', `/v1/users/${formerAdmin.user.id}`, {
+      token: admin.accessToken,
+      body: { role: 'client' },
+    });
     expect(demoted.status).toBe(200);
     expect(demoted.body.data.role).toBe('client');
 
     expectError(await call('GET', '/v1/users', { token: formerAdmin.accessToken }), 403, 'insufficient_role');
-    expectError(await call('POST', '/v1/users', { token: formerAdmin.accessToken, body: { email: uniqueEmail(), name: 'Late', password: newPassword() } }), 403, 'insufficient_role');
-    expectError(await call('PATCH', `/v1/users/${formerAdmin.user.id}`, { token: formerAdmin.accessToken, body: { role: 'admin' } }), 403, 'insufficient_role');
-    expectError(await call('GET', `/v1/users/${client.user.id}`, { token: formerAdmin.accessToken }), 404, 'user_not_found');
+    expectError(
+      await call('POST', '/v1/users', {
+        token: formerAdmin.accessToken,
+        body: { email: uniqueEmail(), name: 'Late', password: newPassword() },
+      }),
+      403,
+      'insufficient_role',
+    );
+    expectError(
+      await call('PATCH', `/v1/users/${formerAdmin.user.id}`, {
+        token: formerAdmin.accessToken,
+        body: { role: 'admin' },
+      }),
+      403,
+      'insufficient_role',
+    );
+    expectError(
+      await call('GET', `/v1/users/${client.user.id}`, { token: formerAdmin.accessToken }),
+      404,
+      'user_not_found',
+    );
     const me = await call('GET', '/v1/auth/me', { token: formerAdmin.accessToken });
     expect(me.body.data.role).toBe('client');
   });
@@ -377,7 +477,10 @@ describe('PATCH /v1/users/{user_id}', () => {
     const answers = await Promise.all([
       call('PATCH', `/v1/users/${target.user.id}`, { token: target.accessToken, body: { name: 'Racing 1' } }),
       call('PATCH', `/v1/users/${target.user.id}`, { token: target.accessToken, body: { name: 'Racing 2' } }),
-      call('PATCH', `/v1/users/${target.user.id}`, { token: admin.accessToken, body: { role: 'client', scopes: ['payments:read'] } }),
+      call('PATCH', `/v1/users/${target.user.id}`, {
+        token: admin.accessToken,
+        body: { role: 'client', scopes: ['payments:read'] },
+      }),
       call('PATCH', `/v1/users/${target.user.id}`, { token: target.accessToken, body: { name: 'Racing 3' } }),
       call('PATCH', `/v1/users/${target.user.id}`, { token: target.accessToken, body: { name: 'Racing 4' } }),
     ]);
@@ -391,7 +494,10 @@ describe('PATCH /v1/users/{user_id}', () => {
   it("applies a promotion to the user's existing access token at once", async () => {
     const promoted = await seedSession();
     expectError(await call('GET', '/v1/users', { token: promoted.accessToken }), 403, 'insufficient_role');
-    expect((await call('PATCH', `/v1/users/${promoted.user.id}`, { token: admin.accessToken, body: { role: 'admin' } })).status).toBe(200);
+    expect(
+      (await call('PATCH', `/v1/users/${promoted.user.id}`, { token: admin.accessToken, body: { role: 'admin' } }))
+        .status,
+    ).toBe(200);
     expect((await call('GET', '/v1/users', { token: promoted.accessToken })).status).toBe(200);
   });
 
@@ -412,7 +518,10 @@ describe('PATCH /v1/users/{user_id}', () => {
 
   it('refuses unknown fields with 400, listing them (the password is not patchable here)', async () => {
     const password = newPassword();
-    const res = await call('PATCH', `/v1/users/${self.user.id}`, { token: self.accessToken, body: { name: 'Ok', nickname: 'x', password } });
+    const res = await call('PATCH', `/v1/users/${self.user.id}`, {
+      token: self.accessToken,
+      body: { name: 'Ok', nickname: 'x', password },
+    });
     expectError(res, 400, 'invalid_request');
     expect(fieldsOf(res).sort()).toEqual(['nickname', 'password']);
     expect(res.text).not.toContain(password);
@@ -427,7 +536,10 @@ describe('PATCH /v1/users/{user_id}', () => {
       const res = await call('PATCH', `/v1/users/${self.user.id}`, { token: self.accessToken, body: { email } });
       expectError(res, 409, 'email_taken');
     }
-    const byAdmin = await call('PATCH', `/v1/users/${other.id}`, { token: admin.accessToken, body: { email: self.user.email } });
+    const byAdmin = await call('PATCH', `/v1/users/${other.id}`, {
+      token: admin.accessToken,
+      body: { email: self.user.email },
+    });
     expectError(byAdmin, 409, 'email_taken');
     const read = await call('GET', `/v1/users/${self.user.id}`, { token: self.accessToken });
     expect(read.body.data.email).toBe(self.user.email);
@@ -436,6 +548,10 @@ describe('PATCH /v1/users/{user_id}', () => {
   it('needs a user access token', async () => {
     expectError(await call('PATCH', `/v1/users/${self.user.id}`, { body: { name: 'Anon' } }), 401, 'unauthorized');
     const key = await createKey(self);
-    expectError(await call('PATCH', `/v1/users/${self.user.id}`, { token: key.secret, body: { name: 'Key' } }), 401, 'unauthorized');
+    expectError(
+      await call('PATCH', `/v1/users/${self.user.id}`, { token: key.secret, body: { name: 'Key' } }),
+      401,
+      'unauthorized',
+    );
   });
 });

@@ -8,7 +8,16 @@ import { newId } from '../../src/lib/ids.ts';
 import { pingEndpoint } from '../../src/services/webhooks/endpoints.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { allowSecretIn } from '../helpers/leak-scan.ts';
-import { createEndpoint, ENDPOINTS, endpointRow, hang, receiver, REFUSED_WEBHOOK_URLS, verifyWith, type Receiver } from '../helpers/webhooks.ts';
+import {
+  createEndpoint,
+  ENDPOINTS,
+  endpointRow,
+  hang,
+  receiver,
+  REFUSED_WEBHOOK_URLS,
+  verifyWith,
+  type Receiver,
+} from '../helpers/webhooks.ts';
 
 /**
  * Account webhook endpoints, the routes: /v1/account/webhook-endpoints (docs/webhooks.md). Deliveries
@@ -51,10 +60,13 @@ function withoutRequestId(res: ApiResponse) {
   return body;
 }
 
-const fieldsOf = (res: ApiResponse) => ((res.body.error.details.fields ?? []) as { field: string; issue: string }[]).map((f) => f.field);
+const fieldsOf = (res: ApiResponse) =>
+  ((res.body.error.details.fields ?? []) as { field: string; issue: string }[]).map((f) => f.field);
 
 async function countOf(ownerId: string) {
-  const row = await env.DB.prepare('SELECT count(*) AS n FROM webhook_endpoints WHERE owner_id = ?').bind(ownerId).first<{ n: number }>();
+  const row = await env.DB.prepare('SELECT count(*) AS n FROM webhook_endpoints WHERE owner_id = ?')
+    .bind(ownerId)
+    .first<{ n: number }>();
   return row!.n;
 }
 
@@ -62,7 +74,11 @@ describe('POST /v1/account/webhook-endpoints', () => {
   it('201: the endpoint, enabled, and its whsec_ secret; stored encrypted', async () => {
     const user = await seedSession();
     const before = Date.now();
-    const res = await as(user).create({ url: URL_A, enabled_events: ['payment.approved', 'payment.refunded'], description: 'Orders' });
+    const res = await as(user).create({
+      url: URL_A,
+      enabled_events: ['payment.approved', 'payment.refunded'],
+      description: 'Orders',
+    });
     expect(res.status, res.text).toBe(201);
     const data = res.body.data;
     expect(Object.keys(data).sort()).toEqual(
@@ -111,7 +127,10 @@ describe('POST /v1/account/webhook-endpoints', () => {
     const all = await as(user).create({ url: URL_A, enabled_events: ['*'] });
     expect(all.status, all.text).toBe(201);
     expect(all.body.data).toMatchObject({ enabled_events: ['*'], description: null });
-    const repeated = await as(user).create({ url: URL_A, enabled_events: ['payment.approved', 'payment.approved', 'payment.pending'] });
+    const repeated = await as(user).create({
+      url: URL_A,
+      enabled_events: ['payment.approved', 'payment.approved', 'payment.pending'],
+    });
     expect(repeated.body.data.enabled_events).toEqual(['payment.approved', 'payment.pending']);
   });
 
@@ -140,13 +159,19 @@ describe('POST /v1/account/webhook-endpoints', () => {
     expectError(res, 400, 'invalid_request');
     expect(fieldsOf(res)).toEqual(['url']);
     expect(res.text).not.toContain(url);
-    const rows = await env.DB.prepare('SELECT count(*) AS n FROM webhook_endpoints WHERE url = ?').bind(url).first<{ n: number }>();
+    const rows = await env.DB.prepare('SELECT count(*) AS n FROM webhook_endpoints WHERE url = ?')
+      .bind(url)
+      .first<{ n: number }>();
     expect(rows!.n).toBe(0);
   });
 
   it(`at most ${MAX_ENDPOINTS_PER_OWNER} per owner and environment: the next is 409 webhook_endpoint_limit_reached; deleting one frees a place`, async () => {
     const user = await seedSession();
-    const created = await Promise.all(Array.from({ length: MAX_ENDPOINTS_PER_OWNER }, (_, i) => as(user).create({ url: `${URL_A}/${i}`, enabled_events: ['*'] })));
+    const created = await Promise.all(
+      Array.from({ length: MAX_ENDPOINTS_PER_OWNER }, (_, i) =>
+        as(user).create({ url: `${URL_A}/${i}`, enabled_events: ['*'] }),
+      ),
+    );
     expect(created.map((r) => r.status)).toEqual(Array(MAX_ENDPOINTS_PER_OWNER).fill(201));
     const over = await as(user).create({ url: URL_A, enabled_events: ['*'] });
     const error = expectError(over, 409, 'webhook_endpoint_limit_reached');
@@ -161,8 +186,11 @@ describe('POST /v1/account/webhook-endpoints', () => {
 
   it('concurrent creations near the limit never pass it', async () => {
     const user = await seedSession();
-    for (let i = 0; i < MAX_ENDPOINTS_PER_OWNER - 2; i++) await createEndpoint(user, { url: URL_A, enabled_events: ['*'] });
-    const racing = await Promise.all(Array.from({ length: 6 }, () => as(user).create({ url: URL_A, enabled_events: ['*'] })));
+    for (let i = 0; i < MAX_ENDPOINTS_PER_OWNER - 2; i++)
+      await createEndpoint(user, { url: URL_A, enabled_events: ['*'] });
+    const racing = await Promise.all(
+      Array.from({ length: 6 }, () => as(user).create({ url: URL_A, enabled_events: ['*'] })),
+    );
     expect(racing.filter((r) => r.status === 201)).toHaveLength(2);
     for (const res of racing.filter((r) => r.status !== 201)) expectError(res, 409, 'webhook_endpoint_limit_reached');
     expect(await countOf(user.user.id)).toBe(MAX_ENDPOINTS_PER_OWNER);
@@ -174,13 +202,25 @@ describe('POST /v1/account/webhook-endpoints', () => {
     expect(res.status, res.text).toBe(201);
     expect(res.body.data.user_id).toBe(target.user.id);
     expect((await as(target).get(res.body.data.id)).status).toBe(200);
-    expectError(await as(owner).create({ url: URL_A, enabled_events: ['*'], user_id: target.user.id }), 403, 'insufficient_role');
-    expectError(await as(admin).create({ url: URL_A, enabled_events: ['*'], user_id: newId('usr') }), 404, 'user_not_found');
+    expectError(
+      await as(owner).create({ url: URL_A, enabled_events: ['*'], user_id: target.user.id }),
+      403,
+      'insufficient_role',
+    );
+    expectError(
+      await as(admin).create({ url: URL_A, enabled_events: ['*'], user_id: newId('usr') }),
+      404,
+      'user_not_found',
+    );
   });
 
   it('API keys and anonymous callers get 401: endpoints are managed by the signed-in user', async () => {
     const key = await createKey(owner);
-    expectError(await call('POST', ENDPOINTS, { token: key.secret, body: { url: URL_A, enabled_events: ['*'] } }), 401, 'unauthorized');
+    expectError(
+      await call('POST', ENDPOINTS, { token: key.secret, body: { url: URL_A, enabled_events: ['*'] } }),
+      401,
+      'unauthorized',
+    );
     expectError(await call('GET', ENDPOINTS, { token: key.secret }), 401, 'unauthorized');
     expectError(await call('GET', ENDPOINTS), 401, 'unauthorized');
   });
@@ -246,10 +286,23 @@ describe('isolation', () => {
 
 describe('PATCH /v1/account/webhook-endpoints/{id}', () => {
   it('changes url, enabled_events, description (null clears it); the SSRF rules apply to a new url', async () => {
-    const made = await createEndpoint(owner, { url: URL_A, enabled_events: ['payment.approved'], description: 'before' });
-    const res = await as(owner).patch(made.id, { url: 'https://hooks.example.com/v2', enabled_events: ['*'], description: null });
+    const made = await createEndpoint(owner, {
+      url: URL_A,
+      enabled_events: ['payment.approved'],
+      description: 'before',
+    });
+    const res = await as(owner).patch(made.id, {
+      url: 'https://hooks.example.com/v2',
+      enabled_events: ['*'],
+      description: null,
+    });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.data).toMatchObject({ url: 'https://hooks.example.com/v2', enabled_events: ['*'], description: null, status: 'enabled' });
+    expect(res.body.data).toMatchObject({
+      url: 'https://hooks.example.com/v2',
+      enabled_events: ['*'],
+      description: null,
+      status: 'enabled',
+    });
     expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(made.res.body.data.updated_at));
     expect(res.text).not.toContain(made.secret);
 
@@ -261,7 +314,10 @@ describe('PATCH /v1/account/webhook-endpoints/{id}', () => {
     const bad = await as(owner).patch(made.id, { enabled_events: ['*', 'payment.pending'] });
     expect(fieldsOf(bad)).toEqual(['enabled_events']);
     expectError(await as(owner).patch(made.id, { secret: 'x' }), 400, 'invalid_request');
-    expect((await as(owner).get(made.id)).body.data).toMatchObject({ url: 'https://hooks.example.com/v2', enabled_events: ['*'] });
+    expect((await as(owner).get(made.id)).body.data).toMatchObject({
+      url: 'https://hooks.example.com/v2',
+      enabled_events: ['*'],
+    });
   });
 
   it('disabled: true → status disabled (requested); false → enabled, reason and failure streak cleared', async () => {
@@ -270,12 +326,19 @@ describe('PATCH /v1/account/webhook-endpoints/{id}', () => {
     expect(disabled.body.data).toMatchObject({ status: 'disabled', disabled_reason: 'requested' });
     expect(disabled.body.data.disabled_at).toMatch(ISO_MS);
     // Disabling again keeps the original time.
-    expect((await as(owner).patch(made.id, { disabled: true })).body.data.disabled_at).toBe(disabled.body.data.disabled_at);
+    expect((await as(owner).patch(made.id, { disabled: true })).body.data.disabled_at).toBe(
+      disabled.body.data.disabled_at,
+    );
     await env.DB.prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?')
       .bind(Date.now() - DAY_MS, made.id)
       .run();
     const enabled = await as(owner).patch(made.id, { disabled: false });
-    expect(enabled.body.data).toMatchObject({ status: 'enabled', disabled_reason: null, disabled_at: null, failing_since: null });
+    expect(enabled.body.data).toMatchObject({
+      status: 'enabled',
+      disabled_reason: null,
+      disabled_at: null,
+      failing_since: null,
+    });
   });
 });
 
@@ -328,10 +391,15 @@ describe('POST /v1/account/webhook-endpoints/{id}/rotate-secret', () => {
 
   it('concurrent rotations: each answers a secret that was stored, and the latest signs', async () => {
     const made = await createEndpoint(owner, { url: URL_A, enabled_events: ['*'] });
-    const answers = await Promise.all([as(owner).rotate(made.id), as(owner).rotate(made.id), as(owner).rotate(made.id)]);
+    const answers = await Promise.all([
+      as(owner).rotate(made.id),
+      as(owner).rotate(made.id),
+      as(owner).rotate(made.id),
+    ]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     // A rotation that lost the race answers with the winner's secret: that response may hold it too.
-    for (const a of answers) for (const b of answers) if (a.body.data.secret === b.body.data.secret) allowSecretIn(a.body.data.secret, b.id);
+    for (const a of answers)
+      for (const b of answers) if (a.body.data.secret === b.body.data.secret) allowSecretIn(a.body.data.secret, b.id);
     rx = receiver();
     await as(owner).test(made.id);
     const ping = rx.requests.at(-1)!;
@@ -342,7 +410,9 @@ describe('POST /v1/account/webhook-endpoints/{id}/rotate-secret', () => {
 describe('POST /v1/account/webhook-endpoints/{id}/test', () => {
   it('sends a signed ping now and answers the attempt: verified with standardwebhooks, not stored as an event', async () => {
     const made = await createEndpoint(owner, { url: URL_A, enabled_events: ['payment.approved'] });
-    const eventsBefore = await env.DB.prepare('SELECT count(*) AS n FROM payment_events WHERE owner_id = ?').bind(owner.user.id).first<{ n: number }>();
+    const eventsBefore = await env.DB.prepare('SELECT count(*) AS n FROM payment_events WHERE owner_id = ?')
+      .bind(owner.user.id)
+      .first<{ n: number }>();
     rx = receiver(() => new Response('ok', { status: 200 }));
     const res = await as(owner).test(made.id);
     expect(res.status, res.text).toBe(200);
@@ -350,8 +420,18 @@ describe('POST /v1/account/webhook-endpoints/{id}/test', () => {
     const ping = rx.requests[0]!;
     expect(ping.url).toBe(URL_A);
     expect(ping.redirect).toBe('manual');
-    const body = verifyWith(made.secret, ping) as unknown as { id: string; type: string; created_at: string; data: Record<string, unknown> };
-    expect(body).toEqual({ id: ping.headers['webhook-id'], type: 'ping', created_at: expect.stringMatching(ISO_MS), data: { webhook_endpoint: { id: made.id } } });
+    const body = verifyWith(made.secret, ping) as unknown as {
+      id: string;
+      type: string;
+      created_at: string;
+      data: Record<string, unknown>;
+    };
+    expect(body).toEqual({
+      id: ping.headers['webhook-id'],
+      type: 'ping',
+      created_at: expect.stringMatching(ISO_MS),
+      data: { webhook_endpoint: { id: made.id } },
+    });
     expect(res.body.data).toEqual({
       event_id: body.id,
       type: 'ping',
@@ -362,9 +442,15 @@ describe('POST /v1/account/webhook-endpoints/{id}/test', () => {
       latency_ms: expect.any(Number),
       attempted_at: expect.stringMatching(ISO_MS),
     });
-    const eventsAfter = await env.DB.prepare('SELECT count(*) AS n FROM payment_events WHERE owner_id = ?').bind(owner.user.id).first<{ n: number }>();
+    const eventsAfter = await env.DB.prepare('SELECT count(*) AS n FROM payment_events WHERE owner_id = ?')
+      .bind(owner.user.id)
+      .first<{ n: number }>();
     expect(eventsAfter!.n).toBe(eventsBefore!.n);
-    expect(await env.DB.prepare('SELECT count(*) AS n FROM webhook_delivery_attempts WHERE event_id = ?').bind(body.id).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(
+      await env.DB.prepare('SELECT count(*) AS n FROM webhook_delivery_attempts WHERE event_id = ?')
+        .bind(body.id)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
   });
 
   it('answers 200 with the failure: an HTTP error, a network error, a timeout; the endpoint’s health is untouched', async () => {
@@ -378,7 +464,9 @@ describe('POST /v1/account/webhook-endpoints/{id}/test', () => {
       (request) => hang(request),
       () => new Response(null, { status: 302, headers: { Location: 'https://169.254.169.254/' } }),
     ];
-    const timeoutSpy = vi.spyOn(AbortSignal, 'timeout').mockImplementation(() => AbortSignal.abort(new DOMException('timed out', 'TimeoutError')));
+    const timeoutSpy = vi
+      .spyOn(AbortSignal, 'timeout')
+      .mockImplementation(() => AbortSignal.abort(new DOMException('timed out', 'TimeoutError')));
     let n = 0;
     rx = receiver((request) => answers[n++]!(request));
     try {
@@ -399,7 +487,9 @@ describe('POST /v1/account/webhook-endpoints/{id}/test', () => {
 
   it('checks the stored URL again: a URL that became refused is not called (url_refused)', async () => {
     const made = await createEndpoint(owner, { url: URL_A, enabled_events: ['*'] });
-    await env.DB.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?').bind('https://169.254.169.254/latest/meta-data/', made.id).run();
+    await env.DB.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?')
+      .bind('https://169.254.169.254/latest/meta-data/', made.id)
+      .run();
     rx = receiver();
     const res = await as(owner).test(made.id);
     expect(res.body.data).toMatchObject({ succeeded: false, status_code: null, error: 'url_refused' });

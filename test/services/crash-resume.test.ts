@@ -8,7 +8,15 @@ import { createPayment, type CreatePaymentBody } from '../../src/services/paymen
 import { createRefund, type CreateRefundBody } from '../../src/services/payments/create-refund.ts';
 import type { OperationContext } from '../../src/services/payments/operation.ts';
 import { call, expectError } from '../helpers/api.ts';
-import { type Merchant, paymentBody, paymentRow, paymentRowsByReference, postIdempotent, refundRows, setupMerchant } from '../helpers/merchant.ts';
+import {
+  type Merchant,
+  paymentBody,
+  paymentRow,
+  paymentRowsByReference,
+  postIdempotent,
+  refundRows,
+  setupMerchant,
+} from '../helpers/merchant.ts';
 
 /**
  * A crash at each step of an idempotent operation, then the client's retry with the same key and body.
@@ -68,17 +76,29 @@ function crashingD1(pattern: RegExp): D1Database {
 const REAL = Symbol('real');
 
 async function ownerOf(m: Merchant): Promise<string> {
-  const row = await env.DB.prepare('SELECT user_id FROM api_keys WHERE id = ?').bind(m.key.id).first<{ user_id: string }>();
+  const row = await env.DB.prepare('SELECT user_id FROM api_keys WHERE id = ?')
+    .bind(m.key.id)
+    .first<{ user_id: string }>();
   return row!.user_id;
 }
 
 /** The context the idempotency object gives the operation for (key, operation, request). */
-async function attemptOf(m: Merchant, operation: IdempotentOperation, key: string, path: string, body: unknown, onStarted: () => void = () => {}): Promise<OperationContext> {
+async function attemptOf(
+  m: Merchant,
+  operation: IdempotentOperation,
+  key: string,
+  path: string,
+  body: unknown,
+  onStarted: () => void = () => {},
+): Promise<OperationContext> {
   const stores = idempotencyStores(env.IDEMPOTENCY);
   return {
     caller: { kind: 'api_key', apiKeyId: m.key.id, ownerId: await ownerOf(m) },
     environment: 'test',
-    attempt: { key: stores.idFromName(idempotencyScope(m.key.id, operation, key)).toString(), fingerprint: await requestFingerprint('POST', path, body) },
+    attempt: {
+      key: stores.idFromName(idempotencyScope(m.key.id, operation, key)).toString(),
+      fingerprint: await requestFingerprint('POST', path, body),
+    },
     started: onStarted,
   };
 }
@@ -97,7 +117,13 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     const m = await setupMerchant();
     const key = crypto.randomUUID();
     const body = paymentBody(m.pos.id, '21.00') as CreatePaymentBody;
-    await firstTry(createPayment(createDeps(env), await attemptOf(m, 'create_payment', key, '/v1/payments', body, crashOnStart), body));
+    await firstTry(
+      createPayment(
+        createDeps(env),
+        await attemptOf(m, 'create_payment', key, '/v1/payments', body, crashOnStart),
+        body,
+      ),
+    );
     const [orphan] = await paymentRowsByReference(body.external_reference);
     expect(orphan).toMatchObject({ status: 'created', processor_attempts: 0 });
 
@@ -115,7 +141,13 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     const m = await setupMerchant();
     const key = crypto.randomUUID();
     const body = paymentBody(m.pos.id, '22.00') as CreatePaymentBody;
-    await firstTry(createPayment(depsCrashingAt(/^update "payments"/), await attemptOf(m, 'create_payment', key, '/v1/payments', body), body));
+    await firstTry(
+      createPayment(
+        depsCrashingAt(/^update "payments"/),
+        await attemptOf(m, 'create_payment', key, '/v1/payments', body),
+        body,
+      ),
+    );
     const [orphan] = await paymentRowsByReference(body.external_reference);
     expect(orphan?.status).toBe('created');
 
@@ -132,7 +164,11 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     const m = await setupMerchant();
     const key = crypto.randomUUID();
     const body = paymentBody(m.pos.id, '23.00') as CreatePaymentBody;
-    const done = (await createPayment(createDeps(env), await attemptOf(m, 'create_payment', key, '/v1/payments', body), body)) as { body: { data: { id: string } } };
+    const done = (await createPayment(
+      createDeps(env),
+      await attemptOf(m, 'create_payment', key, '/v1/payments', body),
+      body,
+    )) as { body: { data: { id: string } } };
 
     const retry = await m.pay(body, key);
     expect(retry.status, retry.text).toBe(201);
@@ -145,8 +181,18 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     const m = await setupMerchant();
     const key = crypto.randomUUID();
     const body = paymentBody(m.pos.id, '24.00') as CreatePaymentBody;
-    await firstTry(createPayment(createDeps(env), await attemptOf(m, 'create_payment', key, '/v1/payments', body, crashOnStart), body));
-    expectError(await m.pay({ ...body, amount: { value: '99.00', currency: 'USD' } }, key), 409, 'idempotency_key_reused');
+    await firstTry(
+      createPayment(
+        createDeps(env),
+        await attemptOf(m, 'create_payment', key, '/v1/payments', body, crashOnStart),
+        body,
+      ),
+    );
+    expectError(
+      await m.pay({ ...body, amount: { value: '99.00', currency: 'USD' } }, key),
+      409,
+      'idempotency_key_reused',
+    );
     expect(await paymentRowsByReference(body.external_reference)).toHaveLength(1);
   });
 });
@@ -158,7 +204,8 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     return res.body.data.id as string;
   }
   const refundBody = (value: string): CreateRefundBody => ({ amount: { value, currency: 'USD' } });
-  const refundOnce = (m: Merchant, paymentId: string, body: unknown, key: string) => postIdempotent(`/v1/payments/${paymentId}/refunds`, m.key.secret, body, key);
+  const refundOnce = (m: Merchant, paymentId: string, body: unknown, key: string) =>
+    postIdempotent(`/v1/payments/${paymentId}/refunds`, m.key.secret, body, key);
 
   it('after the reservation, before the processor', async () => {
     const m = await setupMerchant();
@@ -166,7 +213,14 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const key = crypto.randomUUID();
     const body = refundBody('20.00');
     const path = `/v1/payments/${paymentId}/refunds`;
-    await firstTry(createRefund(createDeps(env), await attemptOf(m, 'create_refund', key, path, body, crashOnStart), paymentId, body));
+    await firstTry(
+      createRefund(
+        createDeps(env),
+        await attemptOf(m, 'create_refund', key, path, body, crashOnStart),
+        paymentId,
+        body,
+      ),
+    );
     expect((await refundRows(paymentId)).map((r) => r.status)).toEqual(['created']);
 
     const retry = await refundOnce(m, paymentId, body, key);
@@ -185,7 +239,14 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const key = crypto.randomUUID();
     const body = refundBody('50.00');
     const path = `/v1/payments/${paymentId}/refunds`;
-    await firstTry(createRefund(depsCrashingAt(/^update "refunds"/), await attemptOf(m, 'create_refund', key, path, body), paymentId, body));
+    await firstTry(
+      createRefund(
+        depsCrashingAt(/^update "refunds"/),
+        await attemptOf(m, 'create_refund', key, path, body),
+        paymentId,
+        body,
+      ),
+    );
 
     const retry = await refundOnce(m, paymentId, body, key);
     expect(retry.status, retry.text).toBe(201);
@@ -201,7 +262,12 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const key = crypto.randomUUID();
     const body = refundBody('10.00');
     const path = `/v1/payments/${paymentId}/refunds`;
-    const done = (await createRefund(createDeps(env), await attemptOf(m, 'create_refund', key, path, body), paymentId, body)) as { body: { data: { id: string } } };
+    const done = (await createRefund(
+      createDeps(env),
+      await attemptOf(m, 'create_refund', key, path, body),
+      paymentId,
+      body,
+    )) as { body: { data: { id: string } } };
 
     const retry = await refundOnce(m, paymentId, body, key);
     expect(retry.status, retry.text).toBe(201);
@@ -215,7 +281,14 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const key = crypto.randomUUID();
     const body = refundBody('20.00');
     const path = `/v1/payments/${paymentId}/refunds`;
-    await firstTry(createRefund(createDeps(env), await attemptOf(m, 'create_refund', key, path, body, crashOnStart), paymentId, body));
+    await firstTry(
+      createRefund(
+        createDeps(env),
+        await attemptOf(m, 'create_refund', key, path, body, crashOnStart),
+        paymentId,
+        body,
+      ),
+    );
     expectError(await refundOnce(m, paymentId, refundBody('25.00'), key), 409, 'idempotency_key_reused');
     expect(await refundRows(paymentId)).toHaveLength(1);
   });
@@ -229,9 +302,15 @@ describe('a cancel crashed after its claim resumes on retry instead of meeting i
     const paymentId = created.body.data.id as string;
     const key = crypto.randomUUID();
     const path = `/v1/payments/${paymentId}/cancel`;
-    await firstTry(cancelPayment(createDeps(env), await attemptOf(m, 'cancel_payment', key, path, null, crashOnStart), paymentId));
+    await firstTry(
+      cancelPayment(createDeps(env), await attemptOf(m, 'cancel_payment', key, path, null, crashOnStart), paymentId),
+    );
 
-    expectError(await postIdempotent(path, m.key.secret, undefined, crypto.randomUUID()), 409, 'invalid_state_transition');
+    expectError(
+      await postIdempotent(path, m.key.secret, undefined, crypto.randomUUID()),
+      409,
+      'invalid_state_transition',
+    );
     const retry = await postIdempotent(path, m.key.secret, undefined, key);
     expect(retry.status, retry.text).toBe(200);
     expect(retry.body.data.status).toBe('canceled');
@@ -243,13 +322,21 @@ describe('a cancel crashed after its claim resumes on retry instead of meeting i
     const paymentId = created.body.data.id as string;
     const key = crypto.randomUUID();
     const path = `/v1/payments/${paymentId}/cancel`;
-    const done = (await cancelPayment(createDeps(env), await attemptOf(m, 'cancel_payment', key, path, null), paymentId)) as { status: number };
+    const done = (await cancelPayment(
+      createDeps(env),
+      await attemptOf(m, 'cancel_payment', key, path, null),
+      paymentId,
+    )) as { status: number };
     expect(done.status).toBe(200);
 
     const retry = await postIdempotent(path, m.key.secret, undefined, key);
     expect(retry.status, retry.text).toBe(200);
     expect(retry.body.data).toMatchObject({ id: paymentId, status: 'canceled' });
     // Another key is still told the payment is canceled.
-    expectError(await postIdempotent(path, m.key.secret, undefined, crypto.randomUUID()), 409, 'invalid_state_transition');
+    expectError(
+      await postIdempotent(path, m.key.secret, undefined, crypto.randomUUID()),
+      409,
+      'invalid_state_transition',
+    );
   });
 });

@@ -46,7 +46,9 @@ describe('API keys', () => {
     const t0 = Date.now() + 60_000;
     clockAt(t0);
     expect((await read(m.key.secret, paid.body.data.id)).status).toBe(200);
-    await env.DB.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE id = ?").bind(t0, m.key.id).run();
+    await env.DB.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE id = ?")
+      .bind(t0, m.key.id)
+      .run();
     vi.setSystemTime(t0 + API_KEY_CACHE_TTL_MS - 1);
     expect((await read(m.key.secret, paid.body.data.id)).status).toBe(200);
     vi.setSystemTime(t0 + API_KEY_CACHE_TTL_MS);
@@ -59,7 +61,9 @@ describe('API keys', () => {
     const t0 = Date.now() + 60_000;
     clockAt(t0);
     expect((await read(m.key.secret, paid.body.data.id)).status).toBe(200);
-    const owner = await env.DB.prepare('SELECT user_id FROM api_keys WHERE id = ?').bind(m.key.id).first<{ user_id: string }>();
+    const owner = await env.DB.prepare('SELECT user_id FROM api_keys WHERE id = ?')
+      .bind(m.key.id)
+      .first<{ user_id: string }>();
     await env.DB.prepare(`UPDATE users SET scopes = '["payments:create"]' WHERE id = ?`).bind(owner!.user_id).run();
     vi.setSystemTime(t0 + API_KEY_CACHE_TTL_MS);
     expectError(await read(m.key.secret, paid.body.data.id), 403, 'insufficient_scope');
@@ -70,7 +74,10 @@ describe('payment methods used by a key', () => {
   it('a method disabled through the API blocks new payments at once', async () => {
     const m = await setupMerchant();
     expect((await m.pay(paymentBody(m.pos.id, '15.00'))).status).toBe(201);
-    const patched = await call('PATCH', `/v1/account/payment-methods/${m.pos.id}`, { token: m.session.accessToken, body: { enabled: false } });
+    const patched = await call('PATCH', `/v1/account/payment-methods/${m.pos.id}`, {
+      token: m.session.accessToken,
+      body: { enabled: false },
+    });
     expect(patched.status, patched.text).toBe(200);
     expectError(await m.pay(paymentBody(m.pos.id, '15.00')), 404, 'payment_method_not_found');
   });

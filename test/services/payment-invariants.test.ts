@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, type ApiResponse } from '../helpers/api.ts';
-import { approvedRefundTotal, paymentBody, paymentRow, postIdempotent, refundRows, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import {
+  approvedRefundTotal,
+  paymentBody,
+  paymentRow,
+  postIdempotent,
+  refundRows,
+  setupMerchant,
+  type Merchant,
+} from '../helpers/merchant.ts';
 
 /**
  * Random short sequences of operations and processor notifications on one payment, run through the
@@ -30,7 +38,15 @@ type Op =
 type NotificationAction = 'approve' | 'decline' | 'expire' | 'fail';
 const notificationArb = fc.constantFrom<NotificationAction>('approve', 'approve', 'decline', 'expire', 'fail');
 
-const startArb = fc.constantFrom<Start>('pos_approved', 'pos_approved', 'pos_approved', 'pos_declined', 'pos_failed', 'qr_pending', 'pos_timeout');
+const startArb = fc.constantFrom<Start>(
+  'pos_approved',
+  'pos_approved',
+  'pos_approved',
+  'pos_declined',
+  'pos_failed',
+  'qr_pending',
+  'pos_timeout',
+);
 const shareArb = fc.integer({ min: 1, max: 100 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: shareArb.map((share) => ({ kind: 'refund' as const, share })) },
@@ -100,7 +116,9 @@ async function observe(paymentId: string, amount: number): Promise<Observed> {
   else if (approved > 0) expect(row!.status).toBe('partially_refunded');
   else expect(['partially_refunded', 'refunded']).not.toContain(row!.status);
   // Approved plus in-flight refunds never exceed the amount either.
-  const reserved = (await refundRows(paymentId)).filter((r) => ['created', 'pending', 'processing', 'approved'].includes(r.status));
+  const reserved = (await refundRows(paymentId)).filter((r) =>
+    ['created', 'pending', 'processing', 'approved'].includes(r.status),
+  );
   expect(reserved.reduce((sum, r) => sum + r.amount_minor, 0)).toBeLessThanOrEqual(amount);
   return { status: row!.status, updatedAt: row!.updated_at };
 }
@@ -128,7 +146,8 @@ describe('payment invariants under random operation sequences', () => {
           expect(res.status, res.text).toBeLessThan(500);
           return { path, body, key, res };
         };
-        const refund = (minor: number) => send(`/v1/payments/${id}/refunds`, { amount: { value: usd(minor), currency: 'USD' } });
+        const refund = (minor: number) =>
+          send(`/v1/payments/${id}/refunds`, { amount: { value: usd(minor), currency: 'USD' } });
         const cancel = () => send(`/v1/payments/${id}/cancel`, undefined);
         // The processor's asynchronous notification, through the sandbox test helper (a signed notification).
         const notify = async (action: NotificationAction) => {
@@ -182,7 +201,10 @@ describe('payment invariants under random operation sequences', () => {
             case 'burst': {
               const requests = op.shares.map((share) => refund(shareOf(amount, share)));
               if (op.withCancel) requests.push(cancel());
-              const [answers] = await Promise.all([Promise.all(requests), op.notification ? notify(op.notification) : null]);
+              const [answers] = await Promise.all([
+                Promise.all(requests),
+                op.notification ? notify(op.notification) : null,
+              ]);
               for (const a of answers) expect([200, 201, 409, 422]).toContain(a.res.status);
               last = answers[0]!;
               break;

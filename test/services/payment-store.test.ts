@@ -37,7 +37,9 @@ describe('mutatePayment', () => {
     const after = (await paymentRow(id))!;
     expect(after.version).toBe(before.version + MUTATE_MAX_ATTEMPTS);
     expect(after.status).toBe(before.status);
-    const raw = await env.DB.prepare('SELECT processor_status FROM payments WHERE id = ?').bind(id).first<{ processor_status: string | null }>();
+    const raw = await env.DB.prepare('SELECT processor_status FROM payments WHERE id = ?')
+      .bind(id)
+      .first<{ processor_status: string | null }>();
     expect(raw?.processor_status).not.toBe('never-written');
   });
 });

@@ -1,4 +1,10 @@
-import type { OrderResponse, PaymentResponse, RefundResponse, ChargebackResponse, TransactionsResponse } from 'mercadopago/dist/clients/order/commonTypes';
+import type {
+  OrderResponse,
+  PaymentResponse,
+  RefundResponse,
+  ChargebackResponse,
+  TransactionsResponse,
+} from 'mercadopago/dist/clients/order/commonTypes';
 import type { UserResponse } from 'mercadopago/dist/clients/user/get/types';
 import { SignatureFailureReason, WebhookSignatureValidator } from 'mercadopago/dist/utils/webhook/index.js';
 import { formatAmount, parseAmount } from '../../src/domain/money.ts';
@@ -33,9 +39,18 @@ export const MP_BASE = 'https://api.mercadopago.com';
 
 /** Every field of `T` present (a complete object of the SDK type, as the API answers for these orders). */
 type Complete<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
-export type SimPaymentJson = Complete<Pick<PaymentResponse, 'id' | 'amount' | 'paid_amount' | 'reference_id' | 'status' | 'status_detail' | 'payment_method'>>;
-export type SimRefundJson = Complete<Pick<RefundResponse, 'id' | 'transaction_id' | 'reference_id' | 'amount' | 'status'>>;
-export type SimChargebackJson = Complete<Pick<ChargebackResponse, 'id' | 'transaction_id' | 'case_id' | 'status' | 'references'>>;
+export type SimPaymentJson = Complete<
+  Pick<
+    PaymentResponse,
+    'id' | 'amount' | 'paid_amount' | 'reference_id' | 'status' | 'status_detail' | 'payment_method'
+  >
+>;
+export type SimRefundJson = Complete<
+  Pick<RefundResponse, 'id' | 'transaction_id' | 'reference_id' | 'amount' | 'status'>
+>;
+export type SimChargebackJson = Complete<
+  Pick<ChargebackResponse, 'id' | 'transaction_id' | 'case_id' | 'status' | 'references'>
+>;
 /** The order as the Orders API answers it for `qr` and `point` orders (the online-only fields absent). */
 export type SimOrderJson = Complete<
   Pick<
@@ -57,7 +72,10 @@ export type SimOrderJson = Complete<
   >
 > &
   Pick<OrderResponse, 'description' | 'expiration_time'> & {
-    transactions: Complete<Pick<TransactionsResponse, 'payments'>> & { refunds?: SimRefundJson[]; chargebacks?: SimChargebackJson[] };
+    transactions: Complete<Pick<TransactionsResponse, 'payments'>> & {
+      refunds?: SimRefundJson[];
+      chargebacks?: SimChargebackJson[];
+    };
     /** `config.qr` / `config.point`: documented by the Orders API reference, absent from the SDK's `Config`. */
     config: OrderResponse['config'] & { qr?: Record<string, unknown>; point?: Record<string, unknown> };
     type_response?: Complete<NonNullable<OrderResponse['type_response']>>;
@@ -67,21 +85,41 @@ export type SimOrderJson = Complete<
  * Every order `status` / `status_detail` pair the Orders API documents for QR and Point orders
  * (NOTES.md names the pages), so a test can put an order in any of them.
  */
-export const DOCUMENTED_ORDER_STATES: readonly { status: string; detail: string; payment: { status: string; status_detail: string } }[] = [
+export const DOCUMENTED_ORDER_STATES: readonly {
+  status: string;
+  detail: string;
+  payment: { status: string; status_detail: string };
+}[] = [
   { status: 'created', detail: 'created', payment: { status: 'created', status_detail: 'ready_to_process' } },
   { status: 'at_terminal', detail: 'at_terminal', payment: { status: 'at_terminal', status_detail: 'at_terminal' } },
   { status: 'processing', detail: 'in_process', payment: { status: 'processing', status_detail: 'in_process' } },
-  { status: 'action_required', detail: 'check_on_terminal', payment: { status: 'action_required', status_detail: 'check_on_terminal' } },
-  { status: 'action_required', detail: 'waiting_payment', payment: { status: 'action_required', status_detail: 'waiting_payment' } },
+  {
+    status: 'action_required',
+    detail: 'check_on_terminal',
+    payment: { status: 'action_required', status_detail: 'check_on_terminal' },
+  },
+  {
+    status: 'action_required',
+    detail: 'waiting_payment',
+    payment: { status: 'action_required', status_detail: 'waiting_payment' },
+  },
   { status: 'processed', detail: 'accredited', payment: { status: 'processed', status_detail: 'accredited' } },
   { status: 'processed', detail: 'processed', payment: { status: 'processed', status_detail: 'accredited' } },
-  { status: 'processed', detail: 'partially_refunded', payment: { status: 'processed', status_detail: 'partially_refunded' } },
+  {
+    status: 'processed',
+    detail: 'partially_refunded',
+    payment: { status: 'processed', status_detail: 'partially_refunded' },
+  },
   { status: 'refunded', detail: 'refunded', payment: { status: 'refunded', status_detail: 'refunded' } },
   { status: 'canceled', detail: 'canceled', payment: { status: 'canceled', status_detail: 'canceled' } },
   { status: 'expired', detail: 'expired', payment: { status: 'expired', status_detail: 'expired' } },
   { status: 'failed', detail: 'failed', payment: { status: 'failed', status_detail: 'rejected_by_issuer' } },
   { status: 'failed', detail: 'processing_error', payment: { status: 'failed', status_detail: 'processing_error' } },
-  { status: 'charged_back', detail: 'charged_back', payment: { status: 'charged_back', status_detail: 'charged_back' } },
+  {
+    status: 'charged_back',
+    detail: 'charged_back',
+    payment: { status: 'charged_back', status_detail: 'charged_back' },
+  },
 ];
 
 /** The HTTP error statuses Mercado Pago's SDKs and the Orders API document, with a code of each. */
@@ -190,7 +228,14 @@ export interface SimEvent {
   data: Record<string, unknown>;
 }
 
-export type NotificationKind = 'signed' | 'forged' | 'stale' | 'unsigned' | 'altered_body' | 'qr_unsigned' | 'signed_without_query_id';
+export type NotificationKind =
+  | 'signed'
+  | 'forged'
+  | 'stale'
+  | 'unsigned'
+  | 'altered_body'
+  | 'qr_unsigned'
+  | 'signed_without_query_id';
 
 export interface Faults {
   /** The next N requests throw a TimeoutError before reaching the API (nothing happens). */
@@ -220,9 +265,11 @@ export interface Faults {
   amountFormat: 'canonical' | 'padded' | 'short';
 }
 
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
-const mpError = (status: number, code: string, message: string, details: string[] = []) => json(status, { errors: [{ code, message, details }] });
+const mpError = (status: number, code: string, message: string, details: string[] = []) =>
+  json(status, { errors: [{ code, message, details }] });
 
 const ULID_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const ulid = () => {
@@ -283,9 +330,12 @@ export class MercadoPagoSimulator {
     this.now = options.now ?? Date.now;
   }
 
-  addAccount(options: Partial<Omit<SimAccount, 'posIds' | 'terminalIds'>> & { posIds?: string[]; terminalIds?: string[] } = {}): SimAccount {
+  addAccount(
+    options: Partial<Omit<SimAccount, 'posIds' | 'terminalIds'>> & { posIds?: string[]; terminalIds?: string[] } = {},
+  ): SimAccount {
     const account: SimAccount = {
-      accessToken: options.accessToken ?? `TEST-${Math.floor(Math.random() * 1e15)}-${crypto.randomUUID().replace(/-/g, '')}`,
+      accessToken:
+        options.accessToken ?? `TEST-${Math.floor(Math.random() * 1e15)}-${crypto.randomUUID().replace(/-/g, '')}`,
       webhookSecret: options.webhookSecret ?? bytesToHex(crypto.getRandomValues(new Uint8Array(32))),
       currency: options.currency ?? 'ARS',
       userId: options.userId ?? 100_000_000 + Math.floor(Math.random() * 900_000_000),
@@ -332,9 +382,17 @@ export class MercadoPagoSimulator {
     }
     if (this.faults.unavailableNext > 0) {
       this.faults.unavailableNext--;
-      return mpError(503, 'service_unavailable', 'Service temporarily unavailable. Internal trace 7f3a: upstream pool exhausted.');
+      return mpError(
+        503,
+        'service_unavailable',
+        'Service temporarily unavailable. Internal trace 7f3a: upstream pool exhausted.',
+      );
     }
-    if (this.faults.errorNext && this.faults.errorNext.count > 0 && (!this.faults.errorNext.method || this.faults.errorNext.method === request.method)) {
+    if (
+      this.faults.errorNext &&
+      this.faults.errorNext.count > 0 &&
+      (!this.faults.errorNext.method || this.faults.errorNext.method === request.method)
+    ) {
       const { status, code } = this.faults.errorNext;
       if (--this.faults.errorNext.count === 0) this.faults.errorNext = null;
       return mpError(status, code, `Simulated ${status}.`);
@@ -347,13 +405,23 @@ export class MercadoPagoSimulator {
     const token = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
     const account = token ? this.accounts.get(token) : undefined;
     if (this.faults.invalidToken || !account) {
-      return json(401, { code: 'unauthorized', message: `invalid access token ${token?.slice(0, 12) ?? ''}…`, errors: [{ code: 'unauthorized', message: 'Invalid credentials.', details: [] }] });
+      return json(401, {
+        code: 'unauthorized',
+        message: `invalid access token ${token?.slice(0, 12) ?? ''}…`,
+        errors: [{ code: 'unauthorized', message: 'Invalid credentials.', details: [] }],
+      });
     }
 
     const path = url.pathname;
     if (request.method === 'GET' && path === '/users/me') {
       const site = SITE_OF[account.currency]!;
-      return json(200, { id: account.userId, nickname: 'TESTUSER', site_id: site.site, country_id: site.country, email: 'test_user@testuser.com' } satisfies Omit<UserResponse, 'api_response'>);
+      return json(200, {
+        id: account.userId,
+        nickname: 'TESTUSER',
+        site_id: site.site,
+        country_id: site.country,
+        email: 'test_user@testuser.com',
+      } satisfies Omit<UserResponse, 'api_response'>);
     }
 
     const orderMatch = /^\/v1\/orders(?:\/([^/]+)(?:\/(cancel|refund))?)?$/.exec(path);
@@ -366,17 +434,27 @@ export class MercadoPagoSimulator {
       if (!order || order.token !== account.accessToken) return mpError(404, 'order_not_found', 'Order not found.');
       return json(200, this.orderJson(order));
     }
-    if (request.method !== 'POST') return json(405, { message: 'method not allowed', error: 'method_not_allowed', status: 405, cause: [] });
+    if (request.method !== 'POST')
+      return json(405, { message: 'method not allowed', error: 'method_not_allowed', status: 405, cause: [] });
 
     // Every POST of the Orders API carries an idempotency key; a replay answers the first answer.
     const key = request.headers.get('x-idempotency-key');
-    if (!key) return mpError(400, 'required_properties', 'The header X-Idempotency-Key is required.', ['X-Idempotency-Key']);
+    if (!key)
+      return mpError(400, 'required_properties', 'The header X-Idempotency-Key is required.', ['X-Idempotency-Key']);
     const scope = `${account.accessToken}|${key}`;
     const fingerprint = `${request.method} ${path} ${text}`;
     const stored = this.idempotency.get(scope);
     if (stored) {
-      if (stored.fingerprint !== fingerprint) return mpError(409, 'idempotency_key_already_used', 'The idempotency key was already used with a different request.');
-      return new Response(stored.body, { status: stored.status, headers: { 'content-type': 'application/json', 'x-idempotency-replayed': 'true' } });
+      if (stored.fingerprint !== fingerprint)
+        return mpError(
+          409,
+          'idempotency_key_already_used',
+          'The idempotency key was already used with a different request.',
+        );
+      return new Response(stored.body, {
+        status: stored.status,
+        headers: { 'content-type': 'application/json', 'x-idempotency-replayed': 'true' },
+      });
     }
     const firstTime = !this.seenKeys.has(scope);
     this.seenKeys.add(scope);
@@ -385,7 +463,8 @@ export class MercadoPagoSimulator {
     let res: Response;
     if (!orderId) {
       const amountRule = this.amountRule(account, body);
-      if (amountRule === 53 && firstTime) return mpError(503, 'service_unavailable', 'Service temporarily unavailable.');
+      if (amountRule === 53 && firstTime)
+        return mpError(503, 'service_unavailable', 'Service temporarily unavailable.');
       lostAnswer = amountRule === 52 && firstTime;
       res = this.createOrder(account, body);
     } else {
@@ -419,24 +498,36 @@ export class MercadoPagoSimulator {
   private createOrder(account: SimAccount, body: unknown): Response {
     const b = (body && typeof body === 'object' ? body : {}) as Record<string, any>;
     const missing: string[] = [];
-    if (b.type !== 'qr' && b.type !== 'point') return mpError(400, 'property_value', 'type must be one of qr, point.', ['type']);
-    if (typeof b.external_reference !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(b.external_reference)) missing.push('external_reference');
+    if (b.type !== 'qr' && b.type !== 'point')
+      return mpError(400, 'property_value', 'type must be one of qr, point.', ['type']);
+    if (typeof b.external_reference !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(b.external_reference))
+      missing.push('external_reference');
     if (typeof b.total_amount !== 'string') missing.push('total_amount');
     const payments = b.transactions?.payments;
-    if (!Array.isArray(payments) || payments.length !== 1 || typeof payments[0]?.amount !== 'string') missing.push('transactions.payments');
+    if (!Array.isArray(payments) || payments.length !== 1 || typeof payments[0]?.amount !== 'string')
+      missing.push('transactions.payments');
     if (b.type === 'qr' && typeof b.config?.qr?.external_pos_id !== 'string') missing.push('config.qr.external_pos_id');
     if (b.type === 'qr' && b.config?.qr?.mode !== 'dynamic') missing.push('config.qr.mode');
-    if (b.type === 'point' && typeof b.config?.point?.terminal_id !== 'string') missing.push('config.point.terminal_id');
-    if (missing.length) return mpError(400, 'required_properties', 'Required properties are missing or invalid.', missing);
+    if (b.type === 'point' && typeof b.config?.point?.terminal_id !== 'string')
+      missing.push('config.point.terminal_id');
+    if (missing.length)
+      return mpError(400, 'required_properties', 'Required properties are missing or invalid.', missing);
     let totalMinor: number;
     try {
       totalMinor = parseAmount(b.total_amount, account.currency);
       if (parseAmount(payments[0].amount, account.currency) !== totalMinor) throw new Error('amounts differ');
     } catch {
-      return mpError(400, 'property_value', 'total_amount is not a valid amount for this site, or differs from the payments.', ['total_amount']);
+      return mpError(
+        400,
+        'property_value',
+        'total_amount is not a valid amount for this site, or differs from the payments.',
+        ['total_amount'],
+      );
     }
-    if (b.type === 'qr' && account.posIds && !account.posIds.has(b.config.qr.external_pos_id)) return mpError(404, 'pos_not_found', 'The POS does not exist.');
-    if (b.type === 'point' && account.terminalIds && !account.terminalIds.has(b.config.point.terminal_id)) return mpError(404, 'terminal_not_found', 'The terminal does not exist.');
+    if (b.type === 'qr' && account.posIds && !account.posIds.has(b.config.qr.external_pos_id))
+      return mpError(404, 'pos_not_found', 'The POS does not exist.');
+    if (b.type === 'point' && account.terminalIds && !account.terminalIds.has(b.config.point.terminal_id))
+      return mpError(404, 'terminal_not_found', 'The terminal does not exist.');
 
     const id = `ORD${ulid()}`;
     const now = new Date(this.now()).toISOString();
@@ -455,7 +546,12 @@ export class MercadoPagoSimulator {
       expirationTime: typeof b.expiration_time === 'string' ? b.expiration_time : undefined,
       config: b.config,
       qrData: undefined,
-      payment: { id: `PAY${ulid()}`, amount: formatAmount(totalMinor, account.currency), status: 'created', status_detail: 'ready_to_process' },
+      payment: {
+        id: `PAY${ulid()}`,
+        amount: formatAmount(totalMinor, account.currency),
+        status: 'created',
+        status_detail: 'ready_to_process',
+      },
       refunds: [],
       chargebacks: [],
       version: 1,
@@ -466,9 +562,18 @@ export class MercadoPagoSimulator {
     if (rule === 54) {
       this.move(order, 'failed', 'processing_error', { status: 'failed', status_detail: 'processing_error' }, false);
     } else if (order.type === 'point') {
-      if (rule === 51 || this.faults.declineAll) this.move(order, 'failed', 'failed', { status: 'failed', status_detail: 'rejected_by_issuer' }, false);
-      else if (rule === 55) this.move(order, 'action_required', 'check_on_terminal', { status: 'action_required', status_detail: 'check_on_terminal' }, false);
-      else if (this.faults.pointWaitsAtTerminal) this.move(order, 'at_terminal', 'at_terminal', { status: 'created', status_detail: 'ready_to_process' }, false);
+      if (rule === 51 || this.faults.declineAll)
+        this.move(order, 'failed', 'failed', { status: 'failed', status_detail: 'rejected_by_issuer' }, false);
+      else if (rule === 55)
+        this.move(
+          order,
+          'action_required',
+          'check_on_terminal',
+          { status: 'action_required', status_detail: 'check_on_terminal' },
+          false,
+        );
+      else if (this.faults.pointWaitsAtTerminal)
+        this.move(order, 'at_terminal', 'at_terminal', { status: 'created', status_detail: 'ready_to_process' }, false);
       else this.move(order, 'processed', 'accredited', { status: 'processed', status_detail: 'accredited' }, false);
     } else {
       order.qrData = this.faults.qrData ?? emvQr(order);
@@ -479,27 +584,38 @@ export class MercadoPagoSimulator {
 
   private cancelOrder(order: SimOrder): Response {
     // Only an order nobody has started paying can be canceled through the API.
-    if (order.status !== 'created') return mpError(409, 'order_cannot_be_canceled', `The order is ${order.status} and cannot be canceled.`);
+    if (order.status !== 'created')
+      return mpError(409, 'order_cannot_be_canceled', `The order is ${order.status} and cannot be canceled.`);
     this.move(order, 'canceled', 'canceled', { status: 'canceled', status_detail: 'canceled' });
     return json(200, this.orderJson(order));
   }
 
   private refundOrder(order: SimOrder, body: unknown): Response {
-    if (order.status !== 'processed') return mpError(409, 'order_cannot_be_refunded', `The order is ${order.status} and cannot be refunded.`);
-    const taken = order.refunds.filter((r) => r.status !== 'rejected' && r.status !== 'failed').reduce((sum, r) => sum + parseAmount(r.amount, order.currency), 0);
+    if (order.status !== 'processed')
+      return mpError(409, 'order_cannot_be_refunded', `The order is ${order.status} and cannot be refunded.`);
+    const taken = order.refunds
+      .filter((r) => r.status !== 'rejected' && r.status !== 'failed')
+      .reduce((sum, r) => sum + parseAmount(r.amount, order.currency), 0);
     const remaining = order.totalMinor - taken;
     let amountMinor = remaining;
     if (body !== undefined) {
       const transactions = (body as { transactions?: unknown }).transactions;
-      const t = Array.isArray(transactions) && transactions.length === 1 ? (transactions[0] as { id?: unknown; amount?: unknown }) : null;
-      if (!t || t.id !== order.payment.id || typeof t.amount !== 'string') return mpError(400, 'property_value', 'transactions must name the order’s payment and an amount.', ['transactions']);
+      const t =
+        Array.isArray(transactions) && transactions.length === 1
+          ? (transactions[0] as { id?: unknown; amount?: unknown })
+          : null;
+      if (!t || t.id !== order.payment.id || typeof t.amount !== 'string')
+        return mpError(400, 'property_value', 'transactions must name the order’s payment and an amount.', [
+          'transactions',
+        ]);
       try {
         amountMinor = parseAmount(t.amount, order.currency);
       } catch {
         return mpError(400, 'property_value', 'amount is not valid.', ['transactions.amount']);
       }
     }
-    if (amountMinor <= 0 || amountMinor > remaining) return mpError(400, 'invalid_refund_amount', 'The amount exceeds what can be refunded.', ['transactions.amount']);
+    if (amountMinor <= 0 || amountMinor > remaining)
+      return mpError(400, 'invalid_refund_amount', 'The amount exceeds what can be refunded.', ['transactions.amount']);
     const status = amountMinor % 100 === 61 ? 'rejected' : this.faults.refundsProcessing ? 'processing' : 'processed';
     const refund: SimRefund = {
       id: `REF${ulid()}`,
@@ -514,16 +630,34 @@ export class MercadoPagoSimulator {
   }
 
   private afterRefund(order: SimOrder) {
-    const refunded = order.refunds.filter((r) => r.status === 'processed').reduce((sum, r) => sum + parseAmount(r.amount, order.currency), 0);
+    const refunded = order.refunds
+      .filter((r) => r.status === 'processed')
+      .reduce((sum, r) => sum + parseAmount(r.amount, order.currency), 0);
     if (refunded === 0) {
       order.version++;
       return;
     }
-    if (refunded >= order.totalMinor) this.move(order, 'refunded', 'refunded', { status: 'refunded', status_detail: 'refunded' });
-    else this.move(order, 'processed', 'partially_refunded', { status: 'processed', status_detail: 'partially_refunded' }, true, 'order.refunded');
+    if (refunded >= order.totalMinor)
+      this.move(order, 'refunded', 'refunded', { status: 'refunded', status_detail: 'refunded' });
+    else
+      this.move(
+        order,
+        'processed',
+        'partially_refunded',
+        { status: 'processed', status_detail: 'partially_refunded' },
+        true,
+        'order.refunded',
+      );
   }
 
-  private move(order: SimOrder, status: string, detail: string, payment: Pick<SimPayment, 'status' | 'status_detail'>, notify = true, action = `order.${status}`) {
+  private move(
+    order: SimOrder,
+    status: string,
+    detail: string,
+    payment: Pick<SimPayment, 'status' | 'status_detail'>,
+    notify = true,
+    action = `order.${status}`,
+  ) {
     order.status = status;
     order.statusDetail = detail;
     order.payment = { ...order.payment, ...payment };
@@ -544,18 +678,45 @@ export class MercadoPagoSimulator {
       id: order.payment.id,
       reference_id: order.payment.id.slice(3, 15),
       amount: this.written(order.payment.amount),
-      paid_amount: this.written(order.status === 'processed' || order.status === 'refunded' || order.status === 'charged_back' ? order.payment.amount : formatAmount(0, order.currency)),
+      paid_amount: this.written(
+        order.status === 'processed' || order.status === 'refunded' || order.status === 'charged_back'
+          ? order.payment.amount
+          : formatAmount(0, order.currency),
+      ),
       status: order.payment.status,
       status_detail: order.payment.status_detail,
-      payment_method: order.type === 'point' ? { id: 'master', type: 'credit_card', installments: 1 } : { id: 'account_money', type: 'account_money', installments: 1 },
+      payment_method:
+        order.type === 'point'
+          ? { id: 'master', type: 'credit_card', installments: 1 }
+          : { id: 'account_money', type: 'account_money', installments: 1 },
     };
     return {
       payments: [payment],
       ...(order.refunds.length
-        ? { refunds: order.refunds.map((r): SimRefundJson => ({ id: r.id, transaction_id: r.transaction_id, reference_id: r.reference_id, amount: this.written(r.amount), status: r.status })) }
+        ? {
+            refunds: order.refunds.map(
+              (r): SimRefundJson => ({
+                id: r.id,
+                transaction_id: r.transaction_id,
+                reference_id: r.reference_id,
+                amount: this.written(r.amount),
+                status: r.status,
+              }),
+            ),
+          }
         : {}),
       ...(order.chargebacks.length
-        ? { chargebacks: order.chargebacks.map((c): SimChargebackJson => ({ id: c.id, transaction_id: c.transaction_id, case_id: c.case_id, status: c.status, references: [c.case_id] })) }
+        ? {
+            chargebacks: order.chargebacks.map(
+              (c): SimChargebackJson => ({
+                id: c.id,
+                transaction_id: c.transaction_id,
+                case_id: c.case_id,
+                status: c.status,
+                references: [c.case_id],
+              }),
+            ),
+          }
         : {}),
     };
   }
@@ -593,7 +754,13 @@ export class MercadoPagoSimulator {
       created_date: order.createdDate,
       last_updated_date: order.lastUpdatedDate,
       ...(order.expirationTime ? { expiration_time: order.expirationTime } : {}),
-      integration_data: { application_id: '1234567890123456', corporation_id: '', integrator_id: '', platform_id: '', sponsor: { id: '' } },
+      integration_data: {
+        application_id: '1234567890123456',
+        corporation_id: '',
+        integrator_id: '',
+        platform_id: '',
+        sponsor: { id: '' },
+      },
       transactions: this.transactionsJson(order),
       config: order.config,
       ...(order.type === 'qr' && order.qrData ? { type_response: { qr_data: order.qrData } } : {}),
@@ -620,7 +787,10 @@ export class MercadoPagoSimulator {
   }
 
   fail(orderId: string) {
-    this.move(this.order(orderId), 'failed', 'processing_error', { status: 'failed', status_detail: 'processing_error' });
+    this.move(this.order(orderId), 'failed', 'processing_error', {
+      status: 'failed',
+      status_detail: 'processing_error',
+    });
   }
 
   expire(orderId: string) {
@@ -634,14 +804,22 @@ export class MercadoPagoSimulator {
 
   /** The terminal could not settle the Point payment: `action_required` / `check_on_terminal`, notified. */
   actionRequired(orderId: string) {
-    this.move(this.order(orderId), 'action_required', 'check_on_terminal', { status: 'action_required', status_detail: 'check_on_terminal' });
+    this.move(this.order(orderId), 'action_required', 'check_on_terminal', {
+      status: 'action_required',
+      status_detail: 'check_on_terminal',
+    });
   }
 
   /** The payer's bank charged a processed order back: a chargeback on its payment, notified. */
   chargeBack(orderId: string) {
     const order = this.order(orderId);
     if (order.status !== 'processed') throw new Error(`simulator: a ${order.status} order cannot be charged back`);
-    order.chargebacks.push({ id: `CHB${ulid()}`, transaction_id: order.payment.id, case_id: String(Math.floor(Math.random() * 1e10)), status: 'opened' });
+    order.chargebacks.push({
+      id: `CHB${ulid()}`,
+      transaction_id: order.payment.id,
+      case_id: String(Math.floor(Math.random() * 1e10)),
+      status: 'opened',
+    });
     this.move(order, 'charged_back', 'charged_back', { status: 'charged_back', status_detail: 'charged_back' });
   }
 
@@ -661,7 +839,8 @@ export class MercadoPagoSimulator {
   /** Every event Mercado Pago would have notified, signed now, in the order they happened (`orderId` filters). */
   async delivered(orderId?: string): Promise<SimNotification[]> {
     const out: SimNotification[] = [];
-    for (const event of this.events) if (!orderId || event.orderId === orderId) out.push(await this.notification(event.orderId, { event }));
+    for (const event of this.events)
+      if (!orderId || event.orderId === orderId) out.push(await this.notification(event.orderId, { event }));
     return out;
   }
 
@@ -671,7 +850,16 @@ export class MercadoPagoSimulator {
    * `altered_body` correctly signed but its body claims `processed` (the signature does not cover the
    * body); `unsigned` in the IPN style (`?id=…&topic=order`, no `x-signature`).
    */
-  async notification(orderId: string, options: { kind?: NotificationKind; event?: SimEvent; requestId?: string | null; ts?: number; lowercaseIdInManifest?: boolean } = {}): Promise<SimNotification> {
+  async notification(
+    orderId: string,
+    options: {
+      kind?: NotificationKind;
+      event?: SimEvent;
+      requestId?: string | null;
+      ts?: number;
+      lowercaseIdInManifest?: boolean;
+    } = {},
+  ): Promise<SimNotification> {
     const order = this.order(orderId);
     const account = this.accounts.get(order.token)!;
     const kind = options.kind ?? 'signed';
@@ -681,20 +869,38 @@ export class MercadoPagoSimulator {
       // usual query string and body, no x-signature.
       base.searchParams.set('data.id', order.id);
       base.searchParams.set('type', 'order');
-      const rawBody = JSON.stringify({ action: `order.${order.status}`, api_version: 'v1', type: 'order', live_mode: false, user_id: String(account.userId), data: this.notificationData(order) });
-      return { url: base.toString(), path: base.pathname + base.search, headers: { 'content-type': 'application/json', 'x-request-id': crypto.randomUUID() }, rawBody };
+      const rawBody = JSON.stringify({
+        action: `order.${order.status}`,
+        api_version: 'v1',
+        type: 'order',
+        live_mode: false,
+        user_id: String(account.userId),
+        data: this.notificationData(order),
+      });
+      return {
+        url: base.toString(),
+        path: base.pathname + base.search,
+        headers: { 'content-type': 'application/json', 'x-request-id': crypto.randomUUID() },
+        rawBody,
+      };
     }
     if (kind === 'unsigned') {
       base.searchParams.set('id', order.id);
       base.searchParams.set('topic', 'order');
       const rawBody = JSON.stringify({ resource: `${MP_BASE}/v1/orders/${order.id}`, topic: 'order' });
-      return { url: base.toString(), path: base.pathname + base.search, headers: { 'content-type': 'application/json' }, rawBody };
+      return {
+        url: base.toString(),
+        path: base.pathname + base.search,
+        headers: { 'content-type': 'application/json' },
+        rawBody,
+      };
     }
     if (kind !== 'signed_without_query_id') base.searchParams.set('data.id', order.id);
     base.searchParams.set('type', 'order');
     const action = options.event?.action ?? `order.${order.status}`;
     const data = { ...(options.event?.data ?? this.notificationData(order)) };
-    if (kind === 'altered_body') Object.assign(data, { status: 'processed', status_detail: 'accredited', total_paid_amount: order.totalAmount });
+    if (kind === 'altered_body')
+      Object.assign(data, { status: 'processed', status_detail: 'accredited', total_paid_amount: order.totalAmount });
     const rawBody = JSON.stringify({
       action,
       api_version: 'v1',
@@ -710,7 +916,12 @@ export class MercadoPagoSimulator {
     const secret = kind === 'forged' ? bytesToHex(crypto.getRandomValues(new Uint8Array(32))) : account.webhookSecret;
     // The documented manifest: `id:{data.id of the query, lower-cased when alphanumeric};request-id:…;ts:…;`,
     // a part the notification lacks left out (here `id` when the query has no data.id).
-    const manifestId = kind === 'signed_without_query_id' ? null : options.lowercaseIdInManifest === false ? order.id : order.id.toLowerCase();
+    const manifestId =
+      kind === 'signed_without_query_id'
+        ? null
+        : options.lowercaseIdInManifest === false
+          ? order.id
+          : order.id.toLowerCase();
     const manifest = `${manifestId !== null ? `id:${manifestId};` : ''}${requestId !== null ? `request-id:${requestId};` : ''}ts:${ts};`;
     const v1 = bytesToHex(await hmacSha256(secret, manifest));
     const headers: Record<string, string> = { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}` };
@@ -724,7 +935,14 @@ export class MercadoPagoSimulator {
    * notification claims to be: a correctly signed one validates (its `dataId` lower-cased, as the docs
    * tell integrators to pass it), a forged one is a mismatch, a stale one out of tolerance.
    */
-  private checkWithSdk(kind: NotificationKind, headers: Record<string, string>, dataId: string | null, secret: string, ts: number, mixedCaseId: boolean) {
+  private checkWithSdk(
+    kind: NotificationKind,
+    headers: Record<string, string>,
+    dataId: string | null,
+    secret: string,
+    ts: number,
+    mixedCaseId: boolean,
+  ) {
     const validate = () =>
       WebhookSignatureValidator.validate({
         xSignature: headers['x-signature'],
@@ -742,7 +960,12 @@ export class MercadoPagoSimulator {
         return (error as { reason?: SignatureFailureReason }).reason ?? 'error';
       }
     })();
-    const expected: SignatureFailureReason | null = kind === 'forged' ? SignatureFailureReason.SignatureMismatch : kind === 'stale' ? SignatureFailureReason.TimestampOutOfTolerance : null;
+    const expected: SignatureFailureReason | null =
+      kind === 'forged'
+        ? SignatureFailureReason.SignatureMismatch
+        : kind === 'stale'
+          ? SignatureFailureReason.TimestampOutOfTolerance
+          : null;
     // A manifest with the id as written (not lower-cased) is a deliberate misstep of tests; the SDK is told the same id.
     if (!mixedCaseId && failure !== expected && !(Math.abs(ts * 1000 - this.now()) > 300_000 && kind !== 'stale')) {
       throw new Error(`simulator: the SDK's validator says ${failure ?? 'valid'} of a ${kind} notification`);

@@ -51,7 +51,9 @@ export interface RecordedRequest {
 }
 
 /** The error a Stripe API answer carries, as the SDK types it (`Stripe.StripeRawError`, less the SDK's own fields). */
-type RawError = Pick<Stripe.StripeRawError, 'type' | 'code' | 'decline_code' | 'message' | 'param'> & { payment_intent?: Stripe.PaymentIntent };
+type RawError = Pick<Stripe.StripeRawError, 'type' | 'code' | 'decline_code' | 'message' | 'param'> & {
+  payment_intent?: Stripe.PaymentIntent;
+};
 
 interface ErrorPreset {
   status: number;
@@ -64,15 +66,44 @@ interface ErrorPreset {
  * the other documented HTTP errors. A type added to the SDK fails typecheck here until it has a preset.
  */
 export const STRIPE_ERROR_TYPE_PRESETS = {
-  card_error: { status: 402, error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } },
-  invalid_request_error: { status: 400, error: { type: 'invalid_request_error', code: 'parameter_invalid_integer', param: 'amount', message: 'Invalid integer: abc' } },
-  api_error: { status: 500, error: { type: 'api_error', message: 'Something went wrong on Stripe’s end.' }, headers: { 'Stripe-Should-Retry': 'false' } },
+  card_error: {
+    status: 402,
+    error: {
+      type: 'card_error',
+      code: 'card_declined',
+      decline_code: 'insufficient_funds',
+      message: 'Your card has insufficient funds.',
+    },
+  },
+  invalid_request_error: {
+    status: 400,
+    error: {
+      type: 'invalid_request_error',
+      code: 'parameter_invalid_integer',
+      param: 'amount',
+      message: 'Invalid integer: abc',
+    },
+  },
+  api_error: {
+    status: 500,
+    error: { type: 'api_error', message: 'Something went wrong on Stripe’s end.' },
+    headers: { 'Stripe-Should-Retry': 'false' },
+  },
   idempotency_error: {
     status: 400,
-    error: { type: 'idempotency_error', message: 'Keys for idempotent requests can only be used with the same parameters they were first used with.' },
+    error: {
+      type: 'idempotency_error',
+      message: 'Keys for idempotent requests can only be used with the same parameters they were first used with.',
+    },
   },
-  rate_limit_error: { status: 429, error: { type: 'rate_limit_error', message: 'Too many requests hit the API too quickly.' } },
-  authentication_error: { status: 401, error: { type: 'authentication_error', message: 'Invalid API Key provided: sk_test_********' } },
+  rate_limit_error: {
+    status: 429,
+    error: { type: 'rate_limit_error', message: 'Too many requests hit the API too quickly.' },
+  },
+  authentication_error: {
+    status: 401,
+    error: { type: 'authentication_error', message: 'Invalid API Key provided: sk_test_********' },
+  },
   invalid_grant: { status: 400, error: { type: 'invalid_grant', message: 'Authorization code does not exist.' } },
 } as const satisfies Record<Stripe.RawErrorType, ErrorPreset>;
 
@@ -80,24 +111,64 @@ export const STRIPE_HTTP_ERROR_PRESETS = {
   server_error: { status: 500, error: { type: 'api_error', message: 'Something went wrong on Stripe’s end.' } },
   unavailable: { status: 503, error: { type: 'api_error', message: 'Stripe is temporarily unavailable.' } },
   // What Stripe answers a bad key with: 401 and an invalid_request_error (the SDK calls it an authentication error).
-  invalid_key: { status: 401, error: { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_********' } },
-  forbidden: { status: 403, error: { type: 'invalid_request_error', code: 'secret_key_required', message: 'The provided key does not have the required permissions.' } },
-  rate_limited: { status: 429, error: { type: 'invalid_request_error', code: 'rate_limit', message: 'Too many requests hit the API too quickly.' } },
-  decline: { status: 402, error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } },
+  invalid_key: {
+    status: 401,
+    error: { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_********' },
+  },
+  forbidden: {
+    status: 403,
+    error: {
+      type: 'invalid_request_error',
+      code: 'secret_key_required',
+      message: 'The provided key does not have the required permissions.',
+    },
+  },
+  rate_limited: {
+    status: 429,
+    error: { type: 'invalid_request_error', code: 'rate_limit', message: 'Too many requests hit the API too quickly.' },
+  },
+  decline: {
+    status: 402,
+    error: {
+      type: 'card_error',
+      code: 'card_declined',
+      decline_code: 'insufficient_funds',
+      message: 'Your card has insufficient funds.',
+    },
+  },
   idempotency_conflict: {
     status: 409,
-    error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'There is currently another in-progress request using this Stripe-Idempotency-Key.' },
+    error: {
+      type: 'idempotency_error',
+      code: 'idempotency_key_in_use',
+      message: 'There is currently another in-progress request using this Stripe-Idempotency-Key.',
+    },
   },
   idempotency_conflict_invalid_request: {
     status: 409,
-    error: { type: 'invalid_request_error', code: 'idempotency_key_in_use', message: 'There is currently another in-progress request using this Idempotent Key.' },
+    error: {
+      type: 'invalid_request_error',
+      code: 'idempotency_key_in_use',
+      message: 'There is currently another in-progress request using this Idempotent Key.',
+    },
   },
   lock_timeout: {
     status: 400,
-    error: { type: 'invalid_request_error', code: 'lock_timeout', message: 'This object cannot be accessed right now because another API request is accessing it.' },
+    error: {
+      type: 'invalid_request_error',
+      code: 'lock_timeout',
+      message: 'This object cannot be accessed right now because another API request is accessing it.',
+    },
     headers: { 'Stripe-Should-Retry': 'true' },
   },
-  reader_timeout: { status: 400, error: { type: 'invalid_request_error', code: 'terminal_reader_timeout', message: 'The reader did not respond in time.' } },
+  reader_timeout: {
+    status: 400,
+    error: {
+      type: 'invalid_request_error',
+      code: 'terminal_reader_timeout',
+      message: 'The reader did not respond in time.',
+    },
+  },
 } as const satisfies Record<string, ErrorPreset>;
 
 export type InjectionKind =
@@ -157,14 +228,27 @@ export function timeoutError(): DOMException {
 }
 
 function stripeError(status: number, error: RawError, save = true, headers?: Record<string, string>): HandlerResult {
-  return { status, body: { error: { message: 'An error occurred.', ...error } }, save, ...(headers ? { headers } : {}) };
+  return {
+    status,
+    body: { error: { message: 'An error occurred.', ...error } },
+    save,
+    ...(headers ? { headers } : {}),
+  };
 }
 
-const invalid = (message: string, param?: string, code: Stripe.PaymentIntent.LastPaymentError.Code = 'parameter_invalid_empty') =>
-  stripeError(400, { type: 'invalid_request_error', code, message, ...(param ? { param } : {}) }, false);
+const invalid = (
+  message: string,
+  param?: string,
+  code: Stripe.PaymentIntent.LastPaymentError.Code = 'parameter_invalid_empty',
+) => stripeError(400, { type: 'invalid_request_error', code, message, ...(param ? { param } : {}) }, false);
 
 const missing = (kind: string, id: string, param?: string) =>
-  stripeError(404, { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${kind}: '${id}'`, ...(param ? { param } : {}) });
+  stripeError(404, {
+    type: 'invalid_request_error',
+    code: 'resource_missing',
+    message: `No such ${kind}: '${id}'`,
+    ...(param ? { param } : {}),
+  });
 
 /** Decodes bracket notation (`a[b][]=x`) into nested objects and arrays. */
 export function parseForm(text: string): Json {
@@ -217,8 +301,16 @@ function qrPayload(pi: Stripe.PaymentIntent, type: string): string {
 const cryptoProvider = Stripe.createSubtleCryptoProvider();
 
 /** `Stripe-Signature` for `rawBody` at `timestamp`, one `v1` per secret (two during a secret rotation), by the SDK. */
-export async function stripeSignatureHeader(rawBody: string, secrets: readonly string[], timestamp = nowSeconds()): Promise<string> {
-  const headers = await Promise.all(secrets.map((secret) => Stripe.webhooks.generateTestHeaderStringAsync({ payload: rawBody, secret, timestamp, cryptoProvider })));
+export async function stripeSignatureHeader(
+  rawBody: string,
+  secrets: readonly string[],
+  timestamp = nowSeconds(),
+): Promise<string> {
+  const headers = await Promise.all(
+    secrets.map((secret) =>
+      Stripe.webhooks.generateTestHeaderStringAsync({ payload: rawBody, secret, timestamp, cryptoProvider }),
+    ),
+  );
   // Each is `t=<timestamp>,v1=<signature>`; Stripe sends one `t` and every signature.
   return [`t=${timestamp}`, ...headers.map((h) => h.slice(h.indexOf(',') + 1))].join(',');
 }
@@ -244,7 +336,10 @@ export class StripeSimulator {
   readerMode: 'auto' | 'manual';
   refundMode: 'auto' | 'pending';
 
-  private readonly idempotency = new Map<string, { fingerprint: string; status: number; body: string; headers?: Record<string, string> }>();
+  private readonly idempotency = new Map<
+    string,
+    { fingerprint: string; status: number; body: string; headers?: Record<string, string> }
+  >();
   private readonly unavailableOnce = new Set<string>();
   private readonly injections: Injection[] = [];
   private livemode = false;
@@ -266,7 +361,12 @@ export class StripeSimulator {
 
   /** The next `times` matching requests fail with `kind`. */
   inject(kind: InjectionKind, options: { times?: number; method?: string; path?: string | RegExp } = {}) {
-    this.injections.push({ kind, times: options.times ?? 1, ...(options.method ? { method: options.method } : {}), ...(options.path ? { path: options.path } : {}) });
+    this.injections.push({
+      kind,
+      times: options.times ?? 1,
+      ...(options.method ? { method: options.method } : {}),
+      ...(options.path ? { path: options.path } : {}),
+    });
   }
 
   clearInjections() {
@@ -279,7 +379,9 @@ export class StripeSimulator {
 
   /** PaymentIntents created, optionally only those of one of our payments (by metadata). */
   paymentIntentCount(paymentId?: string): number {
-    return [...this.paymentIntents.values()].filter((pi) => paymentId === undefined || pi.metadata.payment_id === paymentId).length;
+    return [...this.paymentIntents.values()].filter(
+      (pi) => paymentId === undefined || pi.metadata.payment_id === paymentId,
+    ).length;
   }
 
   paymentIntentFor(paymentId: string): Stripe.PaymentIntent | undefined {
@@ -287,7 +389,9 @@ export class StripeSimulator {
   }
 
   requestsTo(method: string, path: string | RegExp): RecordedRequest[] {
-    return this.requests.filter((r) => r.method === method && (typeof path === 'string' ? r.path === path : path.test(r.path)));
+    return this.requests.filter(
+      (r) => r.method === method && (typeof path === 'string' ? r.path === path : path.test(r.path)),
+    );
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -301,7 +405,8 @@ export class StripeSimulator {
   presentCard(readerId: string, outcome?: ReaderOutcome) {
     const reader = this.readers.get(readerId);
     const action = reader?.action;
-    if (!reader || !action || action.status !== 'in_progress' || !action.process_payment_intent) throw new Error(`reader ${readerId} has no action in progress`);
+    if (!reader || !action || action.status !== 'in_progress' || !action.process_payment_intent)
+      throw new Error(`reader ${readerId} has no action in progress`);
     const pi = this.paymentIntents.get(action.process_payment_intent.payment_intent as string)!;
     const decided = outcome ?? (lastTwo(pi.amount) === 51 ? 'decline' : lastTwo(pi.amount) === 54 ? 'fail' : 'succeed');
     if (decided === 'customer_cancel') {
@@ -318,8 +423,17 @@ export class StripeSimulator {
     }
     const error: RawError =
       decided === 'decline'
-        ? { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' }
-        : { type: 'invalid_request_error', code: 'payment_intent_payment_attempt_failed', message: 'The latest payment attempt of this PaymentIntent has failed.' };
+        ? {
+            type: 'card_error',
+            code: 'card_declined',
+            decline_code: 'generic_decline',
+            message: 'Your card was declined.',
+          }
+        : {
+            type: 'invalid_request_error',
+            code: 'payment_intent_payment_attempt_failed',
+            message: 'The latest payment attempt of this PaymentIntent has failed.',
+          };
     this.failAttempt(pi, error);
     this.failReaderAction(reader, error.code!, error.message!);
   }
@@ -333,7 +447,12 @@ export class StripeSimulator {
   /** The buyer's bank refuses the QR payment. */
   declineQr(paymentIntentId: string) {
     const pi = this.mustQr(paymentIntentId);
-    this.failAttempt(pi, { type: 'card_error', code: 'payment_method_provider_decline', decline_code: 'generic_decline', message: 'The payment was declined.' });
+    this.failAttempt(pi, {
+      type: 'card_error',
+      code: 'payment_method_provider_decline',
+      decline_code: 'generic_decline',
+      message: 'The payment was declined.',
+    });
   }
 
   /**
@@ -346,7 +465,8 @@ export class StripeSimulator {
     if (!pi) throw new Error(`no PaymentIntent ${id}`);
     const transitions: Record<Stripe.PaymentIntent.Status, () => void> = {
       requires_payment_method: () => Object.assign(pi, { status, payment_method: null, next_action: null }),
-      requires_confirmation: () => Object.assign(pi, { status, payment_method: pi.payment_method ?? stripeId('pm'), next_action: null }),
+      requires_confirmation: () =>
+        Object.assign(pi, { status, payment_method: pi.payment_method ?? stripeId('pm'), next_action: null }),
       requires_action: () => {
         const type = pi.payment_method_types[0]!;
         pi.status = status;
@@ -359,15 +479,35 @@ export class StripeSimulator {
         this.emit('payment_intent.processing', pi);
       },
       requires_capture: () => {
-        Object.assign(pi, { status, capture_method: 'manual', amount_capturable: pi.amount, latest_charge: pi.latest_charge ?? stripeId('ch'), next_action: null, last_payment_error: null });
+        Object.assign(pi, {
+          status,
+          capture_method: 'manual',
+          amount_capturable: pi.amount,
+          latest_charge: pi.latest_charge ?? stripeId('ch'),
+          next_action: null,
+          last_payment_error: null,
+        });
         this.emit('payment_intent.amount_capturable_updated', pi);
       },
       succeeded: () => {
-        Object.assign(pi, { status, amount_received: pi.amount, amount_capturable: 0, latest_charge: pi.latest_charge ?? stripeId('ch'), next_action: null, last_payment_error: null });
+        Object.assign(pi, {
+          status,
+          amount_received: pi.amount,
+          amount_capturable: 0,
+          latest_charge: pi.latest_charge ?? stripeId('ch'),
+          next_action: null,
+          last_payment_error: null,
+        });
         this.emit('payment_intent.succeeded', pi);
       },
       canceled: () => {
-        Object.assign(pi, { status, canceled_at: nowSeconds(), cancellation_reason: pi.cancellation_reason ?? 'abandoned', next_action: null, amount_capturable: 0 });
+        Object.assign(pi, {
+          status,
+          canceled_at: nowSeconds(),
+          cancellation_reason: pi.cancellation_reason ?? 'abandoned',
+          next_action: null,
+          amount_capturable: 0,
+        });
         this.emit('payment_intent.canceled', pi);
       },
     };
@@ -379,10 +519,15 @@ export class StripeSimulator {
    * reader, a QR scan, an abandonment), returned as the signed delivery of the event it causes: what a
    * behavioural suite sends to POST /v1/processor-notifications/{method} where the sandbox has test helpers.
    */
-  async settlePayment(paymentIntentId: string, outcome: 'succeed' | 'decline' | 'fail' | 'cancel'): Promise<SignedDelivery> {
+  async settlePayment(
+    paymentIntentId: string,
+    outcome: 'succeed' | 'decline' | 'fail' | 'cancel',
+  ): Promise<SignedDelivery> {
     const pi = this.paymentIntents.get(paymentIntentId);
     if (!pi) throw new Error(`no PaymentIntent ${paymentIntentId}`);
-    const reader = [...this.readers.values()].find((r) => r.action?.status === 'in_progress' && r.action.process_payment_intent?.payment_intent === pi.id);
+    const reader = [...this.readers.values()].find(
+      (r) => r.action?.status === 'in_progress' && r.action.process_payment_intent?.payment_intent === pi.id,
+    );
     if (outcome === 'cancel') {
       if (reader) this.failReaderAction(reader, 'canceled', 'The action was canceled.', false);
       this.setPaymentIntentStatus(pi.id, 'canceled');
@@ -393,20 +538,36 @@ export class StripeSimulator {
     else if (outcome === 'decline') this.declineQr(pi.id);
     else {
       this.mustQr(pi.id);
-      this.failAttempt(pi, { type: 'api_error', code: 'payment_method_provider_timeout', message: 'The payment method provider failed.' });
+      this.failAttempt(pi, {
+        type: 'api_error',
+        code: 'payment_method_provider_timeout',
+        message: 'The payment method provider failed.',
+      });
     }
-    return this.deliver(this.eventFor(outcome === 'succeed' ? 'payment_intent.succeeded' : 'payment_intent.payment_failed', pi.id));
+    return this.deliver(
+      this.eventFor(outcome === 'succeed' ? 'payment_intent.succeeded' : 'payment_intent.payment_failed', pi.id),
+    );
   }
 
   /** Moves a refund to any of the five documented statuses; Stripe sends `refund.updated` and `charge.refund.updated`. */
-  settleRefund(refundId: string, status: 'succeeded' | 'failed' | 'canceled' | 'pending' | 'requires_action', failureReason: string | null = status === 'failed' ? 'unknown' : null) {
+  settleRefund(
+    refundId: string,
+    status: 'succeeded' | 'failed' | 'canceled' | 'pending' | 'requires_action',
+    failureReason: string | null = status === 'failed' ? 'unknown' : null,
+  ) {
     const refund = this.refunds.get(refundId);
     if (!refund) throw new Error(`no refund ${refundId}`);
     refund.status = status;
     if (failureReason) refund.failure_reason = failureReason;
     else delete refund.failure_reason;
     if (status === 'requires_action') {
-      refund.next_action = { type: 'display_details', display_details: { email_sent: { email_sent_at: nowSeconds(), email_sent_to: 'buyer@example.com' }, expires_at: nowSeconds() + 86_400 } };
+      refund.next_action = {
+        type: 'display_details',
+        display_details: {
+          email_sent: { email_sent_at: nowSeconds(), email_sent_to: 'buyer@example.com' },
+          expires_at: nowSeconds() + 86_400,
+        },
+      };
     } else delete refund.next_action;
     this.emit('refund.updated', refund);
     this.emit('charge.refund.updated', refund);
@@ -420,21 +581,37 @@ export class StripeSimulator {
    * forgery, or a wrong configuration); `secrets` signs with each (a secret rotation: two `v1`);
    * `timestamp` backdates it (stale).
    */
-  async signatureHeader(rawBody: string, options: { secret?: string; secrets?: string[]; timestamp?: number } = {}): Promise<string> {
+  async signatureHeader(
+    rawBody: string,
+    options: { secret?: string; secrets?: string[]; timestamp?: number } = {},
+  ): Promise<string> {
     return stripeSignatureHeader(rawBody, options.secrets ?? [options.secret ?? this.webhookSecret], options.timestamp);
   }
 
   /** A delivery of `event` as Stripe sends it (pretty-printed JSON); `tamper` changes the body after signing. */
-  async deliver(event: Stripe.Event | Json, options: { secret?: string; secrets?: string[]; timestamp?: number; tamper?: (raw: string) => string } = {}): Promise<SignedDelivery> {
+  async deliver(
+    event: Stripe.Event | Json,
+    options: { secret?: string; secrets?: string[]; timestamp?: number; tamper?: (raw: string) => string } = {},
+  ): Promise<SignedDelivery> {
     const signed = JSON.stringify(event, null, 2);
     const signature = await this.signatureHeader(signed, options);
     const rawBody = options.tamper ? options.tamper(signed) : signed;
-    return { rawBody, signature, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Stripe-Signature': signature, 'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' } };
+    return {
+      rawBody,
+      signature,
+      headers: {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Stripe-Signature': signature,
+        'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+      },
+    };
   }
 
   /** The latest event of `type` about object `objectId`. */
   eventFor<T extends EventType>(type: T, objectId: string): EventOf<T> {
-    const found = [...this.events].reverse().find((e): e is EventOf<T> => e.type === type && (e.data.object as { id?: string }).id === objectId);
+    const found = [...this.events]
+      .reverse()
+      .find((e): e is EventOf<T> => e.type === type && (e.data.object as { id?: string }).id === objectId);
     if (!found) throw new Error(`no ${type} event for ${objectId}; have ${this.events.map((e) => e.type).join(', ')}`);
     return found;
   }
@@ -460,7 +637,9 @@ export class StripeSimulator {
   chargeOf(paymentIntentId: string): Stripe.Charge {
     const pi = this.paymentIntents.get(paymentIntentId);
     if (!pi || typeof pi.latest_charge !== 'string') throw new Error(`PaymentIntent ${paymentIntentId} has no charge`);
-    const refunded = [...this.refunds.values()].filter((r) => r.payment_intent === pi.id && r.status === 'succeeded').reduce((sum, r) => sum + r.amount, 0);
+    const refunded = [...this.refunds.values()]
+      .filter((r) => r.payment_intent === pi.id && r.status === 'succeeded')
+      .reduce((sum, r) => sum + r.amount, 0);
     return {
       id: pi.latest_charge,
       object: 'charge',
@@ -510,7 +689,11 @@ export class StripeSimulator {
 
   /** An event outside the SDK's types (an unknown type, an odd object): for the connector's hostile-input tests. */
   rawEvent(type: string, object: Json): Json {
-    return { ...this.makeEvent('payment_intent.created', {} as Stripe.PaymentIntent), type, data: { object: clone(object) } };
+    return {
+      ...this.makeEvent('payment_intent.created', {} as Stripe.PaymentIntent),
+      type,
+      data: { object: clone(object) },
+    };
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -518,7 +701,8 @@ export class StripeSimulator {
 
   private async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
-    if (url.origin !== STRIPE_ORIGIN) throw new TypeError(`The Stripe simulator refuses network access to ${url.origin}`);
+    if (url.origin !== STRIPE_ORIGIN)
+      throw new TypeError(`The Stripe simulator refuses network access to ${url.origin}`);
     const method = request.method.toUpperCase();
     // Read as bytes: workerd warns when .text() is called on a form body, which Stripe's bodies are.
     const rawBody = method === 'POST' ? new TextDecoder().decode(await request.arrayBuffer()) : '';
@@ -532,16 +716,26 @@ export class StripeSimulator {
     if (injection?.kind === 'timeout') throw timeoutError();
     if (injection?.kind === 'network') throw new TypeError('fetch failed');
     if (injection && injection.kind !== 'timeout_after') {
-      const preset: ErrorPreset = (STRIPE_ERROR_TYPE_PRESETS as Record<string, ErrorPreset>)[injection.kind] ?? (STRIPE_HTTP_ERROR_PRESETS as Record<string, ErrorPreset>)[injection.kind]!;
+      const preset: ErrorPreset =
+        (STRIPE_ERROR_TYPE_PRESETS as Record<string, ErrorPreset>)[injection.kind] ??
+        (STRIPE_HTTP_ERROR_PRESETS as Record<string, ErrorPreset>)[injection.kind]!;
       return this.respond(stripeError(preset.status, preset.error, false, preset.headers));
     }
 
     const secretKey = /^Bearer (\S+)$/.exec(request.headers.get('authorization') ?? '')?.[1] ?? '';
     if (!/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/.test(secretKey) || this.rejectedKeys.has(secretKey)) {
-      return this.respond(stripeError(401, { type: 'invalid_request_error', message: `Invalid API Key provided: ${secretKey.slice(0, 8)}********` }));
+      return this.respond(
+        stripeError(401, {
+          type: 'invalid_request_error',
+          message: `Invalid API Key provided: ${secretKey.slice(0, 8)}********`,
+        }),
+      );
     }
     this.livemode = /_live_/.test(secretKey);
-    if (method === 'POST' && !(request.headers.get('content-type') ?? '').startsWith('application/x-www-form-urlencoded')) {
+    if (
+      method === 'POST' &&
+      !(request.headers.get('content-type') ?? '').startsWith('application/x-www-form-urlencoded')
+    ) {
       return this.respond(invalid('Invalid request: the body must be application/x-www-form-urlencoded.'));
     }
 
@@ -567,14 +761,23 @@ export class StripeSimulator {
 
     const result = this.route(method, url.pathname, params, idempotencyKey);
     if (method === 'POST' && idempotencyKey && result.save !== false) {
-      this.idempotency.set(idempotencyKey, { fingerprint, status: result.status, body: JSON.stringify(result.body), ...(result.headers ? { headers: result.headers } : {}) });
+      this.idempotency.set(idempotencyKey, {
+        fingerprint,
+        status: result.status,
+        body: JSON.stringify(result.body),
+        ...(result.headers ? { headers: result.headers } : {}),
+      });
     }
     if (injection?.kind === 'timeout_after' || result.loseAnswer) throw timeoutError();
     return this.respond(result);
   }
 
   private takeInjection(method: string, path: string): Injection | undefined {
-    const index = this.injections.findIndex((i) => (!i.method || i.method === method) && (!i.path || (typeof i.path === 'string' ? i.path === path : i.path.test(path))));
+    const index = this.injections.findIndex(
+      (i) =>
+        (!i.method || i.method === method) &&
+        (!i.path || (typeof i.path === 'string' ? i.path === path : i.path.test(path))),
+    );
     if (index < 0) return undefined;
     const injection = this.injections[index]!;
     if (--injection.times <= 0) this.injections.splice(index, 1);
@@ -586,7 +789,15 @@ export class StripeSimulator {
   }
 
   private json(status: number, body: string, extra: Record<string, string> = {}): Response {
-    return new Response(body, { status, headers: { 'Content-Type': 'application/json', 'Request-Id': stripeId('req', 14), 'Stripe-Version': SIM_API_VERSION, ...extra } });
+    return new Response(body, {
+      status,
+      headers: {
+        'Content-Type': 'application/json',
+        'Request-Id': stripeId('req', 14),
+        'Stripe-Version': SIM_API_VERSION,
+        ...extra,
+      },
+    });
   }
 
   private route(method: string, path: string, params: Json, idempotencyKey: string | null): HandlerResult {
@@ -598,26 +809,42 @@ export class StripeSimulator {
       if (method === 'GET' && id === 'search' && parts.length === 3) return this.searchPaymentIntents(params);
       if (method === 'GET' && parts.length === 3) return this.retrievePaymentIntent(id!, params);
       if (method === 'POST' && action === 'cancel' && parts.length === 4) return this.cancelPaymentIntent(id!, params);
-      if (method === 'POST' && action === 'capture' && parts.length === 4) return this.capturePaymentIntent(id!, params);
+      if (method === 'POST' && action === 'capture' && parts.length === 4)
+        return this.capturePaymentIntent(id!, params);
     }
     if (resource === 'refunds') {
       if (method === 'POST' && parts.length === 2) return this.createRefund(params);
       if (method === 'GET' && parts.length === 2) return this.listRefunds(params);
-      if (method === 'GET' && parts.length === 3) return this.refunds.has(id!) ? { status: 200, body: clone(this.refunds.get(id!)!) } : missing('refund', id!);
+      if (method === 'GET' && parts.length === 3)
+        return this.refunds.has(id!) ? { status: 200, body: clone(this.refunds.get(id!)!) } : missing('refund', id!);
     }
     if (resource === 'disputes' && method === 'GET') {
       if (parts.length === 2) return this.listDisputes(params);
-      if (parts.length === 3) return this.disputes.has(id!) ? { status: 200, body: clone(this.disputes.get(id!)!) } : missing('dispute', id!);
+      if (parts.length === 3)
+        return this.disputes.has(id!) ? { status: 200, body: clone(this.disputes.get(id!)!) } : missing('dispute', id!);
     }
     if (resource === 'terminal' && id === 'readers') {
       const readerId = action!;
-      if (method === 'GET' && parts.length === 4) return this.withReader(readerId, (reader) => ({ status: 200, body: clone(reader) }));
-      if (method === 'POST' && extra === 'process_payment_intent' && parts.length === 5) return this.processPaymentIntent(readerId, params);
+      if (method === 'GET' && parts.length === 4)
+        return this.withReader(readerId, (reader) => ({ status: 200, body: clone(reader) }));
+      if (method === 'POST' && extra === 'process_payment_intent' && parts.length === 5)
+        return this.processPaymentIntent(readerId, params);
       if (method === 'POST' && extra === 'cancel_action' && parts.length === 5) return this.cancelAction(readerId);
     }
-    if (resource === 'test_helpers' && id === 'terminal' && action === 'readers' && method === 'POST' && parts[5] === 'present_payment_method') {
+    if (
+      resource === 'test_helpers' &&
+      id === 'terminal' &&
+      action === 'readers' &&
+      method === 'POST' &&
+      parts[5] === 'present_payment_method'
+    ) {
       return this.withReader(extra!, (reader) => {
-        if (reader.action?.status !== 'in_progress') return stripeError(400, { type: 'invalid_request_error', message: 'The reader has no action in progress.' }, false);
+        if (reader.action?.status !== 'in_progress')
+          return stripeError(
+            400,
+            { type: 'invalid_request_error', message: 'The reader has no action in progress.' },
+            false,
+          );
         this.presentCard(reader.id);
         return { status: 200, body: clone(reader) };
       });
@@ -626,7 +853,11 @@ export class StripeSimulator {
   }
 
   private unknownRoute(method: string, path: string): HandlerResult {
-    return stripeError(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` }, false);
+    return stripeError(
+      404,
+      { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` },
+      false,
+    );
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -645,7 +876,12 @@ export class StripeSimulator {
   }
 
   /** A complete new PaymentIntent (`requires_payment_method`), not yet stored: what POST /v1/payment_intents makes. */
-  buildPaymentIntent(fields: Pick<Stripe.PaymentIntent, 'amount' | 'currency' | 'capture_method' | 'description' | 'metadata' | 'payment_method_types'>): Stripe.PaymentIntent {
+  buildPaymentIntent(
+    fields: Pick<
+      Stripe.PaymentIntent,
+      'amount' | 'currency' | 'capture_method' | 'description' | 'metadata' | 'payment_method_types'
+    >,
+  ): Stripe.PaymentIntent {
     const id = stripeId('pi');
     return {
       id,
@@ -692,7 +928,10 @@ export class StripeSimulator {
   }
 
   /** A complete new Refund of `pi`, not yet stored: what POST /v1/refunds makes. */
-  buildRefund(pi: Stripe.PaymentIntent, fields: Pick<Stripe.Refund, 'amount' | 'metadata' | 'reason' | 'status'> & { failure_reason?: string }): Stripe.Refund {
+  buildRefund(
+    pi: Stripe.PaymentIntent,
+    fields: Pick<Stripe.Refund, 'amount' | 'metadata' | 'reason' | 'status'> & { failure_reason?: string },
+  ): Stripe.Refund {
     return {
       id: stripeId('re'),
       object: 'refund',
@@ -701,7 +940,9 @@ export class StripeSimulator {
       charge: typeof pi.latest_charge === 'string' ? pi.latest_charge : null,
       created: nowSeconds(),
       currency: pi.currency,
-      destination_details: pi.payment_method_types.includes('card_present') ? { type: 'card', card: { type: 'refund' } } : { type: pi.payment_method_types[0]! },
+      destination_details: pi.payment_method_types.includes('card_present')
+        ? { type: 'card', card: { type: 'refund' } }
+        : { type: pi.payment_method_types[0]! },
       metadata: fields.metadata,
       payment_intent: pi.id,
       reason: fields.reason,
@@ -715,20 +956,35 @@ export class StripeSimulator {
 
   private createPaymentIntent(params: Json, idempotencyKey: string | null): HandlerResult {
     const amount = Number(params.amount);
-    if (!/^\d+$/.test(params.amount ?? '')) return invalid('Invalid positive integer', 'amount', 'parameter_invalid_integer');
-    if (!/^[a-z]{3}$/.test(params.currency ?? '')) return invalid('Invalid currency', 'currency', 'parameter_invalid_empty');
-    if (amount > STRIPE_MAXIMUM_AMOUNT) return invalid('Amount must be no more than $999,999.99', 'amount', 'amount_too_large');
-    if (amount < (STRIPE_MINIMUM_AMOUNTS[params.currency] ?? 1)) return invalid('Amount must be at least the minimum charge amount.', 'amount', 'amount_too_small');
+    if (!/^\d+$/.test(params.amount ?? ''))
+      return invalid('Invalid positive integer', 'amount', 'parameter_invalid_integer');
+    if (!/^[a-z]{3}$/.test(params.currency ?? ''))
+      return invalid('Invalid currency', 'currency', 'parameter_invalid_empty');
+    if (amount > STRIPE_MAXIMUM_AMOUNT)
+      return invalid('Amount must be no more than $999,999.99', 'amount', 'amount_too_large');
+    if (amount < (STRIPE_MINIMUM_AMOUNTS[params.currency] ?? 1))
+      return invalid('Amount must be at least the minimum charge amount.', 'amount', 'amount_too_small');
     const types: string[] = Array.isArray(params.payment_method_types) ? params.payment_method_types : [];
-    if (types.length === 0) return invalid('payment_method_types is required.', 'payment_method_types', 'parameter_missing');
+    if (types.length === 0)
+      return invalid('payment_method_types is required.', 'payment_method_types', 'parameter_missing');
     const type = types[0]!;
     const currencyOf: Record<string, string> = { promptpay: 'thb', paynow: 'sgd' };
     if (currencyOf[type] && currencyOf[type] !== params.currency) {
-      return invalid(`The currency provided (${params.currency}) is invalid for ${type}.`, 'currency', 'payment_intent_invalid_parameter');
+      return invalid(
+        `The currency provided (${params.currency}) is invalid for ${type}.`,
+        'currency',
+        'payment_intent_invalid_parameter',
+      );
     }
-    if (!['card_present', 'promptpay', 'paynow'].includes(type)) return invalid(`The payment method type "${type}" is invalid.`, 'payment_method_types', 'payment_intent_invalid_parameter');
+    if (!['card_present', 'promptpay', 'paynow'].includes(type))
+      return invalid(
+        `The payment method type "${type}" is invalid.`,
+        'payment_method_types',
+        'payment_intent_invalid_parameter',
+      );
     const captureMethods: Stripe.PaymentIntent.CaptureMethod[] = ['automatic', 'automatic_async', 'manual'];
-    if (params.capture_method !== undefined && !captureMethods.includes(params.capture_method)) return invalid('Invalid capture_method.', 'capture_method', 'parameter_invalid_empty');
+    if (params.capture_method !== undefined && !captureMethods.includes(params.capture_method))
+      return invalid('Invalid capture_method.', 'capture_method', 'parameter_invalid_empty');
 
     // Amount rule 53: the first try with a key never reaches an API server.
     const key = idempotencyKey ?? `${params.amount}:${JSON.stringify(params.metadata ?? {})}`;
@@ -752,12 +1008,21 @@ export class StripeSimulator {
     const loseAnswer = lastTwo(amount) === 52;
 
     if (params.confirm === 'true') {
-      if (type === 'card_present') return { ...invalid('card_present PaymentIntents are confirmed by a reader.', 'confirm'), save: true };
+      if (type === 'card_present')
+        return { ...invalid('card_present PaymentIntents are confirmed by a reader.', 'confirm'), save: true };
       const data = params.payment_method_data ?? {};
-      if (data.type !== type) return { ...invalid('payment_method_data[type] must match payment_method_types.', 'payment_method_data[type]'), save: true };
+      if (data.type !== type)
+        return {
+          ...invalid('payment_method_data[type] must match payment_method_types.', 'payment_method_data[type]'),
+          save: true,
+        };
       pi.payment_method = stripeId('pm');
       if (lastTwo(amount) === 54) {
-        const error: RawError = { type: 'invalid_request_error', code: 'payment_intent_payment_attempt_failed', message: 'The latest payment attempt of this PaymentIntent has failed.' };
+        const error: RawError = {
+          type: 'invalid_request_error',
+          code: 'payment_intent_payment_attempt_failed',
+          message: 'The latest payment attempt of this PaymentIntent has failed.',
+        };
         this.failAttempt(pi, error);
         return { status: 400, body: { error: { ...error, payment_intent: clone(pi) } }, loseAnswer };
       }
@@ -775,7 +1040,8 @@ export class StripeSimulator {
   private expanded(pi: Stripe.PaymentIntent, expand: unknown, prefix: string): Stripe.PaymentIntent {
     const copy = clone(pi);
     const paths = Array.isArray(expand) ? expand : [];
-    if (paths.includes(`${prefix}latest_charge`) && typeof pi.latest_charge === 'string') copy.latest_charge = this.chargeOf(pi.id);
+    if (paths.includes(`${prefix}latest_charge`) && typeof pi.latest_charge === 'string')
+      copy.latest_charge = this.chargeOf(pi.id);
     return copy;
   }
 
@@ -783,15 +1049,29 @@ export class StripeSimulator {
     const match = /^metadata\['([^']+)'\]:'((?:[^'\\]|\\.)*)'$/.exec(params.query ?? '');
     if (!match) return invalid('Invalid search query.', 'query', 'parameter_invalid_string_empty');
     const value = match[2]!.replace(/\\(.)/g, '$1');
-    const data = [...this.paymentIntents.values()].filter((pi) => pi.metadata[match[1]!] === value).map((pi) => this.expanded(pi, params.expand, 'data.'));
-    const result: Stripe.ApiSearchResult<Stripe.PaymentIntent> = { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' };
+    const data = [...this.paymentIntents.values()]
+      .filter((pi) => pi.metadata[match[1]!] === value)
+      .map((pi) => this.expanded(pi, params.expand, 'data.'));
+    const result: Stripe.ApiSearchResult<Stripe.PaymentIntent> = {
+      object: 'search_result',
+      data,
+      has_more: false,
+      next_page: null,
+      url: '/v1/payment_intents/search',
+    };
     return { status: 200, body: result };
   }
 
   private cancelPaymentIntent(id: string, params: Json): HandlerResult {
     const pi = this.paymentIntents.get(id);
     if (!pi) return missing('payment_intent', id);
-    const cancelable: Stripe.PaymentIntent.Status[] = ['requires_payment_method', 'requires_capture', 'requires_confirmation', 'requires_action', 'processing'];
+    const cancelable: Stripe.PaymentIntent.Status[] = [
+      'requires_payment_method',
+      'requires_capture',
+      'requires_confirmation',
+      'requires_action',
+      'processing',
+    ];
     if (!cancelable.includes(pi.status)) {
       return stripeError(400, {
         type: 'invalid_request_error',
@@ -802,8 +1082,15 @@ export class StripeSimulator {
     }
     // Assumed, not documented: a PaymentIntent a reader is still collecting for is refused until the
     // reader's action is canceled (the connector cancels the action first either way).
-    const busy = [...this.readers.values()].find((r) => r.action?.status === 'in_progress' && r.action.process_payment_intent?.payment_intent === id);
-    if (busy) return stripeError(400, { type: 'invalid_request_error', code: 'terminal_reader_busy', message: 'A reader is processing this PaymentIntent.' });
+    const busy = [...this.readers.values()].find(
+      (r) => r.action?.status === 'in_progress' && r.action.process_payment_intent?.payment_intent === id,
+    );
+    if (busy)
+      return stripeError(400, {
+        type: 'invalid_request_error',
+        code: 'terminal_reader_busy',
+        message: 'A reader is processing this PaymentIntent.',
+      });
     pi.cancellation_reason = params.cancellation_reason ?? null;
     this.setPaymentIntentStatus(id, 'canceled');
     return { status: 200, body: clone(pi) };
@@ -821,7 +1108,8 @@ export class StripeSimulator {
       });
     }
     const amount = params.amount_to_capture === undefined ? pi.amount_capturable : Number(params.amount_to_capture);
-    if (!Number.isSafeInteger(amount) || amount < 1 || amount > pi.amount_capturable) return invalid('Invalid amount_to_capture.', 'amount_to_capture', 'amount_too_large');
+    if (!Number.isSafeInteger(amount) || amount < 1 || amount > pi.amount_capturable)
+      return invalid('Invalid amount_to_capture.', 'amount_to_capture', 'amount_too_large');
     this.setPaymentIntentStatus(id, 'succeeded');
     pi.amount_received = amount;
     return { status: 200, body: clone(pi) };
@@ -829,7 +1117,11 @@ export class StripeSimulator {
 
   private failAttempt(pi: Stripe.PaymentIntent, error: RawError) {
     Object.assign(pi, { status: 'requires_payment_method', next_action: null });
-    pi.last_payment_error = { ...error, type: error.type as Stripe.PaymentIntent.LastPaymentError.Type, code: error.code as Stripe.PaymentIntent.LastPaymentError.Code };
+    pi.last_payment_error = {
+      ...error,
+      type: error.type as Stripe.PaymentIntent.LastPaymentError.Type,
+      code: error.code as Stripe.PaymentIntent.LastPaymentError.Code,
+    };
     this.emit('payment_intent.payment_failed', pi);
   }
 
@@ -844,25 +1136,59 @@ export class StripeSimulator {
 
   private createRefund(params: Json): HandlerResult {
     const piId = params.payment_intent;
-    if (typeof piId !== 'string' || !piId) return invalid('One of charge or payment_intent is required.', 'payment_intent', 'parameter_missing');
+    if (typeof piId !== 'string' || !piId)
+      return invalid('One of charge or payment_intent is required.', 'payment_intent', 'parameter_missing');
     const pi = this.paymentIntents.get(piId);
-    if (!pi) return stripeError(400, { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${piId}'`, param: 'payment_intent' }, false);
+    if (!pi)
+      return stripeError(
+        400,
+        {
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          message: `No such payment_intent: '${piId}'`,
+          param: 'payment_intent',
+        },
+        false,
+      );
     if (pi.status !== 'succeeded') {
-      return stripeError(400, { type: 'invalid_request_error', code: 'payment_intent_unexpected_state', message: 'This PaymentIntent does not have a successful charge to refund.' });
+      return stripeError(400, {
+        type: 'invalid_request_error',
+        code: 'payment_intent_unexpected_state',
+        message: 'This PaymentIntent does not have a successful charge to refund.',
+      });
     }
     // A disputed charge is refunded only while its dispute allows it (`is_charge_refundable`: an inquiry).
     if ([...this.disputes.values()].some((d) => d.charge === pi.latest_charge && !d.is_charge_refundable)) {
-      return stripeError(400, { type: 'invalid_request_error', code: 'charge_disputed', message: `Charge ${pi.latest_charge} has been charged back; cannot issue a refund.` });
+      return stripeError(400, {
+        type: 'invalid_request_error',
+        code: 'charge_disputed',
+        message: `Charge ${pi.latest_charge} has been charged back; cannot issue a refund.`,
+      });
     }
     const refunded = [...this.refunds.values()]
-      .filter((r) => r.payment_intent === piId && (r.status === 'succeeded' || r.status === 'pending' || r.status === 'requires_action'))
+      .filter(
+        (r) =>
+          r.payment_intent === piId &&
+          (r.status === 'succeeded' || r.status === 'pending' || r.status === 'requires_action'),
+      )
       .reduce((sum, r) => sum + r.amount, 0);
     const remaining = pi.amount_received - refunded;
-    if (remaining <= 0) return stripeError(400, { type: 'invalid_request_error', code: 'charge_already_refunded', message: `Charge ${pi.latest_charge} has already been refunded.` });
+    if (remaining <= 0)
+      return stripeError(400, {
+        type: 'invalid_request_error',
+        code: 'charge_already_refunded',
+        message: `Charge ${pi.latest_charge} has already been refunded.`,
+      });
     const amount = params.amount === undefined ? remaining : Number(params.amount);
-    if (!Number.isSafeInteger(amount) || amount < 1) return invalid('Invalid positive integer', 'amount', 'parameter_invalid_integer');
+    if (!Number.isSafeInteger(amount) || amount < 1)
+      return invalid('Invalid positive integer', 'amount', 'parameter_invalid_integer');
     if (amount > remaining) {
-      return stripeError(400, { type: 'invalid_request_error', code: 'amount_too_large', param: 'amount', message: `Refund amount is greater than unrefunded amount on charge.` });
+      return stripeError(400, {
+        type: 'invalid_request_error',
+        code: 'amount_too_large',
+        param: 'amount',
+        message: `Refund amount is greater than unrefunded amount on charge.`,
+      });
     }
     const declined = lastTwo(amount) === 61;
     const refund = this.buildRefund(pi, {
@@ -880,8 +1206,15 @@ export class StripeSimulator {
 
   private listRefunds(params: Json): HandlerResult {
     const limit = Math.min(Math.max(Number(params.limit ?? 10) || 10, 1), 100);
-    const all = [...this.refunds.values()].filter((r) => !params.payment_intent || r.payment_intent === params.payment_intent).reverse();
-    const list: Stripe.ApiList<Stripe.Refund> = { object: 'list', data: all.slice(0, limit).map(clone), has_more: all.length > limit, url: '/v1/refunds' };
+    const all = [...this.refunds.values()]
+      .filter((r) => !params.payment_intent || r.payment_intent === params.payment_intent)
+      .reverse();
+    const list: Stripe.ApiList<Stripe.Refund> = {
+      object: 'list',
+      data: all.slice(0, limit).map(clone),
+      has_more: all.length > limit,
+      url: '/v1/refunds',
+    };
     return { status: 200, body: list };
   }
 
@@ -890,8 +1223,19 @@ export class StripeSimulator {
 
   private listDisputes(params: Json): HandlerResult {
     const limit = Math.min(Math.max(Number(params.limit ?? 10) || 10, 1), 100);
-    const all = [...this.disputes.values()].filter((d) => (!params.payment_intent || d.payment_intent === params.payment_intent) && (!params.charge || d.charge === params.charge)).reverse();
-    const list: Stripe.ApiList<Stripe.Dispute> = { object: 'list', data: all.slice(0, limit).map(clone), has_more: all.length > limit, url: '/v1/disputes' };
+    const all = [...this.disputes.values()]
+      .filter(
+        (d) =>
+          (!params.payment_intent || d.payment_intent === params.payment_intent) &&
+          (!params.charge || d.charge === params.charge),
+      )
+      .reverse();
+    const list: Stripe.ApiList<Stripe.Dispute> = {
+      object: 'list',
+      data: all.slice(0, limit).map(clone),
+      has_more: all.length > limit,
+      url: '/v1/disputes',
+    };
     return { status: 200, body: list };
   }
 
@@ -909,7 +1253,17 @@ export class StripeSimulator {
       description: `Chargeback ${direction === 'withdrawn' ? 'withdrawal' : 'reversal'} for ${dispute.charge as string}`,
       exchange_rate: null,
       fee,
-      fee_details: fee ? [{ amount: fee, application: null, currency: dispute.currency, description: 'Dispute fee', type: 'stripe_fee' }] : [],
+      fee_details: fee
+        ? [
+            {
+              amount: fee,
+              application: null,
+              currency: dispute.currency,
+              description: 'Dispute fee',
+              type: 'stripe_fee',
+            },
+          ]
+        : [],
       net: amount - fee,
       reporting_category: direction === 'withdrawn' ? 'dispute' : 'dispute_reversal',
       source: dispute.id,
@@ -923,9 +1277,13 @@ export class StripeSimulator {
    * funds at once (`charge.dispute.created`, then `charge.dispute.funds_withdrawn`); an inquiry
    * (`warning_needs_response`) withdraws nothing. The PaymentIntent stays `succeeded` throughout.
    */
-  openDispute(paymentIntentId: string, options: { inquiry?: boolean; amount?: number; reason?: string } = {}): Stripe.Dispute {
+  openDispute(
+    paymentIntentId: string,
+    options: { inquiry?: boolean; amount?: number; reason?: string } = {},
+  ): Stripe.Dispute {
     const pi = this.paymentIntents.get(paymentIntentId);
-    if (pi?.status !== 'succeeded' || typeof pi.latest_charge !== 'string') throw new Error(`PaymentIntent ${paymentIntentId} has no succeeded charge to dispute`);
+    if (pi?.status !== 'succeeded' || typeof pi.latest_charge !== 'string')
+      throw new Error(`PaymentIntent ${paymentIntentId} has no succeeded charge to dispute`);
     const dispute: Stripe.Dispute = {
       id: stripeId('du'),
       object: 'dispute',
@@ -963,13 +1321,25 @@ export class StripeSimulator {
         uncategorized_file: null,
         uncategorized_text: null,
       },
-      evidence_details: { due_by: nowSeconds() + 7 * 86_400, has_evidence: false, past_due: false, submission_count: 0 },
+      evidence_details: {
+        due_by: nowSeconds() + 7 * 86_400,
+        has_evidence: false,
+        past_due: false,
+        submission_count: 0,
+      },
       is_charge_refundable: !!options.inquiry,
       livemode: pi.livemode,
       metadata: {},
       network_reason_code: null,
       payment_intent: pi.id,
-      payment_method_details: { type: 'card', card: { brand: 'visa', case_type: options.inquiry ? 'inquiry' : 'chargeback', network_reason_code: options.inquiry ? null : '10.4' } },
+      payment_method_details: {
+        type: 'card',
+        card: {
+          brand: 'visa',
+          case_type: options.inquiry ? 'inquiry' : 'chargeback',
+          network_reason_code: options.inquiry ? null : '10.4',
+        },
+      },
       reason: options.reason ?? 'fraudulent',
       status: options.inquiry ? 'warning_needs_response' : 'needs_response',
     };
@@ -985,8 +1355,14 @@ export class StripeSimulator {
   /** The merchant submits evidence: `under_review` (or `warning_under_review`), `charge.dispute.updated`. */
   reviewDispute(disputeId: string) {
     const dispute = this.mustDispute(disputeId);
-    Object.assign(dispute, { status: dispute.status.startsWith('warning_') ? 'warning_under_review' : 'under_review', is_charge_refundable: false });
-    Object.assign(dispute.evidence_details, { has_evidence: true, submission_count: dispute.evidence_details.submission_count + 1 });
+    Object.assign(dispute, {
+      status: dispute.status.startsWith('warning_') ? 'warning_under_review' : 'under_review',
+      is_charge_refundable: false,
+    });
+    Object.assign(dispute.evidence_details, {
+      has_evidence: true,
+      submission_count: dispute.evidence_details.submission_count + 1,
+    });
     this.emit('charge.dispute.updated', dispute);
   }
 
@@ -1009,7 +1385,8 @@ export class StripeSimulator {
   private mustDispute(id: string): Stripe.Dispute {
     const dispute = this.disputes.get(id);
     if (!dispute) throw new Error(`no dispute ${id}`);
-    if (dispute.status === 'won' || dispute.status === 'lost' || dispute.status === 'warning_closed') throw new Error(`dispute ${id} is closed (${dispute.status})`);
+    if (dispute.status === 'won' || dispute.status === 'lost' || dispute.status === 'warning_closed')
+      throw new Error(`dispute ${id} is closed (${dispute.status})`);
     return dispute;
   }
 
@@ -1042,13 +1419,36 @@ export class StripeSimulator {
 
   private processPaymentIntent(readerId: string, params: Json): HandlerResult {
     return this.withReader(readerId, (reader) => {
-      if (reader.status === 'offline') return stripeError(400, { type: 'invalid_request_error', code: 'terminal_reader_offline', message: 'Reader is currently offline.' });
+      if (reader.status === 'offline')
+        return stripeError(400, {
+          type: 'invalid_request_error',
+          code: 'terminal_reader_offline',
+          message: 'Reader is currently offline.',
+        });
       if (reader.action?.status === 'in_progress')
-        return stripeError(400, { type: 'invalid_request_error', code: 'terminal_reader_busy', message: 'Reader is currently busy processing another request.' });
+        return stripeError(400, {
+          type: 'invalid_request_error',
+          code: 'terminal_reader_busy',
+          message: 'Reader is currently busy processing another request.',
+        });
       const pi = this.paymentIntents.get(params.payment_intent ?? '');
-      if (!pi) return stripeError(400, { type: 'invalid_request_error', code: 'resource_missing', param: 'payment_intent', message: `No such payment_intent: '${params.payment_intent}'` }, false);
+      if (!pi)
+        return stripeError(
+          400,
+          {
+            type: 'invalid_request_error',
+            code: 'resource_missing',
+            param: 'payment_intent',
+            message: `No such payment_intent: '${params.payment_intent}'`,
+          },
+          false,
+        );
       if (!pi.payment_method_types.includes('card_present') || pi.status !== 'requires_payment_method') {
-        return stripeError(400, { type: 'invalid_request_error', code: 'payment_intent_unexpected_state', message: `This PaymentIntent's status is ${pi.status}.` });
+        return stripeError(400, {
+          type: 'invalid_request_error',
+          code: 'payment_intent_unexpected_state',
+          message: `This PaymentIntent's status is ${pi.status}.`,
+        });
       }
       const config = params.process_config ?? {};
       reader.action = {
@@ -1058,7 +1458,13 @@ export class StripeSimulator {
         failure_message: null,
         process_payment_intent: {
           payment_intent: pi.id,
-          ...(Object.keys(config).length > 0 ? { process_config: { ...(config.skip_tipping !== undefined ? { skip_tipping: config.skip_tipping === 'true' } : {}) } } : {}),
+          ...(Object.keys(config).length > 0
+            ? {
+                process_config: {
+                  ...(config.skip_tipping !== undefined ? { skip_tipping: config.skip_tipping === 'true' } : {}),
+                },
+              }
+            : {}),
         },
       };
       const answer = clone(reader);
@@ -1070,7 +1476,8 @@ export class StripeSimulator {
   private cancelAction(readerId: string): HandlerResult {
     return this.withReader(readerId, (reader) => {
       // The code Stripe gives this refusal is not documented; the connector only needs it not to be 5xx.
-      if (reader.action?.status !== 'in_progress') return stripeError(400, { type: 'invalid_request_error', message: 'The reader has no action to cancel.' });
+      if (reader.action?.status !== 'in_progress')
+        return stripeError(400, { type: 'invalid_request_error', message: 'The reader has no action to cancel.' });
       this.failReaderAction(reader, 'canceled', 'The action was canceled.');
       return { status: 200, body: clone(reader) };
     });

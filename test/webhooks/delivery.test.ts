@@ -2,7 +2,13 @@ import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import { WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DELIVERY_WINDOW_MS, nextAttemptAt, RETRY_DELAYS_SECONDS, retryDelaySeconds, STEADY_RETRY_SECONDS } from '../../src/domain/webhook-schedule.ts';
+import {
+  DELIVERY_WINDOW_MS,
+  nextAttemptAt,
+  RETRY_DELAYS_SECONDS,
+  retryDelaySeconds,
+  STEADY_RETRY_SECONDS,
+} from '../../src/domain/webhook-schedule.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { DELIVERY_TIMEOUT_MS, deliverEvent } from '../../src/services/webhooks/deliver.ts';
 import { call, createKey, expectError } from '../helpers/api.ts';
@@ -44,7 +50,12 @@ afterEach(() => {
   for (const restore of restores.splice(0)) restore();
 });
 
-async function pay(method: string, value: string, extra: Record<string, unknown> = { webhook_url: HOOK }, merchant = m) {
+async function pay(
+  method: string,
+  value: string,
+  extra: Record<string, unknown> = { webhook_url: HOOK },
+  merchant = m,
+) {
   const res = await merchant.pay(paymentBody(method, value, extra));
   expect(res.status, res.text).toBe(201);
   return res.body.data as { id: string; status: string; updated_at: string; webhook_url: string | null };
@@ -56,8 +67,10 @@ async function testHelper(paymentId: string, action: 'approve' | 'decline' | 'ex
   return res.body.data;
 }
 
-const listEvents = (paymentId: string, token = m.key.secret) => call('GET', `/v1/payments/${paymentId}/events`, { token });
-const redeliver = (paymentId: string, eventId: string, token = m.key.secret) => call('POST', `/v1/payments/${paymentId}/events/${eventId}/redeliver`, { token });
+const listEvents = (paymentId: string, token = m.key.secret) =>
+  call('GET', `/v1/payments/${paymentId}/events`, { token });
+const redeliver = (paymentId: string, eventId: string, token = m.key.secret) =>
+  call('POST', `/v1/payments/${paymentId}/events/${eventId}/redeliver`, { token });
 
 /** Delivers everything queued to a receiver that accepts, verifying each with `standardwebhooks`. */
 async function deliverAllVerified(): Promise<WebhookBody[]> {
@@ -100,8 +113,15 @@ describe('signed deliveries', () => {
     });
     const byType = Object.fromEntries(bodies.map((b) => [b.type, b]));
     expect(Object.keys(byType).sort()).toEqual(['payment.approved', 'payment.pending']);
-    expect(byType['payment.pending']!.data.payment).toMatchObject({ status: 'pending', updated_at: payment.updated_at, webhook_url: HOOK });
-    expect(byType['payment.approved']!.data.payment).toMatchObject({ status: 'approved', updated_at: approved.updated_at });
+    expect(byType['payment.pending']!.data.payment).toMatchObject({
+      status: 'pending',
+      updated_at: payment.updated_at,
+      webhook_url: HOOK,
+    });
+    expect(byType['payment.approved']!.data.payment).toMatchObject({
+      status: 'approved',
+      updated_at: approved.updated_at,
+    });
     // The listing carries the same ids and types.
     const listed = await listEvents(payment.id);
     expect(listed.status).toBe(200);
@@ -122,13 +142,23 @@ describe('signed deliveries', () => {
     expect(() => verifyWith(secret, tampered)).toThrow(WebhookVerificationError);
     const otherEvent = { ...genuine!, headers: { ...genuine!.headers, 'webhook-id': newId('evt') } };
     expect(() => verifyWith(secret, otherEvent)).toThrow(WebhookVerificationError);
-    const olderHeader = { ...genuine!, headers: { ...genuine!.headers, 'webhook-timestamp': String(Number(genuine!.headers['webhook-timestamp']) - 600) } };
+    const olderHeader = {
+      ...genuine!,
+      headers: {
+        ...genuine!.headers,
+        'webhook-timestamp': String(Number(genuine!.headers['webhook-timestamp']) - 600),
+      },
+    };
     expect(() => verifyWith(secret, olderHeader)).toThrow(WebhookVerificationError);
-    expect(() => verifyWith(`whsec_${btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))}`, genuine!)).toThrow(WebhookVerificationError);
+    expect(() =>
+      verifyWith(`whsec_${btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))}`, genuine!),
+    ).toThrow(WebhookVerificationError);
 
     // A delivery the service signed 10 minutes ago (due then): a correct signature, but too old to accept.
     const signedAt = Date.now() - 10 * 60 * 1000;
-    await env.DB.prepare("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ? WHERE event_id = ?").bind(signedAt, genuine!.headers['webhook-id']).run();
+    await env.DB.prepare("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ? WHERE event_id = ?")
+      .bind(signedAt, genuine!.headers['webhook-id'])
+      .run();
     await deliverEvent(createDeps(env), genuine!.headers['webhook-id']!, signedAt);
     const stale = accepted.requests.at(-1)!;
     expect(stale.headers['webhook-timestamp']).toBe(String(Math.floor(signedAt / 1000)));
@@ -184,7 +214,8 @@ describe('event types', () => {
   it('payment.refunded for each approved refund: partially_refunded, then refunded; a declined refund sends nothing', async () => {
     const payment = await pay(m.pos.id, '100.00');
     expect(payment.status).toBe('approved');
-    const refund = (value: string) => postIdempotent(`/v1/payments/${payment.id}/refunds`, m.key.secret, { amount: { value, currency: 'USD' } });
+    const refund = (value: string) =>
+      postIdempotent(`/v1/payments/${payment.id}/refunds`, m.key.secret, { amount: { value, currency: 'USD' } });
     const partial = await refund('30.00');
     expect(partial.body.data.status).toBe('approved');
     const declined = await refund('10.61');
@@ -193,7 +224,9 @@ describe('event types', () => {
     expect(rest.body.data.status).toBe('approved');
 
     const bodies = (await deliverAllVerified()).filter((b) => b.data.payment.id === payment.id);
-    const refunded = bodies.filter((b) => b.type === 'payment.refunded').sort((a, b) => a.data.payment.updated_at.localeCompare(b.data.payment.updated_at));
+    const refunded = bodies
+      .filter((b) => b.type === 'payment.refunded')
+      .sort((a, b) => a.data.payment.updated_at.localeCompare(b.data.payment.updated_at));
     expect(refunded.map((b) => b.data.payment.status)).toEqual(['partially_refunded', 'refunded']);
     expect(bodies.map((b) => b.type).sort()).toEqual(['payment.approved', 'payment.refunded', 'payment.refunded']);
   });
@@ -207,7 +240,9 @@ describe('event types', () => {
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((e: { type: string }) => e.type)).toEqual(['payment.approved', 'payment.pending']);
     for (const event of listed.body.data) expect(event.delivery).toBeNull();
-    const { results } = await env.DB.prepare('SELECT count(*) AS n FROM webhook_deliveries WHERE payment_id = ?').bind(payment.id).all<{ n: number }>();
+    const { results } = await env.DB.prepare('SELECT count(*) AS n FROM webhook_deliveries WHERE payment_id = ?')
+      .bind(payment.id)
+      .all<{ n: number }>();
     expect(results[0]!.n).toBe(0);
     expect(hooks.queue.sent).toEqual([]);
     await drainQueue(hooks.queue);
@@ -230,7 +265,9 @@ describe('retries', () => {
     let fireTimeout = false;
     const timeoutSpy = vi.spyOn(AbortSignal, 'timeout').mockImplementation((ms: number) => {
       timeouts.push(ms);
-      return fireTimeout ? AbortSignal.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')) : new AbortController().signal;
+      return fireTimeout
+        ? AbortSignal.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))
+        : new AbortController().signal;
     });
     restores.push(() => timeoutSpy.mockRestore());
     const persisted = new Map<string, WebhookBody>();
@@ -249,13 +286,28 @@ describe('retries', () => {
     const first = await consumeOnce(hooks.queue.pending.splice(0));
     expect(first.acked).toEqual([]);
     expect(first.retried.map((r) => r.eventId).sort()).toEqual([...events].sort());
-    for (const r of first.retried) expect(r.delaySeconds).toBeGreaterThanOrEqual(27), expect(r.delaySeconds).toBeLessThanOrEqual(33);
+    for (const r of first.retried)
+      expect(r.delaySeconds).toBeGreaterThanOrEqual(27), expect(r.delaySeconds).toBeLessThanOrEqual(33);
 
     const afterFirst = await listEvents(payment.id);
     expect(afterFirst.status).toBe(200);
     for (const event of afterFirst.body.data) {
-      expect(event.delivery).toMatchObject({ url: HOOK, status: 'pending', attempts: 1, last_status_code: 500, last_error: 'http_500' });
-      expect(event.delivery.attempt_log).toEqual([{ attempt: 1, status_code: 500, error: 'http_500', latency_ms: expect.any(Number), attempted_at: expect.stringMatching(ISO_MS) }]);
+      expect(event.delivery).toMatchObject({
+        url: HOOK,
+        status: 'pending',
+        attempts: 1,
+        last_status_code: 500,
+        last_error: 'http_500',
+      });
+      expect(event.delivery.attempt_log).toEqual([
+        {
+          attempt: 1,
+          status_code: 500,
+          error: 'http_500',
+          latency_ms: expect.any(Number),
+          attempted_at: expect.stringMatching(ISO_MS),
+        },
+      ]);
       const wait = Date.parse(event.delivery.next_attempt_at) - Date.parse(event.delivery.attempt_log[0].attempted_at);
       expect(wait).toBeGreaterThanOrEqual(27_000);
       expect(wait).toBeLessThanOrEqual(33_000);
@@ -264,7 +316,8 @@ describe('retries', () => {
     hooks.queue.pending.push(...first.retried.map((r) => r.eventId));
     await elapseUntilDue(hooks.queue.pending);
     const second = await consumeOnce(hooks.queue.pending.splice(0), 2);
-    for (const r of second.retried) expect(r.delaySeconds).toBeGreaterThanOrEqual(108), expect(r.delaySeconds).toBeLessThanOrEqual(132);
+    for (const r of second.retried)
+      expect(r.delaySeconds).toBeGreaterThanOrEqual(108), expect(r.delaySeconds).toBeLessThanOrEqual(132);
     fireTimeout = true;
     await elapseUntilDue(events);
     const third = await consumeOnce(
@@ -272,7 +325,8 @@ describe('retries', () => {
       3,
     );
     fireTimeout = false;
-    for (const r of third.retried) expect(r.delaySeconds).toBeGreaterThanOrEqual(540), expect(r.delaySeconds).toBeLessThanOrEqual(660);
+    for (const r of third.retried)
+      expect(r.delaySeconds).toBeGreaterThanOrEqual(540), expect(r.delaySeconds).toBeLessThanOrEqual(660);
     await elapseUntilDue(events);
     const fourth = await consumeOnce(
       third.retried.map((r) => r.eventId),
@@ -292,8 +346,16 @@ describe('retries', () => {
     const listed = await listEvents(payment.id);
     expect(listed.text).not.toContain(receiverBody);
     for (const event of listed.body.data) {
-      expect(event.delivery).toMatchObject({ status: 'succeeded', attempts: 4, last_status_code: 200, last_error: null, next_attempt_at: null });
-      expect(event.delivery.attempt_log.map((a: Record<string, unknown>) => [a.attempt, a.status_code, a.error])).toEqual([
+      expect(event.delivery).toMatchObject({
+        status: 'succeeded',
+        attempts: 4,
+        last_status_code: 200,
+        last_error: null,
+        next_attempt_at: null,
+      });
+      expect(
+        event.delivery.attempt_log.map((a: Record<string, unknown>) => [a.attempt, a.status_code, a.error]),
+      ).toEqual([
         [1, 500, 'http_500'],
         [2, null, 'network_error'],
         [3, null, 'timeout'],
@@ -325,14 +387,21 @@ describe('retries', () => {
 
   it('redirects are not followed: a 302 is a failed attempt, and the Location is never called', async () => {
     const payment = await pay(m.qr.id, '15.00');
-    hooks.rx = receiver(() => new Response(null, { status: 302, headers: { Location: 'https://169.254.169.254/latest/meta-data/' } }));
+    hooks.rx = receiver(
+      () => new Response(null, { status: 302, headers: { Location: 'https://169.254.169.254/latest/meta-data/' } }),
+    );
     const round = await consumeOnce(hooks.queue.pending.splice(0));
     expect(round.retried).toHaveLength(1);
     expect(hooks.rx.requests).toHaveLength(1);
     expect(hooks.rx.requests[0]!.url).toBe(HOOK);
     expect(hooks.rx.requests[0]!.redirect).toBe('manual');
     const [event] = (await listEvents(payment.id)).body.data;
-    expect(event.delivery).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 302, last_error: 'http_302' });
+    expect(event.delivery).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      last_status_code: 302,
+      last_error: 'http_302',
+    });
   });
 
   it('a delivery still failing 3 days after its event is dead-lettered and kept; redeliver revives it with the same event id', async () => {
@@ -346,7 +415,12 @@ describe('retries', () => {
     expect((await deliveryRow(row!.id))!.status).toBe('pending');
     // ...past it, it is dead.
     expect(await deliverEvent(deps, row!.id, row!.created_at + DELIVERY_WINDOW_MS + 60_000)).toEqual({ kind: 'done' });
-    expect(await deliveryRow(row!.id)).toMatchObject({ status: 'dead', attempts: 2, next_attempt_at: null, last_status_code: 503 });
+    expect(await deliveryRow(row!.id)).toMatchObject({
+      status: 'dead',
+      attempts: 2,
+      next_attempt_at: null,
+      last_status_code: 503,
+    });
     // A dead delivery is not attempted again by a stray message.
     await consumeOnce([row!.id]);
     expect(hooks.rx.requests).toHaveLength(2);
@@ -427,7 +501,9 @@ describe('scopes', () => {
 describe('retry schedule', () => {
   it('about 30 s, 2 min, 10 min, 1 h, then every 6 h', () => {
     const middle = () => 0.5;
-    expect([1, 2, 3, 4, 5, 6, 20].map((n) => retryDelaySeconds(n, middle))).toEqual([30, 120, 600, 3600, 21600, 21600, 21600]);
+    expect([1, 2, 3, 4, 5, 6, 20].map((n) => retryDelaySeconds(n, middle))).toEqual([
+      30, 120, 600, 3600, 21600, 21600, 21600,
+    ]);
     expect(RETRY_DELAYS_SECONDS).toEqual([30, 120, 600, 3600]);
     expect(STEADY_RETRY_SECONDS).toBe(6 * 3600);
   });
@@ -438,11 +514,15 @@ describe('retry schedule', () => {
     expect(retryDelaySeconds(5, () => 0)).toBe(19440);
     expect(retryDelaySeconds(5, () => 0.999999)).toBe(23760);
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 40 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (n, r) => {
-        const base = RETRY_DELAYS_SECONDS[n - 1] ?? STEADY_RETRY_SECONDS;
-        const delay = retryDelaySeconds(n, () => r);
-        return delay >= Math.floor(base * 0.9) && delay <= Math.ceil(base * 1.1) && delay <= 12 * 3600;
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (n, r) => {
+          const base = RETRY_DELAYS_SECONDS[n - 1] ?? STEADY_RETRY_SECONDS;
+          const delay = retryDelaySeconds(n, () => r);
+          return delay >= Math.floor(base * 0.9) && delay <= Math.ceil(base * 1.1) && delay <= 12 * 3600;
+        },
+      ),
     );
   });
 
@@ -450,7 +530,9 @@ describe('retry schedule', () => {
     const created = Date.UTC(2030, 0, 1);
     expect(nextAttemptAt(created, 1, created, () => 0.5)).toBe(created + 30_000);
     expect(nextAttemptAt(created, 4, created + 1000, () => 0.5)).toBe(created + 1000 + 3_600_000);
-    expect(nextAttemptAt(created, 9, created + DELIVERY_WINDOW_MS - 6 * 3600_000, () => 0.5)).toBe(created + DELIVERY_WINDOW_MS);
+    expect(nextAttemptAt(created, 9, created + DELIVERY_WINDOW_MS - 6 * 3600_000, () => 0.5)).toBe(
+      created + DELIVERY_WINDOW_MS,
+    );
     expect(nextAttemptAt(created, 9, created + DELIVERY_WINDOW_MS - 6 * 3600_000 + 1, () => 0.5)).toBeNull();
     // A receiver down for good: attempts at the scheduled times until the window closes.
     let now = created;

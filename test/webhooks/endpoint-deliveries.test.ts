@@ -51,10 +51,16 @@ async function pay(m: Merchant, value: string, extra: Record<string, unknown> = 
   return res.body.data as { id: string };
 }
 
-const listEvents = (m: Merchant, paymentId: string) => call('GET', `/v1/payments/${paymentId}/events`, { token: m.key.secret });
+const listEvents = (m: Merchant, paymentId: string) =>
+  call('GET', `/v1/payments/${paymentId}/events`, { token: m.key.secret });
 const redeliver = (m: Merchant, paymentId: string, eventId: string, destination?: string) =>
-  call('POST', `/v1/payments/${paymentId}/events/${eventId}/redeliver${destination ? `?destination=${encodeURIComponent(destination)}` : ''}`, { token: m.key.secret });
-const patchEndpoint = (session: Session, id: string, body: unknown) => call('PATCH', `${ENDPOINTS}/${id}`, { token: session.accessToken, body });
+  call(
+    'POST',
+    `/v1/payments/${paymentId}/events/${eventId}/redeliver${destination ? `?destination=${encodeURIComponent(destination)}` : ''}`,
+    { token: m.key.secret },
+  );
+const patchEndpoint = (session: Session, id: string, body: unknown) =>
+  call('PATCH', `${ENDPOINTS}/${id}`, { token: session.accessToken, body });
 const getEndpoint = (session: Session, id: string) => call('GET', `${ENDPOINTS}/${id}`, { token: session.accessToken });
 
 const to = (url: string) => (r: ReceivedWebhook) => r.url === url;
@@ -75,7 +81,9 @@ describe('fan-out', () => {
     await approve(m, payment.id);
     const [pendingId, approvedId] = await eventIdsOf(payment.id);
     // Queued: pending → HOOK, B; approved → HOOK, A, B.
-    expect([...hooks.queue.pending].sort()).toEqual([pendingId, `${pendingId}@${b.id}`, approvedId, `${approvedId}@${a.id}`, `${approvedId}@${b.id}`].sort());
+    expect([...hooks.queue.pending].sort()).toEqual(
+      [pendingId, `${pendingId}@${b.id}`, approvedId, `${approvedId}@${a.id}`, `${approvedId}@${b.id}`].sort(),
+    );
 
     // B answers 500 twice per event, then 204; everyone else accepts at once.
     const seenAtB = new Map<string, number>();
@@ -96,7 +104,14 @@ describe('fan-out', () => {
     // Each destination verifies with its own secret only.
     expect(typesOf(accountSecret, hook)).toEqual(['payment.approved', 'payment.pending']);
     expect(typesOf(a.secret, atA)).toEqual(['payment.approved']);
-    expect(typesOf(b.secret, atB)).toEqual(['payment.approved', 'payment.approved', 'payment.approved', 'payment.pending', 'payment.pending', 'payment.pending']);
+    expect(typesOf(b.secret, atB)).toEqual([
+      'payment.approved',
+      'payment.approved',
+      'payment.approved',
+      'payment.pending',
+      'payment.pending',
+      'payment.pending',
+    ]);
     expect(() => verifyWith(a.secret, hook[0]!)).toThrow();
     expect(() => verifyWith(accountSecret, atB[0]!)).toThrow();
     expect(() => verifyWith(b.secret, atA[0]!)).toThrow();
@@ -111,7 +126,15 @@ describe('fan-out', () => {
     expect(listed.status).toBe(200);
     const approvedView = listed.body.data.find((e: { id: string }) => e.id === approvedId);
     expect(approvedView.delivery).toMatchObject({ url: HOOK, status: 'succeeded', attempts: 1 });
-    expect(approvedView.deliveries.map((d: any) => [d.destination.type, d.destination.endpoint_id, d.url, d.status, d.attempts])).toEqual([
+    expect(
+      approvedView.deliveries.map((d: any) => [
+        d.destination.type,
+        d.destination.endpoint_id,
+        d.url,
+        d.status,
+        d.attempts,
+      ]),
+    ).toEqual([
       ['payment_url', null, HOOK, 'succeeded', 1],
       ...[
         ['endpoint', a.id, URL_A, 'succeeded', 1],
@@ -139,7 +162,9 @@ describe('fan-out', () => {
     expect(hooks.rx.requests.map((r) => r.url)).toEqual([URL_A]);
     const listed = await listEvents(m, payment.id);
     expect(listed.body.data[0].delivery).toBeNull();
-    expect(listed.body.data[0].deliveries).toMatchObject([{ destination: { type: 'endpoint', endpoint_id: all.id }, status: 'succeeded' }]);
+    expect(listed.body.data[0].deliveries).toMatchObject([
+      { destination: { type: 'endpoint', endpoint_id: all.id }, status: 'succeeded' },
+    ]);
   });
 
   it('a chargeback (no status, its own event) reaches an endpoint subscribed to payment.charged_back alone, with the payment URL’s event id and body', async () => {
@@ -159,7 +184,9 @@ describe('fan-out', () => {
     const body = verifyWith(chargebacks.secret, atA[0]!);
     expect(body).toMatchObject({ id: chargedBackId, type: 'payment.charged_back' });
     expect(body.data.payment).toMatchObject({ status: 'approved', charged_back_at: charged.body.data.charged_back_at });
-    expect(hooks.rx.requests.filter(to(HOOK)).find((r) => r.headers['webhook-id'] === chargedBackId)!.body).toBe(atA[0]!.body);
+    expect(hooks.rx.requests.filter(to(HOOK)).find((r) => r.headers['webhook-id'] === chargedBackId)!.body).toBe(
+      atA[0]!.body,
+    );
   });
 
   it('an endpoint made or subscribed later gets the events from then on only', async () => {
@@ -209,7 +236,9 @@ describe('per destination: redeliver, URL changes, SSRF, relay', () => {
     const theirs = await createEndpoint(stranger.session, { url: URL_B, enabled_events: ['*'] });
     const foreign = await redeliver(m, payment.id, eventId!, theirs.id);
     expectError(foreign, 409, 'invalid_state_transition');
-    expect(foreign.body.error.message).toBe((await redeliver(m, payment.id, eventId!, 'we_00000000000000000000')).body.error.message);
+    expect(foreign.body.error.message).toBe(
+      (await redeliver(m, payment.id, eventId!, 'we_00000000000000000000')).body.error.message,
+    );
     const bare = await pay(m, '43.01');
     const [bareEvent] = await eventIdsOf(bare.id);
     expectError(await redeliver(m, bare.id, bareEvent!, 'payment_url'), 409, 'invalid_state_transition');
@@ -221,7 +250,9 @@ describe('per destination: redeliver, URL changes, SSRF, relay', () => {
     const ep = await createEndpoint(m.session, { url: URL_A, enabled_events: ['*'] });
     const payment = await pay(m, '44.00');
     const [eventId] = await eventIdsOf(payment.id);
-    hooks.rx = receiver((request) => (request.url === URL_A ? new Response(null, { status: 503 }) : new Response(null, { status: 200 })));
+    hooks.rx = receiver((request) =>
+      request.url === URL_A ? new Response(null, { status: 503 }) : new Response(null, { status: 200 }),
+    );
     const first = await consumeOnce(hooks.queue.pending.splice(0));
     expect(first.retried).toHaveLength(1);
     expect((await patchEndpoint(m.session, ep.id, { url: URL_B })).status).toBe(200);
@@ -233,11 +264,17 @@ describe('per destination: redeliver, URL changes, SSRF, relay', () => {
 
     const second = await pay(m, '44.01');
     const [secondEvent] = await eventIdsOf(second.id);
-    await env.DB.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?').bind('https://169.254.169.254/latest/meta-data/', ep.id).run();
+    await env.DB.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?')
+      .bind('https://169.254.169.254/latest/meta-data/', ep.id)
+      .run();
     const round = await consumeOnce(hooks.queue.pending.splice(0));
     expect(round.acked).toEqual([`${secondEvent}@${ep.id}`]);
     expect(hooks.rx.requests).toHaveLength(2);
-    expect(await deliveryRow(secondEvent!, ep.id)).toMatchObject({ status: 'dead', last_error: 'url_refused', last_status_code: null });
+    expect(await deliveryRow(secondEvent!, ep.id)).toMatchObject({
+      status: 'dead',
+      last_error: 'url_refused',
+      last_status_code: null,
+    });
   });
 
   it('the relay re-queues an overdue endpoint delivery with its endpoint', async () => {
@@ -260,7 +297,11 @@ describe('disabled and deleted endpoints', () => {
     const [beforeEvent] = await eventIdsOf(before.id);
     const queued = hooks.queue.pending.splice(0);
     expect((await patchEndpoint(m.session, ep.id, { disabled: true })).status).toBe(200);
-    expect(await deliveryRow(beforeEvent!, ep.id)).toMatchObject({ status: 'dead', attempts: 0, last_error: 'endpoint_disabled' });
+    expect(await deliveryRow(beforeEvent!, ep.id)).toMatchObject({
+      status: 'dead',
+      attempts: 0,
+      last_error: 'endpoint_disabled',
+    });
     const during = await pay(m, '46.01');
     expect(hooks.queue.pending).toEqual([]);
     expectError(await redeliver(m, before.id, beforeEvent!, ep.id), 409, 'invalid_state_transition');
@@ -291,7 +332,14 @@ describe('disabled and deleted endpoints', () => {
     expect(round.acked).toEqual(queued);
     expect(hooks.rx.requests).toEqual([]);
     const listed = await listEvents(m, payment.id);
-    expect(listed.body.data[0].deliveries).toMatchObject([{ destination: { type: 'endpoint', endpoint_id: ep.id }, status: 'dead', last_error: 'endpoint_deleted', attempts: 0 }]);
+    expect(listed.body.data[0].deliveries).toMatchObject([
+      {
+        destination: { type: 'endpoint', endpoint_id: ep.id },
+        status: 'dead',
+        last_error: 'endpoint_deleted',
+        attempts: 0,
+      },
+    ]);
     expect(eventId).toBe(listed.body.data[0].id);
   });
 });
@@ -312,7 +360,9 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
 
   it('every attempt failing for 3 days disables the endpoint (log line, state in the API, pending deliveries closed); other endpoints carry on', async () => {
     const { m, ep, failing } = await failingSetup();
-    hooks.rx = receiver((request) => (request.url === URL_B ? new Response(null, { status: 500 }) : new Response(null, { status: 204 })));
+    hooks.rx = receiver((request) =>
+      request.url === URL_B ? new Response(null, { status: 500 }) : new Response(null, { status: 204 }),
+    );
     const deps = createDeps(env);
     const t0 = Date.now();
     const first = await newEvent(m, '48.00');
@@ -323,7 +373,9 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
 
     // Just short of 3 days: still enabled.
     const second = await newEvent(m, '48.01');
-    expect(await deliverEvent(deps, second, t0 + AUTO_DISABLE_AFTER_MS - 60_000, failing.id)).toMatchObject({ kind: 'retry' });
+    expect(await deliverEvent(deps, second, t0 + AUTO_DISABLE_AFTER_MS - 60_000, failing.id)).toMatchObject({
+      kind: 'retry',
+    });
     expect((await getEndpoint(m.session, failing.id)).body.data.status).toBe('enabled');
 
     const third = await newEvent(m, '48.02');
@@ -334,11 +386,22 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
     expect(state).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
     expect(Date.parse(state.disabled_at)).toBe(disabledAt);
     expect(Date.parse(state.failing_since)).toBe(t0);
-    const line = recordedLogLines().find((l) => l.includes('"event":"webhook_endpoint_disabled"') && l.includes(failing.id));
+    const line = recordedLogLines().find(
+      (l) => l.includes('"event":"webhook_endpoint_disabled"') && l.includes(failing.id),
+    );
     expect(line).toBeDefined();
-    expect(JSON.parse(line!)).toMatchObject({ level: 'warn', endpoint_id: failing.id, owner_id: m.session.user.id, reason: 'failing' });
+    expect(JSON.parse(line!)).toMatchObject({
+      level: 'warn',
+      endpoint_id: failing.id,
+      owner_id: m.session.user.id,
+      reason: 'failing',
+    });
     // Its other pending deliveries are closed, unattempted; the healthy endpoint's are untouched.
-    expect(await deliveryRow(waiting, failing.id)).toMatchObject({ status: 'dead', attempts: 0, last_error: 'endpoint_disabled' });
+    expect(await deliveryRow(waiting, failing.id)).toMatchObject({
+      status: 'dead',
+      attempts: 0,
+      last_error: 'endpoint_disabled',
+    });
     expect(await deliveryRow(third, failing.id)).toMatchObject({ status: 'dead', attempts: 1 });
     expect(await deliveryRow(waiting, ep.id)).toMatchObject({ status: 'pending' });
     const requestsToB = hooks.rx.requests.filter(to(URL_B)).length;
@@ -351,7 +414,11 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
     await pay(m, '48.04');
     expect(hooks.queue.pending.filter((k) => k.endsWith(failing.id))).toEqual([]);
     hooks.queue.pending.length = 0;
-    expect((await patchEndpoint(m.session, failing.id, { disabled: false })).body.data).toMatchObject({ status: 'enabled', failing_since: null, disabled_reason: null });
+    expect((await patchEndpoint(m.session, failing.id, { disabled: false })).body.data).toMatchObject({
+      status: 'enabled',
+      failing_since: null,
+      disabled_reason: null,
+    });
     const fresh = await pay(m, '48.05');
     const [freshEvent] = await eventIdsOf(fresh.id);
     expect(hooks.queue.pending).toContain(`${freshEvent}@${failing.id}`);
@@ -360,7 +427,9 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
   it('one success within the 3 days starts the count over', async () => {
     const { m, failing } = await failingSetup();
     let up = false;
-    hooks.rx = receiver((request) => (request.url === URL_B && !up ? new Response(null, { status: 500 }) : new Response(null, { status: 204 })));
+    hooks.rx = receiver((request) =>
+      request.url === URL_B && !up ? new Response(null, { status: 500 }) : new Response(null, { status: 204 }),
+    );
     const deps = createDeps(env);
     const t0 = Date.now();
     await deliverEvent(deps, await newEvent(m, '49.00'), t0, failing.id);
@@ -429,15 +498,30 @@ describe('signing with the endpoint’s secret during a rotation (standardwebhoo
 describe('the subscription rule, as the event batch applies it in SQL', () => {
   it('agrees with domain/webhook-endpoints.ts `subscribes` for every kind of list and the event types sent', async () => {
     const m = await setupMerchant();
-    const lists = [['*'], ['payment.pending'], ['payment.approved'], ['payment.approved', 'payment.refunded'], ['payment.refunded'], ['payment.canceled', 'payment.pending']];
+    const lists = [
+      ['*'],
+      ['payment.pending'],
+      ['payment.approved'],
+      ['payment.approved', 'payment.refunded'],
+      ['payment.refunded'],
+      ['payment.canceled', 'payment.pending'],
+    ];
     const endpoints = [];
-    for (const [i, enabled_events] of lists.entries()) endpoints.push({ ...(await createEndpoint(m.session, { url: `https://s${i}.example.com/hooks`, enabled_events })), enabled_events });
+    for (const [i, enabled_events] of lists.entries())
+      endpoints.push({
+        ...(await createEndpoint(m.session, { url: `https://s${i}.example.com/hooks`, enabled_events })),
+        enabled_events,
+      });
     const payment = await pay(m, '41.00');
     await approve(m, payment.id);
-    const events = await env.DB.prepare('SELECT id, type FROM payment_events WHERE payment_id = ?').bind(payment.id).all<{ id: string; type: string }>();
+    const events = await env.DB.prepare('SELECT id, type FROM payment_events WHERE payment_id = ?')
+      .bind(payment.id)
+      .all<{ id: string; type: string }>();
     expect(events.results.map((e) => e.type).sort()).toEqual(['payment.approved', 'payment.pending']);
     for (const event of events.results) {
-      const rows = await env.DB.prepare('SELECT destination FROM webhook_deliveries WHERE event_id = ?').bind(event.id).all<{ destination: string }>();
+      const rows = await env.DB.prepare('SELECT destination FROM webhook_deliveries WHERE event_id = ?')
+        .bind(event.id)
+        .all<{ destination: string }>();
       const expected = endpoints.filter((e) => subscribes(e.enabled_events, event.type)).map((e) => e.id);
       expect(rows.results.map((r) => r.destination).sort()).toEqual(expected.sort());
       // And the queue was told about exactly those.

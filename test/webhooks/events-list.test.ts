@@ -44,8 +44,16 @@ describe('GET /v1/events (listEvents)', () => {
     const rx = receiver(() => new Response('down', { status: 503 }));
     try {
       const qr = await pay(merchant, merchant.qr.id, '30.00', { webhook_url: HOOK });
-      expect((await postIdempotent(`/v1/test-helpers/payments/${qr.id}/approve`, merchant.key.secret)).status).toBe(200);
-      expect((await postIdempotent(`/v1/payments/${qr.id}/refunds`, merchant.key.secret, { amount: { value: '10.00', currency: 'USD' } })).status).toBe(201);
+      expect((await postIdempotent(`/v1/test-helpers/payments/${qr.id}/approve`, merchant.key.secret)).status).toBe(
+        200,
+      );
+      expect(
+        (
+          await postIdempotent(`/v1/payments/${qr.id}/refunds`, merchant.key.secret, {
+            amount: { value: '10.00', currency: 'USD' },
+          })
+        ).status,
+      ).toBe(201);
       // One delivery attempt each, all refused (the retries would fail alike).
       await consumeOnce(queue.pending.splice(0));
       const delivered = new Map(rx.requests.map((r) => [r.headers['webhook-id']!, JSON.parse(r.body)]));
@@ -54,7 +62,11 @@ describe('GET /v1/events (listEvents)', () => {
       const res = await listEvents(merchant.key.secret);
       expect(res.status, res.text).toBe(200);
       expect(res.body.pagination).toEqual({ limit: 50, offset: 0, total: 3 });
-      expect(res.body.data.map((e: { type: string }) => e.type)).toEqual(['payment.refunded', 'payment.approved', 'payment.pending']);
+      expect(res.body.data.map((e: { type: string }) => e.type)).toEqual([
+        'payment.refunded',
+        'payment.approved',
+        'payment.pending',
+      ]);
       expect(ids(res)).toEqual([...(await eventIdsOf(qr.id))].reverse());
       for (const event of res.body.data) {
         expect(Object.keys(event).sort()).toEqual(['created_at', 'data', 'id', 'type']);
@@ -96,14 +108,24 @@ describe('GET /v1/events (listEvents)', () => {
       for (const [i, p] of payments.entries()) {
         await setEventTimes(p.id, T0 + i * HOUR);
         const [id] = await eventIdsOf(p.id);
-        events.push({ id: id!, type: ['payment.approved', 'payment.declined', 'payment.pending', 'payment.approved'][i]!, paymentId: p.id });
+        events.push({
+          id: id!,
+          type: ['payment.approved', 'payment.declined', 'payment.pending', 'payment.approved'][i]!,
+          paymentId: p.id,
+        });
       }
     });
 
     it('by type', async () => {
-      expect(ids(await listEvents(merchant.key.secret, 'type=payment.approved'))).toEqual([events[3]!.id, events[0]!.id]);
+      expect(ids(await listEvents(merchant.key.secret, 'type=payment.approved'))).toEqual([
+        events[3]!.id,
+        events[0]!.id,
+      ]);
       expect(ids(await listEvents(merchant.key.secret, 'type=payment.declined'))).toEqual([events[1]!.id]);
-      expect((await listEvents(merchant.key.secret, 'type=payment.refunded')).body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0 } });
+      expect((await listEvents(merchant.key.secret, 'type=payment.refunded')).body).toEqual({
+        data: [],
+        pagination: { limit: 50, offset: 0, total: 0 },
+      });
     });
 
     it('by payment_id', async () => {
@@ -114,17 +136,39 @@ describe('GET /v1/events (listEvents)', () => {
 
     it('by created_gte (inclusive) and created_lt (exclusive)', async () => {
       const at = (i: number) => new Date(T0 + i * HOUR).toISOString();
-      expect(ids(await listEvents(merchant.key.secret, `created_gte=${at(2)}`))).toEqual([events[3]!.id, events[2]!.id]);
+      expect(ids(await listEvents(merchant.key.secret, `created_gte=${at(2)}`))).toEqual([
+        events[3]!.id,
+        events[2]!.id,
+      ]);
       expect(ids(await listEvents(merchant.key.secret, `created_lt=${at(1)}`))).toEqual([events[0]!.id]);
-      expect(ids(await listEvents(merchant.key.secret, `created_gte=${encodeURIComponent('2026-10-31T21:00:00-03:00')}&created_lt=${at(2)}`))).toEqual([events[1]!.id, events[0]!.id]);
+      expect(
+        ids(
+          await listEvents(
+            merchant.key.secret,
+            `created_gte=${encodeURIComponent('2026-10-31T21:00:00-03:00')}&created_lt=${at(2)}`,
+          ),
+        ),
+      ).toEqual([events[1]!.id, events[0]!.id]);
     });
 
     it('combined', async () => {
-      const res = await listEvents(merchant.key.secret, `type=payment.approved&created_gte=${new Date(T0 + 1).toISOString()}`);
+      const res = await listEvents(
+        merchant.key.secret,
+        `type=payment.approved&created_gte=${new Date(T0 + 1).toISOString()}`,
+      );
       expect(ids(res)).toEqual([events[3]!.id]);
       expect(res.body.pagination.total).toBe(1);
-      expect(ids(await listEvents(merchant.key.secret, `type=payment.approved&payment_id=${events[0]!.paymentId}&created_lt=${new Date(T0 + 1).toISOString()}`))).toEqual([events[0]!.id]);
-      expect(ids(await listEvents(merchant.key.secret, `type=payment.declined&payment_id=${events[0]!.paymentId}`))).toEqual([]);
+      expect(
+        ids(
+          await listEvents(
+            merchant.key.secret,
+            `type=payment.approved&payment_id=${events[0]!.paymentId}&created_lt=${new Date(T0 + 1).toISOString()}`,
+          ),
+        ),
+      ).toEqual([events[0]!.id]);
+      expect(
+        ids(await listEvents(merchant.key.secret, `type=payment.declined&payment_id=${events[0]!.paymentId}`)),
+      ).toEqual([]);
     });
 
     it('pages with limit and offset', async () => {
@@ -175,21 +219,33 @@ describe('GET /v1/events (listEvents)', () => {
 
   it('needs payments:read with an API key (403) and a credential (401)', async () => {
     const writer = await createKey(m.session, ['payments:create']);
-    expect(expectError(await listEvents(writer.secret), 403, 'insufficient_scope').details).toEqual({ required_scope: 'payments:read' });
+    expect(expectError(await listEvents(writer.secret), 403, 'insufficient_scope').details).toEqual({
+      required_scope: 'payments:read',
+    });
     expectError(await call('GET', '/v1/events'), 401, 'unauthorized');
   });
 });
 
 describe('GET /v1/events: every query is served by an index', () => {
-  const VALUES: Required<EventFilters> = { type: PAYMENT_EVENT_TYPES[1], paymentId: 'pay_plan', createdFrom: T0, createdBefore: T0 + HOUR };
+  const VALUES: Required<EventFilters> = {
+    type: PAYMENT_EVENT_TYPES[1],
+    paymentId: 'pay_plan',
+    createdFrom: T0,
+    createdBefore: T0 + HOUR,
+  };
   /**
    * Accepted: a SEARCH of an owner index (owner and environment first) or, with `payment_id`, of the
    * payment's own index (one payment's events). Refused: any SCAN and a temporary B-tree for the order.
    */
-  const SEARCH = /^SEARCH payment_events USING (COVERING )?INDEX (payment_events_owner_(created|type)_idx \(owner_id=\? AND environment=\?|payment_events_payment_idx \(payment_id=\?)/;
+  const SEARCH =
+    /^SEARCH payment_events USING (COVERING )?INDEX (payment_events_owner_(created|type)_idx \(owner_id=\? AND environment=\?|payment_events_payment_idx \(payment_id=\?)/;
 
   it('explains the page and the total of each of the 16 filter combinations', async () => {
-    const build = (filters: EventFilters) => eventListStatements(createDeps(env), { ownerId: 'usr_plan', environment: 'test' }, filters, { limit: 50, offset: 0 });
+    const build = (filters: EventFilters) =>
+      eventListStatements(createDeps(env), { ownerId: 'usr_plan', environment: 'test' }, filters, {
+        limit: 50,
+        offset: 0,
+      });
     expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBe(32);
   });
 });

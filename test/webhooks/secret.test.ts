@@ -3,7 +3,16 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deliverEvent } from '../../src/services/webhooks/deliver.ts';
 import { call, expectError } from '../helpers/api.ts';
 import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import { drainQueue, eventIdsOf, getWebhookSecret, receiver, rotateWebhookSecret, verifyWith, type ReceivedWebhook, webhookTestSetup } from '../helpers/webhooks.ts';
+import {
+  drainQueue,
+  eventIdsOf,
+  getWebhookSecret,
+  receiver,
+  rotateWebhookSecret,
+  verifyWith,
+  type ReceivedWebhook,
+  webhookTestSetup,
+} from '../helpers/webhooks.ts';
 import { createDeps } from '../../src/deps.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
@@ -20,7 +29,9 @@ function base64Bytes(text: string): Uint8Array {
 }
 
 async function storedRow(ownerId: string) {
-  return env.DB.prepare('SELECT * FROM webhook_secrets WHERE owner_id = ?').bind(ownerId).first<Record<string, unknown>>();
+  return env.DB.prepare('SELECT * FROM webhook_secrets WHERE owner_id = ?')
+    .bind(ownerId)
+    .first<Record<string, unknown>>();
 }
 
 /** A QR payment with a webhook: its `payment.pending` event, not yet delivered. */
@@ -168,7 +179,11 @@ describe('POST /v1/account/webhook-secret/rotate', () => {
   it('concurrent rotations: every secret a rotation answered signs the next delivery', async () => {
     const m = await setupMerchant();
     await getWebhookSecret(m.session);
-    const answers = await Promise.all([rotateWebhookSecret(m.session), rotateWebhookSecret(m.session), rotateWebhookSecret(m.session)]);
+    const answers = await Promise.all([
+      rotateWebhookSecret(m.session),
+      rotateWebhookSecret(m.session),
+      rotateWebhookSecret(m.session),
+    ]);
     const current = (await getWebhookSecret(m.session)).secret;
     expect(answers.map((a) => a.secret)).toContain(current);
     const eventId = await pendingEvent(m);

@@ -19,7 +19,9 @@ interface Env {
 
 const meterOptions = (env: Env) => ({ delayMs: Number(env.BENCH_D1_DELAY_MS ?? 0) || 0 });
 
-type Command = { operation: 'create_payment'; body: string } | { operation: 'create_refund'; paymentId: string; body: string };
+type Command =
+  | { operation: 'create_payment'; body: string }
+  | { operation: 'create_refund'; paymentId: string; body: string };
 
 interface Answer {
   status: number;
@@ -45,7 +47,10 @@ export class BaselineStore extends DurableObject<Env> {
     if (stored) return { ...stored, replayed: true, stats: emptyD1Stats() };
     const stats = emptyD1Stats();
     const db = meteredD1(this.env.DB, stats, meterOptions(this.env));
-    const response = command.operation === 'create_payment' ? await createPayment(db, command.body) : await createRefund(db, command.paymentId, command.body);
+    const response =
+      command.operation === 'create_payment'
+        ? await createPayment(db, command.body)
+        : await createRefund(db, command.paymentId, command.body);
     await this.ctx.storage.put('response', response);
     return { ...response, replayed: false, stats };
   }
@@ -82,7 +87,13 @@ async function createPayment(db: D1Database, text: string) {
       .bind(id, data.payment_method, data.external_reference, minor, currency, data.processor_reference, id, now, now),
     db
       .prepare('INSERT INTO payment_events (id, payment_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)')
-      .bind(eventId, id, 'payment.approved', JSON.stringify({ id: eventId, type: 'payment.approved', data: { payment: data } }), now),
+      .bind(
+        eventId,
+        id,
+        'payment.approved',
+        JSON.stringify({ id: eventId, type: 'payment.approved', data: { payment: data } }),
+        now,
+      ),
   ]);
   return { status: 201, body: JSON.stringify({ data }) };
 }
@@ -94,8 +105,14 @@ async function createRefund(db: D1Database, paymentId: string, text: string) {
   const minor = toMinor(input.amount?.value);
   const currency = input.amount?.currency ?? 'USD';
   await db.batch([
-    db.prepare("INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'approved', ?, ?)").bind(id, paymentId, minor, currency, now, now),
-    db.prepare("UPDATE payments SET version = version + 1, status = 'partially_refunded', updated_at = ? WHERE id = ?").bind(now, paymentId),
+    db
+      .prepare(
+        "INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'approved', ?, ?)",
+      )
+      .bind(id, paymentId, minor, currency, now, now),
+    db
+      .prepare("UPDATE payments SET version = version + 1, status = 'partially_refunded', updated_at = ? WHERE id = ?")
+      .bind(now, paymentId),
   ]);
   const data = {
     id,
@@ -110,13 +127,22 @@ async function createRefund(db: D1Database, paymentId: string, text: string) {
   return { status: 201, body: JSON.stringify({ data }) };
 }
 
-const json = (status: number, body: string, headers: Record<string, string> = {}) => new Response(body, { status, headers: { 'Content-Type': 'application/json', ...headers } });
+const json = (status: number, body: string, headers: Record<string, string> = {}) =>
+  new Response(body, { status, headers: { 'Content-Type': 'application/json', ...headers } });
 
-async function idempotent(env: Env, request: Request, name: string, command: (body: string) => Command): Promise<Response> {
+async function idempotent(
+  env: Env,
+  request: Request,
+  name: string,
+  command: (body: string) => Command,
+): Promise<Response> {
   const key = request.headers.get('idempotency-key');
   if (!key) return json(400, '{"error":"idempotency_key_required"}');
   const answer = await env.STORE.get(env.STORE.idFromName(name + key)).run(command(await request.text()));
-  return json(answer.status, answer.body, { [D1_STATS_HEADER]: formatD1Stats(answer.stats), ...(answer.replayed ? { 'Idempotent-Replayed': 'true' } : {}) });
+  return json(answer.status, answer.body, {
+    [D1_STATS_HEADER]: formatD1Stats(answer.stats),
+    ...(answer.replayed ? { 'Idempotent-Replayed': 'true' } : {}),
+  });
 }
 
 export default {
@@ -128,7 +154,10 @@ export default {
     }
     if (request.method === 'GET' && parts.length === 2 && parts[0] === 'payments') {
       const stats = emptyD1Stats();
-      const row = await meteredD1(env.DB, stats, meterOptions(env)).prepare('SELECT * FROM payments WHERE id = ?').bind(parts[1]).first<Record<string, unknown>>();
+      const row = await meteredD1(env.DB, stats, meterOptions(env))
+        .prepare('SELECT * FROM payments WHERE id = ?')
+        .bind(parts[1])
+        .first<Record<string, unknown>>();
       if (!row) return json(404, '{"error":"payment_not_found"}', { [D1_STATS_HEADER]: formatD1Stats(stats) });
       const data = {
         id: row.id,

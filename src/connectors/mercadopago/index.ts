@@ -1,6 +1,14 @@
 import { z } from '@hono/zod-openapi';
 import { sha256Hex } from '../../lib/encoding.ts';
-import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
+import type {
+  Channel,
+  ConnectorAdapter,
+  ConnectorContext,
+  ConnectorVersion,
+  PaymentOutcome,
+  ProcessorNotification,
+  RefundOutcome,
+} from '../types.ts';
 import { ConnectorError } from '../types.ts';
 import { defineVersion } from '../version.ts';
 import { sendRequest } from '../http.ts';
@@ -49,7 +57,9 @@ export const MercadoPagoCredentials = z.strictObject({
     .min(16)
     .max(256)
     .regex(/^(APP_USR|TEST)-[A-Za-z0-9_-]+$/)
-    .describe('The application’s access token (`APP_USR-…`, or `TEST-…` in the test environment only; Mercado Pago test users also have `APP_USR-` tokens).'),
+    .describe(
+      'The application’s access token (`APP_USR-…`, or `TEST-…` in the test environment only; Mercado Pago test users also have `APP_USR-` tokens).',
+    ),
   webhook_secret: z
     .string()
     .min(16)
@@ -67,13 +77,23 @@ const PosId = z
   .regex(/^[A-Za-z0-9_-]+$/);
 
 export const MercadoPagoQrConfiguration = z.strictObject({
-  external_pos_id: PosId.optional().describe('The `external_id` of the Mercado Pago point of sale (store POS) whose QR shows the order. Required to take a payment; may be given per payment.'),
-  qr_ttl_seconds: z.number().int().min(60).max(86_400).default(900).describe('A pending QR order expires after this many seconds (`expiration_time`).'),
+  external_pos_id: PosId.optional().describe(
+    'The `external_id` of the Mercado Pago point of sale (store POS) whose QR shows the order. Required to take a payment; may be given per payment.',
+  ),
+  qr_ttl_seconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(86_400)
+    .default(900)
+    .describe('A pending QR order expires after this many seconds (`expiration_time`).'),
 });
 export type MercadoPagoQrConfiguration = z.infer<typeof MercadoPagoQrConfiguration>;
 
 export const MercadoPagoPosConfiguration = z.strictObject({
-  terminal_id: PosId.optional().describe('The Point terminal that takes the payment (e.g. `NEWLAND_N950__N950NCB801293324`). Required to take a payment; may be given per payment.'),
+  terminal_id: PosId.optional().describe(
+    'The Point terminal that takes the payment (e.g. `NEWLAND_N950__N950NCB801293324`). Required to take a payment; may be given per payment.',
+  ),
 });
 export type MercadoPagoPosConfiguration = z.infer<typeof MercadoPagoPosConfiguration>;
 
@@ -85,7 +105,11 @@ function checkCredentials(ctx: Ctx) {
   // money: refused in live. (`APP_USR-` tokens of test users are indistinguishable from production
   // ones, so nothing is refused in test.)
   if (ctx.environment === 'live' && ctx.credentials.access_token.startsWith('TEST-')) {
-    throw new ConnectorError('configuration_invalid', 'A Mercado Pago TEST- access token cannot be used in live.', 'test_token_in_live');
+    throw new ConnectorError(
+      'configuration_invalid',
+      'A Mercado Pago TEST- access token cannot be used in live.',
+      'test_token_in_live',
+    );
   }
 }
 
@@ -102,7 +126,10 @@ interface CallOptions {
 
 /** One request to the fixed base URL; anything but a 2xx becomes a `ConnectorError` without its payload. */
 async function mpCall(ctx: Ctx, method: 'GET' | 'POST', path: string, options: CallOptions): Promise<unknown> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${ctx.credentials.access_token}`, Accept: 'application/json' };
+  const headers: Record<string, string> = {
+    Authorization: `Bearer ${ctx.credentials.access_token}`,
+    Accept: 'application/json',
+  };
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
   if (method === 'POST') {
     if (!options.idempotencyKey) throw new Error('every Mercado Pago POST carries an X-Idempotency-Key');
@@ -134,11 +161,19 @@ async function accountCurrency(ctx: Ctx): Promise<string | null> {
 const notFound = (what: string) => new ConnectorError('not_found', `Mercado Pago has no such ${what}.`, 'not_found');
 
 /** Our refund among the refunds an answer lists: the one of our transaction and amount, newest first. */
-function findRefund(refunds: MercadoPagoOrderRefund[], options: { transactionId?: string; amountMinor?: number; currency: string }): MercadoPagoOrderRefund | undefined {
+function findRefund(
+  refunds: MercadoPagoOrderRefund[],
+  options: { transactionId?: string; amountMinor?: number; currency: string },
+): MercadoPagoOrderRefund | undefined {
   for (let i = refunds.length - 1; i >= 0; i--) {
     const refund = refunds[i]!;
     if (options.transactionId && refund.transaction_id && refund.transaction_id !== options.transactionId) continue;
-    if (options.amountMinor !== undefined && refund.amount != null && minorOf(refund.amount, options.currency) !== options.amountMinor) continue;
+    if (
+      options.amountMinor !== undefined &&
+      refund.amount != null &&
+      minorOf(refund.amount, options.currency) !== options.amountMinor
+    )
+      continue;
     return refund;
   }
   return undefined;
@@ -159,10 +194,19 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
       });
       const currency = await accountCurrency(ctx);
       if (currency !== input.amount.currency) {
-        throw new ConnectorError('configuration_invalid', `This Mercado Pago account charges in ${currency ?? 'another currency'}, not ${input.amount.currency}.`, 'currency_mismatch');
+        throw new ConnectorError(
+          'configuration_invalid',
+          `This Mercado Pago account charges in ${currency ?? 'another currency'}, not ${input.amount.currency}.`,
+          'currency_mismatch',
+        );
       }
       const key = await processorIdempotencyKey('order', input.processorIdempotencyKey);
-      return outcome(parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', '/v1/orders', { operation: 'create', body, idempotencyKey: key, orderOn402: true })));
+      return outcome(
+        parseAnswer(
+          MercadoPagoOrder,
+          await mpCall(ctx, 'POST', '/v1/orders', { operation: 'create', body, idempotencyKey: key, orderOn402: true }),
+        ),
+      );
     },
 
     async getPayment(ctx, input) {
@@ -177,7 +221,12 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
       checkCredentials(ctx);
       if (input.processorReference === null) {
         // Never answered: no QR code or terminal prompt reached anyone, and a QR order expires by itself.
-        return { status: 'canceled', processorReference: null, action: { type: 'none' }, processorStatus: 'not_created' };
+        return {
+          status: 'canceled',
+          processorReference: null,
+          action: { type: 'none' },
+          processorStatus: 'not_created',
+        };
       }
       const order = await getOrder(ctx, input.processorReference);
       const current = outcome(order);
@@ -190,10 +239,17 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
         case 'processing': {
           // Only someone at the terminal can settle it; Mercado Pago refuses to cancel it (409), so it is not asked.
           if (current.action.type === 'check_terminal') {
-            throw new ConnectorError('declined', 'The Point order awaits a check at the terminal; Mercado Pago cannot cancel it.', 'action_required');
+            throw new ConnectorError(
+              'declined',
+              'The Point order awaits a check at the terminal; Mercado Pago cannot cancel it.',
+              'action_required',
+            );
           }
           const key = await processorIdempotencyKey('cancel', input.processorIdempotencyKey);
-          const canceled = parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', orderPath(order.id, '/cancel'), { operation: 'cancel', idempotencyKey: key }));
+          const canceled = parseAnswer(
+            MercadoPagoOrder,
+            await mpCall(ctx, 'POST', orderPath(order.id, '/cancel'), { operation: 'cancel', idempotencyKey: key }),
+          );
           return outcome(canceled);
         }
         default:
@@ -211,14 +267,25 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
       const full = minorOf(order.total_amount, input.amount.currency) === input.amount.minor;
       const body = buildRefundRequest(full, transactionId, input.amount);
       const key = await processorIdempotencyKey('refund', input.processorIdempotencyKey);
-      const answer = parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', orderPath(order.id, '/refund'), { operation: 'refund', ...(body ? { body } : {}), idempotencyKey: key }));
+      const answer = parseAnswer(
+        MercadoPagoOrder,
+        await mpCall(ctx, 'POST', orderPath(order.id, '/refund'), {
+          operation: 'refund',
+          ...(body ? { body } : {}),
+          idempotencyKey: key,
+        }),
+      );
       const refund = findRefund(answer.transactions?.refunds ?? [], {
         ...(full ? {} : { transactionId, amountMinor: input.amount.minor }),
         currency: input.amount.currency,
       });
       if (!refund) {
         // Accepted without naming the refund: the order itself tells whether it is refunded.
-        return { status: answer.status === 'refunded' ? 'approved' : 'pending', processorReference: null, processorStatus: processorStatusOf(answer) };
+        return {
+          status: answer.status === 'refunded' ? 'approved' : 'pending',
+          processorReference: null,
+          processorStatus: processorStatusOf(answer),
+        };
       }
       return refundOutcome(refund);
     },
@@ -249,18 +316,31 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
       // them would make Mercado Pago retry forever. It is accepted untrusted: only an id is taken, and
       // the core reads the order from Mercado Pago instead of believing anything here.
       const check =
-        signature === null || queryDataId === null || queryDataId.length > 256 || (requestId !== null && !/^[\x21-\x7e]{1,256}$/.test(requestId))
+        signature === null ||
+        queryDataId === null ||
+        queryDataId.length > 256 ||
+        (requestId !== null && !/^[\x21-\x7e]{1,256}$/.test(requestId))
           ? null
-          : await verifySignature(ctx.credentials.webhook_secret, signature, { dataId: queryDataId, requestId }, Date.now());
+          : await verifySignature(
+              ctx.credentials.webhook_secret,
+              signature,
+              { dataId: queryDataId, requestId },
+              Date.now(),
+            );
       const refundId = refundIdOf(body);
       const bodyId = body.data?.id;
 
       if (!check?.ok) {
-        const id = notificationId(queryDataId) ?? notificationId(url.searchParams.get('id')) ?? notificationId(bodyId) ?? notificationId(body.resource?.split('/').pop());
+        const id =
+          notificationId(queryDataId) ??
+          notificationId(url.searchParams.get('id')) ??
+          notificationId(bodyId) ??
+          notificationId(body.resource?.split('/').pop());
         if (!id) throw invalid('The notification names no resource.');
         // A unique event id: nobody can use unsigned news to pre-empt a real event's id.
         const eventId = `mp_unsigned_${crypto.randomUUID()}`;
-        if (refundId) return { eventId, resource: 'refund', processorReference: refundId, status: null, trusted: false };
+        if (refundId)
+          return { eventId, resource: 'refund', processorReference: refundId, status: null, trusted: false };
         return { eventId, resource: 'payment', processorReference: id, status: null, trusted: false };
       }
 
@@ -283,7 +363,11 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
 }
 
 function refundOutcome(refund: MercadoPagoOrderRefund): RefundOutcome {
-  return { status: mapRefundStatus(refund.status), processorReference: refund.id, processorStatus: refund.status ?? 'unknown' };
+  return {
+    status: mapRefundStatus(refund.status),
+    processorReference: refund.id,
+    processorStatus: refund.status ?? 'unknown',
+  };
 }
 
 /**
@@ -292,17 +376,34 @@ function refundOutcome(refund: MercadoPagoOrderRefund): RefundOutcome {
  * the cancel answers `unavailable`; retrying it (same key) finds the refund instead of making another.
  */
 async function voidOrder(ctx: Ctx, order: MercadoPagoOrder, ourKey: string): Promise<PaymentOutcome> {
-  const canceled = (answer: MercadoPagoOrder): PaymentOutcome => ({ status: 'canceled', processorReference: order.id, action: { type: 'none' }, processorStatus: processorStatusOf(answer) });
+  const canceled = (answer: MercadoPagoOrder): PaymentOutcome => ({
+    status: 'canceled',
+    processorReference: order.id,
+    action: { type: 'none' },
+    processorStatus: processorStatusOf(answer),
+  });
   if (order.status === 'refunded') return canceled(order);
   const key = await processorIdempotencyKey('void', ourKey);
-  const answer = parseAnswer(MercadoPagoOrder, await mpCall(ctx, 'POST', orderPath(order.id, '/refund'), { operation: 'refund', idempotencyKey: key }));
+  const answer = parseAnswer(
+    MercadoPagoOrder,
+    await mpCall(ctx, 'POST', orderPath(order.id, '/refund'), { operation: 'refund', idempotencyKey: key }),
+  );
   const refunds = answer.transactions?.refunds ?? [];
   const statuses = refunds.map((r) => mapRefundStatus(r.status));
   if (statuses.some((s) => s === 'declined' || s === 'failed')) {
-    throw new ConnectorError('declined', 'Mercado Pago refused to refund the order, so it cannot be voided.', 'void_refund_rejected');
+    throw new ConnectorError(
+      'declined',
+      'Mercado Pago refused to refund the order, so it cannot be voided.',
+      'void_refund_rejected',
+    );
   }
-  if (answer.status === 'refunded' || (statuses.length > 0 && statuses.every((s) => s === 'approved'))) return canceled(answer);
-  throw new ConnectorError('unavailable', 'Mercado Pago is still processing the refund that voids the order; retry the cancel.', 'void_in_progress');
+  if (answer.status === 'refunded' || (statuses.length > 0 && statuses.every((s) => s === 'approved')))
+    return canceled(answer);
+  throw new ConnectorError(
+    'unavailable',
+    'Mercado Pago is still processing the refund that voids the order; retry the cancel.',
+    'void_in_progress',
+  );
 }
 
 const common = {

@@ -1,11 +1,25 @@
 import { z } from '@hono/zod-openapi';
 import { formatAmount, minorUnits, MoneyError } from '../../domain/money.ts';
 import { bytesToHex, hmacSha256, sha256Hex, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
-import type { Channel, ConnectorErrorKind, CreatePaymentInput, Money, PaymentAction, PaymentOutcome, ProcessorPaymentStatus, ProcessorRefundStatus } from '../types.ts';
+import type {
+  Channel,
+  ConnectorErrorKind,
+  CreatePaymentInput,
+  Money,
+  PaymentAction,
+  PaymentOutcome,
+  ProcessorPaymentStatus,
+  ProcessorRefundStatus,
+} from '../types.ts';
 import { ConnectorError } from '../types.ts';
 import type { ProcessorHttp } from '../http.ts';
 // Type-only: the SDK is the oracle of every field sent or read, and nothing of it is bundled.
-import type { ChargebackResponse, OrderResponse, PaymentResponse, RefundResponse } from 'mercadopago/dist/clients/order/commonTypes';
+import type {
+  ChargebackResponse,
+  OrderResponse,
+  PaymentResponse,
+  RefundResponse,
+} from 'mercadopago/dist/clients/order/commonTypes';
 import type { CreateOrderConfig, CreateOrderRequest } from 'mercadopago/dist/clients/order/create/types';
 import type { RefundRequest } from 'mercadopago/dist/clients/order/refund/types';
 import type { UserResponse } from 'mercadopago/dist/clients/user/get/types';
@@ -30,21 +44,22 @@ export const SIGNATURE_TOLERANCE_SECONDS = 300;
  * channel and detail (see `mapOrder`); a status not in this table is ambiguous and maps to `pending`,
  * never to a final or approving status.
  */
-export const ORDER_STATUS_TABLE: Readonly<Record<string, ProcessorPaymentStatus | 'by_status_detail' | 'by_channel'>> = {
-  created: 'pending',
-  at_terminal: 'pending',
-  action_required: 'by_channel',
-  processing: 'processing',
-  processed: 'approved',
-  // The payment succeeded; refunds of it are tracked by us as refunds.
-  refunded: 'approved',
-  canceled: 'canceled',
-  cancelled: 'canceled',
-  expired: 'expired',
-  failed: 'by_status_detail',
-  // The payer's bank took the money back: never pending, never plain approved.
-  charged_back: 'charged_back',
-};
+export const ORDER_STATUS_TABLE: Readonly<Record<string, ProcessorPaymentStatus | 'by_status_detail' | 'by_channel'>> =
+  {
+    created: 'pending',
+    at_terminal: 'pending',
+    action_required: 'by_channel',
+    processing: 'processing',
+    processed: 'approved',
+    // The payment succeeded; refunds of it are tracked by us as refunds.
+    refunded: 'approved',
+    canceled: 'canceled',
+    cancelled: 'canceled',
+    expired: 'expired',
+    failed: 'by_status_detail',
+    // The payer's bank took the money back: never pending, never plain approved.
+    charged_back: 'charged_back',
+  };
 
 /**
  * `status_detail`s of `action_required` that wait for someone at the terminal: Mercado Pago's Point
@@ -90,7 +105,10 @@ export const REFUND_STATUS_TABLE: Readonly<Record<string, ProcessorRefundStatus>
 
 export function isDeclineDetail(detail: string | null | undefined): boolean {
   if (!detail) return false;
-  return DECLINE_STATUS_DETAILS.includes(detail) || DECLINE_STATUS_DETAIL_PREFIXES.some((prefix) => detail.startsWith(prefix));
+  return (
+    DECLINE_STATUS_DETAILS.includes(detail) ||
+    DECLINE_STATUS_DETAIL_PREFIXES.some((prefix) => detail.startsWith(prefix))
+  );
 }
 
 /** Whether an order waits for a check at the terminal (Point `action_required`, or any `check_on_terminal`). */
@@ -99,7 +117,12 @@ export function needsTerminalCheck(channel: Channel, status: string, statusDetai
   return channel === 'pos' || (statusDetail != null && TERMINAL_CHECK_DETAILS.includes(statusDetail));
 }
 
-export function mapOrderStatus(status: string, statusDetail?: string | null, paymentStatusDetail?: string | null, paymentStatus?: string | null): ProcessorPaymentStatus {
+export function mapOrderStatus(
+  status: string,
+  statusDetail?: string | null,
+  paymentStatusDetail?: string | null,
+  paymentStatus?: string | null,
+): ProcessorPaymentStatus {
   // A chargeback may be reported on the payment transaction while the order still says `processed`.
   if (paymentStatus === 'charged_back' && (status === 'processed' || status === 'refunded')) return 'charged_back';
   const mapped = Object.hasOwn(ORDER_STATUS_TABLE, status) ? ORDER_STATUS_TABLE[status] : undefined;
@@ -128,7 +151,11 @@ export type SdkMismatches<T, S, Path extends string = ''> = [T] extends [readonl
     ? SdkMismatches<U, NonNullable<V>, `${Path}[]`>
     : Path
   : [T] extends [object]
-    ? { [K in keyof T & string]-?: K extends keyof S ? SdkMismatches<NonNullable<T[K]>, NonNullable<S[K]>, `${Path}.${K}`> : `${Path}.${K}` }[keyof T & string]
+    ? {
+        [K in keyof T & string]-?: K extends keyof S
+          ? SdkMismatches<NonNullable<T[K]>, NonNullable<S[K]>, `${Path}.${K}`>
+          : `${Path}.${K}`;
+      }[keyof T & string]
     : [T] extends [S]
       ? never
       : Path;
@@ -184,7 +211,9 @@ export type MercadoPagoOrderRefund = z.infer<typeof OrderRefund>;
 export type OrderConformsToSdk = ExpectConforms<SdkMismatches<MercadoPagoOrder, OrderResponse>>;
 export type PaymentConformsToSdk = ExpectConforms<SdkMismatches<z.infer<typeof OrderPayment>, PaymentResponse>>;
 export type RefundConformsToSdk = ExpectConforms<SdkMismatches<MercadoPagoOrderRefund, RefundResponse>>;
-export type ChargebackConformsToSdk = ExpectConforms<SdkMismatches<z.infer<typeof OrderChargeback>, ChargebackResponse>>;
+export type ChargebackConformsToSdk = ExpectConforms<
+  SdkMismatches<z.infer<typeof OrderChargeback>, ChargebackResponse>
+>;
 
 export const MercadoPagoUser = z.object({ site_id: z.string().max(8) });
 export type UserConformsToSdk = ExpectConforms<SdkMismatches<z.infer<typeof MercadoPagoUser>, UserResponse>>;
@@ -203,7 +232,12 @@ export const SITE_CURRENCIES: Readonly<Record<string, string>> = {
 /** Parses a successful answer; a body we cannot read is the processor misbehaving, never a crash. */
 export function parseAnswer<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
   const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new ConnectorError('unavailable', 'Mercado Pago answered with a body that is not understood.', 'unexpected_response');
+  if (!parsed.success)
+    throw new ConnectorError(
+      'unavailable',
+      'Mercado Pago answered with a body that is not understood.',
+      'unexpected_response',
+    );
   return parsed.data;
 }
 
@@ -225,7 +259,12 @@ export function orderToOutcome(channel: Channel, order: MercadoPagoOrder): Payme
       : channel === 'qr' && status === 'pending' && typeof qrData === 'string' && qrData.length > 0
         ? { type: 'display_qr', qrData }
         : { type: 'none' };
-  const declineCode = status === 'declined' ? (isDeclineDetail(payment?.status_detail) ? payment?.status_detail : order.status_detail) : undefined;
+  const declineCode =
+    status === 'declined'
+      ? isDeclineDetail(payment?.status_detail)
+        ? payment?.status_detail
+        : order.status_detail
+      : undefined;
   return {
     status,
     processorReference: order.id,
@@ -299,7 +338,9 @@ export function buildOrderRequest(
   configuration: { externalPosId?: string; terminalId?: string; qrTtlSeconds?: number },
 ): InPersonOrderRequest {
   const amount = amountString(input.amount);
-  const description = (input.description ? `${input.externalReference}: ${input.description}` : input.externalReference).slice(0, DESCRIPTION_MAX);
+  const description = (
+    input.description ? `${input.externalReference}: ${input.description}` : input.externalReference
+  ).slice(0, DESCRIPTION_MAX);
   const common = {
     external_reference: input.paymentId,
     description,
@@ -307,7 +348,12 @@ export function buildOrderRequest(
     transactions: { payments: [{ amount }] },
   } satisfies CreateOrderRequest;
   if (channel === 'qr') {
-    if (!configuration.externalPosId) throw new ConnectorError('configuration_invalid', 'A Mercado Pago QR payment needs configuration.external_pos_id.', 'missing_external_pos_id');
+    if (!configuration.externalPosId)
+      throw new ConnectorError(
+        'configuration_invalid',
+        'A Mercado Pago QR payment needs configuration.external_pos_id.',
+        'missing_external_pos_id',
+      );
     return {
       type: 'qr',
       ...common,
@@ -315,14 +361,32 @@ export function buildOrderRequest(
       config: { qr: { external_pos_id: configuration.externalPosId, mode: 'dynamic' } },
     } satisfies InPersonOrderRequest;
   }
-  if (!configuration.terminalId) throw new ConnectorError('configuration_invalid', 'A Mercado Pago Point payment needs configuration.terminal_id.', 'missing_terminal_id');
-  return { type: 'point', ...common, config: { point: { terminal_id: configuration.terminalId } } } satisfies InPersonOrderRequest;
+  if (!configuration.terminalId)
+    throw new ConnectorError(
+      'configuration_invalid',
+      'A Mercado Pago Point payment needs configuration.terminal_id.',
+      'missing_terminal_id',
+    );
+  return {
+    type: 'point',
+    ...common,
+    config: { point: { terminal_id: configuration.terminalId } },
+  } satisfies InPersonOrderRequest;
 }
 
 /** POST /v1/orders/{id}/refund: no body refunds the whole order; a partial names the payment transaction. */
-export function buildRefundRequest(full: boolean, paymentTransactionId: string | null | undefined, amount: Money): RefundRequest | undefined {
+export function buildRefundRequest(
+  full: boolean,
+  paymentTransactionId: string | null | undefined,
+  amount: Money,
+): RefundRequest | undefined {
   if (full) return undefined;
-  if (!paymentTransactionId) throw new ConnectorError('unavailable', 'The Mercado Pago order has no payment transaction to refund.', 'missing_payment_transaction');
+  if (!paymentTransactionId)
+    throw new ConnectorError(
+      'unavailable',
+      'The Mercado Pago order has no payment transaction to refund.',
+      'missing_payment_transaction',
+    );
   return { transactions: [{ id: paymentTransactionId, amount: amountString(amount) }] } satisfies RefundRequest;
 }
 
@@ -330,7 +394,10 @@ export function buildRefundRequest(full: boolean, paymentTransactionId: string |
  * Mercado Pago's `X-Idempotency-Key`, derived from ours and the operation, UUID-shaped (the form the
  * reference recommends): the same attempt always sends the same key, different operations never share one.
  */
-export async function processorIdempotencyKey(purpose: 'order' | 'cancel' | 'refund' | 'void', ourKey: string): Promise<string> {
+export async function processorIdempotencyKey(
+  purpose: 'order' | 'cancel' | 'refund' | 'void',
+  ourKey: string,
+): Promise<string> {
   const hex = await sha256Hex(`mercadopago:${purpose}:${ourKey}`);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
@@ -345,7 +412,12 @@ export function currencyOfSite(siteId: string): string | null {
 
 export type MercadoPagoOperation = 'create' | 'lookup' | 'cancel' | 'refund';
 
-const every = (kind: ConnectorErrorKind): Record<MercadoPagoOperation, ConnectorErrorKind> => ({ create: kind, lookup: kind, cancel: kind, refund: kind });
+const every = (kind: ConnectorErrorKind): Record<MercadoPagoOperation, ConnectorErrorKind> => ({
+  create: kind,
+  lookup: kind,
+  cancel: kind,
+  refund: kind,
+});
 
 /**
  * HTTP status → error kind per operation (NOTES.md, "HTTP errors", names the source of each row).
@@ -355,15 +427,24 @@ const every = (kind: ConnectorErrorKind): Record<MercadoPagoOperation, Connector
  * dependency of Mercado Pago failed) leave the outcome of a POST unknown: `timeout`, so the core keeps
  * the operation open and retries with the same key, and never fails it.
  */
-export const HTTP_ERROR_TABLE: readonly { status: number | 'other_4xx' | '5xx'; kinds: Record<MercadoPagoOperation, ConnectorErrorKind> }[] = [
+export const HTTP_ERROR_TABLE: readonly {
+  status: number | 'other_4xx' | '5xx';
+  kinds: Record<MercadoPagoOperation, ConnectorErrorKind>;
+}[] = [
   { status: 400, kinds: every('configuration_invalid') },
   { status: 401, kinds: every('configuration_invalid') },
   // "Payment Required — transaction processing error" (the SDKs' MPPaymentError): the payment was refused.
   { status: 402, kinds: { create: 'declined', lookup: 'unavailable', cancel: 'declined', refund: 'declined' } },
   { status: 403, kinds: every('configuration_invalid') },
-  { status: 404, kinds: { create: 'configuration_invalid', lookup: 'not_found', cancel: 'not_found', refund: 'not_found' } },
+  {
+    status: 404,
+    kinds: { create: 'configuration_invalid', lookup: 'not_found', cancel: 'not_found', refund: 'not_found' },
+  },
   { status: 409, kinds: { create: 'unavailable', lookup: 'unavailable', cancel: 'declined', refund: 'declined' } },
-  { status: 422, kinds: { create: 'configuration_invalid', lookup: 'configuration_invalid', cancel: 'declined', refund: 'declined' } },
+  {
+    status: 422,
+    kinds: { create: 'configuration_invalid', lookup: 'configuration_invalid', cancel: 'declined', refund: 'declined' },
+  },
   { status: 423, kinds: { create: 'timeout', lookup: 'unavailable', cancel: 'timeout', refund: 'timeout' } },
   { status: 424, kinds: { create: 'timeout', lookup: 'unavailable', cancel: 'timeout', refund: 'timeout' } },
   { status: 429, kinds: every('unavailable') },
@@ -373,7 +454,8 @@ export const HTTP_ERROR_TABLE: readonly { status: number | 'other_4xx' | '5xx'; 
 ];
 
 const MESSAGES: Record<ConnectorErrorKind, string> = {
-  configuration_invalid: 'Mercado Pago refused the request: check the access token and the payment method’s configuration.',
+  configuration_invalid:
+    'Mercado Pago refused the request: check the access token and the payment method’s configuration.',
   not_found: 'Mercado Pago does not know this order.',
   unavailable: 'Mercado Pago is unavailable.',
   declined: 'Mercado Pago refused the operation.',
@@ -391,7 +473,10 @@ export function safeCode(value: unknown): string | undefined {
 /** The processor's own code: `errors[0].code` of the Orders API, or the older `code` / `error` fields. */
 export function processorCodeOf(status: number, body: unknown): string {
   const b = (body && typeof body === 'object' ? body : {}) as { errors?: unknown; code?: unknown; error?: unknown };
-  const first = Array.isArray(b.errors) && b.errors[0] && typeof b.errors[0] === 'object' ? (b.errors[0] as { code?: unknown }).code : undefined;
+  const first =
+    Array.isArray(b.errors) && b.errors[0] && typeof b.errors[0] === 'object'
+      ? (b.errors[0] as { code?: unknown }).code
+      : undefined;
   return safeCode(first) ?? safeCode(b.code) ?? safeCode(b.error) ?? `http_${status}`;
 }
 
@@ -399,7 +484,9 @@ const isIdempotencyCode = (code: string) => /idempot/i.test(code);
 
 export function normalizeHttpError(operation: MercadoPagoOperation, status: number, body: unknown): ConnectorError {
   const code = processorCodeOf(status, body);
-  const row = HTTP_ERROR_TABLE.find((r) => r.status === status) ?? HTTP_ERROR_TABLE.find((r) => (status >= 500 ? r.status === '5xx' : status >= 400 && r.status === 'other_4xx'))!;
+  const row =
+    HTTP_ERROR_TABLE.find((r) => r.status === status) ??
+    HTTP_ERROR_TABLE.find((r) => (status >= 500 ? r.status === '5xx' : status >= 400 && r.status === 'other_4xx'))!;
   let kind = row.kinds[operation];
   if (status === 409 && isIdempotencyCode(code)) kind = 'unavailable';
   // The raw body stays here: only the kind, a fixed message and the code leave the connector.
@@ -463,10 +550,16 @@ export async function signManifest(secret: string, manifest: string): Promise<st
 export type SignatureCheck = { ok: true } | { ok: false; reason: 'malformed' | 'stale' | 'mismatch' };
 
 /** Fails closed; compares in constant time; `now` in milliseconds. */
-export async function verifySignature(secret: string, header: string, parts: { dataId?: string | null; requestId?: string | null }, now: number): Promise<SignatureCheck> {
+export async function verifySignature(
+  secret: string,
+  header: string,
+  parts: { dataId?: string | null; requestId?: string | null },
+  now: number,
+): Promise<SignatureCheck> {
   const parsed = parseSignatureHeader(header);
   if (!parsed) return { ok: false, reason: 'malformed' };
-  if (Math.abs(now / 1000 - timestampSeconds(parsed.ts)) > SIGNATURE_TOLERANCE_SECONDS) return { ok: false, reason: 'stale' };
+  if (Math.abs(now / 1000 - timestampSeconds(parsed.ts)) > SIGNATURE_TOLERANCE_SECONDS)
+    return { ok: false, reason: 'stale' };
   const expected = utf8(await signManifest(secret, signatureManifest({ ...parts, ts: parsed.ts })));
   let match = false;
   for (const candidate of parsed.v1) match = timingSafeEqual(utf8(candidate), expected) || match;

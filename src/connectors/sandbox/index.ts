@@ -14,16 +14,31 @@ export const SANDBOX_CURRENCIES = ['USD', 'EUR', 'BRL', 'ARS', 'MXN', 'CLP', 'CO
 // Field descriptions use `.describe()`: `GET /v1/connectors` serves these schemas through
 // `z.toJSONSchema`, which reads zod's registry and drops `.openapi()` metadata.
 export const SandboxCredentials = z.strictObject({
-  api_key: z.string().min(8).max(256).describe('Any value of 8+ characters; `invalid-credentials` simulates a rejected key.'),
+  api_key: z
+    .string()
+    .min(8)
+    .max(256)
+    .describe('Any value of 8+ characters; `invalid-credentials` simulates a rejected key.'),
 });
 export type SandboxCredentials = z.infer<typeof SandboxCredentials>;
 
 const SandboxPosConfiguration = z.strictObject({
-  terminal_id: z.string().min(1).max(64).default('sandbox-terminal-1').describe('The POS terminal that takes the payment.'),
+  terminal_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .default('sandbox-terminal-1')
+    .describe('The POS terminal that takes the payment.'),
 });
 
 const SandboxQrConfiguration = z.strictObject({
-  qr_ttl_seconds: z.number().int().min(60).max(86_400).default(900).describe('A pending QR payment expires after this many seconds.'),
+  qr_ttl_seconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(86_400)
+    .default(900)
+    .describe('A pending QR payment expires after this many seconds.'),
 });
 
 /** Header carrying the sandbox's notification signature: hex HMAC-SHA256 of the raw body keyed by `api_key`. */
@@ -55,15 +70,28 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
     async createPayment(ctx, input) {
       checkCredentials(ctx);
       const answer = sandboxPaymentAnswer(channel, input.amount, input.attemptNumber);
-      if (answer.kind === 'timeout') throw new ConnectorError('timeout', 'The sandbox did not answer in time.', 'sandbox_timeout');
-      if (answer.kind === 'unavailable') throw new ConnectorError('unavailable', 'The sandbox is unavailable.', 'sandbox_unavailable');
-      return toPaymentOutcome(channel, answer.status, await referenceFor('sbx_pay', input.processorIdempotencyKey), input.amount);
+      if (answer.kind === 'timeout')
+        throw new ConnectorError('timeout', 'The sandbox did not answer in time.', 'sandbox_timeout');
+      if (answer.kind === 'unavailable')
+        throw new ConnectorError('unavailable', 'The sandbox is unavailable.', 'sandbox_unavailable');
+      return toPaymentOutcome(
+        channel,
+        answer.status,
+        await referenceFor('sbx_pay', input.processorIdempotencyKey),
+        input.amount,
+      );
     },
     async getPayment(ctx, input) {
       checkCredentials(ctx);
       // The sandbox only knows payments it answered for: one whose creation never got an answer is unknown.
-      if (input.processorReference === null) throw new ConnectorError('not_found', 'The sandbox has no such payment.', 'sandbox_not_found');
-      return toPaymentOutcome(channel, sandboxPaymentStatus(channel, input.amount), input.processorReference, input.amount);
+      if (input.processorReference === null)
+        throw new ConnectorError('not_found', 'The sandbox has no such payment.', 'sandbox_not_found');
+      return toPaymentOutcome(
+        channel,
+        sandboxPaymentStatus(channel, input.amount),
+        input.processorReference,
+        input.amount,
+      );
     },
     async cancelPayment(ctx, input) {
       checkCredentials(ctx);
@@ -73,11 +101,16 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
     async refundPayment(ctx, input) {
       checkCredentials(ctx);
       const status = sandboxRefundStatus(input.amount);
-      return { status, processorReference: await referenceFor('sbx_ref', input.processorIdempotencyKey), processorStatus: `sandbox_${status}` };
+      return {
+        status,
+        processorReference: await referenceFor('sbx_ref', input.processorIdempotencyKey),
+        processorStatus: `sandbox_${status}`,
+      };
     },
     async getRefund(ctx, input) {
       checkCredentials(ctx);
-      if (input.processorReference === null) throw new ConnectorError('not_found', 'The sandbox has no such refund.', 'sandbox_not_found');
+      if (input.processorReference === null)
+        throw new ConnectorError('not_found', 'The sandbox has no such refund.', 'sandbox_not_found');
       const status = sandboxRefundStatus(input.amount);
       return { status, processorReference: input.processorReference, processorStatus: `sandbox_${status}` };
     },
@@ -93,7 +126,13 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
       } catch {
         throw new ConnectorError('invalid_notification', 'The notification body is not understood.');
       }
-      return { eventId: body.id, resource: body.resource, processorReference: body.reference, status: body.status, trusted: true };
+      return {
+        eventId: body.id,
+        resource: body.resource,
+        processorReference: body.reference,
+        status: body.status,
+        trusted: true,
+      };
     },
   };
 }

@@ -5,12 +5,18 @@ import type { Channel, Money, PaymentOutcome, ProcessorRefundStatus } from '../t
  * chosen by the last two digits of the amount's minor units, which are the cents, or the last two
  * integer digits for a currency without decimals.
  */
-export type SandboxPaymentAnswer = { kind: 'outcome'; status: 'approved' | 'pending' | 'declined' | 'failed' } | { kind: 'timeout' } | { kind: 'unavailable' };
+export type SandboxPaymentAnswer =
+  | { kind: 'outcome'; status: 'approved' | 'pending' | 'declined' | 'failed' }
+  | { kind: 'timeout' }
+  | { kind: 'unavailable' };
 
 export const lastTwoDigits = (amount: Money) => amount.minor % 100;
 
 /** The usual answer: POS approves at once; QR waits for the buyer to scan. */
-const usual = (channel: Channel): SandboxPaymentAnswer => ({ kind: 'outcome', status: channel === 'pos' ? 'approved' : 'pending' });
+const usual = (channel: Channel): SandboxPaymentAnswer => ({
+  kind: 'outcome',
+  status: channel === 'pos' ? 'approved' : 'pending',
+});
 
 export function sandboxPaymentAnswer(channel: Channel, amount: Money, attemptNumber: number): SandboxPaymentAnswer {
   switch (lastTwoDigits(amount)) {
@@ -42,9 +48,19 @@ export function sandboxRefundStatus(amount: Money): ProcessorRefundStatus {
   return lastTwoDigits(amount) === 61 ? 'declined' : 'approved';
 }
 
-export function toPaymentOutcome(channel: Channel, status: PaymentOutcome['status'], reference: string, amount: Money): PaymentOutcome {
+export function toPaymentOutcome(
+  channel: Channel,
+  status: PaymentOutcome['status'],
+  reference: string,
+  amount: Money,
+): PaymentOutcome {
   // A pending POS payment is one waiting at the terminal (ending 55); a pending QR one waits for the scan.
-  const action: PaymentOutcome['action'] = status !== 'pending' ? { type: 'none' } : channel === 'qr' ? { type: 'display_qr', qrData: emvQrPayload(reference, amount) } : { type: 'check_terminal' };
+  const action: PaymentOutcome['action'] =
+    status !== 'pending'
+      ? { type: 'none' }
+      : channel === 'qr'
+        ? { type: 'display_qr', qrData: emvQrPayload(reference, amount) }
+        : { type: 'check_terminal' };
   return {
     status,
     processorReference: reference,
@@ -61,7 +77,10 @@ export function toPaymentOutcome(channel: Channel, status: PaymentOutcome['statu
 export function emvQrPayload(reference: string, amount: Money): string {
   const tlv = (tag: string, value: string) => `${tag}${String(value.length).padStart(2, '0')}${value}`;
   const decimals = amount.currency === 'CLP' ? 0 : 2;
-  const value = decimals === 0 ? String(amount.minor) : `${Math.floor(amount.minor / 100)}.${String(amount.minor % 100).padStart(2, '0')}`;
+  const value =
+    decimals === 0
+      ? String(amount.minor)
+      : `${Math.floor(amount.minor / 100)}.${String(amount.minor % 100).padStart(2, '0')}`;
   const body =
     tlv('00', '01') +
     tlv('01', '12') +
@@ -76,7 +95,16 @@ export function emvQrPayload(reference: string, amount: Money): string {
   return body + crc16(body);
 }
 
-const ISO_NUMERIC: Record<string, string> = { USD: '840', EUR: '978', BRL: '986', ARS: '032', MXN: '484', CLP: '152', COP: '170', UYU: '858' };
+const ISO_NUMERIC: Record<string, string> = {
+  USD: '840',
+  EUR: '978',
+  BRL: '986',
+  ARS: '032',
+  MXN: '484',
+  CLP: '152',
+  COP: '170',
+  UYU: '858',
+};
 
 function crc16(text: string): string {
   let crc = 0xffff;

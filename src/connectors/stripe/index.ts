@@ -2,11 +2,28 @@ import { z } from '@hono/zod-openapi';
 import type Stripe from 'stripe';
 import { minorUnits } from '../../domain/money.ts';
 import { bytesToHex, hmacSha256, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
-import type { Channel, ConnectorAdapter, ConnectorContext, ConnectorVersion, CreatePaymentInput, PaymentOutcome, ProcessorNotification, RefundOutcome } from '../types.ts';
+import type {
+  Channel,
+  ConnectorAdapter,
+  ConnectorContext,
+  ConnectorVersion,
+  CreatePaymentInput,
+  PaymentOutcome,
+  ProcessorNotification,
+  RefundOutcome,
+} from '../types.ts';
 import { ConnectorError } from '../types.ts';
 import { defineVersion } from '../version.ts';
 import { sendRequest } from '../http.ts';
-import { StripeDispute, StripeEvent, StripeList, StripePaymentIntent, StripeReader, StripeRefund, StripeSearchResult } from './sdk.ts';
+import {
+  StripeDispute,
+  StripeEvent,
+  StripeList,
+  StripePaymentIntent,
+  StripeReader,
+  StripeRefund,
+  StripeSearchResult,
+} from './sdk.ts';
 import {
   chargedBackOutcome,
   encodeForm,
@@ -51,7 +68,10 @@ export const StripeCredentials = z.strictObject({
   secret_key: z
     .string()
     .max(255)
-    .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]{8,}$/, 'Must be a Stripe secret or restricted key (sk_test_, sk_live_, rk_test_, rk_live_)')
+    .regex(
+      /^(sk|rk)_(test|live)_[A-Za-z0-9]{8,}$/,
+      'Must be a Stripe secret or restricted key (sk_test_, sk_live_, rk_test_, rk_live_)',
+    )
     .describe(
       'Stripe secret key (`sk_test_...`/`sk_live_...`) or restricted key (`rk_...`) of the account; a test key for the test environment, a live key for live. A restricted key must also be allowed to read Disputes (a payment’s chargeback is read from them).',
     ),
@@ -59,7 +79,9 @@ export const StripeCredentials = z.strictObject({
     .string()
     .max(255)
     .regex(/^whsec_[A-Za-z0-9+/=_-]{8,}$/, 'Must be a Stripe webhook signing secret (whsec_...)')
-    .describe('Signing secret (`whsec_...`) of the Stripe webhook endpoint pointing at /v1/processor-notifications/{payment_method_id}.'),
+    .describe(
+      'Signing secret (`whsec_...`) of the Stripe webhook endpoint pointing at /v1/processor-notifications/{payment_method_id}.',
+    ),
 });
 export type StripeCredentials = z.infer<typeof StripeCredentials>;
 
@@ -69,14 +91,29 @@ export const StripePosConfiguration = z.strictObject({
     .max(255)
     .regex(/^tmr_[A-Za-z0-9]+$/, 'Must be a Stripe Terminal reader id (tmr_...)')
     .optional()
-    .describe('The Stripe Terminal reader (`tmr_...`) that takes the payment; required to take a payment, here or in the payment’s configuration.'),
+    .describe(
+      'The Stripe Terminal reader (`tmr_...`) that takes the payment; required to take a payment, here or in the payment’s configuration.',
+    ),
 });
 export type StripePosConfiguration = z.infer<typeof StripePosConfiguration>;
 
 export const StripeQrConfiguration = z.strictObject({
-  payment_method_type: z.enum(['promptpay', 'paynow']).default('promptpay').describe('`promptpay` (THB) or `paynow` (SGD).'),
-  qr_ttl_seconds: z.number().int().min(60).max(86_400).default(900).describe('A pending QR payment expires after this many seconds.'),
-  billing_email: z.email().max(254).optional().describe('Sent as the payment method’s billing email (Stripe asks for one with PromptPay).'),
+  payment_method_type: z
+    .enum(['promptpay', 'paynow'])
+    .default('promptpay')
+    .describe('`promptpay` (THB) or `paynow` (SGD).'),
+  qr_ttl_seconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(86_400)
+    .default(900)
+    .describe('A pending QR payment expires after this many seconds.'),
+  billing_email: z
+    .email()
+    .max(254)
+    .optional()
+    .describe('Sent as the payment method’s billing email (Stripe asks for one with PromptPay).'),
 });
 export type StripeQrConfiguration = z.infer<typeof StripeQrConfiguration>;
 
@@ -100,33 +137,67 @@ export interface StripeRequest {
 const path = (...parts: string[]) => parts.map((p) => encodeURIComponent(p)).join('/');
 
 export const stripeRequest = {
-  createPaymentIntent: (params: Stripe.PaymentIntentCreateParams, idempotencyKey: string): StripeRequest => ({ method: 'POST', path: '/v1/payment_intents', params, idempotencyKey }),
-  retrievePaymentIntent: (id: string, params: Stripe.PaymentIntentRetrieveParams = {}): StripeRequest => ({ method: 'GET', path: `/v1/payment_intents/${path(id)}`, params }),
-  searchPaymentIntents: (params: Stripe.PaymentIntentSearchParams): StripeRequest => ({ method: 'GET', path: '/v1/payment_intents/search', params }),
+  createPaymentIntent: (params: Stripe.PaymentIntentCreateParams, idempotencyKey: string): StripeRequest => ({
+    method: 'POST',
+    path: '/v1/payment_intents',
+    params,
+    idempotencyKey,
+  }),
+  retrievePaymentIntent: (id: string, params: Stripe.PaymentIntentRetrieveParams = {}): StripeRequest => ({
+    method: 'GET',
+    path: `/v1/payment_intents/${path(id)}`,
+    params,
+  }),
+  searchPaymentIntents: (params: Stripe.PaymentIntentSearchParams): StripeRequest => ({
+    method: 'GET',
+    path: '/v1/payment_intents/search',
+    params,
+  }),
   listDisputes: (params: Stripe.DisputeListParams): StripeRequest => ({ method: 'GET', path: '/v1/disputes', params }),
-  capturePaymentIntent: (id: string, params: Stripe.PaymentIntentCaptureParams, idempotencyKey: string): StripeRequest => ({
+  capturePaymentIntent: (
+    id: string,
+    params: Stripe.PaymentIntentCaptureParams,
+    idempotencyKey: string,
+  ): StripeRequest => ({
     method: 'POST',
     path: `/v1/payment_intents/${path(id)}/capture`,
     params,
     idempotencyKey,
   }),
-  cancelPaymentIntent: (id: string, params: Stripe.PaymentIntentCancelParams, idempotencyKey: string): StripeRequest => ({
+  cancelPaymentIntent: (
+    id: string,
+    params: Stripe.PaymentIntentCancelParams,
+    idempotencyKey: string,
+  ): StripeRequest => ({
     method: 'POST',
     path: `/v1/payment_intents/${path(id)}/cancel`,
     params,
     idempotencyKey,
   }),
-  createRefund: (params: Stripe.RefundCreateParams, idempotencyKey: string): StripeRequest => ({ method: 'POST', path: '/v1/refunds', params, idempotencyKey }),
+  createRefund: (params: Stripe.RefundCreateParams, idempotencyKey: string): StripeRequest => ({
+    method: 'POST',
+    path: '/v1/refunds',
+    params,
+    idempotencyKey,
+  }),
   retrieveRefund: (id: string): StripeRequest => ({ method: 'GET', path: `/v1/refunds/${path(id)}` }),
   listRefunds: (params: Stripe.RefundListParams): StripeRequest => ({ method: 'GET', path: '/v1/refunds', params }),
   retrieveReader: (id: string): StripeRequest => ({ method: 'GET', path: `/v1/terminal/readers/${path(id)}` }),
-  processPaymentIntent: (reader: string, params: Stripe.Terminal.ReaderProcessPaymentIntentParams, idempotencyKey: string): StripeRequest => ({
+  processPaymentIntent: (
+    reader: string,
+    params: Stripe.Terminal.ReaderProcessPaymentIntentParams,
+    idempotencyKey: string,
+  ): StripeRequest => ({
     method: 'POST',
     path: `/v1/terminal/readers/${path(reader)}/process_payment_intent`,
     params,
     idempotencyKey,
   }),
-  cancelReaderAction: (reader: string, params: Stripe.Terminal.ReaderCancelActionParams, idempotencyKey: string): StripeRequest => ({
+  cancelReaderAction: (
+    reader: string,
+    params: Stripe.Terminal.ReaderCancelActionParams,
+    idempotencyKey: string,
+  ): StripeRequest => ({
     method: 'POST',
     path: `/v1/terminal/readers/${path(reader)}/cancel_action`,
     params,
@@ -148,7 +219,11 @@ function checkKey(ctx: Ctx<unknown>) {
   const live = typeof key === 'string' && /^(sk|rk)_live_/.test(key);
   const test = typeof key === 'string' && /^(sk|rk)_test_/.test(key);
   if (ctx.environment === 'live' ? !live : !test) {
-    throw new ConnectorError('configuration_invalid', `A Stripe ${ctx.environment} key is required in the ${ctx.environment} environment.`, 'stripe_key_environment_mismatch');
+    throw new ConnectorError(
+      'configuration_invalid',
+      `A Stripe ${ctx.environment} key is required in the ${ctx.environment} environment.`,
+      'stripe_key_environment_mismatch',
+    );
   }
 }
 
@@ -169,7 +244,12 @@ async function send(ctx: Ctx<unknown>, request: StripeRequest): Promise<StripeAn
   } else if (encoded) {
     url += `?${encoded}`;
   }
-  const answer = await sendRequest(ctx.fetch, STRIPE_HTTP, { method: request.method, url, headers, ...(body !== undefined ? { body } : {}) });
+  const answer = await sendRequest(ctx.fetch, STRIPE_HTTP, {
+    method: request.method,
+    url,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  });
   const shouldRetry = answer.headers.get('stripe-should-retry');
   return {
     ok: answer.ok,
@@ -180,28 +260,49 @@ async function send(ctx: Ctx<unknown>, request: StripeRequest): Promise<StripeAn
   };
 }
 
-const failure = (answer: StripeAnswer, operation: StripeOperation) => normalizeStripeError(answer.status, answer.body, { operation, shouldRetry: answer.shouldRetry });
+const failure = (answer: StripeAnswer, operation: StripeOperation) =>
+  normalizeStripeError(answer.status, answer.body, { operation, shouldRetry: answer.shouldRetry });
 
 /** A successful answer parsed with `schema`, or the normalized error. */
 function expectOk<T>(answer: StripeAnswer, schema: z.ZodType<T>, operation: StripeOperation): T {
   if (!answer.ok) throw failure(answer, operation);
   const parsed = schema.safeParse(answer.body);
-  if (!parsed.success) throw new ConnectorError('unavailable', 'Stripe answered with an unexpected body.', 'stripe_unexpected_response');
+  if (!parsed.success)
+    throw new ConnectorError('unavailable', 'Stripe answered with an unexpected body.', 'stripe_unexpected_response');
   return parsed.data;
 }
 
 // The lookups expand the charge: whether it is disputed comes with the PaymentIntent, at no extra request.
 async function retrievePaymentIntent(ctx: Ctx<unknown>, id: string): Promise<StripePaymentIntent> {
-  return expectOk(await send(ctx, stripeRequest.retrievePaymentIntent(id, { expand: ['latest_charge'] })), StripePaymentIntent, 'lookup');
+  return expectOk(
+    await send(ctx, stripeRequest.retrievePaymentIntent(id, { expand: ['latest_charge'] })),
+    StripePaymentIntent,
+    'lookup',
+  );
 }
 
 /** The PaymentIntent created for our payment, found by its metadata (Search is eventually consistent). */
 async function searchPaymentIntent(ctx: Ctx<unknown>, paymentId: string): Promise<StripePaymentIntent | null> {
-  const answer = await send(ctx, stripeRequest.searchPaymentIntents({ query: metadataQuery('payment_id', paymentId), limit: 10, expand: ['data.latest_charge'] }));
-  return expectOk(answer, StripeSearchResult(StripePaymentIntent), 'lookup').data.find((pi) => pi.metadata.payment_id === paymentId) ?? null;
+  const answer = await send(
+    ctx,
+    stripeRequest.searchPaymentIntents({
+      query: metadataQuery('payment_id', paymentId),
+      limit: 10,
+      expand: ['data.latest_charge'],
+    }),
+  );
+  return (
+    expectOk(answer, StripeSearchResult(StripePaymentIntent), 'lookup').data.find(
+      (pi) => pi.metadata.payment_id === paymentId,
+    ) ?? null
+  );
 }
 
-async function findPaymentIntent(ctx: Ctx<unknown>, paymentId: string, reference: string | null): Promise<StripePaymentIntent | null> {
+async function findPaymentIntent(
+  ctx: Ctx<unknown>,
+  paymentId: string,
+  reference: string | null,
+): Promise<StripePaymentIntent | null> {
   if (reference !== null) return retrievePaymentIntent(ctx, reference);
   return searchPaymentIntent(ctx, paymentId);
 }
@@ -220,11 +321,16 @@ async function retrieveReader(ctx: Ctx<unknown>, readerId: string): Promise<Stri
  */
 async function chargedBack(ctx: Ctx<unknown>, pi: StripePaymentIntent): Promise<PaymentOutcome | null> {
   if (!isDisputed(pi)) return null;
-  const list = expectOk(await send(ctx, stripeRequest.listDisputes({ payment_intent: pi.id, limit: 100 })), StripeList(StripeDispute), 'lookup');
+  const list = expectOk(
+    await send(ctx, stripeRequest.listDisputes({ payment_intent: pi.id, limit: 100 })),
+    StripeList(StripeDispute),
+    'lookup',
+  );
   return chargedBackOutcome(pi, list.data);
 }
 
-const settled = (status: string | null | undefined) => status === 'succeeded' || status === 'failed' || status === 'canceled';
+const settled = (status: string | null | undefined) =>
+  status === 'succeeded' || status === 'failed' || status === 'canceled';
 
 // ---------------------------------------------------------------------------------------------------------
 // Payments
@@ -232,7 +338,12 @@ const settled = (status: string | null | undefined) => status === 'succeeded' ||
 /** Stripe's amount for ours, refused here when Stripe could not take it (more than eight digits). */
 function stripeAmount(money: { minor: number; currency: string }) {
   const amount = toStripeAmount(money, minorUnits(money.currency));
-  if (amount.amount > STRIPE_MAX_AMOUNT) throw new ConnectorError('configuration_invalid', 'The amount is larger than Stripe accepts for one payment.', 'stripe_amount_too_large');
+  if (amount.amount > STRIPE_MAX_AMOUNT)
+    throw new ConnectorError(
+      'configuration_invalid',
+      'The amount is larger than Stripe accepts for one payment.',
+      'stripe_amount_too_large',
+    );
   return amount;
 }
 
@@ -253,21 +364,34 @@ function actionFor(reader: StripeReader | null, paymentIntentId: string): Stripe
  * A PaymentIntent authorized but not captured (`requires_capture`: someone switched it to manual capture)
  * is captured under its own key, so what we report is the money taken, as an approval always means here.
  */
-async function captureIfAuthorized(ctx: Ctx<unknown>, pi: StripePaymentIntent, idempotencyKey: string): Promise<StripePaymentIntent> {
+async function captureIfAuthorized(
+  ctx: Ctx<unknown>,
+  pi: StripePaymentIntent,
+  idempotencyKey: string,
+): Promise<StripePaymentIntent> {
   if (pi.status !== 'requires_capture') return pi;
   const answer = await send(ctx, stripeRequest.capturePaymentIntent(pi.id, {}, `${idempotencyKey}:capture`));
   if (answer.ok && !answer.replayed) return expectOk(answer, StripePaymentIntent, 'write');
   // Captured or canceled meanwhile (or a replayed answer): the PaymentIntent as it is now says which.
-  if (answer.ok || stripeErrorOf(answer.body)?.code === 'payment_intent_unexpected_state') return retrievePaymentIntent(ctx, pi.id);
+  if (answer.ok || stripeErrorOf(answer.body)?.code === 'payment_intent_unexpected_state')
+    return retrievePaymentIntent(ctx, pi.id);
   throw failure(answer, 'write');
 }
 
 async function createPosPayment(ctx: Ctx<StripePosConfiguration>, input: CreatePaymentInput): Promise<PaymentOutcome> {
   const readerId = ctx.configuration?.reader_id;
-  if (!readerId) throw new ConnectorError('configuration_invalid', 'A Stripe Terminal reader_id is required to take a POS payment.', 'stripe_reader_missing');
+  if (!readerId)
+    throw new ConnectorError(
+      'configuration_invalid',
+      'A Stripe Terminal reader_id is required to take a POS payment.',
+      'stripe_reader_missing',
+    );
   const answer = await send(
     ctx,
-    stripeRequest.createPaymentIntent({ ...paymentIntentParams(input), payment_method_types: ['card_present'], capture_method: 'automatic' }, `${input.processorIdempotencyKey}:create`),
+    stripeRequest.createPaymentIntent(
+      { ...paymentIntentParams(input), payment_method_types: ['card_present'], capture_method: 'automatic' },
+      `${input.processorIdempotencyKey}:create`,
+    ),
   );
   const created = expectOk(answer, StripePaymentIntent, 'write');
   // A replayed create (a retry) says how the PaymentIntent was then, not now.
@@ -283,9 +407,14 @@ async function createPosPayment(ctx: Ctx<StripePosConfiguration>, input: CreateP
       // every retry. Tipping is skipped: the amount approved must be the amount asked.
       const handed = await send(
         ctx,
-        stripeRequest.processPaymentIntent(readerId, { payment_intent: pi.id, process_config: { skip_tipping: true } }, `${input.processorIdempotencyKey}:process:${input.attemptNumber}`),
+        stripeRequest.processPaymentIntent(
+          readerId,
+          { payment_intent: pi.id, process_config: { skip_tipping: true } },
+          `${input.processorIdempotencyKey}:process:${input.attemptNumber}`,
+        ),
       );
-      if (!handed.ok && stripeErrorOf(handed.body)?.code !== 'payment_intent_unexpected_state') throw failure(handed, 'write');
+      if (!handed.ok && stripeErrorOf(handed.body)?.code !== 'payment_intent_unexpected_state')
+        throw failure(handed, 'write');
       const reader = handed.ok ? StripeReader.safeParse(handed.body) : null;
       action = reader?.success ? actionFor(reader.data, pi.id) : null;
       pi = await retrievePaymentIntent(ctx, pi.id);
@@ -299,7 +428,11 @@ async function createPosPayment(ctx: Ctx<StripePosConfiguration>, input: CreateP
 async function createQrPayment(ctx: Ctx<StripeQrConfiguration>, input: CreatePaymentInput): Promise<PaymentOutcome> {
   const type = ctx.configuration?.payment_method_type ?? 'promptpay';
   if (QR_METHOD_CURRENCY[type] !== input.amount.currency) {
-    throw new ConnectorError('configuration_invalid', `Stripe ${type} takes ${QR_METHOD_CURRENCY[type]} only.`, 'stripe_currency_not_supported_by_method');
+    throw new ConnectorError(
+      'configuration_invalid',
+      `Stripe ${type} takes ${QR_METHOD_CURRENCY[type]} only.`,
+      'stripe_currency_not_supported_by_method',
+    );
   }
   const email = ctx.configuration?.billing_email;
   const params: Stripe.PaymentIntentCreateParams = {
@@ -312,9 +445,17 @@ async function createQrPayment(ctx: Ctx<StripeQrConfiguration>, input: CreatePay
   if (!answer.ok) {
     // A confirmation that failed still created the PaymentIntent: the error carries it
     // (`StripeRawError.payment_intent`), and the failure is that payment's outcome, not an HTTP error.
-    const failed = answer.status < 500 ? StripePaymentIntent.safeParse((answer.body as { error?: { payment_intent?: unknown } } | null)?.error?.payment_intent) : null;
+    const failed =
+      answer.status < 500
+        ? StripePaymentIntent.safeParse(
+            (answer.body as { error?: { payment_intent?: unknown } } | null)?.error?.payment_intent,
+          )
+        : null;
     if (failed?.success && failed.data.status === 'requires_payment_method') {
-      return toPaymentOutcome({ ...failed.data, last_payment_error: failed.data.last_payment_error ?? stripeErrorOf(answer.body) ?? { type: 'api_error' } });
+      return toPaymentOutcome({
+        ...failed.data,
+        last_payment_error: failed.data.last_payment_error ?? stripeErrorOf(answer.body) ?? { type: 'api_error' },
+      });
     }
     throw failure(answer, 'write');
   }
@@ -323,7 +464,10 @@ async function createQrPayment(ctx: Ctx<StripeQrConfiguration>, input: CreatePay
 }
 
 /** Reads the reader of a POS method for what it did with this PaymentIntent; null when it cannot tell. */
-async function readerActionFor(ctx: Ctx<StripePosConfiguration>, pi: StripePaymentIntent): Promise<StripeReader['action']> {
+async function readerActionFor(
+  ctx: Ctx<StripePosConfiguration>,
+  pi: StripePaymentIntent,
+): Promise<StripeReader['action']> {
   const readerId = ctx.configuration?.reader_id;
   if (!readerId || pi.status !== 'requires_payment_method' || pi.last_payment_error) return null;
   try {
@@ -344,13 +488,34 @@ async function cancelReaderAction(ctx: Ctx<StripePosConfiguration>, paymentInten
 }
 
 /** A void of a succeeded PaymentIntent: a refund of all of it, `canceled` once the refund succeeds. */
-async function voidByRefund(ctx: Ctx<unknown>, pi: StripePaymentIntent, paymentId: string, idempotencyKey: string): Promise<PaymentOutcome> {
-  const answer = await send(ctx, stripeRequest.createRefund({ payment_intent: pi.id, metadata: { payment_id: paymentId, purpose: 'void' } }, idempotencyKey));
+async function voidByRefund(
+  ctx: Ctx<unknown>,
+  pi: StripePaymentIntent,
+  paymentId: string,
+  idempotencyKey: string,
+): Promise<PaymentOutcome> {
+  const answer = await send(
+    ctx,
+    stripeRequest.createRefund(
+      { payment_intent: pi.id, metadata: { payment_id: paymentId, purpose: 'void' } },
+      idempotencyKey,
+    ),
+  );
   let refund = expectOk(answer, StripeRefund, 'write');
   if (!settled(refund.status) || answer.replayed) refund = await retrieveRefund(ctx, refund.id);
-  if (refund.status === 'succeeded') return { status: 'canceled', processorReference: pi.id, action: { type: 'none' }, processorStatus: 'refunded' };
-  if (refund.status === 'failed' || refund.status === 'canceled') throw new ConnectorError('declined', 'Stripe could not refund the payment to void it.', refund.failure_reason ?? 'refund_failed');
-  throw new ConnectorError('unavailable', 'The void is still being processed by Stripe; retry later.', 'refund_pending');
+  if (refund.status === 'succeeded')
+    return { status: 'canceled', processorReference: pi.id, action: { type: 'none' }, processorStatus: 'refunded' };
+  if (refund.status === 'failed' || refund.status === 'canceled')
+    throw new ConnectorError(
+      'declined',
+      'Stripe could not refund the payment to void it.',
+      refund.failure_reason ?? 'refund_failed',
+    );
+  throw new ConnectorError(
+    'unavailable',
+    'The void is still being processed by Stripe; retry later.',
+    'refund_pending',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -359,7 +524,11 @@ async function voidByRefund(ctx: Ctx<unknown>, pi: StripePaymentIntent, paymentI
 async function findRefund(ctx: Ctx<unknown>, refundId: string, paymentIntentId: string): Promise<StripeRefund | null> {
   if (!paymentIntentId) return null;
   // Refunds have no Search API: list the PaymentIntent's refunds and match our id in their metadata.
-  const list = expectOk(await send(ctx, stripeRequest.listRefunds({ payment_intent: paymentIntentId, limit: 100 })), StripeList(StripeRefund), 'lookup');
+  const list = expectOk(
+    await send(ctx, stripeRequest.listRefunds({ payment_intent: paymentIntentId, limit: 100 })),
+    StripeList(StripeRefund),
+    'lookup',
+  );
   return list.data.find((r) => r.metadata?.refund_id === refundId) ?? null;
 }
 
@@ -370,8 +539,14 @@ export async function stripeSignature(secret: string, timestamp: number, rawBody
   return bytesToHex(await hmacSha256(secret, `${timestamp}.${rawBody}`));
 }
 
-async function verifyNotification(ctx: Ctx<unknown>, headers: Headers, rawBody: string, nowMs = Date.now()): Promise<{ event: StripeEvent; object: unknown }> {
-  const refuse = (why: string) => new ConnectorError('invalid_notification', 'The Stripe notification does not verify.', why);
+async function verifyNotification(
+  ctx: Ctx<unknown>,
+  headers: Headers,
+  rawBody: string,
+  nowMs = Date.now(),
+): Promise<{ event: StripeEvent; object: unknown }> {
+  const refuse = (why: string) =>
+    new ConnectorError('invalid_notification', 'The Stripe notification does not verify.', why);
   const header = parseSignatureHeader(headers.get(STRIPE_SIGNATURE_HEADER));
   if (!header) throw refuse('stripe_signature_missing');
   const expected = utf8(await stripeSignature(ctx.credentials.webhook_secret, header.timestamp, rawBody));
@@ -395,7 +570,9 @@ async function verifyNotification(ctx: Ctx<unknown>, headers: Headers, rawBody: 
 // ---------------------------------------------------------------------------------------------------------
 // The adapter
 
-function stripeAdapter(channel: Channel): ConnectorAdapter<StripeCredentials, StripePosConfiguration & StripeQrConfiguration> {
+function stripeAdapter(
+  channel: Channel,
+): ConnectorAdapter<StripeCredentials, StripePosConfiguration & StripeQrConfiguration> {
   return {
     async createPayment(ctx, input) {
       return channel === 'pos' ? createPosPayment(ctx, input) : createQrPayment(ctx, input);
@@ -403,7 +580,8 @@ function stripeAdapter(channel: Channel): ConnectorAdapter<StripeCredentials, St
 
     async getPayment(ctx, input) {
       const found = await findPaymentIntent(ctx, input.paymentId, input.processorReference);
-      if (!found) throw new ConnectorError('not_found', 'Stripe has no PaymentIntent for this payment.', 'resource_missing');
+      if (!found)
+        throw new ConnectorError('not_found', 'Stripe has no PaymentIntent for this payment.', 'resource_missing');
       const pi = await captureIfAuthorized(ctx, found, input.processorIdempotencyKey);
       const disputed = await chargedBack(ctx, pi);
       if (disputed) return disputed;
@@ -413,17 +591,30 @@ function stripeAdapter(channel: Channel): ConnectorAdapter<StripeCredentials, St
     async cancelPayment(ctx, input) {
       const pi = await findPaymentIntent(ctx, input.paymentId, input.processorReference);
       // Nothing was created at Stripe (the create never got through): there is nothing to cancel there.
-      if (!pi) return { status: 'canceled', processorReference: null, action: { type: 'none' }, processorStatus: 'not_created' };
+      if (!pi)
+        return {
+          status: 'canceled',
+          processorReference: null,
+          action: { type: 'none' },
+          processorStatus: 'not_created',
+        };
       if (pi.status === 'canceled') return toPaymentOutcome(pi);
       if (pi.status === 'succeeded') {
         if (input.currentStatus !== 'approved') {
           // We did not know it succeeded: refuse, and let the notification or reconciliation say approved.
-          throw new ConnectorError('declined', 'The payment already succeeded at Stripe.', 'payment_intent_unexpected_state');
+          throw new ConnectorError(
+            'declined',
+            'The payment already succeeded at Stripe.',
+            'payment_intent_unexpected_state',
+          );
         }
         return voidByRefund(ctx, pi, input.paymentId, `${input.processorIdempotencyKey}:void`);
       }
       if (channel === 'pos') await cancelReaderAction(ctx, pi.id, `${input.processorIdempotencyKey}:cancel_action`);
-      const answer = await send(ctx, stripeRequest.cancelPaymentIntent(pi.id, {}, `${input.processorIdempotencyKey}:cancel`));
+      const answer = await send(
+        ctx,
+        stripeRequest.cancelPaymentIntent(pi.id, {}, `${input.processorIdempotencyKey}:cancel`),
+      );
       if (answer.ok) return toPaymentOutcome(expectOk(answer, StripePaymentIntent, 'write'));
       if (stripeErrorOf(answer.body)?.code === 'payment_intent_unexpected_state') {
         // It moved meanwhile: canceled already is a yes; anything else is Stripe refusing the cancel.
@@ -446,7 +637,10 @@ function stripeAdapter(channel: Channel): ConnectorAdapter<StripeCredentials, St
     },
 
     async getRefund(ctx, input) {
-      const refund = input.processorReference !== null ? await retrieveRefund(ctx, input.processorReference) : await findRefund(ctx, input.refundId, input.paymentProcessorReference);
+      const refund =
+        input.processorReference !== null
+          ? await retrieveRefund(ctx, input.processorReference)
+          : await findRefund(ctx, input.refundId, input.paymentProcessorReference);
       if (!refund) throw new ConnectorError('not_found', 'Stripe has no refund for this refund.', 'resource_missing');
       return toRefundOutcome(refund);
     },

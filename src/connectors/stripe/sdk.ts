@@ -19,13 +19,15 @@ type Disagreeing<Shape extends z.ZodRawShape, Sdk> = {
 const DISAGREES = 'This field is not in the Stripe SDK type, or the SDK types it differently' as const;
 
 export function sdkShape<Sdk>() {
-  return <Shape extends z.ZodRawShape>(shape: Shape & { [K in Disagreeing<Shape, Sdk>]: typeof DISAGREES }): Shape => shape;
+  return <Shape extends z.ZodRawShape>(shape: Shape & { [K in Disagreeing<Shape, Sdk>]: typeof DISAGREES }): Shape =>
+    shape;
 }
 
 /** An expandable reference (`string | Object`): the id either way. */
 const expandable = <T extends z.ZodType>(object: T) => z.union([z.string().min(1), object]);
 const idOnly = z.object({ id: z.string().min(1) });
-export const referenceId = (value: string | { id: string } | null | undefined): string | null => (typeof value === 'string' ? value : (value?.id ?? null));
+export const referenceId = (value: string | { id: string } | null | undefined): string | null =>
+  typeof value === 'string' ? value : (value?.id ?? null);
 
 // ---------------------------------------------------------------------------------------------------------
 // Errors (the `error` object of every error body; `last_payment_error` has the same shape)
@@ -53,8 +55,12 @@ sdkShape<Stripe.PaymentIntent.LastPaymentError>()(StripeErrorObject.shape);
 export const StripeNextAction = z.object(
   sdkShape<Stripe.PaymentIntent.NextAction>()({
     type: z.string(),
-    promptpay_display_qr_code: z.object(sdkShape<Stripe.PaymentIntent.NextAction.PromptpayDisplayQrCode>()({ data: z.string() })).optional(),
-    paynow_display_qr_code: z.object(sdkShape<Stripe.PaymentIntent.NextAction.PaynowDisplayQrCode>()({ data: z.string() })).optional(),
+    promptpay_display_qr_code: z
+      .object(sdkShape<Stripe.PaymentIntent.NextAction.PromptpayDisplayQrCode>()({ data: z.string() }))
+      .optional(),
+    paynow_display_qr_code: z
+      .object(sdkShape<Stripe.PaymentIntent.NextAction.PaynowDisplayQrCode>()({ data: z.string() }))
+      .optional(),
   }),
 );
 
@@ -69,7 +75,9 @@ export const StripePaymentIntent = z.object(
     next_action: StripeNextAction.nullable(),
     // Expanded by the lookups (`expand[]=latest_charge`) to learn whether the charge is disputed; an id
     // elsewhere. Optional: a PaymentIntent that does not say is read as one without a dispute.
-    latest_charge: expandable(z.object(sdkShape<Stripe.Charge>()({ id: z.string().min(1), disputed: z.boolean() }))).nullish(),
+    latest_charge: expandable(
+      z.object(sdkShape<Stripe.Charge>()({ id: z.string().min(1), disputed: z.boolean() })),
+    ).nullish(),
   }),
 );
 export type StripePaymentIntent = z.infer<typeof StripePaymentIntent>;
@@ -95,7 +103,9 @@ export const StripeReaderAction = z.object(
   sdkShape<Stripe.Terminal.Reader.Action>()({
     status: z.string(),
     failure_code: z.string().nullable(),
-    process_payment_intent: z.object(sdkShape<Stripe.Terminal.Reader.Action.ProcessPaymentIntent>()({ payment_intent: expandable(idOnly) })).optional(),
+    process_payment_intent: z
+      .object(sdkShape<Stripe.Terminal.Reader.Action.ProcessPaymentIntent>()({ payment_intent: expandable(idOnly) }))
+      .optional(),
   }),
 );
 
@@ -141,9 +151,18 @@ export type StripeDisputeEventType = Extract<Stripe.Event, { data: { object: Str
 // Lists
 
 export const StripeSearchResult = <T extends z.ZodType>(item: T) =>
-  z.object(sdkShape<Stripe.ApiSearchResult<z.input<T>>>()({ object: z.literal('search_result'), data: z.array(item), has_more: z.boolean() }));
+  z.object(
+    sdkShape<Stripe.ApiSearchResult<z.input<T>>>()({
+      object: z.literal('search_result'),
+      data: z.array(item),
+      has_more: z.boolean(),
+    }),
+  );
 
-export const StripeList = <T extends z.ZodType>(item: T) => z.object(sdkShape<Stripe.ApiList<z.input<T>>>()({ object: z.literal('list'), data: z.array(item), has_more: z.boolean() }));
+export const StripeList = <T extends z.ZodType>(item: T) =>
+  z.object(
+    sdkShape<Stripe.ApiList<z.input<T>>>()({ object: z.literal('list'), data: z.array(item), has_more: z.boolean() }),
+  );
 
 // ---------------------------------------------------------------------------------------------------------
 // Events

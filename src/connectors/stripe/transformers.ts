@@ -1,6 +1,15 @@
 import { z } from '@hono/zod-openapi';
 import type Stripe from 'stripe';
-import type { ConnectorErrorKind, Money, PaymentAction, PaymentOutcome, ProcessorNotification, ProcessorPaymentStatus, ProcessorRefundStatus, RefundOutcome } from '../types.ts';
+import type {
+  ConnectorErrorKind,
+  Money,
+  PaymentAction,
+  PaymentOutcome,
+  ProcessorNotification,
+  ProcessorPaymentStatus,
+  ProcessorRefundStatus,
+  RefundOutcome,
+} from '../types.ts';
 import { ConnectorError } from '../types.ts';
 import type { ProcessorHttp } from '../http.ts';
 import {
@@ -72,7 +81,14 @@ export const REFUND_STATUS_MAP = {
 } as const satisfies Record<StripeRefundStatus, ProcessorRefundStatus>;
 
 /** Refund `failure_reason` values the SDK documents (`Refund.failure_reason`). */
-export type StripeRefundFailureReason = 'lost_or_stolen_card' | 'expired_or_canceled_card' | 'charge_for_pending_refund_disputed' | 'insufficient_funds' | 'declined' | 'merchant_request' | 'unknown';
+export type StripeRefundFailureReason =
+  | 'lost_or_stolen_card'
+  | 'expired_or_canceled_card'
+  | 'charge_for_pending_refund_disputed'
+  | 'insufficient_funds'
+  | 'declined'
+  | 'merchant_request'
+  | 'unknown';
 
 /**
  * A failed refund by `failure_reason`: `declined` (the issuer refused it) → declined; every other reason
@@ -126,7 +142,8 @@ export const DISPUTE_EVENT_TYPES = {
   'charge.dispute.closed': true,
 } as const satisfies Record<StripeDisputeEventType, true>;
 
-const lookup = <T>(table: Record<string, T>, key: string | null | undefined, fallback: T): T => (typeof key === 'string' && Object.hasOwn(table, key) ? table[key]! : fallback);
+const lookup = <T>(table: Record<string, T>, key: string | null | undefined, fallback: T): T =>
+  typeof key === 'string' && Object.hasOwn(table, key) ? table[key]! : fallback;
 
 // ---------------------------------------------------------------------------------------------------------
 // Mapping
@@ -143,7 +160,10 @@ type PaymentIntentView = Pick<StripePaymentIntent, 'status'> & Partial<Pick<Stri
  * makes one attempt per payment, so that is final. `payment_intent.payment_failed` says the same.
  */
 export function paymentIntentStatus(pi: PaymentIntentView, eventType?: string): ProcessorPaymentStatus {
-  if (eventType === ('payment_intent.payment_failed' satisfies StripeEventType) || (pi.status === 'requires_payment_method' && pi.last_payment_error)) {
+  if (
+    eventType === ('payment_intent.payment_failed' satisfies StripeEventType) ||
+    (pi.status === 'requires_payment_method' && pi.last_payment_error)
+  ) {
     return paymentFailureStatus(pi.last_payment_error);
   }
   return lookup<ProcessorPaymentStatus>(PAYMENT_INTENT_STATUS_MAP, pi.status, 'pending');
@@ -156,7 +176,12 @@ export function paymentIntentStatus(pi: PaymentIntentView, eventType?: string): 
 export function qrDataOf(pi: Pick<StripePaymentIntent, 'next_action'>): string | null {
   const action = pi.next_action;
   if (!action) return null;
-  const code = action.type === 'promptpay_display_qr_code' ? action.promptpay_display_qr_code : action.type === 'paynow_display_qr_code' ? action.paynow_display_qr_code : undefined;
+  const code =
+    action.type === 'promptpay_display_qr_code'
+      ? action.promptpay_display_qr_code
+      : action.type === 'paynow_display_qr_code'
+        ? action.paynow_display_qr_code
+        : undefined;
   return typeof code?.data === 'string' && code.data.length > 0 ? code.data : null;
 }
 
@@ -164,18 +189,34 @@ export function qrDataOf(pi: Pick<StripePaymentIntent, 'next_action'>): string |
  * The PaymentIntent as our outcome. `action`, when given, is the reader's action for this PaymentIntent:
  * it decides only as READER_ACTION_STATUS_MAP says.
  */
-export function toPaymentOutcome(pi: StripePaymentIntent, options: { eventType?: string; readerAction?: StripeReader['action'] } = {}): PaymentOutcome {
+export function toPaymentOutcome(
+  pi: StripePaymentIntent,
+  options: { eventType?: string; readerAction?: StripeReader['action'] } = {},
+): PaymentOutcome {
   const readerFailed =
-    pi.status === 'requires_payment_method' && !pi.last_payment_error && options.readerAction ? lookup(READER_ACTION_STATUS_MAP, options.readerAction.status, null) === 'failed' : false;
+    pi.status === 'requires_payment_method' && !pi.last_payment_error && options.readerAction
+      ? lookup(READER_ACTION_STATUS_MAP, options.readerAction.status, null) === 'failed'
+      : false;
   if (readerFailed) {
-    return { status: 'failed', processorReference: pi.id, action: { type: 'none' }, processorStatus: `reader_action_failed:${options.readerAction?.failure_code ?? 'unknown'}` };
+    return {
+      status: 'failed',
+      processorReference: pi.id,
+      action: { type: 'none' },
+      processorStatus: `reader_action_failed:${options.readerAction?.failure_code ?? 'unknown'}`,
+    };
   }
   const status = paymentIntentStatus(pi, options.eventType);
   const qr = status === 'pending' ? qrDataOf(pi) : null;
   const action: PaymentAction = qr !== null ? { type: 'display_qr', qrData: qr } : { type: 'none' };
   const error = pi.last_payment_error;
   const declineCode = status === 'declined' ? (error?.decline_code ?? error?.code ?? undefined) : undefined;
-  return { status, processorReference: pi.id, action, processorStatus: pi.status, ...(declineCode ? { declineCode } : {}) };
+  return {
+    status,
+    processorReference: pi.id,
+    action,
+    processorStatus: pi.status,
+    ...(declineCode ? { declineCode } : {}),
+  };
 }
 
 /** What a dispute says of its payment: `charged_back` once lost, else nothing (an unknown status is nothing too). */
@@ -190,14 +231,27 @@ export function isDisputed(pi: Pick<StripePaymentIntent, 'status' | 'latest_char
 }
 
 /** A succeeded PaymentIntent with a lost dispute among `disputes` is charged back; null when none is lost. */
-export function chargedBackOutcome(pi: Pick<StripePaymentIntent, 'id' | 'status'>, disputes: readonly StripeDispute[]): PaymentOutcome | null {
+export function chargedBackOutcome(
+  pi: Pick<StripePaymentIntent, 'id' | 'status'>,
+  disputes: readonly StripeDispute[],
+): PaymentOutcome | null {
   if (pi.status !== 'succeeded') return null;
   const lost = disputes.find((d) => referenceId(d.payment_intent) === pi.id && disputeStatus(d) === 'charged_back');
-  return lost ? { status: 'charged_back', processorReference: pi.id, action: { type: 'none' }, processorStatus: `dispute_${lost.status}` } : null;
+  return lost
+    ? {
+        status: 'charged_back',
+        processorReference: pi.id,
+        action: { type: 'none' },
+        processorStatus: `dispute_${lost.status}`,
+      }
+    : null;
 }
 
-export function refundStatus(refund: Pick<StripeRefund, 'status'> & Partial<Pick<StripeRefund, 'failure_reason'>>): ProcessorRefundStatus {
-  if (refund.status === ('failed' satisfies StripeRefundStatus)) return lookup<ProcessorRefundStatus>(REFUND_FAILURE_MAP, refund.failure_reason, 'failed');
+export function refundStatus(
+  refund: Pick<StripeRefund, 'status'> & Partial<Pick<StripeRefund, 'failure_reason'>>,
+): ProcessorRefundStatus {
+  if (refund.status === ('failed' satisfies StripeRefundStatus))
+    return lookup<ProcessorRefundStatus>(REFUND_FAILURE_MAP, refund.failure_reason, 'failed');
   return lookup<ProcessorRefundStatus>(REFUND_STATUS_MAP, refund.status, 'pending');
 }
 
@@ -224,7 +278,24 @@ export const STRIPE_MAX_AMOUNT = 99_999_999;
  * Currencies Stripe counts in whole units (https://docs.stripe.com/currencies#zero-decimal). Stripe's
  * amount is "in the smallest currency unit", which is ours exactly when both agree on the exponent.
  */
-export const STRIPE_ZERO_DECIMAL_CURRENCIES: readonly string[] = ['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'];
+export const STRIPE_ZERO_DECIMAL_CURRENCIES: readonly string[] = [
+  'BIF',
+  'CLP',
+  'DJF',
+  'GNF',
+  'JPY',
+  'KMF',
+  'KRW',
+  'MGA',
+  'PYG',
+  'RWF',
+  'UGX',
+  'VND',
+  'VUV',
+  'XAF',
+  'XOF',
+  'XPF',
+];
 
 /**
  * Stripe's amount and currency for ours: integer minor units (ours and Stripe's agree on every currency
@@ -358,22 +429,34 @@ export function normalizeStripeError(httpStatus: number, body: unknown, context:
   return new ConnectorError(kind, MESSAGES[kind], processorCode);
 }
 
-export function stripeErrorKind(httpStatus: number, error: StripeErrorObject | null, context: StripeErrorContext): ConnectorErrorKind {
+export function stripeErrorKind(
+  httpStatus: number,
+  error: StripeErrorObject | null,
+  context: StripeErrorContext,
+): ConnectorErrorKind {
   const kind = decidedKind(httpStatus, error, context.operation);
   // "Stripe-Should-Retry: true": Stripe says the same request can succeed (https://docs.stripe.com/error-low-level).
   if (context.shouldRetry === true && (kind === 'configuration_invalid' || kind === 'not_found')) return 'unavailable';
   return kind;
 }
 
-function decidedKind(httpStatus: number, error: StripeErrorObject | null, operation: StripeOperation): ConnectorErrorKind {
+function decidedKind(
+  httpStatus: number,
+  error: StripeErrorObject | null,
+  operation: StripeOperation,
+): ConnectorErrorKind {
   // 5xx: Stripe's side. A POST that began executing stores its 500 under the key, so a retry may replay it;
   // the lookups (by reference or metadata) then tell what happened.
   if (httpStatus >= 500) return 'unavailable';
   if (error?.type === 'card_error' || httpStatus === 402) return 'declined';
-  if (error?.code && Object.hasOwn(STRIPE_ERROR_CODE_MAP, error.code)) return STRIPE_ERROR_CODE_MAP[error.code as keyof typeof STRIPE_ERROR_CODE_MAP];
-  if (httpStatus === 404 || (httpStatus === 400 && error?.code === 'resource_missing')) return operation === 'lookup' ? 'not_found' : 'configuration_invalid';
-  if (Object.hasOwn(STRIPE_HTTP_STATUS_MAP, httpStatus)) return STRIPE_HTTP_STATUS_MAP[httpStatus as keyof typeof STRIPE_HTTP_STATUS_MAP];
-  if (error?.type && Object.hasOwn(STRIPE_ERROR_TYPE_MAP, error.type)) return STRIPE_ERROR_TYPE_MAP[error.type as StripeErrorType];
+  if (error?.code && Object.hasOwn(STRIPE_ERROR_CODE_MAP, error.code))
+    return STRIPE_ERROR_CODE_MAP[error.code as keyof typeof STRIPE_ERROR_CODE_MAP];
+  if (httpStatus === 404 || (httpStatus === 400 && error?.code === 'resource_missing'))
+    return operation === 'lookup' ? 'not_found' : 'configuration_invalid';
+  if (Object.hasOwn(STRIPE_HTTP_STATUS_MAP, httpStatus))
+    return STRIPE_HTTP_STATUS_MAP[httpStatus as keyof typeof STRIPE_HTTP_STATUS_MAP];
+  if (error?.type && Object.hasOwn(STRIPE_ERROR_TYPE_MAP, error.type))
+    return STRIPE_ERROR_TYPE_MAP[error.type as StripeErrorType];
   // Any other 4xx is a request this integration should not have made: retrying it will not help.
   if (httpStatus >= 400 && httpStatus < 500) return 'configuration_invalid';
   return 'unavailable';
@@ -457,12 +540,25 @@ export function eventToNotification(event: StripeEvent, object: unknown): Proces
   const ownId = event.data.object.id ?? event.id;
   if (kind === 'payment_intent') {
     const pi = StripePaymentIntent.safeParse(object);
-    const believed = pi.success && (PAYMENT_INTENT_EVENTS_WITH_STATUS as readonly string[]).includes(event.type) && pi.data.status !== 'requires_capture';
-    return { ...base, resource: 'payment', processorReference: ownId, status: believed ? paymentIntentStatus(pi.data, event.type) : null };
+    const believed =
+      pi.success &&
+      (PAYMENT_INTENT_EVENTS_WITH_STATUS as readonly string[]).includes(event.type) &&
+      pi.data.status !== 'requires_capture';
+    return {
+      ...base,
+      resource: 'payment',
+      processorReference: ownId,
+      status: believed ? paymentIntentStatus(pi.data, event.type) : null,
+    };
   }
   if (kind === 'refund') {
     const refund = StripeRefund.safeParse(object);
-    return { ...base, resource: 'refund', processorReference: ownId, status: refund.success ? refundStatus(refund.data) : null };
+    return {
+      ...base,
+      resource: 'refund',
+      processorReference: ownId,
+      status: refund.success ? refundStatus(refund.data) : null,
+    };
   }
   if (kind === 'charge') {
     const charge = StripeCharge.safeParse(object);
@@ -473,7 +569,8 @@ export function eventToNotification(event: StripeEvent, object: unknown): Proces
     // The dispute's own status is final news only when lost; any other leaves the core to ask the lookup.
     const dispute = StripeDispute.safeParse(object);
     const pi = dispute.success ? referenceId(dispute.data.payment_intent) : null;
-    if (pi && dispute.data) return { ...base, resource: 'payment', processorReference: pi, status: disputeStatus(dispute.data) };
+    if (pi && dispute.data)
+      return { ...base, resource: 'payment', processorReference: pi, status: disputeStatus(dispute.data) };
   }
   if (kind === 'terminal.reader') {
     const reader = StripeReader.safeParse(object);

@@ -46,7 +46,10 @@ export const apiKeyPaymentMethods = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.apiKeyId, t.paymentMethodId] }), index('api_key_payment_methods_method_idx').on(t.paymentMethodId)],
+  (t) => [
+    primaryKey({ columns: [t.apiKeyId, t.paymentMethodId] }),
+    index('api_key_payment_methods_method_idx').on(t.paymentMethodId),
+  ],
 );
 
 export type PaymentMethodRow = typeof paymentMethods.$inferSelect;

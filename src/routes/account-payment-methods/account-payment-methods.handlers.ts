@@ -56,7 +56,12 @@ export const disableApiKeyLink: AppRouteHandler<typeof routes.disableApiKeyLink>
 
 async function visibleMethod(c: Context<AppEnv>, id: string, includeDeleted = false) {
   const auth = c.get('auth');
-  const row = await methods.findAccountPaymentMethod(c.get('deps'), { ownerId: auth.ownerId, isAdmin: auth.role === 'admin' }, id, includeDeleted);
+  const row = await methods.findAccountPaymentMethod(
+    c.get('deps'),
+    { ownerId: auth.ownerId, isAdmin: auth.role === 'admin' },
+    id,
+    includeDeleted,
+  );
   if (!row) throw new ApiError('payment_method_not_found');
   return row;
 }

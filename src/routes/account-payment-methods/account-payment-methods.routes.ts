@@ -1,11 +1,28 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requireAuth } from '../../middleware/auth.ts';
-import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, listEnvelope, opaqueId, PaginationQuery } from '../../lib/openapi.ts';
-import { AccountPaymentMethodSchema, ApiKeyLinkSchema, CreateAccountPaymentMethodBody, LinkApiKeyBody, UpdateAccountPaymentMethodBody } from './account-payment-methods.schemas.ts';
+import {
+  bearerSecurity,
+  dataEnvelope,
+  errorResponses,
+  jsonBody,
+  jsonContent,
+  listEnvelope,
+  opaqueId,
+  PaginationQuery,
+} from '../../lib/openapi.ts';
+import {
+  AccountPaymentMethodSchema,
+  ApiKeyLinkSchema,
+  CreateAccountPaymentMethodBody,
+  LinkApiKeyBody,
+  UpdateAccountPaymentMethodBody,
+} from './account-payment-methods.schemas.ts';
 
 const tags = ['Account payment methods'];
 const userOnly = [requireAuth({ accept: 'user' })];
-const MethodParams = z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') });
+const MethodParams = z.object({
+  payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91'),
+});
 const LinkParams = MethodParams.extend({ api_key_id: opaqueId('api_key_id', 'key_7m2x9c4v1b8n3k6q0z5w') });
 
 export const createAccountPaymentMethod = createRoute({
@@ -31,10 +48,15 @@ export const listAccountPaymentMethods = createRoute({
   path: '/v1/account/payment-methods',
   tags,
   summary: 'List configured payment methods',
-  description: 'The owner’s methods in this environment, newest first; deleted ones are not listed. `user_id` is for admins only.',
+  description:
+    'The owner’s methods in this environment, newest first; deleted ones are not listed. `user_id` is for admins only.',
   security: bearerSecurity,
   middleware: userOnly,
-  request: { query: PaginationQuery.extend({ user_id: z.string().min(1).max(128).optional().openapi({ description: 'Admins only.' }) }) },
+  request: {
+    query: PaginationQuery.extend({
+      user_id: z.string().min(1).max(128).optional().openapi({ description: 'Admins only.' }),
+    }),
+  },
   responses: {
     200: jsonContent(listEnvelope(AccountPaymentMethodSchema), 'A page of methods.'),
     ...errorResponses('unauthorized', 'insufficient_role', 'user_not_found'),
@@ -63,7 +85,8 @@ export const updateAccountPaymentMethod = createRoute({
   path: '/v1/account/payment-methods/{payment_method_id}',
   tags,
   summary: 'Update a configured payment method',
-  description: 'All fields optional. Rotated `credentials` must match the version’s schema and are never echoed. `enabled: false` → `inactive`; `enabled: true` → `active`.',
+  description:
+    'All fields optional. Rotated `credentials` must match the version’s schema and are never echoed. `enabled: false` → `inactive`; `enabled: true` → `active`.',
   security: bearerSecurity,
   middleware: userOnly,
   request: { params: MethodParams, body: jsonBody(UpdateAccountPaymentMethodBody) },
@@ -79,7 +102,8 @@ export const deleteAccountPaymentMethod = createRoute({
   path: '/v1/account/payment-methods/{payment_method_id}',
   tags,
   summary: 'Delete a payment method',
-  description: 'Soft delete, idempotent: credentials and configuration are erased, API key links disabled; past payments keep their reference.',
+  description:
+    'Soft delete, idempotent: credentials and configuration are erased, API key links disabled; past payments keep their reference.',
   security: bearerSecurity,
   middleware: userOnly,
   request: { params: MethodParams },

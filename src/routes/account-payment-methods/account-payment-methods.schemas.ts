@@ -1,6 +1,11 @@
 import { z } from '@hono/zod-openapi';
 import { Timestamp } from '../../lib/openapi.ts';
-import { CapabilitySchema, ChannelSchema, DisplayConfigurationSchema, ProviderSchema } from '../payment-methods/payment-methods.schemas.ts';
+import {
+  CapabilitySchema,
+  ChannelSchema,
+  DisplayConfigurationSchema,
+  ProviderSchema,
+} from '../payment-methods/payment-methods.schemas.ts';
 
 export const AccountPaymentMethodSchema = z
   .object({
@@ -24,13 +29,33 @@ const Secrets = z.record(z.string(), z.unknown());
 
 export const CreateAccountPaymentMethodBody = z
   .strictObject({
-    connector_definition_version_id: z.string().min(1).max(128).openapi({ description: 'A version id from `GET /v1/connectors`.', example: 'cnv_sandbox_qr_v1' }),
+    connector_definition_version_id: z
+      .string()
+      .min(1)
+      .max(128)
+      .openapi({ description: 'A version id from `GET /v1/connectors`.', example: 'cnv_sandbox_qr_v1' }),
     name: z.string().trim().min(1).max(200).openapi({ example: 'Counter QR' }),
-    credentials: Secrets.openapi({ description: 'Write-only; validated against the version’s `credentials_schema`; encrypted at rest; never returned.', example: { api_key: 'sandbox-key-123' } }),
-    configuration: Secrets.optional().openapi({ description: 'Write-only; validated against the version’s `configuration_schema` (defaults applied).', example: { qr_ttl_seconds: 900 } }),
+    credentials: Secrets.openapi({
+      description:
+        'Write-only; validated against the version’s `credentials_schema`; encrypted at rest; never returned.',
+      example: { api_key: 'sandbox-key-123' },
+    }),
+    configuration: Secrets.optional().openapi({
+      description: 'Write-only; validated against the version’s `configuration_schema` (defaults applied).',
+      example: { qr_ttl_seconds: 900 },
+    }),
     display_configuration: DisplayConfigurationSchema.optional(),
-    capabilities: z.array(CapabilitySchema).max(3).optional().openapi({ description: 'Each must be supported by the version; default: all of the version’s.' }),
-    user_id: z.string().min(1).max(128).optional().openapi({ description: 'Admins only: create the method for this owner.' }),
+    capabilities: z
+      .array(CapabilitySchema)
+      .max(3)
+      .optional()
+      .openapi({ description: 'Each must be supported by the version; default: all of the version’s.' }),
+    user_id: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .openapi({ description: 'Admins only: create the method for this owner.' }),
   })
   .openapi('CreateAccountPaymentMethodRequest');
 
@@ -41,7 +66,10 @@ export const UpdateAccountPaymentMethodBody = z
     configuration: Secrets.optional().openapi({ description: 'Replaces the configuration; validated, never echoed.' }),
     display_configuration: DisplayConfigurationSchema.optional(),
     capabilities: z.array(CapabilitySchema).max(3).optional(),
-    enabled: z.boolean().optional().openapi({ description: '`false` makes the method `inactive` (new operations refused, history kept); `true` makes it `active` again.' }),
+    enabled: z.boolean().optional().openapi({
+      description:
+        '`false` makes the method `inactive` (new operations refused, history kept); `true` makes it `active` again.',
+    }),
   })
   .openapi('UpdateAccountPaymentMethodRequest');
 
@@ -54,4 +82,6 @@ export const ApiKeyLinkSchema = z
   })
   .openapi('ApiKeyLink');
 
-export const LinkApiKeyBody = z.strictObject({ api_key_id: z.string().min(1).max(128).openapi({ example: 'key_7m2x9c4v1b8n3k6q0z5w' }) }).openapi('LinkApiKeyRequest');
+export const LinkApiKeyBody = z
+  .strictObject({ api_key_id: z.string().min(1).max(128).openapi({ example: 'key_7m2x9c4v1b8n3k6q0z5w' }) })
+  .openapi('LinkApiKeyRequest');

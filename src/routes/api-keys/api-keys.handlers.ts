@@ -10,7 +10,9 @@ export const createApiKey: AppRouteHandler<typeof routes.createApiKey> = async (
   const owner = await resolveOwner(deps, c.get('auth'), body.user_id);
   const missing = body.scopes.filter((scope) => !owner.scopes.includes(scope));
   if (missing.length > 0) {
-    throw new ApiError('insufficient_scope', 'A key cannot have scopes its owner lacks.', { details: { missing_scopes: [...new Set(missing)] } });
+    throw new ApiError('insufficient_scope', 'A key cannot have scopes its owner lacks.', {
+      details: { missing_scopes: [...new Set(missing)] },
+    });
   }
   const { row, secret } = await apiKeys.createApiKey(deps, { ownerId: owner.id, name: body.name, scopes: body.scopes });
   return c.json({ data: { ...apiKeys.toApiKeyResource(row), secret } }, 201);
@@ -27,7 +29,11 @@ export const listApiKeys: AppRouteHandler<typeof routes.listApiKeys> = async (c)
 export const revokeApiKey: AppRouteHandler<typeof routes.revokeApiKey> = async (c) => {
   const deps = c.get('deps');
   const auth = c.get('auth');
-  const row = await apiKeys.findApiKey(deps, auth.role === 'admin' ? null : auth.ownerId, c.req.valid('param').api_key_id);
+  const row = await apiKeys.findApiKey(
+    deps,
+    auth.role === 'admin' ? null : auth.ownerId,
+    c.req.valid('param').api_key_id,
+  );
   if (!row) throw new ApiError('api_key_not_found');
   return c.json({ data: apiKeys.toApiKeyResource(await apiKeys.revokeApiKey(deps, row)) }, 200);
 };

@@ -1,6 +1,15 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requireAuth } from '../../middleware/auth.ts';
-import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, listEnvelope, opaqueId, PaginationQuery } from '../../lib/openapi.ts';
+import {
+  bearerSecurity,
+  dataEnvelope,
+  errorResponses,
+  jsonBody,
+  jsonContent,
+  listEnvelope,
+  opaqueId,
+  PaginationQuery,
+} from '../../lib/openapi.ts';
 import { ApiKeySchema, CreateApiKeyBody, CreatedApiKeySchema, ListApiKeysQuery } from './api-keys.schemas.ts';
 
 const tags = ['API keys'];
@@ -33,7 +42,8 @@ export const listApiKeys = createRoute({
   path: '/v1/account/api-keys',
   tags,
   summary: 'List API keys',
-  description: 'The caller’s keys in this environment, newest first, revoked ones included; never their secrets. `user_id` is for admins only.',
+  description:
+    'The caller’s keys in this environment, newest first, revoked ones included; never their secrets. `user_id` is for admins only.',
   security: bearerSecurity,
   middleware: userOnly,
   request: { query: PaginationQuery.extend(ListApiKeysQuery.shape) },
@@ -49,7 +59,8 @@ export const revokeApiKey = createRoute({
   path: '/v1/account/api-keys/{api_key_id}/revoke',
   tags,
   summary: 'Revoke an API key',
-  description: 'The key stops working at once (`401 unauthorized`). Idempotent. Another owner’s key answers like an unknown one.',
+  description:
+    'The key stops working at once (`401 unauthorized`). Idempotent. Another owner’s key answers like an unknown one.',
   security: bearerSecurity,
   middleware: userOnly,
   request: { params: z.object({ api_key_id: opaqueId('api_key_id', 'key_7m2x9c4v1b8n3k6q0z5w') }) },

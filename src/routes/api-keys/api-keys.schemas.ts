@@ -7,7 +7,9 @@ export const ApiKeySchema = z
   .object({
     id: z.string().openapi({ example: 'key_7m2x9c4v1b8n3k6q0z5w' }),
     name: z.string().openapi({ example: 'Checkout server' }),
-    prefix: z.string().openapi({ description: 'First characters of the secret, to tell keys apart.', example: 'sk_test_Xy3q' }),
+    prefix: z
+      .string()
+      .openapi({ description: 'First characters of the secret, to tell keys apart.', example: 'sk_test_Xy3q' }),
     scopes: z.array(ScopeSchema),
     environment: z.enum(['test', 'live']),
     status: z.enum(['active', 'revoked']),
@@ -31,7 +33,12 @@ export const CreateApiKeyBody = z
       .array(ScopeSchema)
       .min(1)
       .max(BUSINESS_SCOPES.length * 2),
-    user_id: z.string().min(1).max(128).optional().openapi({ description: 'Admins only: create the key for this owner.' }),
+    user_id: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .openapi({ description: 'Admins only: create the key for this owner.' }),
   })
   .openapi('CreateApiKeyRequest');
 

@@ -60,7 +60,8 @@ export const me = createRoute({
   path: '/v1/auth/me',
   tags,
   summary: 'The current user',
-  description: 'The user of the access token, with role and scopes. Needs a user access token (an API key gets `401 unauthorized`).',
+  description:
+    'The user of the access token, with role and scopes. Needs a user access token (an API key gets `401 unauthorized`).',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user' })],
   responses: {

@@ -4,7 +4,8 @@ import type { ConnectorDefinition } from '../../connectors/types.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import type * as routes from './connectors.routes.ts';
 
-const jsonSchemaOf = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+const jsonSchemaOf = (schema: z.ZodType) =>
+  z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
 
 function toConnectorResource(definition: ConnectorDefinition) {
   return {

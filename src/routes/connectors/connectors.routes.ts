@@ -9,7 +9,8 @@ export const listConnectors = createRoute({
   path: '/v1/connectors',
   tags: ['Connectors'],
   summary: 'List connectors and their versions',
-  description: 'What a payment method can be built on: each version’s channel, capabilities, currencies and the JSON Schemas of its `credentials` and `configuration`.',
+  description:
+    'What a payment method can be built on: each version’s channel, capabilities, currencies and the JSON Schemas of its `credentials` and `configuration`.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user' })],
   request: { query: PaginationQuery },

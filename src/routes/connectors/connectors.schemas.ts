@@ -11,7 +11,9 @@ export const ConnectorSchema = z
     type: z.string().openapi({ example: 'qr' }),
     versions: z.array(
       z.object({
-        id: z.string().openapi({ description: 'The value of `connector_definition_version_id`.', example: 'cnv_sandbox_qr_v1' }),
+        id: z
+          .string()
+          .openapi({ description: 'The value of `connector_definition_version_id`.', example: 'cnv_sandbox_qr_v1' }),
         version: z.string().openapi({ example: '1' }),
         status: z.enum(['published', 'deprecated']),
         capabilities: z.array(CapabilitySchema),

@@ -13,15 +13,25 @@ export function registerDocs(app: AppOpenAPI) {
 
   // A strong ETag (SHA-256 of the exact bytes) is the checksum a client keeps of the description it built
   // against; `If-None-Match` answers 304. `no-cache`: always revalidate, never serve a stale contract.
-  app.use('/openapi.json', etag({ generateDigest: (body) => crypto.subtle.digest('SHA-256', body) }), async (c, next) => {
-    await next();
-    c.header('Cache-Control', 'no-cache');
-  });
+  app.use(
+    '/openapi.json',
+    etag({ generateDigest: (body) => crypto.subtle.digest('SHA-256', body) }),
+    async (c, next) => {
+      await next();
+      c.header('Cache-Control', 'no-cache');
+    },
+  );
   app.doc31('/openapi.json', (c) => ({
     openapi: '3.1.0',
     info: OPENAPI_INFO,
     // `x-internal: false`: the audience is merchants (OWASP API9 inventory).
-    servers: [{ url: new URL(c.req.url).origin, description: `This deployment (${c.get('deps').environment})`, 'x-internal': false }],
+    servers: [
+      {
+        url: new URL(c.req.url).origin,
+        description: `This deployment (${c.get('deps').environment})`,
+        'x-internal': false,
+      },
+    ],
     tags: OPENAPI_TAGS,
   }));
 

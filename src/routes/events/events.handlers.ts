@@ -2,7 +2,14 @@ import { ApiError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { fromIso } from '../../lib/time.ts';
 import { findPayment } from '../../services/payments/store.ts';
-import { findEventOfPayment, listEvents as listOwnEvents, listPaymentEvents as listEventsOfPayment, redeliverEvent, webhookBodyOf, withDeliveries } from '../../services/webhooks/events.ts';
+import {
+  findEventOfPayment,
+  listEvents as listOwnEvents,
+  listPaymentEvents as listEventsOfPayment,
+  redeliverEvent,
+  webhookBodyOf,
+  withDeliveries,
+} from '../../services/webhooks/events.ts';
 import type * as routes from './events.routes.ts';
 
 export const listEvents: AppRouteHandler<typeof routes.listEvents> = async (c) => {
@@ -21,7 +28,11 @@ export const listEvents: AppRouteHandler<typeof routes.listEvents> = async (c) =
 
 export const listPaymentEvents: AppRouteHandler<typeof routes.listPaymentEvents> = async (c) => {
   const deps = c.get('deps');
-  const payment = await findPayment(deps, { ownerId: c.get('auth').ownerId, environment: deps.environment }, c.req.valid('param').payment_id);
+  const payment = await findPayment(
+    deps,
+    { ownerId: c.get('auth').ownerId, environment: deps.environment },
+    c.req.valid('param').payment_id,
+  );
   if (!payment) throw new ApiError('payment_not_found');
   const { limit, offset } = c.req.valid('query');
   const { rows, total } = await listEventsOfPayment(deps, payment.id, { limit, offset });
@@ -31,7 +42,11 @@ export const listPaymentEvents: AppRouteHandler<typeof routes.listPaymentEvents>
 export const redeliverPaymentEvent: AppRouteHandler<typeof routes.redeliverPaymentEvent> = async (c) => {
   const deps = c.get('deps');
   const { payment_id, event_id } = c.req.valid('param');
-  const payment = await findPayment(deps, { ownerId: c.get('auth').ownerId, environment: deps.environment }, payment_id);
+  const payment = await findPayment(
+    deps,
+    { ownerId: c.get('auth').ownerId, environment: deps.environment },
+    payment_id,
+  );
   if (!payment) throw new ApiError('payment_not_found');
   const event = await findEventOfPayment(deps, payment.id, event_id);
   if (!event) throw new ApiError('payment_not_found', 'No such event for this payment.');

@@ -1,7 +1,21 @@
 import { createRoute } from '@hono/zod-openapi';
-import { bearerSecurity, dataEnvelope, errorResponses, jsonContent, listEnvelope, PaginationQuery } from '../../lib/openapi.ts';
+import {
+  bearerSecurity,
+  dataEnvelope,
+  errorResponses,
+  jsonContent,
+  listEnvelope,
+  PaginationQuery,
+} from '../../lib/openapi.ts';
 import { requireAuth } from '../../middleware/auth.ts';
-import { EventParams, ListEventsQuery, PaymentEventParams, PaymentEventSchema, RedeliverQuery, WebhookEventSchema } from './events.schemas.ts';
+import {
+  EventParams,
+  ListEventsQuery,
+  PaymentEventParams,
+  PaymentEventSchema,
+  RedeliverQuery,
+  WebhookEventSchema,
+} from './events.schemas.ts';
 
 export const listEvents = createRoute({
   operationId: 'listEvents',
@@ -17,7 +31,10 @@ export const listEvents = createRoute({
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
   request: { query: ListEventsQuery },
-  responses: { 200: jsonContent(listEnvelope(WebhookEventSchema), 'A page of events.'), ...errorResponses('unauthorized', 'insufficient_scope') },
+  responses: {
+    200: jsonContent(listEnvelope(WebhookEventSchema), 'A page of events.'),
+    ...errorResponses('unauthorized', 'insufficient_scope'),
+  },
 });
 
 export const listPaymentEvents = createRoute({
@@ -31,7 +48,10 @@ export const listPaymentEvents = createRoute({
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
   request: { params: PaymentEventParams, query: PaginationQuery },
-  responses: { 200: jsonContent(listEnvelope(PaymentEventSchema), 'A page of events.'), ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found') },
+  responses: {
+    200: jsonContent(listEnvelope(PaymentEventSchema), 'A page of events.'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found'),
+  },
 });
 
 export const redeliverPaymentEvent = createRoute({

@@ -6,7 +6,10 @@ import { PaymentSchema } from '../payments/payments.schemas.ts';
 const AttemptSchema = z.object({
   attempt: z.number().int(),
   status_code: z.number().int().nullable().openapi({ description: 'The receiver’s HTTP status; null when none came.' }),
-  error: z.string().nullable().openapi({ description: '`timeout`, `network_error`, `http_<status>`, `url_refused`; never the receiver’s body.' }),
+  error: z
+    .string()
+    .nullable()
+    .openapi({ description: '`timeout`, `network_error`, `http_<status>`, `url_refused`; never the receiver’s body.' }),
   latency_ms: z.number().int(),
   attempted_at: Timestamp,
 });
@@ -22,26 +25,36 @@ const deliveryFields = {
   status: z.enum(['pending', 'succeeded', 'dead']),
   attempts: z.number().int(),
   last_status_code: z.number().int().nullable(),
-  last_error: z
-    .string()
-    .nullable()
-    .openapi({ description: 'As `attempt_log[].error`, or `endpoint_disabled` / `endpoint_deleted` when the endpoint stopped receiving before this delivery succeeded.' }),
+  last_error: z.string().nullable().openapi({
+    description:
+      'As `attempt_log[].error`, or `endpoint_disabled` / `endpoint_deleted` when the endpoint stopped receiving before this delivery succeeded.',
+  }),
   next_attempt_at: Timestamp.nullable(),
   attempt_log: z.array(AttemptSchema),
 };
 
 export const DestinationSchema = z
   .object({
-    type: z.enum(['payment_url', 'endpoint']).openapi({ description: '`payment_url`: the payment’s `webhook_url`; `endpoint`: one of your webhook endpoints.' }),
-    endpoint_id: z.string().nullable().openapi({ description: 'The endpoint (`we_...`) when `type` is `endpoint`; null otherwise.', example: 'we_5c1v8m2x0k7q3w9n4b6z' }),
+    type: z.enum(['payment_url', 'endpoint']).openapi({
+      description: '`payment_url`: the payment’s `webhook_url`; `endpoint`: one of your webhook endpoints.',
+    }),
+    endpoint_id: z.string().nullable().openapi({
+      description: 'The endpoint (`we_...`) when `type` is `endpoint`; null otherwise.',
+      example: 'we_5c1v8m2x0k7q3w9n4b6z',
+    }),
   })
   .openapi('WebhookDestination');
 
 export const PaymentEventSchema = z
   .object({
     ...eventFields,
-    data: z.object({ payment: z.record(z.string(), z.unknown()) }).openapi({ description: 'The payment as it was when the event happened (the delivered body’s `data`).' }),
-    delivery: z.object(deliveryFields).nullable().openapi({ description: 'The delivery to the payment’s `webhook_url`; null when the payment has none. The same delivery is in `deliveries`.' }),
+    data: z
+      .object({ payment: z.record(z.string(), z.unknown()) })
+      .openapi({ description: 'The payment as it was when the event happened (the delivered body’s `data`).' }),
+    delivery: z.object(deliveryFields).nullable().openapi({
+      description:
+        'The delivery to the payment’s `webhook_url`; null when the payment has none. The same delivery is in `deliveries`.',
+    }),
     deliveries: z
       .array(z.object({ destination: DestinationSchema, ...deliveryFields }))
       .max(17)
@@ -61,7 +74,9 @@ export const WebhookEventSchema = z
         'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`); tolerate future types.',
       example: 'payment.approved',
     }),
-    data: z.object({ payment: PaymentSchema }).openapi({ description: 'The payment as it was when the event happened; order by its `updated_at`.' }),
+    data: z
+      .object({ payment: PaymentSchema })
+      .openapi({ description: 'The payment as it was when the event happened; order by its `updated_at`.' }),
   })
   .openapi({ description: 'An event exactly as its webhook delivers it (`webhook-id` is its `id`).' })
   .openapi('WebhookEvent');
@@ -70,16 +85,20 @@ export const PaymentEventParams = z.object({ payment_id: opaqueId('payment_id', 
 export const EventParams = PaymentEventParams.extend({ event_id: opaqueId('event_id', 'evt_0d4m8x2k9q7w1v3c5b6n') });
 
 export const RedeliverQuery = z.object({
-  destination: z
-    .string()
-    .min(1)
-    .max(128)
-    .optional()
-    .openapi({ description: '`payment_url`, or an endpoint id (`we_...`): redeliver to that destination only. Default: every destination of the event.', example: 'payment_url' }),
+  destination: z.string().min(1).max(128).optional().openapi({
+    description:
+      '`payment_url`, or an endpoint id (`we_...`): redeliver to that destination only. Default: every destination of the event.',
+    example: 'payment_url',
+  }),
 });
 
 export const ListEventsQuery = filteredListQuery({
   type: z.enum(PAYMENT_EVENT_TYPES).optional().openapi({ description: 'Only events of this type.' }),
-  payment_id: z.string().min(1).max(128).optional().openapi({ description: 'Only the events of this payment.', example: 'pay_3kqz7w1v0c9m2x8bq4n6' }),
+  payment_id: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .openapi({ description: 'Only the events of this payment.', example: 'pay_3kqz7w1v0c9m2x8bq4n6' }),
   ...CreatedRangeQuery,
 });

@@ -12,7 +12,11 @@ export const listPaymentMethods: AppRouteHandler<typeof routes.listPaymentMethod
 };
 
 export const getPaymentMethod: AppRouteHandler<typeof routes.getPaymentMethod> = async (c) => {
-  const row = await methods.findUsablePaymentMethod(c.get('deps'), callerOf(c.get('auth')), c.req.valid('param').payment_method_id);
+  const row = await methods.findUsablePaymentMethod(
+    c.get('deps'),
+    callerOf(c.get('auth')),
+    c.req.valid('param').payment_method_id,
+  );
   if (!row) throw new ApiError('payment_method_not_found');
   return c.json({ data: toPublicPaymentMethod(row) }, 200);
 };

@@ -1,6 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requireAuth } from '../../middleware/auth.ts';
-import { bearerSecurity, dataEnvelope, errorResponses, jsonContent, listEnvelope, opaqueId, PaginationQuery } from '../../lib/openapi.ts';
+import {
+  bearerSecurity,
+  dataEnvelope,
+  errorResponses,
+  jsonContent,
+  listEnvelope,
+  opaqueId,
+  PaginationQuery,
+} from '../../lib/openapi.ts';
 import { PublicPaymentMethodSchema } from './payment-methods.schemas.ts';
 
 const tags = ['Payment methods'];
@@ -29,10 +37,13 @@ export const getPaymentMethod = createRoute({
   path: '/v1/payment-methods/{payment_method_id}',
   tags,
   summary: 'Get a usable payment method',
-  description: 'A method that does not exist, belongs to someone else, is deleted, or is not enabled for the key: `404 payment_method_not_found` (category `validation`); list the methods again.',
+  description:
+    'A method that does not exist, belongs to someone else, is deleted, or is not enabled for the key: `404 payment_method_not_found` (category `validation`); list the methods again.',
   security: bearerSecurity,
   middleware: readers,
-  request: { params: z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') }) },
+  request: {
+    params: z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') }),
+  },
   responses: {
     200: jsonContent(dataEnvelope(PublicPaymentMethodSchema), 'The method.'),
     ...errorResponses('unauthorized', 'insufficient_scope', 'payment_method_not_found'),

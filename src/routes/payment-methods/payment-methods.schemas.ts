@@ -3,8 +3,12 @@ import { CAPABILITIES } from '../../connectors/types.ts';
 import { Timestamp } from '../../lib/openapi.ts';
 
 export const CapabilitySchema = z.enum(CAPABILITIES).openapi('Capability');
-export const ChannelSchema = z.string().openapi({ description: 'Normalized channel, e.g. `pos` or `qr`; tolerate new values.', example: 'qr' });
-export const ProviderSchema = z.string().openapi({ description: 'Processor that executes operations, e.g. `sandbox`.', example: 'sandbox' });
+export const ChannelSchema = z
+  .string()
+  .openapi({ description: 'Normalized channel, e.g. `pos` or `qr`; tolerate new values.', example: 'qr' });
+export const ProviderSchema = z
+  .string()
+  .openapi({ description: 'Processor that executes operations, e.g. `sandbox`.', example: 'sandbox' });
 
 const SECRET_LIKE_KEY = /(secret|password|passwd|token|api[_-]?key|credential|private)/i;
 
@@ -15,10 +19,14 @@ export const DisplayConfigurationSchema = z
     const keys = Object.keys(value);
     if (keys.length > 50) ctx.addIssue({ code: 'custom', message: 'At most 50 keys' });
     for (const key of keys) {
-      if (SECRET_LIKE_KEY.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: 'Must not carry secrets; put them in credentials' });
+      if (SECRET_LIKE_KEY.test(key))
+        ctx.addIssue({ code: 'custom', path: [key], message: 'Must not carry secrets; put them in credentials' });
     }
   })
-  .openapi('DisplayConfiguration', { description: 'Non-sensitive presentation data (at most 50 flat keys).', example: { label: 'Front counter', color: '#0a7' } });
+  .openapi('DisplayConfiguration', {
+    description: 'Non-sensitive presentation data (at most 50 flat keys).',
+    example: { label: 'Front counter', color: '#0a7' },
+  });
 
 export const PublicPaymentMethodSchema = z
   .object({

@@ -6,14 +6,23 @@ import { ApiError } from '../../lib/errors.ts';
 import type { AppEnv, AppRouteHandler } from '../../lib/openapi.ts';
 import { fromIso } from '../../lib/time.ts';
 import { runIdempotent } from '../../services/idempotency.ts';
-import { findRefund, listPayments as listOwnPayments, listRefunds as listPaymentRefunds } from '../../services/payments/reads.ts';
+import {
+  findRefund,
+  listPayments as listOwnPayments,
+  listRefunds as listPaymentRefunds,
+} from '../../services/payments/reads.ts';
 import { toPaymentResource, toRefundResource } from '../../services/payments/resources.ts';
 import { findPayment, type PaymentOwnerScope } from '../../services/payments/store.ts';
 import type * as routes from './payments.routes.ts';
 
 // Idempotent operations answer with the stored response text itself, so their handlers return a raw
 // Response; its shape is the one declared on the route (checked by the contract tests).
-async function idempotent(c: Context<AppEnv>, operation: IdempotentOperation, command: IdempotentCommand, body: unknown): Promise<Response> {
+async function idempotent(
+  c: Context<AppEnv>,
+  operation: IdempotentOperation,
+  command: IdempotentCommand,
+  body: unknown,
+): Promise<Response> {
   const answer = await runIdempotent(c.get('deps'), {
     caller: callerOf(c.get('auth')),
     operation,
@@ -34,7 +43,10 @@ export const createPayment: AppRouteHandler<typeof routes.createPayment> = async
 };
 
 /** Reads see the payments of the caller's owner in this deployment's environment. */
-const readScope = (c: Context<AppEnv>): PaymentOwnerScope => ({ ownerId: c.get('auth').ownerId, environment: c.get('deps').environment });
+const readScope = (c: Context<AppEnv>): PaymentOwnerScope => ({
+  ownerId: c.get('auth').ownerId,
+  environment: c.get('deps').environment,
+});
 
 export const listPayments: AppRouteHandler<typeof routes.listPayments> = async (c) => {
   const { limit, offset, external_reference, status, payment_method, created_gte, created_lt } = c.req.valid('query');
@@ -68,7 +80,10 @@ export const createRefund: AppRouteHandler<typeof routes.createRefund> = async (
 
 export const listRefunds: AppRouteHandler<typeof routes.listRefunds> = async (c) => {
   const { limit, offset } = c.req.valid('query');
-  const page = await listPaymentRefunds(c.get('deps'), readScope(c), c.req.valid('param').payment_id, { limit, offset });
+  const page = await listPaymentRefunds(c.get('deps'), readScope(c), c.req.valid('param').payment_id, {
+    limit,
+    offset,
+  });
   if (!page) throw new ApiError('payment_not_found');
   return c.json({ data: page.rows.map(toRefundResource), pagination: { limit, offset, total: page.total } }, 200);
 };

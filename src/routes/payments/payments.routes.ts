@@ -1,8 +1,25 @@
 import { createRoute } from '@hono/zod-openapi';
 import { requireAuth } from '../../middleware/auth.ts';
 import { requireIdempotencyKey } from '../../middleware/idempotency.ts';
-import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, listEnvelope, PaginationQuery } from '../../lib/openapi.ts';
-import { CreatePaymentBody, CreateRefundBody, IdempotencyHeaders, ListPaymentsQuery, PaymentParams, PaymentSchema, RefundParams, RefundSchema } from './payments.schemas.ts';
+import {
+  bearerSecurity,
+  dataEnvelope,
+  errorResponses,
+  jsonBody,
+  jsonContent,
+  listEnvelope,
+  PaginationQuery,
+} from '../../lib/openapi.ts';
+import {
+  CreatePaymentBody,
+  CreateRefundBody,
+  IdempotencyHeaders,
+  ListPaymentsQuery,
+  PaymentParams,
+  PaymentSchema,
+  RefundParams,
+  RefundSchema,
+} from './payments.schemas.ts';
 const idempotent = ['idempotency_key_required', 'idempotency_key_reused'] as const;
 const processorErrors = ['processor_timeout', 'processor_unavailable', 'connector_configuration_invalid'] as const;
 /** A change of the payment that kept losing its compare-and-set to other writers (retryable). */
@@ -66,7 +83,8 @@ export const getPayment = createRoute({
   path: '/v1/payments/{payment_id}',
   tags: ['Payments'],
   summary: 'Read a payment',
-  description: 'Scope `payments:read`. Use it to reconcile. Another owner’s payment answers like an unknown id. Never carries secrets or processor payloads.',
+  description:
+    'Scope `payments:read`. Use it to reconcile. Another owner’s payment answers like an unknown id. Never carries secrets or processor payloads.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
   request: { params: PaymentParams },

@@ -10,7 +10,10 @@ export const AmountSchema = z
       .string()
       .max(32)
       .regex(/^(0|[1-9]\d{0,11})(\.\d+)?$/, 'Must be a positive decimal string such as "10" or "10.50"')
-      .openapi({ description: 'Decimal string, never a number; at most the currency’s minor digits (2, or 0 for CLP).', example: '25.00' }),
+      .openapi({
+        description: 'Decimal string, never a number; at most the currency’s minor digits (2, or 0 for CLP).',
+        example: '25.00',
+      }),
     currency: z
       .string()
       .max(3)
@@ -23,9 +26,13 @@ const MetadataSchema = z
   .record(z.string().min(1).max(64), z.union([z.string().max(500), z.number(), z.boolean(), z.null()]))
   .superRefine((value, ctx) => {
     if (Object.keys(value).length > 50) ctx.addIssue({ code: 'custom', message: 'At most 50 keys' });
-    if (new TextEncoder().encode(JSON.stringify(value)).length > 16 * 1024) ctx.addIssue({ code: 'custom', message: 'At most 16 KiB in all' });
+    if (new TextEncoder().encode(JSON.stringify(value)).length > 16 * 1024)
+      ctx.addIssue({ code: 'custom', message: 'At most 16 KiB in all' });
   })
-  .openapi({ description: 'Free, non-sensitive data: at most 50 keys, string values up to 500 characters, 16 KiB in all.', example: { order_id: '1042' } });
+  .openapi({
+    description: 'Free, non-sensitive data: at most 50 keys, string values up to 500 characters, 16 KiB in all.',
+    example: { order_id: '1042' },
+  });
 
 export const ActionSchema = z
   .object({
@@ -49,7 +56,8 @@ export const PaymentSchema = z
     payment_method: z.string().uuid(),
     processor_reference: z.string().nullable(),
     action: ActionSchema.optional().openapi({
-      description: 'In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal.',
+      description:
+        'In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal.',
     }),
     description: z.string().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
@@ -67,20 +75,25 @@ export const PaymentSchema = z
 export const CreatePaymentBody = z
   .strictObject({
     amount: AmountSchema,
-    external_reference: z
-      .string()
-      .min(1)
-      .max(128)
-      .openapi({ description: 'Your own reference; unique per API key (per user for a user token), even when the earlier payment failed.', example: 'order-1042' }),
-    payment_method: z.string().uuid().max(36).openapi({ description: 'An active method from `GET /v1/payment-methods`.', example: '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91' }),
+    external_reference: z.string().min(1).max(128).openapi({
+      description:
+        'Your own reference; unique per API key (per user for a user token), even when the earlier payment failed.',
+      example: 'order-1042',
+    }),
+    payment_method: z.string().uuid().max(36).openapi({
+      description: 'An active method from `GET /v1/payment-methods`.',
+      example: '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91',
+    }),
     description: z.string().max(1000).optional().openapi({ example: 'Two coffees' }),
     metadata: MetadataSchema.optional(),
-    configuration: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Validated against the method’s configuration schema and merged over its defaults.' }),
-    webhook_url: z
-      .string()
-      .max(2048)
+    configuration: z
+      .record(z.string(), z.unknown())
       .optional()
-      .openapi({ description: 'HTTPS URL for this payment’s webhooks (no private, loopback or metadata addresses).', example: 'https://merchant.example/webhooks/payments' }),
+      .openapi({ description: 'Validated against the method’s configuration schema and merged over its defaults.' }),
+    webhook_url: z.string().max(2048).optional().openapi({
+      description: 'HTTPS URL for this payment’s webhooks (no private, loopback or metadata addresses).',
+      example: 'https://merchant.example/webhooks/payments',
+    }),
   })
   .openapi('CreatePaymentRequest');
 
@@ -99,7 +112,9 @@ export const RefundSchema = z
 
 export const CreateRefundBody = z
   .strictObject({
-    amount: AmountSchema.openapi({ description: 'In the payment’s currency; at most the refundable balance. A full refund sends the whole balance.' }),
+    amount: AmountSchema.openapi({
+      description: 'In the payment’s currency; at most the refundable balance. A full refund sends the whole balance.',
+    }),
     reason: z.string().max(1000).optional().openapi({ example: 'Customer returned the item' }),
   })
   .openapi('CreateRefundRequest');
@@ -114,15 +129,24 @@ export const IdempotencyHeaders = z.object({
       minLength: 1,
       maxLength: 255,
       pattern: IDEMPOTENCY_KEY_PATTERN.source,
-      description: 'Required (`Idempotency-Key`). 1 to 255 printable ASCII characters; one logical attempt; reuse it when retrying.',
+      description:
+        'Required (`Idempotency-Key`). 1 to 255 printable ASCII characters; one logical attempt; reuse it when retrying.',
       example: '7c1d7f0e-checkout-1042',
     }),
 });
 
 export const ListPaymentsQuery = filteredListQuery({
-  external_reference: z.string().min(1).max(128).optional().openapi({ description: 'Exactly this reference (your own, e.g. from a `409 external_reference_conflict`).', example: 'order-1042' }),
+  external_reference: z.string().min(1).max(128).optional().openapi({
+    description: 'Exactly this reference (your own, e.g. from a `409 external_reference_conflict`).',
+    example: 'order-1042',
+  }),
   status: z.enum(PAYMENT_STATUSES).optional().openapi({ description: 'Only payments in this status.' }),
-  payment_method: z.string().uuid().max(36).optional().openapi({ description: 'Only payments taken with this method.', example: '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91' }),
+  payment_method: z
+    .string()
+    .uuid()
+    .max(36)
+    .optional()
+    .openapi({ description: 'Only payments taken with this method.', example: '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91' }),
   ...CreatedRangeQuery,
 });
 

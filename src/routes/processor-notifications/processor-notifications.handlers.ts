@@ -3,11 +3,15 @@ import * as notifications from '../../services/payments/processor-notifications.
 import type * as routes from './processor-notifications.routes.ts';
 
 export const receiveProcessorNotification: AppRouteHandler<typeof routes.receiveProcessorNotification> = async (c) => {
-  const outcome = await notifications.receiveProcessorNotification(c.get('deps'), c.req.valid('param').payment_method_id, {
-    headers: c.req.raw.headers,
-    // The raw text, as signed: the signature is checked over it (middleware/json-body.ts keeps it).
-    rawBody: await c.req.text(),
-    url: c.req.url,
-  });
+  const outcome = await notifications.receiveProcessorNotification(
+    c.get('deps'),
+    c.req.valid('param').payment_method_id,
+    {
+      headers: c.req.raw.headers,
+      // The raw text, as signed: the signature is checked over it (middleware/json-body.ts keeps it).
+      rawBody: await c.req.text(),
+      url: c.req.url,
+    },
+  );
   return c.json({ data: { received: true as const, outcome } }, 200);
 };

@@ -11,7 +11,9 @@ export const receiveProcessorNotification = createRoute({
   description:
     'Configure this URL at the processor for the payment method. The body is verified by the method’s connector with the processor’s own signature scheme and refused when it does not verify (`401`), except for processors that document unsigned news (Mercado Pago: QR notifications are not signed): there a notification that is unsigned or does not verify is answered `200` and not believed, the payment being read from the processor instead. Duplicates (same processor event id) change nothing.',
   security: [],
-  request: { params: z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') }) },
+  request: {
+    params: z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') }),
+  },
   responses: {
     200: jsonContent(dataEnvelope(ReceiptSchema), 'Received.'),
     ...errorResponses('unauthorized', 'payment_method_not_found', 'concurrent_update'),

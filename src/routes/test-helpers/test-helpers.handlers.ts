@@ -4,10 +4,18 @@ import { simulateSandboxNotification } from '../../services/test-helpers.ts';
 import { toPaymentResource } from '../../services/payments/resources.ts';
 import type * as routes from './test-helpers.routes.ts';
 
-export const simulateProcessorNotification: AppRouteHandler<typeof routes.simulateProcessorNotification> = async (c) => {
+export const simulateProcessorNotification: AppRouteHandler<typeof routes.simulateProcessorNotification> = async (
+  c,
+) => {
   const deps = c.get('deps');
   if (deps.environment !== 'test') throw new ApiError('not_found');
   const { payment_id, action } = c.req.valid('param');
-  const payment = await simulateSandboxNotification(deps, { ownerId: c.get('auth').ownerId, environment: deps.environment }, payment_id, action, c.req.url);
+  const payment = await simulateSandboxNotification(
+    deps,
+    { ownerId: c.get('auth').ownerId, environment: deps.environment },
+    payment_id,
+    action,
+    c.req.url,
+  );
   return c.json({ data: toPaymentResource(payment) }, 200);
 };

@@ -17,13 +17,23 @@ export const simulateProcessorNotification = createRoute({
   request: {
     params: z.object({
       payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6'),
-      action: z
-        .enum(['approve', 'decline', 'expire', 'fail', 'charge_back'])
-        .openapi({ param: { name: 'action', in: 'path' }, description: '`charge_back`: the payer’s bank takes the payment’s money back (`charged_back_at` is set, event `payment.charged_back`).' }),
+      action: z.enum(['approve', 'decline', 'expire', 'fail', 'charge_back']).openapi({
+        param: { name: 'action', in: 'path' },
+        description:
+          '`charge_back`: the payer’s bank takes the payment’s money back (`charged_back_at` is set, event `payment.charged_back`).',
+      }),
     }),
   },
   responses: {
     200: jsonContent(dataEnvelope(PaymentSchema), 'The payment after the news.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'not_found', 'payment_not_found', 'capability_not_supported', 'invalid_state_transition', 'concurrent_update'),
+    ...errorResponses(
+      'unauthorized',
+      'insufficient_scope',
+      'not_found',
+      'payment_not_found',
+      'capability_not_supported',
+      'invalid_state_transition',
+      'concurrent_update',
+    ),
   },
 });

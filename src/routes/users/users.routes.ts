@@ -1,6 +1,15 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requireAuth } from '../../middleware/auth.ts';
-import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, listEnvelope, opaqueId, PaginationQuery } from '../../lib/openapi.ts';
+import {
+  bearerSecurity,
+  dataEnvelope,
+  errorResponses,
+  jsonBody,
+  jsonContent,
+  listEnvelope,
+  opaqueId,
+  PaginationQuery,
+} from '../../lib/openapi.ts';
 import { CreateUserBody, UpdateUserBody, UserSchema } from './users.schemas.ts';
 
 const tags = ['Users'];
@@ -12,7 +21,8 @@ export const createUser = createRoute({
   path: '/v1/users',
   tags,
   summary: 'Create a user (admin)',
-  description: 'Admins only. `role` defaults to `client`, `scopes` to all five business scopes. The password is never returned.',
+  description:
+    'Admins only. `role` defaults to `client`, `scopes` to all five business scopes. The password is never returned.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user', role: 'admin' })],
   request: { body: jsonBody(CreateUserBody) },
@@ -60,7 +70,8 @@ export const updateUser = createRoute({
   path: '/v1/users/{user_id}',
   tags,
   summary: 'Update a user',
-  description: 'All fields optional. Only an `admin` may change `role` or `scopes` (`403 insufficient_role` otherwise, even for the same value). A `client` may update only itself.',
+  description:
+    'All fields optional. Only an `admin` may change `role` or `scopes` (`403 insufficient_role` otherwise, even for the same value). A `client` may update only itself.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user' })],
   request: { params: UserIdParams, body: jsonBody(UpdateUserBody) },

@@ -24,7 +24,10 @@ export const Password = z
   .string()
   .min(MIN_PASSWORD_LENGTH)
   .max(MAX_PASSWORD_LENGTH)
-  .openapi({ example: 'correct-horse-battery', description: `${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters.` });
+  .openapi({
+    example: 'correct-horse-battery',
+    description: `${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters.`,
+  });
 
 export const CreateUserBody = z
   .strictObject({

@@ -79,7 +79,11 @@ export const testWebhookEndpoint: AppRouteHandler<typeof routes.testWebhookEndpo
 
 async function visibleEndpoint(c: Context<AppEnv>, id: string) {
   const auth = c.get('auth');
-  const row = await endpoints.findEndpoint(c.get('deps'), { ownerId: auth.ownerId, isAdmin: auth.role === 'admin' }, id);
+  const row = await endpoints.findEndpoint(
+    c.get('deps'),
+    { ownerId: auth.ownerId, isAdmin: auth.role === 'admin' },
+    id,
+  );
   if (!row) throw new ApiError('webhook_endpoint_not_found');
   return row;
 }

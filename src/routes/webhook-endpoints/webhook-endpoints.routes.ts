@@ -1,6 +1,13 @@
 import { createRoute } from '@hono/zod-openapi';
 import { requireAuth } from '../../middleware/auth.ts';
-import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, listEnvelope } from '../../lib/openapi.ts';
+import {
+  bearerSecurity,
+  dataEnvelope,
+  errorResponses,
+  jsonBody,
+  jsonContent,
+  listEnvelope,
+} from '../../lib/openapi.ts';
 import {
   CreateWebhookEndpointBody,
   EndpointParams,
@@ -30,7 +37,10 @@ export const createWebhookEndpoint = createRoute({
   middleware: userOnly,
   request: { body: jsonBody(CreateWebhookEndpointBody) },
   responses: {
-    201: jsonContent(dataEnvelope(WebhookEndpointWithSecretSchema), 'The endpoint, with its signing secret (shown this once).'),
+    201: jsonContent(
+      dataEnvelope(WebhookEndpointWithSecretSchema),
+      'The endpoint, with its signing secret (shown this once).',
+    ),
     ...errorResponses('unauthorized', 'insufficient_role', 'user_not_found', 'webhook_endpoint_limit_reached'),
   },
 });
@@ -41,7 +51,8 @@ export const listWebhookEndpoints = createRoute({
   path: '/v1/account/webhook-endpoints',
   tags,
   summary: 'List webhook endpoints',
-  description: 'The owner’s endpoints in this environment, newest first, without their secrets. `user_id` is for admins only.',
+  description:
+    'The owner’s endpoints in this environment, newest first, without their secrets. `user_id` is for admins only.',
   security: bearerSecurity,
   middleware: userOnly,
   request: { query: ListWebhookEndpointsQuery },

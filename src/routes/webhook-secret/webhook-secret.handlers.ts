@@ -3,9 +3,13 @@ import { toIsoOrNull } from '../../lib/time.ts';
 import * as secrets from '../../services/webhooks/secrets.ts';
 import type * as routes from './webhook-secret.routes.ts';
 
-const view = (current: secrets.WebhookSecrets) => ({ secret: current.current, previous_secret_expires_at: toIsoOrNull(current.previousExpiresAt) });
+const view = (current: secrets.WebhookSecrets) => ({
+  secret: current.current,
+  previous_secret_expires_at: toIsoOrNull(current.previousExpiresAt),
+});
 
-export const getWebhookSecret: AppRouteHandler<typeof routes.getWebhookSecret> = async (c) => c.json({ data: view(await secrets.getWebhookSecrets(c.get('deps'), c.get('auth').ownerId)) }, 200);
+export const getWebhookSecret: AppRouteHandler<typeof routes.getWebhookSecret> = async (c) =>
+  c.json({ data: view(await secrets.getWebhookSecrets(c.get('deps'), c.get('auth').ownerId)) }, 200);
 
 export const rotateWebhookSecret: AppRouteHandler<typeof routes.rotateWebhookSecret> = async (c) =>
   c.json({ data: view(await secrets.rotateWebhookSecret(c.get('deps'), c.get('auth').ownerId)) }, 200);

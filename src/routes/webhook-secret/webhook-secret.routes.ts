@@ -16,7 +16,10 @@ export const getWebhookSecret = createRoute({
   description,
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user' })],
-  responses: { 200: jsonContent(dataEnvelope(WebhookSecretSchema), 'The signing secret.'), ...errorResponses('unauthorized') },
+  responses: {
+    200: jsonContent(dataEnvelope(WebhookSecretSchema), 'The signing secret.'),
+    ...errorResponses('unauthorized'),
+  },
 });
 
 export const rotateWebhookSecret = createRoute({
@@ -28,5 +31,8 @@ export const rotateWebhookSecret = createRoute({
   description: 'Replaces the secret; the previous one keeps signing (alongside) for 24 hours.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user' })],
-  responses: { 200: jsonContent(dataEnvelope(WebhookSecretSchema), 'The new signing secret.'), ...errorResponses('unauthorized') },
+  responses: {
+    200: jsonContent(dataEnvelope(WebhookSecretSchema), 'The new signing secret.'),
+    ...errorResponses('unauthorized'),
+  },
 });

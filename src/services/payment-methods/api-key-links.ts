@@ -10,16 +10,22 @@ export async function linkApiKey({ db }: Deps, method: PaymentMethodRow, apiKeyI
   const key = await db
     .select()
     .from(apiKeys)
-    .where(and(eq(apiKeys.id, apiKeyId), eq(apiKeys.userId, method.userId), eq(apiKeys.environment, method.environment)))
+    .where(
+      and(eq(apiKeys.id, apiKeyId), eq(apiKeys.userId, method.userId), eq(apiKeys.environment, method.environment)),
+    )
     .get();
   if (!key) throw new ApiError('api_key_not_found');
   if (key.status !== 'active') throw new ApiError('invalid_state_transition', 'The API key is revoked.');
-  if (methodStatus(method) !== 'active') throw new ApiError('invalid_state_transition', 'The payment method is not active.');
+  if (methodStatus(method) !== 'active')
+    throw new ApiError('invalid_state_transition', 'The payment method is not active.');
   const now = Date.now();
   const link = await db
     .insert(apiKeyPaymentMethods)
     .values({ apiKeyId, paymentMethodId: method.id, enabled: true, createdAt: now, updatedAt: now })
-    .onConflictDoUpdate({ target: [apiKeyPaymentMethods.apiKeyId, apiKeyPaymentMethods.paymentMethodId], set: { enabled: true, updatedAt: now } })
+    .onConflictDoUpdate({
+      target: [apiKeyPaymentMethods.apiKeyId, apiKeyPaymentMethods.paymentMethodId],
+      set: { enabled: true, updatedAt: now },
+    })
     .returning()
     .get();
   forgetPaymentMethod(method.id);

@@ -3,10 +3,12 @@ import { toIso } from '../../lib/time.ts';
 
 export type MethodStatus = 'active' | 'inactive' | 'deleted';
 
-export const methodStatus = (row: PaymentMethodRow): MethodStatus => (row.deletedAt !== null ? 'deleted' : row.enabled ? 'active' : 'inactive');
+export const methodStatus = (row: PaymentMethodRow): MethodStatus =>
+  row.deletedAt !== null ? 'deleted' : row.enabled ? 'active' : 'inactive';
 
 /** Deleted methods are never shown, so a shown method is active or inactive. */
-const shownStatus = (row: PaymentMethodRow): 'active' | 'inactive' => (row.enabled && row.deletedAt === null ? 'active' : 'inactive');
+const shownStatus = (row: PaymentMethodRow): 'active' | 'inactive' =>
+  row.enabled && row.deletedAt === null ? 'active' : 'inactive';
 
 /** The account view (management routes): everything but the sealed secrets. */
 export function toAccountPaymentMethod(row: PaymentMethodRow) {
@@ -46,5 +48,10 @@ export function toPublicPaymentMethod(row: PaymentMethodRow) {
 }
 
 export function toLinkResource(link: ApiKeyPaymentMethodRow) {
-  return { api_key_id: link.apiKeyId, payment_method_id: link.paymentMethodId, enabled: link.enabled, created_at: toIso(link.createdAt) };
+  return {
+    api_key_id: link.apiKeyId,
+    payment_method_id: link.paymentMethodId,
+    enabled: link.enabled,
+    created_at: toIso(link.createdAt),
+  };
 }

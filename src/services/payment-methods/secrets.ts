@@ -13,12 +13,17 @@ export interface MethodSecrets {
 const SECRETS_PURPOSE = 'payment_method_secrets';
 
 export async function sealSecrets(deps: Deps, methodId: string, secrets: MethodSecrets): Promise<string> {
-  return encryptJson(deps.keyRing, secrets, { purpose: SECRETS_PURPOSE, resourceId: methodId, environment: deps.environment });
+  return encryptJson(deps.keyRing, secrets, {
+    purpose: SECRETS_PURPOSE,
+    resourceId: methodId,
+    environment: deps.environment,
+  });
 }
 
 /** Opens a method's secrets; call only right before handing them to the connector adapter. */
 export async function openSecrets(deps: Deps, row: PaymentMethodRow): Promise<MethodSecrets> {
-  if (row.secretsCiphertext === null) throw new ApiError('connector_configuration_invalid', 'The payment method has no credentials.');
+  if (row.secretsCiphertext === null)
+    throw new ApiError('connector_configuration_invalid', 'The payment method has no credentials.');
   return decryptJson<MethodSecrets>(deps.keyRing, row.secretsCiphertext, {
     purpose: SECRETS_PURPOSE,
     resourceId: row.id,
@@ -36,6 +41,9 @@ export async function openSecretsToMerge(deps: Deps, row: PaymentMethodRow): Pro
   } catch (error) {
     if (!(error instanceof CredentialDecryptionError)) throw error;
     log('warn', 'payment_method_secrets_unreadable', { payment_method_id: row.id });
-    throw new ApiError('connector_configuration_invalid', 'The stored credentials cannot be read; send both `credentials` and `configuration` to replace them.');
+    throw new ApiError(
+      'connector_configuration_invalid',
+      'The stored credentials cannot be read; send both `credentials` and `configuration` to replace them.',
+    );
   }
 }

@@ -23,7 +23,11 @@ export interface NewPaymentMethod {
   capabilities?: Capability[];
 }
 
-export async function createPaymentMethod(deps: Deps, ownerId: string, input: NewPaymentMethod): Promise<PaymentMethodRow> {
+export async function createPaymentMethod(
+  deps: Deps,
+  ownerId: string,
+  input: NewPaymentMethod,
+): Promise<PaymentMethodRow> {
   const version = connectorVersionOrThrow(input.connector_definition_version_id);
   const secrets = parseSecrets(version, input.credentials, input.configuration ?? {});
   const capabilities = checkCapabilities(version, input.capabilities);
@@ -57,10 +61,25 @@ export function loadPaymentMethod({ db }: Deps, id: string): Promise<PaymentMeth
   return db.select().from(paymentMethods).where(eq(paymentMethods.id, id)).get();
 }
 
-export async function listAccountPaymentMethods({ db, environment }: Deps, ownerId: string, limit: number, offset: number) {
-  const where = and(eq(paymentMethods.userId, ownerId), eq(paymentMethods.environment, environment), isNull(paymentMethods.deletedAt));
+export async function listAccountPaymentMethods(
+  { db, environment }: Deps,
+  ownerId: string,
+  limit: number,
+  offset: number,
+) {
+  const where = and(
+    eq(paymentMethods.userId, ownerId),
+    eq(paymentMethods.environment, environment),
+    isNull(paymentMethods.deletedAt),
+  );
   const [rows, [{ total } = { total: 0 }]] = await db.batch([
-    db.select().from(paymentMethods).where(where).orderBy(desc(paymentMethods.createdAt), desc(paymentMethods.id)).limit(limit).offset(offset),
+    db
+      .select()
+      .from(paymentMethods)
+      .where(where)
+      .orderBy(desc(paymentMethods.createdAt), desc(paymentMethods.id))
+      .limit(limit)
+      .offset(offset),
     db.select({ total: count() }).from(paymentMethods).where(where),
   ]);
   return { rows, total };
@@ -70,7 +89,12 @@ export async function listAccountPaymentMethods({ db, environment }: Deps, owner
  * A method visible to a management caller: its own (any owner for an admin), in this environment.
  * Unknown, foreign and (unless asked) deleted methods are all `undefined`, so they answer alike.
  */
-export async function findAccountPaymentMethod({ db, environment }: Deps, viewer: { ownerId: string; isAdmin: boolean }, id: string, includeDeleted = false) {
+export async function findAccountPaymentMethod(
+  { db, environment }: Deps,
+  viewer: { ownerId: string; isAdmin: boolean },
+  id: string,
+  includeDeleted = false,
+) {
   const conditions = [eq(paymentMethods.id, id), eq(paymentMethods.environment, environment)];
   if (!viewer.isAdmin) conditions.push(eq(paymentMethods.userId, viewer.ownerId));
   if (!includeDeleted) conditions.push(isNull(paymentMethods.deletedAt));
@@ -90,15 +114,24 @@ export interface PaymentMethodPatch {
   enabled?: boolean;
 }
 
-export async function updatePaymentMethod(deps: Deps, row: PaymentMethodRow, patch: PaymentMethodPatch): Promise<PaymentMethodRow> {
+export async function updatePaymentMethod(
+  deps: Deps,
+  row: PaymentMethodRow,
+  patch: PaymentMethodPatch,
+): Promise<PaymentMethodRow> {
   const version = connectorVersionOrThrow(row.connectorVersionId);
   let secretsCiphertext = row.secretsCiphertext;
   if (patch.credentials !== undefined || patch.configuration !== undefined) {
     // A full replacement needs nothing of the old secrets: a method whose stored secrets can no longer
     // be opened (a key retired too early, a row restored from elsewhere) stays repairable in place,
     // keeping its id, its key links and its payments' reference.
-    const current = patch.credentials !== undefined && patch.configuration !== undefined ? null : await openSecretsToMerge(deps, row);
-    const secrets = parseSecrets(version, patch.credentials ?? current?.credentials, patch.configuration ?? current?.configuration);
+    const current =
+      patch.credentials !== undefined && patch.configuration !== undefined ? null : await openSecretsToMerge(deps, row);
+    const secrets = parseSecrets(
+      version,
+      patch.credentials ?? current?.credentials,
+      patch.configuration ?? current?.configuration,
+    );
     secretsCiphertext = await sealSecrets(deps, row.id, secrets);
   }
   const next: PaymentMethodRow = {
@@ -135,7 +168,10 @@ export async function deletePaymentMethod({ db }: Deps, row: PaymentMethodRow): 
       .update(paymentMethods)
       .set({ deletedAt: now, enabled: false, secretsCiphertext: null, updatedAt: Math.max(now, row.updatedAt + 1) })
       .where(and(eq(paymentMethods.id, row.id), isNull(paymentMethods.deletedAt))),
-    db.update(apiKeyPaymentMethods).set({ enabled: false, updatedAt: now }).where(eq(apiKeyPaymentMethods.paymentMethodId, row.id)),
+    db
+      .update(apiKeyPaymentMethods)
+      .set({ enabled: false, updatedAt: now })
+      .where(eq(apiKeyPaymentMethods.paymentMethodId, row.id)),
   ]);
   forgetPaymentMethod(row.id);
 }

@@ -7,7 +7,9 @@ import type { MethodSecrets } from './secrets.ts';
 export function connectorVersionOrThrow(id: string): ConnectorVersion {
   const version = findConnectorVersion(id);
   if (version?.status !== 'published') {
-    throw invalidRequest('Unknown connector version.', [{ field: 'connector_definition_version_id', issue: 'No published connector version has this id' }]);
+    throw invalidRequest('Unknown connector version.', [
+      { field: 'connector_definition_version_id', issue: 'No published connector version has this id' },
+    ]);
   }
   return version;
 }
@@ -19,7 +21,10 @@ export function connectorVersionOrThrow(id: string): ConnectorVersion {
 export function parseSecrets(version: ConnectorVersion, credentials: unknown, configuration: unknown): MethodSecrets {
   const creds = version.credentialsSchema.safeParse(credentials);
   const config = version.configurationSchema.safeParse(configuration);
-  const fields: FieldIssue[] = [...(creds.success ? [] : zodIssuesToFields(creds.error, 'credentials')), ...(config.success ? [] : zodIssuesToFields(config.error, 'configuration'))];
+  const fields: FieldIssue[] = [
+    ...(creds.success ? [] : zodIssuesToFields(creds.error, 'credentials')),
+    ...(config.success ? [] : zodIssuesToFields(config.error, 'configuration')),
+  ];
   if (!creds.success || !config.success) {
     throw invalidRequest('Invalid credentials or configuration for this connector version.', fields);
   }
@@ -30,7 +35,10 @@ export function checkCapabilities(version: ConnectorVersion, requested: Capabili
   if (requested === undefined) return [...version.capabilities];
   const unsupported = requested.filter((c) => !version.capabilities.includes(c));
   if (unsupported.length > 0) {
-    const fields: FieldIssue[] = unsupported.map((c) => ({ field: 'capabilities', issue: `Not supported by this connector version: ${c}` }));
+    const fields: FieldIssue[] = unsupported.map((c) => ({
+      field: 'capabilities',
+      issue: `Not supported by this connector version: ${c}`,
+    }));
     throw invalidRequest('Invalid capability.', fields);
   }
   return version.capabilities.filter((c) => requested.includes(c));

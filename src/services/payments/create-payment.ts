@@ -27,16 +27,27 @@ export interface CreatePaymentBody {
 }
 
 /** A method the caller may use for a new operation needing `capability`; 404/422 otherwise. */
-export async function usableMethod(deps: Deps, ctx: OperationContext, methodId: string, capability: Capability): Promise<PaymentMethodRow> {
+export async function usableMethod(
+  deps: Deps,
+  ctx: OperationContext,
+  methodId: string,
+  capability: Capability,
+): Promise<PaymentMethodRow> {
   const method = await findUsablePaymentMethod(deps, ctx.caller, methodId);
   if (!method || methodStatus(method) !== 'active') throw new ApiError('payment_method_not_found');
   if (!method.capabilities.includes(capability)) {
-    throw new ApiError('capability_not_supported', `The payment method does not support ${capability}.`, { details: { capability } });
+    throw new ApiError('capability_not_supported', `The payment method does not support ${capability}.`, {
+      details: { capability },
+    });
   }
   return method;
 }
 
-export async function createPayment(deps: Deps, ctx: OperationContext, body: CreatePaymentBody): Promise<OperationResult> {
+export async function createPayment(
+  deps: Deps,
+  ctx: OperationContext,
+  body: CreatePaymentBody,
+): Promise<OperationResult> {
   const recorded = await recordNewPayment(deps, ctx, body);
   if ('resumed' in recorded) {
     // This attempt's own payment, written by an earlier try whose answer was never stored: go on with it.
@@ -54,7 +65,10 @@ async function recordNewPayment(
   deps: Deps,
   ctx: OperationContext,
   body: CreatePaymentBody,
-): Promise<{ payment: PaymentRow; method: PaymentMethodRow; connector: Connector; configuration: Record<string, unknown> } | { resumed: PaymentRow; method: PaymentMethodRow }> {
+): Promise<
+  | { payment: PaymentRow; method: PaymentMethodRow; connector: Connector; configuration: Record<string, unknown> }
+  | { resumed: PaymentRow; method: PaymentMethodRow }
+> {
   const method = await usableMethod(deps, ctx, body.payment_method, 'payments');
   const connector = await connectorFor(deps, method);
   const { version, storedConfiguration } = connector;
@@ -66,7 +80,8 @@ async function recordNewPayment(
   try {
     amountMinor = parseAmount(body.amount.value, currency);
   } catch (error) {
-    if (error instanceof MoneyError) throw invalidRequest('Invalid amount.', [{ field: 'amount.value', issue: error.message }]);
+    if (error instanceof MoneyError)
+      throw invalidRequest('Invalid amount.', [{ field: 'amount.value', issue: error.message }]);
     throw error;
   }
   // The payment's configuration is merged over the method's and must still satisfy the version's schema.
@@ -135,9 +150,13 @@ async function recordNewPayment(
  * always the caller's own.
  */
 function referenceConflict(holder: PaymentRow | undefined | null): ApiError {
-  return new ApiError('external_reference_conflict', 'This external_reference was already used; `details.payment_id` is the payment that holds it.', {
-    details: holder ? { payment_id: holder.id } : {},
-  });
+  return new ApiError(
+    'external_reference_conflict',
+    'This external_reference was already used; `details.payment_id` is the payment that holds it.',
+    {
+      details: holder ? { payment_id: holder.id } : {},
+    },
+  );
 }
 
 type Connector = Awaited<ReturnType<typeof connectorFor>>;
@@ -155,14 +174,26 @@ interface FreshPayment {
  * Asks the processor (again, when resuming) and records its answer. A payment the processor already
  * answered for is not sent again: its current state is the result.
  */
-async function callProcessor(deps: Deps, payment: PaymentRow, method: PaymentMethodRow | undefined, body: CreatePaymentBody, fresh?: FreshPayment): Promise<OperationResult> {
-  const awaitingProcessor = payment.processorReference === null && (payment.status === 'created' || payment.status === 'pending');
+async function callProcessor(
+  deps: Deps,
+  payment: PaymentRow,
+  method: PaymentMethodRow | undefined,
+  body: CreatePaymentBody,
+  fresh?: FreshPayment,
+): Promise<OperationResult> {
+  const awaitingProcessor =
+    payment.processorReference === null && (payment.status === 'created' || payment.status === 'pending');
   if (!awaitingProcessor) return { status: 201, body: { data: toPaymentResource(payment, { withAction: true }) } };
   // Deleted since the first attempt: its credentials are gone, so the processor cannot be asked again.
   if (!method || method.secretsCiphertext === null) throw new ApiError('payment_method_not_found');
 
   const { version, ctx: base, storedConfiguration } = fresh?.connector ?? (await connectorFor(deps, method));
-  const configuration = fresh?.configuration ?? (version.configurationSchema.parse({ ...storedConfiguration, ...(body.configuration ?? {}) }) as Record<string, unknown>);
+  const configuration =
+    fresh?.configuration ??
+    (version.configurationSchema.parse({ ...storedConfiguration, ...(body.configuration ?? {}) }) as Record<
+      string,
+      unknown
+    >);
   const attemptNumber = payment.processorAttempts + 1;
   const result = await callConnector(() =>
     version.adapter.createPayment(
@@ -211,14 +242,25 @@ async function callProcessor(deps: Deps, payment: PaymentRow, method: PaymentMet
   const error = result.error;
   // A timeout leaves the outcome unknown: the payment waits as `pending` for a retry or reconciliation.
   // Unavailable means the processor took nothing: it stays `created`. A rejected configuration fails it.
-  const target = error.kind === 'timeout' ? 'pending' : error.kind === 'configuration_invalid' ? 'failed' : error.kind === 'declined' ? 'declined' : null;
+  const target =
+    error.kind === 'timeout'
+      ? 'pending'
+      : error.kind === 'configuration_invalid'
+        ? 'failed'
+        : error.kind === 'declined'
+          ? 'declined'
+          : null;
   const { payment: saved } = await mutatePayment(
     deps,
     payment.id,
     (current) => {
       const move = target ? applyTransition(current, target, Date.now(), { hasRefunds: false }) : null;
       return {
-        change: { processorAttempts: attemptNumber, processorStatus: error.kind, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) },
+        change: {
+          processorAttempts: attemptNumber,
+          processorStatus: error.kind,
+          ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}),
+        },
         result: null,
       };
     },

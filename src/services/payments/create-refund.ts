@@ -5,7 +5,12 @@ import type { Deps } from '../../deps.ts';
 import { cancellationInProgress } from '../../domain/cancellation.ts';
 import { formatAmount, MoneyError, parseAmount } from '../../domain/money.ts';
 import { applyTransition, canRefund } from '../../domain/payment-state.ts';
-import { applyRefundTransition, paymentStatusAfterRefunds, reserveRefund, type RefundStatus } from '../../domain/refund-state.ts';
+import {
+  applyRefundTransition,
+  paymentStatusAfterRefunds,
+  reserveRefund,
+  type RefundStatus,
+} from '../../domain/refund-state.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
@@ -27,7 +32,12 @@ export interface CreateRefundBody {
  * plus in-flight refunds never exceed the payment) in the same compare-and-set that records the refund,
  * before the processor is asked; a declined or failed refund releases it.
  */
-export async function createRefund(deps: Deps, ctx: OperationContext, paymentId: string, body: CreateRefundBody): Promise<OperationResult> {
+export async function createRefund(
+  deps: Deps,
+  ctx: OperationContext,
+  paymentId: string,
+  body: CreateRefundBody,
+): Promise<OperationResult> {
   // The ledger comes with the payment: the reservation's first compare-and-set decides from it.
   const found = await findPaymentWithRefunds(deps, ownerScope(ctx), paymentId);
   if (!found) throw new ApiError('payment_not_found');
@@ -47,16 +57,24 @@ export async function createRefund(deps: Deps, ctx: OperationContext, paymentId:
 /** A payment and its ledger as last written here: a compare-and-set may start from them (store.ts). */
 type Known = NonNullable<MutateOptions['known']>;
 
-async function reserve(deps: Deps, ctx: OperationContext, found: Known, body: CreateRefundBody): Promise<{ refund: RefundRow; known: Known }> {
+async function reserve(
+  deps: Deps,
+  ctx: OperationContext,
+  found: Known,
+  body: CreateRefundBody,
+): Promise<{ refund: RefundRow; known: Known }> {
   const { payment } = found;
   if (body.amount.currency !== payment.currency) {
-    throw new ApiError('unsupported_currency', `Refunds of this payment are in ${payment.currency}.`, { details: { currency: payment.currency } });
+    throw new ApiError('unsupported_currency', `Refunds of this payment are in ${payment.currency}.`, {
+      details: { currency: payment.currency },
+    });
   }
   let amountMinor: number;
   try {
     amountMinor = parseAmount(body.amount.value, payment.currency);
   } catch (error) {
-    if (error instanceof MoneyError) throw invalidRequest('Invalid amount.', [{ field: 'amount.value', issue: error.message }]);
+    if (error instanceof MoneyError)
+      throw invalidRequest('Invalid amount.', [{ field: 'amount.value', issue: error.message }]);
     throw error;
   }
   const id = newId('ref');
@@ -67,18 +85,26 @@ async function reserve(deps: Deps, ctx: OperationContext, found: Known, body: Cr
     (current, ledger) => {
       decidedLedger = ledger;
       if (cancellationInProgress(current, Date.now())) {
-        throw new ApiError('invalid_state_transition', 'A cancellation of this payment is in progress.', { details: { status: current.status } });
+        throw new ApiError('invalid_state_transition', 'A cancellation of this payment is in progress.', {
+          details: { status: current.status },
+        });
       }
       // Refunds only from `approved` and `partially_refunded` (docs/states.md), so a `refunded` payment is a
       // wrong state (409). A refund racing the last one is decided against the reservation instead, while
       // that one is still in flight: 422 refund_exceeds_balance, with the balance it found.
       if (current.chargedBackAt !== null) {
-        throw new ApiError('invalid_state_transition', 'The payment was charged back: the payer’s bank already took the money back.', {
-          details: { status: current.status, charged_back_at: toIso(current.chargedBackAt) },
-        });
+        throw new ApiError(
+          'invalid_state_transition',
+          'The payment was charged back: the payer’s bank already took the money back.',
+          {
+            details: { status: current.status, charged_back_at: toIso(current.chargedBackAt) },
+          },
+        );
       }
       if (!canRefund(current.status)) {
-        throw new ApiError('invalid_state_transition', `A ${current.status} payment cannot be refunded.`, { details: { status: current.status } });
+        throw new ApiError('invalid_state_transition', `A ${current.status} payment cannot be refunded.`, {
+          details: { status: current.status },
+        });
       }
       const fits = reserveRefund(
         current.amountMinor,
@@ -127,10 +153,18 @@ function insertIfAtVersion(db: Db, row: RefundRow, version: number) {
   return insertRowIf(db, refunds, row, paymentAtVersion(row.paymentId, version));
 }
 
-async function callProcessor(deps: Deps, method: PaymentMethodRow, payment: PaymentRow, refund: RefundRow, known?: Known): Promise<OperationResult> {
-  const awaitingProcessor = refund.processorReference === null && (refund.status === 'created' || refund.status === 'pending');
+async function callProcessor(
+  deps: Deps,
+  method: PaymentMethodRow,
+  payment: PaymentRow,
+  refund: RefundRow,
+  known?: Known,
+): Promise<OperationResult> {
+  const awaitingProcessor =
+    refund.processorReference === null && (refund.status === 'created' || refund.status === 'pending');
   if (!awaitingProcessor) return { status: 201, body: { data: toRefundResource(refund) } };
-  if (payment.processorReference === null) throw new ApiError('invalid_state_transition', 'The payment has no processor reference to refund.');
+  if (payment.processorReference === null)
+    throw new ApiError('invalid_state_transition', 'The payment has no processor reference to refund.');
 
   const { version, ctx } = await connectorFor(deps, method);
   const attemptNumber = refund.processorAttempts + 1;
@@ -163,8 +197,22 @@ async function callProcessor(deps: Deps, method: PaymentMethodRow, payment: Paym
   const error = result.error;
   // Timeout: the processor may have refunded; the reservation holds while a retry or reconciliation asks.
   // Unavailable: nothing happened; the refund stays `created`, still reserved, for the retry.
-  const target: RefundStatus | null = error.kind === 'timeout' ? 'pending' : error.kind === 'unavailable' ? null : error.kind === 'declined' ? 'declined' : 'failed';
-  const saved = await settleRefund(deps, refund.id, payment.id, target, { processorStatus: error.kind, processorAttempts: attemptNumber }, known);
+  const target: RefundStatus | null =
+    error.kind === 'timeout'
+      ? 'pending'
+      : error.kind === 'unavailable'
+        ? null
+        : error.kind === 'declined'
+          ? 'declined'
+          : 'failed';
+  const saved = await settleRefund(
+    deps,
+    refund.id,
+    payment.id,
+    target,
+    { processorStatus: error.kind, processorAttempts: attemptNumber },
+    known,
+  );
   if (error.kind === 'declined') return { status: 201, body: { data: toRefundResource(saved) } };
   throw connectorApiError(error);
 }
@@ -189,10 +237,19 @@ export async function settleRefund(
       if (!current) throw new Error('refund vanished');
       const now = Date.now();
       const move = to ? applyRefundTransition(current, to, now) : null;
-      const next: RefundRow = { ...current, ...fields, ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}) };
-      const nextLedger = ledger.map((r) => (r.id === refundId ? next : r)).map((r) => ({ status: r.status, amount: r.amountMinor }));
+      const next: RefundRow = {
+        ...current,
+        ...fields,
+        ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}),
+      };
+      const nextLedger = ledger
+        .map((r) => (r.id === refundId ? next : r))
+        .map((r) => ({ status: r.status, amount: r.amountMinor }));
       const outcome = paymentStatusAfterRefunds(payment.amountMinor, nextLedger);
-      const paymentMove = outcome && next.status === 'approved' && current.status !== 'approved' ? applyTransition(payment, outcome, now, { hasRefunds: true, refundOutcome: outcome }) : null;
+      const paymentMove =
+        outcome && next.status === 'approved' && current.status !== 'approved'
+          ? applyTransition(payment, outcome, now, { hasRefunds: true, refundOutcome: outcome })
+          : null;
       return {
         change: paymentMove?.ok ? { status: paymentMove.status, updatedAt: paymentMove.updatedAt } : {},
         companions: (readVersion) => [

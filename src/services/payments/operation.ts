@@ -24,6 +24,7 @@ export interface OperationResult {
   body: unknown;
 }
 
-export const referenceScopeOf = (caller: Caller) => (caller.kind === 'api_key' ? `key:${caller.apiKeyId}` : `user:${caller.userId}`);
+export const referenceScopeOf = (caller: Caller) =>
+  caller.kind === 'api_key' ? `key:${caller.apiKeyId}` : `user:${caller.userId}`;
 
 export const ownerScope = (ctx: OperationContext) => ({ ownerId: ctx.caller.ownerId, environment: ctx.environment });

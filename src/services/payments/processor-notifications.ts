@@ -1,6 +1,20 @@
 import { and, eq } from 'drizzle-orm';
-import type { ConnectorContext, ConnectorVersion, InboundNotification, PaymentAction, ProcessorNotification, ProcessorPaymentStatus, ProcessorRefundStatus } from '../../connectors/types.ts';
-import { paymentMethods, payments, processorNotifications, refunds, type PaymentMethodRow } from '../../db/schema/index.ts';
+import type {
+  ConnectorContext,
+  ConnectorVersion,
+  InboundNotification,
+  PaymentAction,
+  ProcessorNotification,
+  ProcessorPaymentStatus,
+  ProcessorRefundStatus,
+} from '../../connectors/types.ts';
+import {
+  paymentMethods,
+  payments,
+  processorNotifications,
+  refunds,
+  type PaymentMethodRow,
+} from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { canRefundTransition } from '../../domain/refund-state.ts';
 import { ApiError } from '../../lib/errors.ts';
@@ -16,7 +30,11 @@ import { mutatePayment, processorAccountChange } from './store.ts';
  */
 export type NotificationOutcome = 'applied' | 'ignored' | 'duplicate' | 'unknown_resource';
 
-export async function receiveProcessorNotification(deps: Deps, paymentMethodId: string, input: InboundNotification): Promise<NotificationOutcome> {
+export async function receiveProcessorNotification(
+  deps: Deps,
+  paymentMethodId: string,
+  input: InboundNotification,
+): Promise<NotificationOutcome> {
   const method = await deps.db
     .select()
     .from(paymentMethods)
@@ -29,30 +47,62 @@ export async function receiveProcessorNotification(deps: Deps, paymentMethodId: 
   return applyNotification(deps, method, version, ctx, parsed.value);
 }
 
-export async function applyNotification(deps: Deps, method: PaymentMethodRow, version: ConnectorVersion, ctx: ConnectorContext, notification: ProcessorNotification): Promise<NotificationOutcome> {
+export async function applyNotification(
+  deps: Deps,
+  method: PaymentMethodRow,
+  version: ConnectorVersion,
+  ctx: ConnectorContext,
+  notification: ProcessorNotification,
+): Promise<NotificationOutcome> {
   const { db } = deps;
-  const key = and(eq(processorNotifications.paymentMethodId, method.id), eq(processorNotifications.eventId, notification.eventId));
+  const key = and(
+    eq(processorNotifications.paymentMethodId, method.id),
+    eq(processorNotifications.eventId, notification.eventId),
+  );
   if (await db.select().from(processorNotifications).where(key).get()) return 'duplicate';
 
   const outcome =
-    notification.resource === 'payment' ? await applyPaymentNotification(deps, method, version, ctx, notification) : await applyRefundNotification(deps, method, version, ctx, notification);
+    notification.resource === 'payment'
+      ? await applyPaymentNotification(deps, method, version, ctx, notification)
+      : await applyRefundNotification(deps, method, version, ctx, notification);
   await db
     .insert(processorNotifications)
-    .values({ paymentMethodId: method.id, eventId: notification.eventId, resource: notification.resource, processorReference: notification.processorReference, outcome, receivedAt: Date.now() })
+    .values({
+      paymentMethodId: method.id,
+      eventId: notification.eventId,
+      resource: notification.resource,
+      processorReference: notification.processorReference,
+      outcome,
+      receivedAt: Date.now(),
+    })
     .onConflictDoNothing()
     .run();
-  log('info', 'processor_notification', { payment_method_id: method.id, event_id: notification.eventId, resource: notification.resource, outcome });
+  log('info', 'processor_notification', {
+    payment_method_id: method.id,
+    event_id: notification.eventId,
+    resource: notification.resource,
+    outcome,
+  });
   return outcome;
 }
 
-async function applyPaymentNotification(deps: Deps, method: PaymentMethodRow, version: ConnectorVersion, ctx: ConnectorContext, notification: ProcessorNotification): Promise<NotificationOutcome> {
+async function applyPaymentNotification(
+  deps: Deps,
+  method: PaymentMethodRow,
+  version: ConnectorVersion,
+  ctx: ConnectorContext,
+  notification: ProcessorNotification,
+): Promise<NotificationOutcome> {
   const payment = await deps.db
     .select()
     .from(payments)
-    .where(and(eq(payments.paymentMethodId, method.id), eq(payments.processorReference, notification.processorReference)))
+    .where(
+      and(eq(payments.paymentMethodId, method.id), eq(payments.processorReference, notification.processorReference)),
+    )
     .get();
   if (!payment) return 'unknown_resource';
-  let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null = notification.status === null ? null : { status: notification.status as ProcessorPaymentStatus };
+  let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null =
+    notification.status === null ? null : { status: notification.status as ProcessorPaymentStatus };
   if (!notification.trusted || account === null) {
     // An unsigned or content-free notification: ask the processor instead of believing the body.
     const read = await callConnector(() =>
@@ -74,12 +124,20 @@ async function applyPaymentNotification(deps: Deps, method: PaymentMethodRow, ve
   return result;
 }
 
-async function applyRefundNotification(deps: Deps, method: PaymentMethodRow, version: ConnectorVersion, ctx: ConnectorContext, notification: ProcessorNotification): Promise<NotificationOutcome> {
+async function applyRefundNotification(
+  deps: Deps,
+  method: PaymentMethodRow,
+  version: ConnectorVersion,
+  ctx: ConnectorContext,
+  notification: ProcessorNotification,
+): Promise<NotificationOutcome> {
   const found = await deps.db
     .select({ refund: refunds, payment: payments })
     .from(refunds)
     .innerJoin(payments, eq(payments.id, refunds.paymentId))
-    .where(and(eq(refunds.processorReference, notification.processorReference), eq(payments.paymentMethodId, method.id)))
+    .where(
+      and(eq(refunds.processorReference, notification.processorReference), eq(payments.paymentMethodId, method.id)),
+    )
     .get();
   if (!found) return 'unknown_resource';
   let status = notification.status as ProcessorRefundStatus | null;

@@ -6,12 +6,25 @@ import { ApiError } from '../../lib/errors.ts';
 import { openSecrets } from '../payment-methods/secrets.ts';
 
 /** Builds the connector call for a method: its version's adapter and the freshly decrypted secrets. */
-export async function connectorFor(deps: Deps, method: PaymentMethodRow, configurationOverride?: Record<string, unknown>) {
+export async function connectorFor(
+  deps: Deps,
+  method: PaymentMethodRow,
+  configurationOverride?: Record<string, unknown>,
+) {
   const version = findConnectorVersion(method.connectorVersionId);
-  if (!version) throw new ApiError('connector_configuration_invalid', 'The payment method’s connector version is no longer available.');
+  if (!version)
+    throw new ApiError(
+      'connector_configuration_invalid',
+      'The payment method’s connector version is no longer available.',
+    );
   const secrets = await openSecrets(deps, method);
   const configuration = configurationOverride ?? secrets.configuration;
-  const ctx: ConnectorContext = { credentials: secrets.credentials, configuration, environment: deps.environment, fetch: globalThis.fetch.bind(globalThis) };
+  const ctx: ConnectorContext = {
+    credentials: secrets.credentials,
+    configuration,
+    environment: deps.environment,
+    fetch: globalThis.fetch.bind(globalThis),
+  };
   return { version, ctx, storedConfiguration: secrets.configuration };
 }
 

@@ -1,5 +1,12 @@
 import { and, eq } from 'drizzle-orm';
-import { fetchPage, inCreatedRange, newestFirstPage, type CreatedRange, type Page, type PageStatements } from '../../db/paging.ts';
+import {
+  fetchPage,
+  inCreatedRange,
+  newestFirstPage,
+  type CreatedRange,
+  type Page,
+  type PageStatements,
+} from '../../db/paging.ts';
 import { payments, refunds, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import type { PaymentStatus } from '../../domain/payment-state.ts';
@@ -17,7 +24,12 @@ export interface PaymentFilters extends CreatedRange {
 }
 
 /** The statements of a page of payments; exported so a test can explain their query plans. */
-export function paymentListStatements({ db }: Deps, scope: PaymentOwnerScope, filters: PaymentFilters, page: Page): PageStatements<PaymentRow> {
+export function paymentListStatements(
+  { db }: Deps,
+  scope: PaymentOwnerScope,
+  filters: PaymentFilters,
+  page: Page,
+): PageStatements<PaymentRow> {
   const where = and(
     eq(payments.ownerId, scope.ownerId),
     eq(payments.environment, scope.environment),
@@ -37,25 +49,42 @@ const ownedPayment = ({ db }: Deps, scope: PaymentOwnerScope, paymentId: string)
   db
     .select({ id: payments.id })
     .from(payments)
-    .where(and(eq(payments.id, paymentId), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment)));
+    .where(
+      and(eq(payments.id, paymentId), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment)),
+    );
 
 /** The refunds of the statements' payment, kept to its owner too (refunds carry `owner_id`). */
-const refundsOf = (scope: PaymentOwnerScope, paymentId: string) => and(eq(refunds.paymentId, paymentId), eq(refunds.ownerId, scope.ownerId));
+const refundsOf = (scope: PaymentOwnerScope, paymentId: string) =>
+  and(eq(refunds.paymentId, paymentId), eq(refunds.ownerId, scope.ownerId));
 
 /**
  * A page of a payment's refunds, with the payment's existence checked in the same round trip: null when
  * the payment is not the caller's (missing and foreign alike).
  */
-export async function listRefunds(deps: Deps, scope: PaymentOwnerScope, paymentId: string, page: Page): Promise<{ rows: RefundRow[]; total: number } | null> {
+export async function listRefunds(
+  deps: Deps,
+  scope: PaymentOwnerScope,
+  paymentId: string,
+  page: Page,
+): Promise<{ rows: RefundRow[]; total: number } | null> {
   const { db } = deps;
   const statements = newestFirstPage(db, refunds, refundsOf(scope, paymentId), page);
-  const [owned, rows, counted] = await db.batch([ownedPayment(deps, scope, paymentId), statements.rows, statements.total]);
+  const [owned, rows, counted] = await db.batch([
+    ownedPayment(deps, scope, paymentId),
+    statements.rows,
+    statements.total,
+  ]);
   if (owned.length === 0) return null;
   return { rows: rows as RefundRow[], total: (counted as Array<{ total: number }>)[0]?.total ?? 0 };
 }
 
 /** One refund of the caller's payment: `paymentFound` false when the payment is not the caller's, `refund` null when it has no such refund. */
-export async function findRefund(deps: Deps, scope: PaymentOwnerScope, paymentId: string, refundId: string): Promise<{ paymentFound: boolean; refund: RefundRow | null }> {
+export async function findRefund(
+  deps: Deps,
+  scope: PaymentOwnerScope,
+  paymentId: string,
+  refundId: string,
+): Promise<{ paymentFound: boolean; refund: RefundRow | null }> {
   const { db } = deps;
   const [owned, found] = await db.batch([
     ownedPayment(deps, scope, paymentId),

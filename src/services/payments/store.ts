@@ -1,10 +1,25 @@
 import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { insertRowIf } from '../../db/conditional-insert.ts';
-import { paymentEvents, payments, refunds, webhookDeliveries, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
+import {
+  paymentEvents,
+  payments,
+  refunds,
+  webhookDeliveries,
+  type PaymentRow,
+  type RefundRow,
+} from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import type { Environment } from '../../domain/environment.ts';
-import { actionEventType, applyTransition, chargeback, eventTypeFor, nextUpdatedAt, type PaymentEventType, type TransitionGuards } from '../../domain/payment-state.ts';
+import {
+  actionEventType,
+  applyTransition,
+  chargeback,
+  eventTypeFor,
+  nextUpdatedAt,
+  type PaymentEventType,
+  type TransitionGuards,
+} from '../../domain/payment-state.ts';
 import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/types.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -30,21 +45,37 @@ export function findPayment({ db }: Deps, scope: PaymentOwnerScope, id: string) 
 }
 
 /** The payment holding `externalReference` in a reference scope (unique: payments_reference_idx). */
-export function findPaymentByReference({ db }: Deps, key: Pick<PaymentRow, 'ownerId' | 'environment' | 'referenceScope' | 'externalReference'>) {
+export function findPaymentByReference(
+  { db }: Deps,
+  key: Pick<PaymentRow, 'ownerId' | 'environment' | 'referenceScope' | 'externalReference'>,
+) {
   return db
     .select()
     .from(payments)
-    .where(and(eq(payments.referenceScope, key.referenceScope), eq(payments.externalReference, key.externalReference), eq(payments.ownerId, key.ownerId), eq(payments.environment, key.environment)))
+    .where(
+      and(
+        eq(payments.referenceScope, key.referenceScope),
+        eq(payments.externalReference, key.externalReference),
+        eq(payments.ownerId, key.ownerId),
+        eq(payments.environment, key.environment),
+      ),
+    )
     .get();
 }
 
 /** `findPayment` with the payment's refund ledger, in one round trip (null when not the caller's). */
-export async function findPaymentWithRefunds({ db }: Deps, scope: PaymentOwnerScope, id: string): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
+export async function findPaymentWithRefunds(
+  { db }: Deps,
+  scope: PaymentOwnerScope,
+  id: string,
+): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
   const [paymentRows, refundRows] = await db.batch([
     db
       .select()
       .from(payments)
-      .where(and(eq(payments.id, id), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment))),
+      .where(
+        and(eq(payments.id, id), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment)),
+      ),
     db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt)),
   ]);
   const payment = paymentRows[0];
@@ -55,14 +86,21 @@ export function loadPayment({ db }: Deps, id: string) {
   return db.select().from(payments).where(eq(payments.id, id)).get();
 }
 
-export async function loadPaymentWithRefunds({ db }: Deps, id: string): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
-  const [paymentRows, refundRows] = await db.batch([db.select().from(payments).where(eq(payments.id, id)), db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt))]);
+export async function loadPaymentWithRefunds(
+  { db }: Deps,
+  id: string,
+): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
+  const [paymentRows, refundRows] = await db.batch([
+    db.select().from(payments).where(eq(payments.id, id)),
+    db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt)),
+  ]);
   const payment = paymentRows[0];
   return payment ? { payment, refunds: refundRows } : null;
 }
 
 /** SQL condition true only while the payment is at `version`: ties companion writes to the CAS. */
-export const paymentAtVersion = (paymentId: string, version: number): SQL => sql`exists (select 1 from ${payments} where ${payments.id} = ${paymentId} and ${payments.version} = ${version})`;
+export const paymentAtVersion = (paymentId: string, version: number): SQL =>
+  sql`exists (select 1 from ${payments} where ${payments.id} = ${paymentId} and ${payments.version} = ${version})`;
 
 export type PaymentChange = Partial<Omit<PaymentRow, 'id' | 'version' | 'ownerId' | 'environment' | 'createdAt'>>;
 
@@ -100,7 +138,14 @@ export async function commitPaymentChange(
   let endpointsAt: number | null = null;
   if (event) {
     const written = paymentAtVersion(next.id, current.version);
-    outbox.push(insertRowIf(db, paymentEvents, { ...event, paymentId: next.id, ownerId: next.ownerId, environment: next.environment }, written));
+    outbox.push(
+      insertRowIf(
+        db,
+        paymentEvents,
+        { ...event, paymentId: next.id, ownerId: next.ownerId, environment: next.environment },
+        written,
+      ),
+    );
     // One delivery per destination, all with the same event id: the payment's own URL, and each enabled
     // endpoint of the owner that subscribes to this type (chosen inside the batch, services/webhooks/endpoints.ts).
     if (next.webhookUrl) {
@@ -132,7 +177,8 @@ export async function commitPaymentChange(
   const updated = results[statements.length - 1] as D1Result;
   if (updated.meta.changes !== 1) return null;
   if (endpointsAt !== null && event) {
-    for (const { destination } of results[before.length + endpointsAt] as { destination: string }[]) deliveries.push(pendingDeliveryOf(event.id, destination));
+    for (const { destination } of results[before.length + endpointsAt] as { destination: string }[])
+      deliveries.push(pendingDeliveryOf(event.id, destination));
   }
   return { payment: next, deliveries };
 }
@@ -142,7 +188,12 @@ function eventFor(payment: PaymentRow, type: PaymentEventType | null) {
   if (!type) return null;
   const id = newId('evt');
   const createdAt = payment.updatedAt;
-  const payload = JSON.stringify({ id, type, created_at: toIso(createdAt), data: { payment: toPaymentResource(payment) } });
+  const payload = JSON.stringify({
+    id,
+    type,
+    created_at: toIso(createdAt),
+    data: { payment: toPaymentResource(payment) },
+  });
   return { id, type, payload, createdAt };
 }
 
@@ -152,15 +203,25 @@ function eventFor(payment: PaymentRow, type: PaymentEventType | null) {
  * `pending`, which moves `updated_at` and sends `payment.action_required` once), or a chargeback
  * (`charged_back_at`, sent once as `payment.charged_back`); null when nothing.
  */
-export function processorAccountChange(current: PaymentRow, account: { status: ProcessorPaymentStatus; action?: PaymentAction }, now: number, guards: TransitionGuards): PaymentChange | null {
+export function processorAccountChange(
+  current: PaymentRow,
+  account: { status: ProcessorPaymentStatus; action?: PaymentAction },
+  now: number,
+  guards: TransitionGuards,
+): PaymentChange | null {
   if (account.status === 'charged_back') return chargeback(current, now);
-  const move = applyTransition(current, account.status, now, { ...guards, chargedBack: current.chargedBackAt !== null });
+  const move = applyTransition(current, account.status, now, {
+    ...guards,
+    chargedBack: current.chargedBackAt !== null,
+  });
   const status = move.ok ? move.status : current.status;
   const required = status === 'pending' && account.action?.type === 'check_terminal' ? 'check_terminal' : null;
   const newAction = required !== null && current.requiredAction !== required;
   if (!move.ok && !newAction) return null;
   return {
-    ...(move.ok ? { status: move.status, updatedAt: move.updatedAt } : { updatedAt: nextUpdatedAt(current.updatedAt, now) }),
+    ...(move.ok
+      ? { status: move.status, updatedAt: move.updatedAt }
+      : { updatedAt: nextUpdatedAt(current.updatedAt, now) }),
     ...(newAction ? { requiredAction: required } : {}),
   };
 }

@@ -20,7 +20,12 @@ export type DeliveryOutcome = { kind: 'done' } | { kind: 'retry'; delaySeconds: 
  * `endpointId`): sign, POST, record the attempt, and decide what follows. An endpoint delivery goes to
  * the endpoint's URL and secret as they are now; a disabled or deleted endpoint gets no attempt.
  */
-export async function deliverEvent(deps: Deps, eventId: string, now = Date.now(), endpointId?: string): Promise<DeliveryOutcome> {
+export async function deliverEvent(
+  deps: Deps,
+  eventId: string,
+  now = Date.now(),
+  endpointId?: string,
+): Promise<DeliveryOutcome> {
   const { db } = deps;
   const destination = endpointId ?? PAYMENT_URL_DESTINATION;
   const thisDelivery = and(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.destination, destination));
@@ -38,23 +43,36 @@ export async function deliverEvent(deps: Deps, eventId: string, now = Date.now()
   if (delivery.nextAttemptAt !== null && delivery.nextAttemptAt > now + DUE_TOLERANCE_MS) return { kind: 'done' };
   const attemptNumber = delivery.attempts + 1;
 
-  const endpoint = endpointId === undefined ? null : await findDeliveryEndpoint(deps, { ownerId: delivery.ownerId, environment: event.environment }, endpointId);
+  const endpoint =
+    endpointId === undefined
+      ? null
+      : await findDeliveryEndpoint(deps, { ownerId: delivery.ownerId, environment: event.environment }, endpointId);
   if (endpoint === undefined || endpoint?.disabledAt != null) {
     // Closed without an attempt: nothing more goes to a deleted or disabled endpoint.
     await db
       .update(webhookDeliveries)
-      .set({ status: 'dead', nextAttemptAt: null, lastError: endpoint === undefined ? 'endpoint_deleted' : 'endpoint_disabled', updatedAt: now })
+      .set({
+        status: 'dead',
+        nextAttemptAt: null,
+        lastError: endpoint === undefined ? 'endpoint_deleted' : 'endpoint_disabled',
+        updatedAt: now,
+      })
       .where(and(thisDelivery, eq(webhookDeliveries.attempts, delivery.attempts)))
       .run();
     return { kind: 'done' };
   }
   const url = endpoint ? endpoint.url : delivery.url;
-  const secrets = endpoint ? signingList(await endpointSecrets(deps, endpoint, now)) : await signingSecrets(deps, delivery.ownerId, now);
+  const secrets = endpoint
+    ? signingList(await endpointSecrets(deps, endpoint, now))
+    : await signingSecrets(deps, delivery.ownerId, now);
   const attempt = await postSignedWebhook(deps, url, secrets, event.id, event.payload, now);
   // A refused URL will be refused again: no point retrying it.
-  const next = attempt.succeeded || attempt.error === 'url_refused' ? null : nextAttemptAt(event.createdAt, attemptNumber, now);
+  const next =
+    attempt.succeeded || attempt.error === 'url_refused' ? null : nextAttemptAt(event.createdAt, attemptNumber, now);
   const status = attempt.succeeded ? 'succeeded' : next === null ? 'dead' : 'pending';
-  const health = endpoint ? endpointHealthStatements(deps, endpoint, attempt, now) : { statements: [], disableAt: null };
+  const health = endpoint
+    ? endpointHealthStatements(deps, endpoint, attempt, now)
+    : { statements: [], disableAt: null };
 
   const recorded = [
     db.insert(webhookDeliveryAttempts).values({
@@ -69,13 +87,28 @@ export async function deliverEvent(deps: Deps, eventId: string, now = Date.now()
     }),
     db
       .update(webhookDeliveries)
-      .set({ url, status, attempts: attemptNumber, nextAttemptAt: next, lastAttemptAt: now, lastStatusCode: attempt.statusCode, lastError: attempt.error, updatedAt: now })
+      .set({
+        url,
+        status,
+        attempts: attemptNumber,
+        nextAttemptAt: next,
+        lastAttemptAt: now,
+        lastStatusCode: attempt.statusCode,
+        lastError: attempt.error,
+        updatedAt: now,
+      })
       .where(and(thisDelivery, eq(webhookDeliveries.attempts, delivery.attempts))),
   ] as const;
   const results = await db.batch([...recorded, ...health.statements]);
-  if (endpoint && health.disableAt !== null && (results[recorded.length + health.disableAt] as D1Result).meta.changes === 1) {
+  if (
+    endpoint &&
+    health.disableAt !== null &&
+    (results[recorded.length + health.disableAt] as D1Result).meta.changes === 1
+  ) {
     logAutoDisabled(endpoint, now);
     return { kind: 'done' };
   }
-  return next === null ? { kind: 'done' } : { kind: 'retry', delaySeconds: Math.max(1, Math.ceil((next - now) / 1000)) };
+  return next === null
+    ? { kind: 'done' }
+    : { kind: 'retry', delaySeconds: Math.max(1, Math.ceil((next - now) / 1000)) };
 }

@@ -2,10 +2,20 @@ import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { insertRowIf, insertRowsFrom } from '../../db/conditional-insert.ts';
 import { fetchPage, newestFirstPage, type Page } from '../../db/paging.ts';
-import { webhookDeliveries, webhookEndpoints, type EndpointDisabledReason, type WebhookEndpointRow } from '../../db/schema/index.ts';
+import {
+  webhookDeliveries,
+  webhookEndpoints,
+  type EndpointDisabledReason,
+  type WebhookEndpointRow,
+} from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import type { Environment } from '../../domain/environment.ts';
-import { ALL_EVENTS, afterAttempt, MAX_ENDPOINTS_PER_OWNER, normalizeEnabledEvents } from '../../domain/webhook-endpoints.ts';
+import {
+  ALL_EVENTS,
+  afterAttempt,
+  MAX_ENDPOINTS_PER_OWNER,
+  normalizeEnabledEvents,
+} from '../../domain/webhook-endpoints.ts';
 import { generateWebhookSecret } from '../../domain/webhook-signature.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { ApiError, invalidRequest } from '../../lib/errors.ts';
@@ -91,9 +101,13 @@ export async function createEndpoint(deps: Deps, ownerId: string, input: NewEndp
   const underLimit = sql`(select count(*) from ${webhookEndpoints} where ${webhookEndpoints.ownerId} = ${ownerId} and ${webhookEndpoints.environment} = ${environment}) < ${MAX_ENDPOINTS_PER_OWNER}`;
   const inserted = await insertRowIf(db, webhookEndpoints, row, underLimit).run();
   if (inserted.meta.changes !== 1) {
-    throw new ApiError('webhook_endpoint_limit_reached', `At most ${MAX_ENDPOINTS_PER_OWNER} webhook endpoints per user and environment; delete one first.`, {
-      details: { limit: MAX_ENDPOINTS_PER_OWNER },
-    });
+    throw new ApiError(
+      'webhook_endpoint_limit_reached',
+      `At most ${MAX_ENDPOINTS_PER_OWNER} webhook endpoints per user and environment; delete one first.`,
+      {
+        details: { limit: MAX_ENDPOINTS_PER_OWNER },
+      },
+    );
   }
   return { row, secret: { current: secret, previous: null, previousExpiresAt: null } satisfies WebhookSecrets };
 }
@@ -122,7 +136,13 @@ export function findEndpoint({ db, environment }: Deps, viewer: { ownerId: strin
  * deleted it receives nothing more, and enabling it again starts from new events. `onlyIfDisabled`
  * makes it a companion of a conditional disable in the same batch.
  */
-function closePendingDeliveries({ db }: Deps, endpointId: string, reason: 'endpoint_disabled' | 'endpoint_deleted', now: number, onlyIfDisabled = false) {
+function closePendingDeliveries(
+  { db }: Deps,
+  endpointId: string,
+  reason: 'endpoint_disabled' | 'endpoint_deleted',
+  now: number,
+  onlyIfDisabled = false,
+) {
   return db
     .update(webhookDeliveries)
     .set({ status: 'dead', nextAttemptAt: null, lastError: reason, updatedAt: now })
@@ -130,7 +150,9 @@ function closePendingDeliveries({ db }: Deps, endpointId: string, reason: 'endpo
       and(
         eq(webhookDeliveries.destination, endpointId),
         eq(webhookDeliveries.status, 'pending'),
-        onlyIfDisabled ? sql`exists (select 1 from ${webhookEndpoints} where ${webhookEndpoints.id} = ${endpointId} and ${webhookEndpoints.disabledAt} is not null)` : undefined,
+        onlyIfDisabled
+          ? sql`exists (select 1 from ${webhookEndpoints} where ${webhookEndpoints.id} = ${endpointId} and ${webhookEndpoints.disabledAt} is not null)`
+          : undefined,
       ),
     );
 }
@@ -142,14 +164,20 @@ export interface EndpointPatch {
   disabled?: boolean;
 }
 
-export async function updateEndpoint(deps: Deps, row: WebhookEndpointRow, patch: EndpointPatch, now = Date.now()): Promise<WebhookEndpointRow | undefined> {
+export async function updateEndpoint(
+  deps: Deps,
+  row: WebhookEndpointRow,
+  patch: EndpointPatch,
+  now = Date.now(),
+): Promise<WebhookEndpointRow | undefined> {
   const { db } = deps;
   const change: Partial<WebhookEndpointRow> = { updatedAt: Math.max(now, row.updatedAt + 1) };
   if (patch.url !== undefined) change.url = checkedUrl(deps, patch.url);
   if (patch.enabled_events !== undefined) change.enabledEvents = checkedEvents(patch.enabled_events);
   if (patch.description !== undefined) change.description = patch.description;
   const disabling = patch.disabled === true && row.disabledAt === null;
-  if (disabling) Object.assign(change, { disabledAt: now, disabledReason: 'requested' satisfies EndpointDisabledReason });
+  if (disabling)
+    Object.assign(change, { disabledAt: now, disabledReason: 'requested' satisfies EndpointDisabledReason });
   // Enabled again: a fresh start, so its failure streak (the auto-disable clock) starts over too.
   if (patch.disabled === false) Object.assign(change, { disabledAt: null, disabledReason: null, failingSince: null });
   const update = db.update(webhookEndpoints).set(change).where(eq(webhookEndpoints.id, row.id)).returning();
@@ -161,18 +189,33 @@ export async function updateEndpoint(deps: Deps, row: WebhookEndpointRow, patch:
 /** Deletes the endpoint; its pending deliveries are closed, its past deliveries stay listed. */
 export async function deleteEndpoint(deps: Deps, row: WebhookEndpointRow, now = Date.now()) {
   const { db } = deps;
-  await db.batch([db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, row.id)), closePendingDeliveries(deps, row.id, 'endpoint_deleted', now)]);
+  await db.batch([
+    db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, row.id)),
+    closePendingDeliveries(deps, row.id, 'endpoint_deleted', now),
+  ]);
 }
 
 export function endpointSecrets(deps: Deps, row: WebhookEndpointRow, now: number): Promise<WebhookSecrets> {
-  return openSecretPair(box(deps, row.id).open, { current: row.secretCiphertext, previous: row.previousSecretCiphertext, previousExpiresAt: row.previousSecretExpiresAt }, now);
+  return openSecretPair(
+    box(deps, row.id).open,
+    {
+      current: row.secretCiphertext,
+      previous: row.previousSecretCiphertext,
+      previousExpiresAt: row.previousSecretExpiresAt,
+    },
+    now,
+  );
 }
 
 /**
  * A new secret; the one it replaces keeps signing for 24 hours (as the account secret does). Null when
  * the endpoint was deleted meanwhile.
  */
-export async function rotateEndpointSecret(deps: Deps, row: WebhookEndpointRow, now = Date.now()): Promise<{ row: WebhookEndpointRow; secrets: WebhookSecrets } | null> {
+export async function rotateEndpointSecret(
+  deps: Deps,
+  row: WebhookEndpointRow,
+  now = Date.now(),
+): Promise<{ row: WebhookEndpointRow; secrets: WebhookSecrets } | null> {
   const { db } = deps;
   const next = generateWebhookSecret();
   const updated = await db
@@ -186,7 +229,15 @@ export async function rotateEndpointSecret(deps: Deps, row: WebhookEndpointRow, 
     .where(and(eq(webhookEndpoints.id, row.id), eq(webhookEndpoints.secretCiphertext, row.secretCiphertext)))
     .returning()
     .get();
-  if (updated) return { row: updated, secrets: { current: next, previous: await box(deps, row.id).open(row.secretCiphertext), previousExpiresAt: now + ROTATION_OVERLAP_MS } };
+  if (updated)
+    return {
+      row: updated,
+      secrets: {
+        current: next,
+        previous: await box(deps, row.id).open(row.secretCiphertext),
+        previousExpiresAt: now + ROTATION_OVERLAP_MS,
+      },
+    };
   // A concurrent rotation won: answer with what is stored, never with a secret that was not saved.
   const stored = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, row.id)).get();
   return stored ? { row: stored, secrets: await endpointSecrets(deps, stored, now) } : null;
@@ -198,8 +249,20 @@ export async function rotateEndpointSecret(deps: Deps, row: WebhookEndpointRow, 
  */
 export async function pingEndpoint(deps: Deps, row: WebhookEndpointRow, now = Date.now()) {
   const id = newId('evt');
-  const payload = JSON.stringify({ id, type: 'ping', created_at: toIso(now), data: { webhook_endpoint: { id: row.id } } });
-  const attempt = await postSignedWebhook(deps, row.url, signingList(await endpointSecrets(deps, row, now)), id, payload, now);
+  const payload = JSON.stringify({
+    id,
+    type: 'ping',
+    created_at: toIso(now),
+    data: { webhook_endpoint: { id: row.id } },
+  });
+  const attempt = await postSignedWebhook(
+    deps,
+    row.url,
+    signingList(await endpointSecrets(deps, row, now)),
+    id,
+    payload,
+    now,
+  );
   return { id, attempt };
 }
 
@@ -220,10 +283,24 @@ export function endpointDeliveriesStatement(
   return insertRowsFrom(
     db,
     webhookDeliveries,
-    { eventId: event.id, ...delivery, status: 'pending', attempts: 0, nextAttemptAt: event.createdAt, createdAt: event.createdAt, updatedAt: event.createdAt },
+    {
+      eventId: event.id,
+      ...delivery,
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: event.createdAt,
+      createdAt: event.createdAt,
+      updatedAt: event.createdAt,
+    },
     { destination: sql`${webhookEndpoints.id}`, url: sql`${webhookEndpoints.url}` },
     sql`${webhookEndpoints}`,
-    and(eq(webhookEndpoints.ownerId, scope.ownerId), eq(webhookEndpoints.environment, scope.environment), isNull(webhookEndpoints.disabledAt), subscribed, written)!,
+    and(
+      eq(webhookEndpoints.ownerId, scope.ownerId),
+      eq(webhookEndpoints.environment, scope.environment),
+      isNull(webhookEndpoints.disabledAt),
+      subscribed,
+      written,
+    )!,
   ).returning({ destination: webhookDeliveries.destination });
 }
 
@@ -234,12 +311,20 @@ export function endpointDeliveriesStatement(
  * read, so a success recorded meanwhile keeps the endpoint enabled. `disableAt`: the index of the disabling
  * statement (its `changes` tell whether it took), or null.
  */
-export function endpointHealthStatements(deps: Deps, endpoint: WebhookEndpointRow, attempt: AttemptResult, now: number) {
+export function endpointHealthStatements(
+  deps: Deps,
+  endpoint: WebhookEndpointRow,
+  attempt: AttemptResult,
+  now: number,
+) {
   const { db } = deps;
   const streak = afterAttempt(endpoint.failingSince, attempt.succeeded, now);
   const statements: BatchItem<'sqlite'>[] = [];
   if (streak.failingSince === null) {
-    if (endpoint.failingSince !== null) statements.push(db.update(webhookEndpoints).set({ failingSince: null }).where(eq(webhookEndpoints.id, endpoint.id)));
+    if (endpoint.failingSince !== null)
+      statements.push(
+        db.update(webhookEndpoints).set({ failingSince: null }).where(eq(webhookEndpoints.id, endpoint.id)),
+      );
     return { statements, disableAt: null };
   }
   if (endpoint.failingSince === null) {
@@ -256,7 +341,13 @@ export function endpointHealthStatements(deps: Deps, endpoint: WebhookEndpointRo
     db
       .update(webhookEndpoints)
       .set({ disabledAt: now, disabledReason: 'failing', updatedAt: Math.max(now, endpoint.updatedAt + 1) })
-      .where(and(eq(webhookEndpoints.id, endpoint.id), isNull(webhookEndpoints.disabledAt), eq(webhookEndpoints.failingSince, streak.failingSince))),
+      .where(
+        and(
+          eq(webhookEndpoints.id, endpoint.id),
+          isNull(webhookEndpoints.disabledAt),
+          eq(webhookEndpoints.failingSince, streak.failingSince),
+        ),
+      ),
     closePendingDeliveries(deps, endpoint.id, 'endpoint_disabled', now, true),
   );
   return { statements, disableAt };
@@ -279,6 +370,12 @@ export function findDeliveryEndpoint({ db }: Deps, scope: EndpointScope, endpoin
   return db
     .select()
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.ownerId, scope.ownerId), eq(webhookEndpoints.environment, scope.environment)))
+    .where(
+      and(
+        eq(webhookEndpoints.id, endpointId),
+        eq(webhookEndpoints.ownerId, scope.ownerId),
+        eq(webhookEndpoints.environment, scope.environment),
+      ),
+    )
     .get();
 }

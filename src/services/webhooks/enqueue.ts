@@ -7,7 +7,8 @@ import { log } from '../../lib/log.ts';
 export type PendingDelivery = WebhookMessage;
 
 /** The delivery owed by a stored row (its `destination`: `payment_url` or an endpoint id). */
-export const pendingDeliveryOf = (eventId: string, destination: string): PendingDelivery => (destination === PAYMENT_URL_DESTINATION ? { eventId } : { eventId, endpointId: destination });
+export const pendingDeliveryOf = (eventId: string, destination: string): PendingDelivery =>
+  destination === PAYMENT_URL_DESTINATION ? { eventId } : { eventId, endpointId: destination };
 
 /**
  * Hands committed deliveries to the queue. A failed send loses nothing: the delivery row is already
@@ -17,9 +18,18 @@ export async function enqueueDeliveries(deps: Deps, deliveries: PendingDelivery[
   if (deliveries.length === 0) return;
   try {
     await deps.webhooks.sendBatch(
-      deliveries.map((d) => ({ body: (d.endpointId ? { eventId: d.eventId, endpointId: d.endpointId } : { eventId: d.eventId }) satisfies WebhookMessage, contentType: 'json' as const })),
+      deliveries.map((d) => ({
+        body: (d.endpointId
+          ? { eventId: d.eventId, endpointId: d.endpointId }
+          : { eventId: d.eventId }) satisfies WebhookMessage,
+        contentType: 'json' as const,
+      })),
     );
   } catch (error) {
-    log('warn', 'webhook_enqueue_failed', { events: deliveries.map((d) => d.eventId), endpoints: deliveries.map((d) => d.endpointId ?? null), error_name: (error as Error)?.name });
+    log('warn', 'webhook_enqueue_failed', {
+      events: deliveries.map((d) => d.eventId),
+      endpoints: deliveries.map((d) => d.endpointId ?? null),
+      error_name: (error as Error)?.name,
+    });
   }
 }

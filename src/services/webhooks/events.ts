@@ -1,6 +1,20 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
-import { fetchPage, inCreatedRange, newestFirstPage, type CreatedRange, type Page, type PageStatements } from '../../db/paging.ts';
-import { paymentEvents, webhookDeliveries, webhookDeliveryAttempts, webhookEndpoints, type PaymentEventRow, type WebhookDeliveryRow } from '../../db/schema/index.ts';
+import {
+  fetchPage,
+  inCreatedRange,
+  newestFirstPage,
+  type CreatedRange,
+  type Page,
+  type PageStatements,
+} from '../../db/paging.ts';
+import {
+  paymentEvents,
+  webhookDeliveries,
+  webhookDeliveryAttempts,
+  webhookEndpoints,
+  type PaymentEventRow,
+  type WebhookDeliveryRow,
+} from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import type { PaymentEventType } from '../../domain/payment-state.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
@@ -30,7 +44,12 @@ export interface EventFilters extends CreatedRange {
 }
 
 /** The statements of a page of the owner's events; exported so a test can explain their query plans. */
-export function eventListStatements({ db }: Deps, scope: PaymentOwnerScope, filters: EventFilters, page: Page): PageStatements<PaymentEventRow> {
+export function eventListStatements(
+  { db }: Deps,
+  scope: PaymentOwnerScope,
+  filters: EventFilters,
+  page: Page,
+): PageStatements<PaymentEventRow> {
   const where = and(
     eq(paymentEvents.ownerId, scope.ownerId),
     eq(paymentEvents.environment, scope.environment),
@@ -60,7 +79,9 @@ export function findEventOfPayment({ db }: Deps, paymentId: string, eventId: str
 
 /** Where a delivery goes, as the API shows it. */
 export const destinationView = (destination: string) =>
-  destination === PAYMENT_URL_DESTINATION ? { type: 'payment_url' as const, endpoint_id: null } : { type: 'endpoint' as const, endpoint_id: destination };
+  destination === PAYMENT_URL_DESTINATION
+    ? { type: 'payment_url' as const, endpoint_id: null }
+    : { type: 'endpoint' as const, endpoint_id: destination };
 
 /**
  * Events with their deliveries (attempts, last status, next retry): `deliveries`, one per destination,
@@ -70,8 +91,16 @@ export async function withDeliveries({ db }: Deps, events: PaymentEventRow[]) {
   const ids = events.map((e) => e.id);
   const [deliveries, attempts] = ids.length
     ? await db.batch([
-        db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.eventId, ids)).orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.destination)),
-        db.select().from(webhookDeliveryAttempts).where(inArray(webhookDeliveryAttempts.eventId, ids)).orderBy(asc(webhookDeliveryAttempts.attemptNumber)),
+        db
+          .select()
+          .from(webhookDeliveries)
+          .where(inArray(webhookDeliveries.eventId, ids))
+          .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.destination)),
+        db
+          .select()
+          .from(webhookDeliveryAttempts)
+          .where(inArray(webhookDeliveryAttempts.eventId, ids))
+          .orderBy(asc(webhookDeliveryAttempts.attemptNumber)),
       ])
     : [[], []];
   const view = (delivery: WebhookDeliveryRow) => ({
@@ -83,7 +112,13 @@ export async function withDeliveries({ db }: Deps, events: PaymentEventRow[]) {
     next_attempt_at: delivery.status === 'pending' ? toIsoOrNull(delivery.nextAttemptAt) : null,
     attempt_log: attempts
       .filter((a) => a.eventId === delivery.eventId && a.destination === delivery.destination)
-      .map((a) => ({ attempt: a.attemptNumber, status_code: a.statusCode, error: a.error, latency_ms: a.latencyMs, attempted_at: toIso(a.attemptedAt) })),
+      .map((a) => ({
+        attempt: a.attemptNumber,
+        status_code: a.statusCode,
+        error: a.error,
+        latency_ms: a.latencyMs,
+        attempted_at: toIso(a.attemptedAt),
+      })),
   });
   return events.map((event) => {
     const own = deliveries.filter((d) => d.eventId === event.id);
@@ -107,14 +142,24 @@ export type RedeliverResult = { ok: true } | { ok: false; reason: 'no_delivery' 
  * delivery to an endpoint that is disabled (or deleted) is left alone: enabling an endpoint resumes from
  * new events, and naming such a destination is refused.
  */
-export async function redeliverEvent(deps: Deps, event: PaymentEventRow, destination?: string): Promise<RedeliverResult> {
+export async function redeliverEvent(
+  deps: Deps,
+  event: PaymentEventRow,
+  destination?: string,
+): Promise<RedeliverResult> {
   const { db } = deps;
   const now = Date.now();
   const live = sql`(${webhookDeliveries.destination} = ${PAYMENT_URL_DESTINATION} or exists (select 1 from ${webhookEndpoints} where ${webhookEndpoints.id} = ${webhookDeliveries.destination} and ${webhookEndpoints.ownerId} = ${event.ownerId} and ${webhookEndpoints.environment} = ${event.environment} and ${webhookEndpoints.disabledAt} is null))`;
   const revived = await db
     .update(webhookDeliveries)
     .set({ status: 'pending', nextAttemptAt: now, updatedAt: now })
-    .where(and(eq(webhookDeliveries.eventId, event.id), destination !== undefined ? eq(webhookDeliveries.destination, destination) : undefined, live))
+    .where(
+      and(
+        eq(webhookDeliveries.eventId, event.id),
+        destination !== undefined ? eq(webhookDeliveries.destination, destination) : undefined,
+        live,
+      ),
+    )
     .returning({ destination: webhookDeliveries.destination });
   if (revived.length === 0) {
     if (destination === undefined) return { ok: false, reason: 'no_delivery' };

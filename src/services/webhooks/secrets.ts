@@ -41,7 +41,8 @@ export async function openSecretPair(
 }
 
 /** Every live secret signs (Standard Webhooks: one `v1,` signature each). */
-export const signingList = (secrets: WebhookSecrets) => (secrets.previous ? [secrets.current, secrets.previous] : [secrets.current]);
+export const signingList = (secrets: WebhookSecrets) =>
+  secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
 
 /** The owner's secrets in this environment, created on first use. */
 export async function getWebhookSecrets(deps: Deps, ownerId: string, now = Date.now()): Promise<WebhookSecrets> {
@@ -58,7 +59,11 @@ export async function getWebhookSecrets(deps: Deps, ownerId: string, now = Date.
       .run();
     row = (await db.select().from(webhookSecrets).where(where).get())!;
   }
-  return openSecretPair(box.open, { current: row.currentCiphertext, previous: row.previousCiphertext, previousExpiresAt: row.previousExpiresAt }, now);
+  return openSecretPair(
+    box.open,
+    { current: row.currentCiphertext, previous: row.previousCiphertext, previousExpiresAt: row.previousExpiresAt },
+    now,
+  );
 }
 
 /** Replaces the secret; the one it replaces signs alongside for 24 hours. */
@@ -79,7 +84,13 @@ export async function rotateWebhookSecret(deps: Deps, ownerId: string, now = Dat
       previousExpiresAt: now + ROTATION_OVERLAP_MS,
       rotatedAt: now,
     })
-    .where(and(eq(webhookSecrets.ownerId, ownerId), eq(webhookSecrets.environment, environment), eq(webhookSecrets.currentCiphertext, row.currentCiphertext)))
+    .where(
+      and(
+        eq(webhookSecrets.ownerId, ownerId),
+        eq(webhookSecrets.environment, environment),
+        eq(webhookSecrets.currentCiphertext, row.currentCiphertext),
+      ),
+    )
     .run();
   // A concurrent rotation won: answer with what is stored, never with a secret that was not saved.
   if (result.meta.changes !== 1) return getWebhookSecrets(deps, ownerId, now);

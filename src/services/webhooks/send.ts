@@ -19,7 +19,14 @@ export interface AttemptResult {
  * checking the URL again (rules may have tightened since it was stored). The receiver's body is never
  * read or kept. Shared by deliveries and the endpoint ping.
  */
-export async function postSignedWebhook(deps: Deps, url: string, secrets: string[], messageId: string, payload: string, now: number): Promise<AttemptResult> {
+export async function postSignedWebhook(
+  deps: Deps,
+  url: string,
+  secrets: string[],
+  messageId: string,
+  payload: string,
+  now: number,
+): Promise<AttemptResult> {
   let statusCode: number | null = null;
   let error: string | null = null;
   const started = Date.now();
