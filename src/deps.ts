@@ -22,9 +22,8 @@ export interface Deps {
   /** The local-development exception for webhook URLs (domain/webhook-url.ts). */
   allowInsecureWebhooks: boolean;
   webhooks: Queue<WebhookMessage>;
-  /** Durable Object namespaces, typed where they are used (services/idempotency.ts, services/rate-limit.ts). */
-  idempotency: DurableObjectNamespace;
-  rateLimiter: DurableObjectNamespace;
+  idempotency: Env['IDEMPOTENCY'];
+  rateLimiter: Env['RATE_LIMITER'];
 }
 
 /** The header a client reads a D1 bookmark from and sends it back in (README, "Reading from near you"). */
@@ -41,8 +40,7 @@ export interface DepsOptions {
 export function createDeps(env: Env, options: DepsOptions = {}): Deps {
   const d1Session = options.d1Session !== undefined ? env.DB.withSession(options.d1Session) : undefined;
   return {
-    // A session answers `prepare` and `batch` as the database does, which is all Drizzle's reads use.
-    db: d1Session ? createDb({ DB: d1Session as unknown as D1Database }) : createDb(env),
+    db: createDb(d1Session ?? env.DB),
     ...(d1Session ? { d1Session } : {}),
     environment: env.ENVIRONMENT,
     get keyRing() {

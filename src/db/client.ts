@@ -1,5 +1,4 @@
 import { drizzle } from 'drizzle-orm/d1';
-import type { Env } from '../env.ts';
 
 /**
  * A Drizzle client over this request's D1 binding; built per request, never cached in module scope.
@@ -7,8 +6,10 @@ import type { Env } from '../env.ts';
  * every client re-derived the relational config of all tables, about a tenth of a read's Worker CPU in
  * the bench's profile (bench/RESULTS.md).
  */
-export function createDb(env: Pick<Env, 'DB'>) {
-  return drizzle(env.DB);
+export function createDb(client: D1Database | D1DatabaseSession) {
+  // Drizzle's D1 driver is typed for the database alone, but it calls only `prepare` and `batch`, which a
+  // session (read replication: deps.ts) answers as the database does.
+  return drizzle(client as D1Database);
 }
 
 export type Db = ReturnType<typeof createDb>;

@@ -131,7 +131,3 @@ function errorBody(error: ApiError) {
 function errorResponse(error: ApiError, replayed: boolean): IdempotentResponse {
   return { ...errorBody(error), replayed };
 }
-
-/** The `IDEMPOTENCY` binding, typed: the bindings file (env.ts) knows no class of the app. */
-export const idempotencyStores = (binding: DurableObjectNamespace) =>
-  binding as unknown as DurableObjectNamespace<IdempotencyStore>;

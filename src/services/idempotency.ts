@@ -1,11 +1,7 @@
 import type { Deps } from '../deps.ts';
 import type { Caller } from '../domain/caller.ts';
 import { idempotencyScope, requestFingerprint, type IdempotentOperation } from '../domain/idempotency.ts';
-import {
-  idempotencyStores,
-  REQUEST_ID_PLACEHOLDER,
-  type IdempotentCommand,
-} from '../durable-objects/idempotency-store.ts';
+import { REQUEST_ID_PLACEHOLDER, type IdempotentCommand } from '../durable-objects/idempotency-store.ts';
 
 export interface IdempotentRequest {
   caller: Caller;
@@ -38,7 +34,7 @@ export async function runIdempotent(deps: Deps, request: IdempotentRequest): Pro
   const { caller } = request;
   const credentialId = caller.kind === 'api_key' ? caller.apiKeyId : `user:${caller.userId}`;
   const fingerprint = await requestFingerprint(request.method, request.path, request.body);
-  const stores = idempotencyStores(deps.idempotency);
+  const stores = deps.idempotency;
   const stub = stores.get(stores.idFromName(idempotencyScope(credentialId, request.operation, request.key)));
   const answer = await stub.execute({ fingerprint, caller, command: request.command });
   const failed = answer.status >= 400;

@@ -1,5 +1,4 @@
 import type { Deps } from '../deps.ts';
-import { rateLimiters } from '../durable-objects/rate-limiter.ts';
 import { ApiError } from '../lib/errors.ts';
 
 /** Session endpoints: at most 10 attempts a minute per client address and per account (docs/limits.md). */
@@ -8,7 +7,7 @@ export const SESSION_RATE_LIMIT = { limit: 10, windowMs: 60_000 } as const;
 /** Counts one attempt against every key; refuses with 429 and `Retry-After` when any key is over. */
 export async function enforceRateLimit(deps: Deps, keys: string[]): Promise<void> {
   const { limit, windowMs } = SESSION_RATE_LIMIT;
-  const limiters = rateLimiters(deps.rateLimiter);
+  const limiters = deps.rateLimiter;
   const results = await Promise.all(keys.map((key) => limiters.get(limiters.idFromName(key)).hit(limit, windowMs)));
   const refused = results.filter((r) => !r.allowed);
   if (refused.length > 0) {

@@ -2,7 +2,6 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_RETENTION_MS, idempotencyScope } from '../../src/domain/idempotency.ts';
-import { idempotencyStores } from '../../src/durable-objects/idempotency-store.ts';
 import { expectError } from '../helpers/api.ts';
 import { paymentBody, setupMerchant } from '../helpers/merchant.ts';
 
@@ -15,7 +14,7 @@ describe('idempotency records', () => {
     const first = await m.pay(body, key);
     expect(first.status).toBe(201);
 
-    const stores = idempotencyStores(env.IDEMPOTENCY);
+    const stores = env.IDEMPOTENCY;
     const stub = stores.get(stores.idFromName(idempotencyScope(m.key.id, 'create_payment', key)));
     const alarm = await runInDurableObject(stub, async (_instance, state) => ({
       alarm: await state.storage.getAlarm(),

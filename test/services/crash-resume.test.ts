@@ -2,7 +2,6 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { createDeps, type Deps } from '../../src/deps.ts';
 import { idempotencyScope, requestFingerprint, type IdempotentOperation } from '../../src/domain/idempotency.ts';
-import { idempotencyStores } from '../../src/durable-objects/idempotency-store.ts';
 import { cancelPayment } from '../../src/services/payments/cancel-payment.ts';
 import { createPayment, type CreatePaymentBody } from '../../src/services/payments/create-payment.ts';
 import { createRefund, type CreateRefundBody } from '../../src/services/payments/create-refund.ts';
@@ -91,7 +90,7 @@ async function attemptOf(
   body: unknown,
   onStarted: () => void = () => {},
 ): Promise<OperationContext> {
-  const stores = idempotencyStores(env.IDEMPOTENCY);
+  const stores = env.IDEMPOTENCY;
   return {
     caller: { kind: 'api_key', apiKeyId: m.key.id, ownerId: await ownerOf(m) },
     environment: 'test',
