@@ -21,6 +21,22 @@ module.exports = {
       to: { path: '^src/(db|services|routes|middleware|durable-objects|queues|jobs)/' },
     },
     {
+      name: 'connectors-speak-zod',
+      comment:
+        'Connector schemas are plain zod (their JSON Schema is served by GET /v1/connectors through z.toJSONSchema); the OpenAPI flavour of zod and Hono belong to the HTTP layer.',
+      severity: 'error',
+      from: { path: '^src/connectors/' },
+      to: { path: '(^|/)node_modules/(hono|@hono)/' },
+    },
+    {
+      name: 'no-cycles',
+      comment:
+        'An import cycle makes module initialisation order matter and hides which layer depends on which; type-only imports count too.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
       name: 'nothing-imports-tests',
       comment: 'Tests, their simulators and helpers stay out of what ships and of the tools.',
       severity: 'error',
