@@ -96,7 +96,7 @@ export const REFUND_STATUS_TABLE: Readonly<Record<string, ProcessorRefundStatus>
   in_process: 'pending',
   pending: 'pending',
   created: 'pending',
-  // Mercado Pago refused to refund: a decline, as a sandbox refund ending in .61 (CONTRACT.md).
+  // Mercado Pago refused to refund: a decline, as a sandbox refund ending in .61 (docs/sandbox.md).
   rejected: 'declined',
   failed: 'failed',
   canceled: 'failed',

@@ -208,7 +208,6 @@ export async function listPublicPaymentMethods(deps: Deps, caller: Caller, limit
   return listAccountPaymentMethods(deps, caller.ownerId, limit, offset);
 }
 
-/** The method a business caller may use: for a key, linked, enabled and active; for a user, its own. */
 /**
  * Methods usable by an API key, as last read by this isolate: creates and refunds of a busy key then skip
  * the lookup. Like API keys (services/authentication.ts), a method disabled, deleted, changed or unlinked
@@ -222,6 +221,7 @@ export function forgetPaymentMethod(methodId: string): void {
   usableByKey.deleteWhere((method) => method.id === methodId);
 }
 
+/** The method a business caller may use: for a key, linked, enabled and active; for a user, its own. */
 export async function findUsablePaymentMethod(deps: Deps, caller: Caller, id: string) {
   if (caller.kind === 'api_key') {
     const cacheKey = `${deps.environment}:${caller.apiKeyId}:${id}`;
