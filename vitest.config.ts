@@ -26,6 +26,9 @@ export default defineConfig(async () => {
             ...SECRETS,
             ALLOW_INSECURE_WEBHOOKS: 'false',
           },
+          // A per-key limit low enough to reach in a test (test/middleware/auth-rate-limit.test.ts puts it in
+          // place of the deployment's API_KEY_RATE_LIMIT); the deployment's own limit stays for every other test.
+          ratelimits: { TIGHT_API_KEY_RATE_LIMIT: { namespace_id: '9001', simple: { limit: 3, period: 60 } } },
         },
       }),
     ],

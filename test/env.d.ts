@@ -9,6 +9,7 @@ declare global {
   namespace Cloudflare {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
+      TIGHT_API_KEY_RATE_LIMIT: RateLimit;
       DB: Deployment['DB'];
       ASSETS: Deployment['ASSETS'];
       WEBHOOKS: Deployment['WEBHOOKS'];
@@ -19,6 +20,7 @@ declare global {
       CREDENTIALS_ENCRYPTION_KEYS: Deployment['CREDENTIALS_ENCRYPTION_KEYS'];
       RATE_LIMITER: Deployment['RATE_LIMITER'];
       IDEMPOTENCY: Deployment['IDEMPOTENCY'];
+      API_KEY_RATE_LIMIT: Deployment['API_KEY_RATE_LIMIT'];
     }
   }
 }

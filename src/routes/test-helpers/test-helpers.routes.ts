@@ -29,6 +29,7 @@ export const simulateProcessorNotification = createRoute({
     ...errorResponses(
       'unauthorized',
       'insufficient_scope',
+      'rate_limited',
       'not_found',
       'payment_not_found',
       'capability_not_supported',
