@@ -1,4 +1,5 @@
 import { createDb, type Db } from './db/client.ts';
+import type { D1Handle } from './db/prepared.ts';
 import { parseKeyRing, type KeyRing } from './domain/credential-crypto.ts';
 import type { Environment } from './domain/environment.ts';
 import { allowsInsecureLocalWebhooks } from './domain/webhook-url.ts';
@@ -12,6 +13,8 @@ import type { Env, WebhookMessage } from './env.ts';
  */
 export interface Deps {
   db: Db;
+  /** The raw binding behind `db` (the database, or this invocation's session of it), for the prepared hot reads. */
+  d1: D1Handle;
   /** Set when `db` reads through a D1 session (read replication): its bookmark after the queries ran. */
   d1Session?: D1DatabaseSession;
   environment: Environment;
@@ -26,9 +29,6 @@ export interface Deps {
   rateLimiter: Env['RATE_LIMITER'];
 }
 
-/** The header a client reads a D1 bookmark from and sends it back in (README, "Reading from near you"). */
-export const READ_BOOKMARK_HEADER = 'X-Read-Bookmark';
-
 export interface DepsOptions {
   /**
    * Read through a D1 session anchored here (a bookmark the client sent, or `first-primary`): reads may
@@ -41,6 +41,7 @@ export function createDeps(env: Env, options: DepsOptions = {}): Deps {
   const d1Session = options.d1Session !== undefined ? env.DB.withSession(options.d1Session) : undefined;
   return {
     db: createDb(d1Session ?? env.DB),
+    d1: d1Session ?? env.DB,
     ...(d1Session ? { d1Session } : {}),
     environment: env.ENVIRONMENT,
     get keyRing() {

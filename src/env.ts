@@ -1,8 +1,3 @@
-import type { Environment } from './domain/environment.ts';
-
-// Re-exported for the connectors, which import it from here; everything else imports domain/environment.ts.
-export type { Environment };
-
 /**
  * The body of a message on the `WEBHOOKS` queue: one delivery that is due, of event `eventId` to the
  * endpoint `endpointId`, or to the payment's `webhook_url` without one (as every message queued before
