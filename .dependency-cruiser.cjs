@@ -60,7 +60,9 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|\\.wrangler|public)/' },
+    // Packages are cruised as leaves (doNotFollow), not excluded, so that a rule can name a package a layer must not
+    // import (connectors-speak-zod).
+    exclude: { path: '^(\\.wrangler|public)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {
