@@ -52,6 +52,7 @@ function expectUsualQr(res: ApiResponse) {
   expect(res.body.data.action.type).toBe('display_qr');
   expect(typeof res.body.data.action.qr_data).toBe('string');
   expect(res.body.data.action.qr_data.length).toBeGreaterThan(0);
+  expect(Date.parse(res.body.data.action.expires_at)).toBeGreaterThan(Date.parse(res.body.data.created_at));
 }
 
 const getPayment = (id: string, token: string) => call('GET', `/v1/payments/${id}`, { token });

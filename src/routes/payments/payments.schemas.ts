@@ -42,6 +42,11 @@ export const ActionSchema = z
       example: 'display_qr',
     }),
     qr_data: z.string().optional().openapi({ description: 'With `display_qr`: show it unaltered as a QR code.' }),
+    expires_at: Timestamp.nullable().optional().openapi({
+      description:
+        'With `display_qr`: the moment the QR stops being payable (the payment method’s `qr_ttl_seconds` after the QR was made); the payment becomes `expired` soon after. Count down to it, and offer a new payment once it has passed. Null when the service sets no expiry (the processor’s own applies).',
+      example: '2026-11-21T10:30:30.123Z',
+    }),
   })
   .openapi('PaymentAction');
 
