@@ -65,7 +65,10 @@ export const PaymentSchema = z
         'In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal.',
     }),
     description: z.string().nullable(),
-    metadata: z.record(z.string(), z.unknown()).nullable(),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ example: { order_id: '1042' } }),
     webhook_url: z.string().nullable(),
     charged_back_at: Timestamp.nullable().openapi({
       description:
@@ -94,7 +97,10 @@ export const CreatePaymentBody = z
     configuration: z
       .record(z.string(), z.unknown())
       .optional()
-      .openapi({ description: 'Validated against the method’s configuration schema and merged over its defaults.' }),
+      .openapi({
+        description: 'Validated against the method’s configuration schema and merged over its defaults.',
+        example: { qr_ttl_seconds: 600 },
+      }),
     webhook_url: z.string().max(2048).optional().openapi({
       description: 'HTTPS URL for this payment’s webhooks (no private, loopback or metadata addresses).',
       example: 'https://merchant.example/webhooks/payments',
@@ -155,5 +161,9 @@ export const ListPaymentsQuery = filteredListQuery({
   ...CreatedRangeQuery,
 });
 
-export const PaymentParams = z.object({ payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6') });
-export const RefundParams = PaymentParams.extend({ refund_id: opaqueId('refund_id', 'ref_8d2k7q1x9m3v5b0c6z4n') });
+export const PaymentParams = z.object({
+  payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6', 'The payment (`pay_...`).'),
+});
+export const RefundParams = PaymentParams.extend({
+  refund_id: opaqueId('refund_id', 'ref_8d2k7q1x9m3v5b0c6z4n', 'The refund (`ref_...`).'),
+});
