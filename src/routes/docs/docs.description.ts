@@ -1,4 +1,4 @@
-import { READ_BOOKMARK_HEADER } from '../../deps.ts';
+import { READ_BOOKMARK_HEADER } from '../../http/headers.ts';
 import { isRead, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../middleware/request-context.ts';
 
 /**
