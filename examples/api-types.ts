@@ -1786,7 +1786,7 @@ export interface components {
     parameters: {
         /**
          * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-         * @example 00000001-00000002-00004f8c-6b3d1a2e
+         * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
          */
         ReadBookmark: string;
     };
@@ -2141,7 +2141,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -2228,7 +2228,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -2460,7 +2460,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -2719,7 +2719,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -3089,7 +3089,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -3179,7 +3179,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -3428,7 +3428,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -4035,7 +4035,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -4135,7 +4135,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -4269,7 +4269,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -4613,7 +4613,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -4999,7 +4999,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -5366,7 +5366,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -5500,7 +5500,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -5605,7 +5605,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -5876,7 +5876,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -6063,7 +6063,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };
@@ -6327,7 +6327,7 @@ export interface operations {
             header?: {
                 /**
                  * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
-                 * @example 00000001-00000002-00004f8c-6b3d1a2e
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
                  */
                 "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
             };

@@ -51,7 +51,7 @@ const READ_BOOKMARK_PARAMETER = {
   required: false,
   description: `A bookmark from an earlier answer’s \`${READ_BOOKMARK_HEADER}\` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is \`400 invalid_request\`.`,
   schema: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9._:-]+$' },
-  example: '00000001-00000002-00004f8c-6b3d1a2e',
+  example: '00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c',
 };
 
 export function completeDescription<T extends object>(document: T): T {
