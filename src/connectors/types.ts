@@ -81,7 +81,7 @@ export interface PaymentOutcome {
   /** The processor's own status word, kept for support; never in a public response. */
   processorStatus: string;
   declineCode?: string;
-  /** What the processor kept of the collected payment (see `Settlement`); absent: this answer does not say. */
+  /** What the processor kept of the collected payment (see `Settlement`); absent when nothing was collected. */
   settlement?: Settlement | null;
   /** Why `settlement` is null; set exactly when it is. */
   settlementNullReason?: SettlementNullReason;
@@ -105,13 +105,14 @@ export interface Settlement {
 }
 
 /**
- * Why an outcome says `settlement: null`:
- * - `not_settled`: no money moved, or it moved back (not collected, not approved, failed).
+ * Why an outcome says `settlement: null` although the money moved:
  * - `pending_at_processor`: collected, but the processor has not booked it yet; a later read tells.
  * - `not_reported`: the processor's API does not report it for this operation (each NOTES.md says where).
- * A settlement once reported does not change at the processor: the core records the first one it is given.
+ * An outcome of money that did not move (a payment not collected, a refund not approved or failed) carries
+ * no `settlement` at all. A settlement once reported does not change at the processor, so the core records
+ * the first one it is given; a refund reversed later has moved nothing in the end (its settlement goes).
  */
-export type SettlementNullReason = 'not_settled' | 'pending_at_processor' | 'not_reported';
+export type SettlementNullReason = 'pending_at_processor' | 'not_reported';
 
 /**
  * A dispute (an inquiry or a chargeback) of a payment, normalized (src/domain/disputes.ts has the statuses,

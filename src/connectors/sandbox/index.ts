@@ -156,13 +156,8 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
   };
 }
 
-const refundSettlement = (
-  status: ProcessorRefundStatus,
-  amount: Money,
-): Pick<RefundOutcome, 'settlement' | 'settlementNullReason'> =>
-  status === 'approved'
-    ? { settlement: sandboxRefundSettlement(amount, Date.now()) }
-    : { settlement: null, settlementNullReason: 'not_settled' };
+const refundSettlement = (status: ProcessorRefundStatus, amount: Money): Pick<RefundOutcome, 'settlement'> =>
+  status === 'approved' ? { settlement: sandboxRefundSettlement(amount, Date.now()) } : {};
 
 /** As Stripe's, whose behaviour the sandbox's reversals imitate (docs.stripe.com/refunds, "up to 30 days"). */
 export const SANDBOX_REFUND_REVERSAL_WINDOW_MS = 30 * 86_400_000;

@@ -113,9 +113,7 @@ export function toPaymentOutcome(
     action,
     processorStatus: `sandbox_${status}`,
     ...(status === 'declined' ? { declineCode: 'sandbox_declined' } : {}),
-    ...(status === 'approved'
-      ? { settlement: sandboxSettlement(amount, now) }
-      : { settlement: null, settlementNullReason: 'not_settled' as const }),
+    ...(status === 'approved' ? { settlement: sandboxSettlement(amount, now) } : {}),
   };
 }
 
