@@ -1,7 +1,9 @@
 import type { z } from '@hono/zod-openapi';
 import type { DisputeReason, DisputeStatus } from '../domain/disputes.ts';
+import type { Environment } from '../domain/environment.ts';
+import type { PaymentStatus, RefundedPaymentStatus } from '../domain/payment-state.ts';
+import type { RefundStatus } from '../domain/refund-state.ts';
 import type { RefundFailureReason } from '../domain/reversals.ts';
-import type { Environment } from '../env.ts';
 
 /**
  * The connector interface. A connector version describes what a processor integration offers (channel,
@@ -20,19 +22,13 @@ export type Capability = 'payments' | 'refunds' | 'cancellations';
 export const CAPABILITIES = ['payments', 'refunds', 'cancellations'] as const satisfies readonly Capability[];
 
 /**
- * Our payment statuses a processor can report. `partially_refunded`/`refunded` are derived by the core.
- * `charged_back`: the payer's bank took an approved payment's money back (a chargeback).
+ * Our payment statuses a processor can report: all but `created` (ours before the processor is asked) and
+ * the refund statuses (derived by the core from the refund ledger), plus `charged_back`: the payer's bank
+ * took an approved payment's money back (a chargeback; not a status of ours, docs/states.md).
  */
-export type ProcessorPaymentStatus =
-  | 'pending'
-  | 'processing'
-  | 'approved'
-  | 'declined'
-  | 'failed'
-  | 'expired'
-  | 'canceled'
-  | 'charged_back';
-export type ProcessorRefundStatus = 'pending' | 'processing' | 'approved' | 'declined' | 'failed';
+export type ProcessorPaymentStatus = Exclude<PaymentStatus, 'created' | RefundedPaymentStatus> | 'charged_back';
+/** Our refund statuses a processor can report: all but `created`. */
+export type ProcessorRefundStatus = Exclude<RefundStatus, 'created'>;
 
 export interface Money {
   /** Integer minor units (cents; CLP has none). */
@@ -188,26 +184,33 @@ export interface InboundNotification {
  * What a verified notification says. `trusted: false` means the processor sent it unsigned (some
  * processors document such cases): the core must re-fetch the resource instead of believing the body.
  */
-export interface ProcessorNotification {
+export type ProcessorNotification = {
   eventId: string;
-  resource: 'payment' | 'refund';
   processorReference: string;
-  status: ProcessorPaymentStatus | ProcessorRefundStatus | null;
   trusted: boolean;
-  /** `resource: 'refund'` with status `failed`/`declined`: why it failed, when the notification says. */
-  failureReason?: RefundFailureReason;
-  /**
-   * `resource: 'payment'`: news of one of the payment's disputes, to be believed only when `trusted`
-   * (otherwise the core reads `getPayment`'s `disputes`). `status` is then `charged_back` when the dispute
-   * is lost (the chargeback summary), else null.
-   */
-  dispute?: ProcessorDispute;
-  /**
-   * `resource: 'payment'`, status `approved`: the refund that fulfilled a void of this collected payment
-   * failed, so the money is back with the merchant (`reverseVoid` in src/domain/reversals.ts).
-   */
-  voidReversal?: { processorRefundReference: string; failureReason: RefundFailureReason };
-}
+} & (
+  | {
+      resource: 'payment';
+      status: ProcessorPaymentStatus | null;
+      /**
+       * News of one of the payment's disputes, to be believed only when `trusted` (otherwise the core reads
+       * `getPayment`'s `disputes`). `status` is then `charged_back` when the dispute is lost (the chargeback
+       * summary), else null.
+       */
+      dispute?: ProcessorDispute;
+      /**
+       * With status `approved`: the refund that fulfilled a void of this collected payment failed, so the
+       * money is back with the merchant (`reverseVoid` in src/domain/reversals.ts).
+       */
+      voidReversal?: { processorRefundReference: string; failureReason: RefundFailureReason };
+    }
+  | {
+      resource: 'refund';
+      status: ProcessorRefundStatus | null;
+      /** With status `failed`/`declined`: why it failed, when the notification says. */
+      failureReason?: RefundFailureReason;
+    }
+);
 
 /** `not_found`: the processor has no such payment or refund (only from the lookups). */
 export type ConnectorErrorKind =

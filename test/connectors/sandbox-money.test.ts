@@ -12,7 +12,7 @@ import {
   signSandboxNotification,
 } from '../../src/connectors/sandbox/index.ts';
 import { sandboxSettlement, SANDBOX_FEE } from '../../src/connectors/sandbox/transformers.ts';
-import type { ConnectorContext, CreatePaymentInput } from '../../src/connectors/types.ts';
+import type { ConnectorContext, CreatePaymentInput, ProcessorNotification } from '../../src/connectors/types.ts';
 import { applyDisputeNews } from '../../src/domain/disputes.ts';
 import { SUPPORTED_CURRENCIES } from '../../src/domain/money.ts';
 import { connectorError } from '../helpers/connectors.ts';
@@ -21,6 +21,12 @@ import { connectorError } from '../helpers/connectors.ts';
 
 const API_KEY = `sbx-${crypto.randomUUID()}`;
 const DAY = 86_400_000;
+
+/** The dispute a payment's news carries (the notification type says only payment news can). */
+function disputeOf(news: ProcessorNotification) {
+  if (news.resource !== 'payment' || !news.dispute) throw new Error('no dispute in this news');
+  return news.dispute;
+}
 
 function ctx(): ConnectorContext<{ api_key: string }, Record<string, unknown>> {
   return { credentials: { api_key: API_KEY }, configuration: {}, environment: 'test', fetch: globalThis.fetch };
@@ -220,9 +226,9 @@ describe('sandbox disputes', () => {
     });
 
     // The core records it, then closes it from its record, as the close helper will.
-    const created = applyDisputeNews(null, news.dispute!, now);
+    const created = applyDisputeNews(null, disputeOf(news), now);
     if (!created.ok) throw new Error('created');
-    const won = closeSandboxDispute({ ...news.dispute!, ...created.dispute }, 'won', now + DAY);
+    const won = closeSandboxDispute({ ...disputeOf(news), ...created.dispute }, 'won', now + DAY);
     expect(won).toMatchObject({
       id: opened.id,
       status: 'won',
@@ -234,7 +240,7 @@ describe('sandbox disputes', () => {
       await signed(sandboxDisputeNews('sbx_pay_abc', won)),
     );
     expect(closed).toMatchObject({ status: null, dispute: { status: 'won', fundsReinstatedAt: now + DAY } });
-    expect(applyDisputeNews(created.dispute, closed.dispute!, now + DAY)).toMatchObject({
+    expect(applyDisputeNews(created.dispute, disputeOf(closed), now + DAY)).toMatchObject({
       ok: true,
       events: ['dispute.closed'],
       lost: false,

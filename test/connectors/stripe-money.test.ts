@@ -36,6 +36,12 @@ const pos = stripePosV1.adapter;
 const qr = stripeQrV1.adapter;
 const DAY = 86_400_000;
 
+/** The dispute a payment's news carries (the notification type says only payment news can). */
+function disputeOf(news: ProcessorNotification) {
+  if (news.resource !== 'payment' || !news.dispute) throw new Error('no dispute in this news');
+  return news.dispute;
+}
+
 const parse = (sim: StripeSimulator, delivery: SignedDelivery) =>
   pos.parseNotification(stripeCtx(sim, posConfig()), {
     headers: new Headers(delivery.headers),
@@ -382,7 +388,7 @@ describe('Stripe disputes as they run', () => {
     for (const type of types) {
       const news = await parse(sim, await sim.deliver(sim.eventFor(type, disputeId)));
       seen.push(news);
-      const applied = applyDisputeNews(record, news.dispute!, Date.now());
+      const applied = applyDisputeNews(record, disputeOf(news), Date.now());
       if (applied.ok) {
         sent.push(...applied.events);
         record = applied.dispute;
@@ -450,10 +456,10 @@ describe('Stripe disputes as they run', () => {
       'charge.dispute.updated',
       'charge.dispute.funds_withdrawn',
     ]);
-    expect(seen[0]!.dispute).toMatchObject({ status: 'warning_needs_response', fundsWithdrawnAt: null });
+    expect(disputeOf(seen[0]!)).toMatchObject({ status: 'warning_needs_response', fundsWithdrawnAt: null });
     // Escalated (updated), then its funds withdrawn (updated again): each is news to the merchant.
     expect(sent).toEqual(['dispute.created', 'dispute.updated', 'dispute.updated']);
-    expect(seen[1]!.dispute).toMatchObject({ status: 'needs_response', fundsWithdrawnAt: null });
+    expect(disputeOf(seen[1]!)).toMatchObject({ status: 'needs_response', fundsWithdrawnAt: null });
     expect(record).toMatchObject({ status: 'needs_response', fundsWithdrawnAt: expect.any(Number) });
   });
 

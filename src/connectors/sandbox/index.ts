@@ -4,14 +4,13 @@ import type {
   Channel,
   ConnectorAdapter,
   ConnectorContext,
-  ConnectorVersion,
   Money,
   ProcessorNotification,
   ProcessorRefundStatus,
   RefundOutcome,
 } from '../types.ts';
 import { ConnectorError } from '../types.ts';
-import { defineVersion } from '../version.ts';
+import { defineVersion, firstPublishedVersion } from '../version.ts';
 import { SandboxNotificationBody, sandboxNotification } from './news.ts';
 import {
   sandboxPaymentAnswer,
@@ -163,12 +162,8 @@ const refundSettlement = (status: ProcessorRefundStatus, amount: Money): Pick<Re
 export const SANDBOX_REFUND_REVERSAL_WINDOW_MS = 30 * 86_400_000;
 
 const common = {
-  provider: 'sandbox',
-  version: '1',
-  status: 'published' as const,
-  capabilities: ['payments', 'refunds', 'cancellations'] as ConnectorVersion['capabilities'],
+  ...firstPublishedVersion('sandbox', SandboxCredentials),
   currencies: SANDBOX_CURRENCIES,
-  credentialsSchema: SandboxCredentials,
   refundReversalWindowMs: SANDBOX_REFUND_REVERSAL_WINDOW_MS,
 };
 

@@ -6,8 +6,8 @@ import type { Money, ProcessorDispute, ProcessorNotification } from '../types.ts
 /**
  * The sandbox's notifications: what its test helpers send through the same path as a real processor's
  * news (src/services/test-helpers.ts signs and posts them). Three kinds, told apart by `resource`:
- * - `payment` / `refund` with a status, as always; a failed refund may say why (`failure_reason`), which is
- *   how an approved refund is reversed;
+ * - `payment` / `refund` with a status of its kind, as always; a failed refund may say why (`failure_reason`),
+ *   which is how an approved refund is reversed;
  * - `dispute`: the whole dispute as the sandbox now reports it, on the payment `reference`. The sandbox is
  *   stateless, so each notification carries the complete dispute (the helpers build it from what the core
  *   recorded: `openSandboxDispute`, `closeSandboxDispute`).
@@ -17,11 +17,18 @@ const Id = z.string().min(1).max(128);
 /** Epoch milliseconds, or null. */
 const Time = z.number().int().min(0).max(8_640_000_000_000_000).nullable();
 
-const StatusNews = z.object({
+const PaymentNews = z.object({
   id: Id,
-  resource: z.enum(['payment', 'refund']),
+  resource: z.literal('payment'),
   reference: Id,
   status: z.enum(['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back']),
+});
+
+const RefundNews = z.object({
+  id: Id,
+  resource: z.literal('refund'),
+  reference: Id,
+  status: z.enum(['pending', 'processing', 'approved', 'declined', 'failed']),
   failure_reason: z.enum(REFUND_FAILURE_REASONS).optional(),
 });
 
@@ -41,7 +48,7 @@ export type SandboxDispute = z.infer<typeof SandboxDispute>;
 
 const DisputeNews = z.object({ id: Id, resource: z.literal('dispute'), reference: Id, dispute: SandboxDispute });
 
-export const SandboxNotificationBody = z.union([StatusNews, DisputeNews]);
+export const SandboxNotificationBody = z.discriminatedUnion('resource', [PaymentNews, RefundNews, DisputeNews]);
 export type SandboxNotificationBody = z.infer<typeof SandboxNotificationBody>;
 
 /** A verified body as news: the sandbox signs everything, so all of it is trusted. */
@@ -64,10 +71,12 @@ export function sandboxNotification(body: SandboxNotificationBody): ProcessorNot
     const status = d.status === 'lost' ? 'charged_back' : null;
     return { ...base, resource: 'payment', processorReference: body.reference, status, dispute };
   }
-  const failed = body.resource === 'refund' && (body.status === 'failed' || body.status === 'declined');
+  if (body.resource === 'payment')
+    return { ...base, resource: 'payment', processorReference: body.reference, status: body.status };
+  const failed = body.status === 'failed' || body.status === 'declined';
   return {
     ...base,
-    resource: body.resource,
+    resource: 'refund',
     processorReference: body.reference,
     status: body.status,
     ...(failed && body.failure_reason ? { failureReason: body.failure_reason } : {}),

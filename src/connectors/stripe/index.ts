@@ -6,7 +6,6 @@ import type {
   Channel,
   ConnectorAdapter,
   ConnectorContext,
-  ConnectorVersion,
   CreatePaymentInput,
   PaymentLookupInput,
   PaymentOutcome,
@@ -14,7 +13,7 @@ import type {
   RefundOutcome,
 } from '../types.ts';
 import { ConnectorError } from '../types.ts';
-import { defineVersion } from '../version.ts';
+import { defineVersion, firstPublishedVersion } from '../version.ts';
 import { sendRequest } from '../http.ts';
 import {
   StripeDispute,
@@ -728,11 +727,7 @@ function stripeAdapter(
 }
 
 const common = {
-  provider: 'stripe',
-  version: '1',
-  status: 'published' as const,
-  capabilities: ['payments', 'refunds', 'cancellations'] as ConnectorVersion['capabilities'],
-  credentialsSchema: StripeCredentials,
+  ...firstPublishedVersion('stripe', StripeCredentials),
   refundReversalWindowMs: STRIPE_REFUND_REVERSAL_WINDOW_MS,
 };
 

@@ -684,7 +684,7 @@ export const VOID_REFUND_PURPOSE = 'void';
 function voidReversal(
   refund: StripeRefund,
   outcome: RefundOutcome,
-): Pick<ProcessorNotification, 'resource' | 'processorReference' | 'status' | 'voidReversal'> | null {
+): Omit<Extract<ProcessorNotification, { resource: 'payment' }>, 'eventId' | 'trusted'> | null {
   const paymentIntent = referenceId(refund.payment_intent);
   if (refund.metadata?.purpose !== VOID_REFUND_PURPOSE || !paymentIntent || !outcome.failureReason) return null;
   return {

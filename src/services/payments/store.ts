@@ -10,7 +10,7 @@ import {
   type RefundRow,
 } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import type { Environment } from '../../domain/environment.ts';
+import type { OwnerScope } from '../../domain/caller.ts';
 import {
   actionEventType,
   applyTransition,
@@ -21,22 +21,17 @@ import {
   type TransitionGuards,
 } from '../../domain/payment-state.ts';
 import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/types.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
-import { endpointDeliveriesStatement } from '../webhooks/endpoints.ts';
+import { endpointDeliveriesStatement } from '../webhooks/endpoints/deliveries.ts';
 import { enqueueDeliveries, pendingDeliveryOf, type PendingDelivery } from '../webhooks/enqueue.ts';
 import { toPaymentResource } from './resources.ts';
 
 /** Reads and compare-and-set writes of payments; see the `version` column in db/schema/payments.ts. */
 
-export interface PaymentOwnerScope {
-  ownerId: string;
-  environment: Environment;
-}
-
-export function findPayment({ db }: Deps, scope: PaymentOwnerScope, id: string) {
+export function findPayment({ db }: Deps, scope: OwnerScope, id: string) {
   return db
     .select()
     .from(payments)
@@ -66,7 +61,7 @@ export function findPaymentByReference(
 /** `findPayment` with the payment's refund ledger, in one round trip (null when not the caller's). */
 export async function findPaymentWithRefunds(
   { db }: Deps,
-  scope: PaymentOwnerScope,
+  scope: OwnerScope,
   id: string,
 ): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
   const [paymentRows, refundRows] = await db.batch([
@@ -279,5 +274,5 @@ export async function mutatePayment<T>(
   }
   // Nothing of this change was written (every try lost its compare-and-set), and a retryable error is
   // never the idempotent result: the same request again resumes where this one stood.
-  throw new ApiError('concurrent_update', undefined, { details: {} });
+  throw new ServiceError('concurrent_update', undefined, { details: {} });
 }
