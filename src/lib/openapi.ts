@@ -41,16 +41,23 @@ export const ErrorSchema = z
         .max(64)
         .regex(/^req_[0-9a-z]+$/)
         .openapi({ example: 'req_3kqz7w1v0c9m2x8b' }),
-      details: z.record(z.string(), z.unknown()),
+      details: z
+        .record(z.string(), z.unknown())
+        .openapi({ description: 'What the code says it carries (e.g. `fields`); `{}` otherwise.', example: {} }),
     }),
   })
-  .openapi('Error');
+  // Not `Error`: generated clients would declare a type that shadows the language's own `Error`.
+  .openapi('ErrorResponse');
 
 /** A count or position: 0 to 2^31 - 1 (OpenAPI `int32`). */
 const PageInt = z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32' });
 
 export const PaginationSchema = z
-  .object({ limit: PageInt.min(1).max(100), offset: PageInt, total: PageInt })
+  .object({
+    limit: PageInt.min(1).max(100).openapi({ example: 50 }),
+    offset: PageInt.openapi({ example: 0 }),
+    total: PageInt.openapi({ description: 'Items matching the query, on every page.', example: 2 }),
+  })
   .openapi('Pagination');
 
 export const PaginationQuery = z.object({
@@ -112,6 +119,8 @@ export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
 /**
  * The error responses of a route, grouped by status, each code with an example. Every route lists the
  * codes it can answer with; `invalid_request` and `internal_error` apply to every route and are added here.
+ * The examples are the list: the served description turns them into each response's `code` enum
+ * (routes/docs/docs.description.ts), so a response added elsewhere (the body gate's) gets one too.
  */
 export function errorResponses(...codes: ErrorCode[]) {
   const all = new Set<ErrorCode>(['invalid_request', 'internal_error', ...codes]);
@@ -182,9 +191,9 @@ export type AppOpenAPI = ReturnType<typeof createRouter>;
 export type AppRouteHandler<R extends RouteConfig> = RouteHandler<R, AppEnv>;
 
 /** Path identifiers are opaque; anything unknown, malformed or foreign is answered as not found. */
-export const opaqueId = (name: string, example: string) =>
+export const opaqueId = (name: string, example: string, description: string) =>
   z
     .string()
     .min(1)
     .max(128)
-    .openapi({ param: { name, in: 'path' }, example });
+    .openapi({ param: { name, in: 'path' }, example, description });

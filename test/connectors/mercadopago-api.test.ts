@@ -216,10 +216,18 @@ describe('Mercado Pago payments through the API', () => {
   it('QR: pending with Mercado Pago’s qr_data unaltered, also when read again', async () => {
     sim.faults.qrData = '00020101021243650016COM.MERCADOLIBRE02013063638f1d2 <&> ünï 6304ABCD';
     const { payment, orderId } = await pendingQr();
-    expect(payment.action).toEqual({ type: 'display_qr', qr_data: sim.orders.get(orderId)!.qrData });
+    expect(payment.action).toEqual({
+      type: 'display_qr',
+      qr_data: sim.orders.get(orderId)!.qrData,
+      expires_at: expect.any(String),
+    });
     expect(payment.action.qr_data).toBe('00020101021243650016COM.MERCADOLIBRE02013063638f1d2 <&> ünï 6304ABCD');
     expect((await getPayment(payment.id)).body.data.action).toEqual(payment.action);
     expect(sim.orders.get(orderId)!.expirationTime).toBe('PT10M');
+    // The QR stops being payable when Mercado Pago's order expires: 10 minutes after it was made.
+    const ttl = Date.parse(payment.action.expires_at) - Date.parse(payment.updated_at);
+    expect(ttl).toBeGreaterThanOrEqual(599_999);
+    expect(ttl).toBeLessThanOrEqual(600_000);
   });
 });
 

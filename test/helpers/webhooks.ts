@@ -5,6 +5,7 @@ import { afterEach, beforeEach, vi } from 'vitest';
 import { handleWebhookBatch } from '../../src/queues/webhook-delivery.ts';
 import type { WebhookMessage } from '../../src/env.ts';
 import { call, type ApiResponse, type Session } from './api.ts';
+import { checkWebhookConformance } from './conformance.ts';
 import { allowSecretIn, trackSecret } from './leak-scan.ts';
 
 /**
@@ -160,6 +161,8 @@ export function receiver(answer: ReceiverAnswer = () => new Response(null, { sta
       signal: init?.signal,
     };
     requests.push(received);
+    // Every webhook the suite receives is checked against the served description's `webhooks`.
+    if (received.headers['webhook-id'] !== undefined) await checkWebhookConformance(received);
     const id = received.headers['webhook-id'] ?? '';
     const n = (perId.get(id) ?? 0) + 1;
     perId.set(id, n);
