@@ -28,8 +28,8 @@ export const isRead = (method: string, path: string) =>
  * API reads go through a D1 session (read replication): anchored at the bookmark the client sends in
  * `X-Read-Bookmark` (from a write's or an earlier read's answer), so a replica that has caught up to it
  * may serve them; without one, at the primary, so a client that just wrote always reads its own write.
- * The answer carries the session's bookmark. An idempotent write's answer carries the bookmark of the
- * writes it made (the idempotency object's session); a replayed one is given the primary's (see below).
+ * The answer carries the session's bookmark. An idempotent write's answer, fresh or replayed, carries the
+ * bookmark of the writes it made (the idempotency object's session).
  */
 export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const requestId = newRequestId();
@@ -64,9 +64,10 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 /**
- * A replayed idempotent answer is stored without the bookmark of the writes that made it, and a read sent
- * with an older bookmark (or none kept) could miss them. Any bookmark the primary gives now is past those
- * writes, since they were done before the answer was stored: one query at the primary, on replays only.
+ * A replayed idempotent answer comes with the bookmark stored beside it (durable-objects/idempotency-store.ts).
+ * Answers stored before bookmarks were kept have none, and a read sent with an older bookmark could miss
+ * their writes: any bookmark the primary gives now is past those writes, since they were done before the
+ * answer was stored. One query at the primary, for those replays only.
  */
 async function replayBookmark(env: Env, res: Response): Promise<string | null> {
   if (res.headers.get('Idempotent-Replayed') !== 'true' || res.headers.has(READ_BOOKMARK_HEADER)) return null;
