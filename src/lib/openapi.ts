@@ -1,4 +1,5 @@
 import { OpenAPIHono, z, type Hook, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
+import type { Handler } from 'hono';
 import type { Deps } from '../deps.ts';
 import type { AuthContext } from '../domain/caller.ts';
 import type { Env } from '../env.ts';
@@ -15,6 +16,15 @@ export interface AppVariables {
   auth: AuthContext;
   /** The error code answered, for the access log (middleware/error-handler.ts, idempotent replays). */
   errorCode?: string;
+  /** A request's body as the gate read it (middleware/json-body.ts); unset on GET and HEAD. */
+  body?: RequestBody;
+}
+
+export interface RequestBody {
+  /** The text as sent (a processor's signature is checked over it); empty when no body came. */
+  text: string;
+  /** The strict JSON object it holds; `{}` for an empty body. */
+  value: Record<string, unknown>;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };
@@ -203,8 +213,31 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) =
   }
 };
 
+/**
+ * The router. An operation's JSON body is validated against its declared schema from `c.var.body`, the
+ * value the gate already parsed strictly (middleware/json-body.ts), instead of by @hono/zod-openapi's
+ * validator, which would read and parse the body again through Hono's request. The operation is still
+ * described with its body; only the running route leaves the body to the gate and this check.
+ */
 export function createRouter() {
-  return new OpenAPIHono<AppEnv>({ strict: true, defaultHook: validationHook });
+  const app = new OpenAPIHono<AppEnv>({ strict: true, defaultHook: validationHook });
+  const register = app.openapi;
+  app.openapi = ((route: RouteConfig, handler: Handler<AppEnv>, hook?: unknown) => {
+    const schema = (route.request?.body?.content?.['application/json'] as { schema?: unknown } | undefined)?.schema;
+    if (!(schema instanceof z.ZodType)) return register(route, handler, hook as never);
+    if (hook !== undefined) throw new Error(`${route.operationId}: a route with a JSON body takes the default hook`);
+    const { middleware: _middleware, hide, ...described } = route;
+    if (!hide) app.openAPIRegistry.registerPath(described);
+    const { body: _body, ...request } = route.request!;
+    const validated: Handler<AppEnv> = async (c, next) => {
+      const result = await schema.safeParseAsync(c.get('body')?.value ?? {});
+      validationHook({ ...result, target: 'json' } as Parameters<typeof validationHook>[0], c);
+      c.req.addValidatedData('json', result.data as object);
+      return handler(c, next);
+    };
+    return register({ ...route, hide: true, request }, validated);
+  }) as typeof app.openapi;
+  return app;
 }
 
 export type AppOpenAPI = ReturnType<typeof createRouter>;

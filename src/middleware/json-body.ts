@@ -1,4 +1,4 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import { invalidRequest, type ApiError } from '../lib/errors.ts';
 import { ErrorSchema, type AppEnv, type AppOpenAPI } from '../lib/openapi.ts';
 import { MAX_JSON_DEPTH, parseStrictJson, type StrictJsonIssue } from '../lib/strict-json.ts';
@@ -9,9 +9,9 @@ const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
 /**
  * One gate for every request body, before any route sees it: at most 64 KiB (also when the length is
  * not declared), `Content-Type: application/json`, valid UTF-8 strict JSON (no repeated key, no
- * `__proto__`, at most 64 levels deep: lib/strict-json.ts), and a JSON object. The raw text is handed on
- * through Hono's body cache (a processor notification's signature is checked over it), and the value
- * parsed here to the route validator, so a body is parsed once.
+ * `__proto__`, at most 64 levels deep: lib/strict-json.ts), and a JSON object. It is handed on in
+ * `c.var.body`: its text as sent (a processor notification's signature is checked over it) and the value
+ * parsed here, which the route validates (lib/openapi.ts, createRouter), so a body is parsed once.
  */
 export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
@@ -21,7 +21,7 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   const raw = await readCapped(c.req.raw.body, MAX_BODY_BYTES);
   if (raw.byteLength === 0) {
     // An empty body reads as {}, so a route that needs fields names the missing ones.
-    handOn(c, '{}', {});
+    c.set('body', { text: '', value: {} });
     return next();
   }
 
@@ -38,18 +38,9 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw invalidRequest('The body must be a JSON object.', [{ field: '(body)', issue: 'Expected a JSON object' }]);
   }
-  handOn(c, text, parsed);
+  c.set('body', { text, value: parsed as Record<string, unknown> });
   return next();
 };
-
-/**
- * The validator reads the body with `c.req.json()`, which would parse the cached text again; this
- * request's `json()` answers with the value checked here instead (JSON.parse's own, lib/strict-json.ts).
- */
-function handOn(c: Context<AppEnv>, text: string, parsed: object) {
-  (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
-  c.req.json = <T>() => Promise.resolve(parsed as T);
-}
 
 // Parsers' messages quote the input, so none is passed on.
 const malformed = () => invalidRequest('The body is not valid JSON.', [{ field: '(body)', issue: 'Malformed JSON' }]);
