@@ -1,3 +1,5 @@
+import { boundedDetails } from './echo.ts';
+
 /**
  * The one error type of the API. Every failure a client can see is an `ApiError` with a code from
  * `ERROR_CODES`; its status, category and retryability come from that table (an error may override
@@ -204,7 +206,8 @@ export class ApiError extends Error {
         category: this.category,
         retryable: this.retryable,
         request_id: requestId,
-        details: this.details,
+        // Details may repeat client text (field paths built from its keys): bounded wherever they are built.
+        details: boundedDetails(this.details),
       },
     };
   }

@@ -9,9 +9,9 @@ const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
 /**
  * One gate for every request body, before any route sees it: at most 64 KiB (also when the length is
  * not declared), `Content-Type: application/json`, valid UTF-8 strict JSON (no repeated key, no
- * `__proto__`, at most 64 levels deep: lib/strict-json.ts), and a JSON object. It is handed on in
- * `c.var.body`: its text as sent (a processor notification's signature is checked over it) and the value
- * parsed here, which the route validates (lib/openapi.ts, createRouter), so a body is parsed once.
+ * `__proto__`, no lone surrogate, at most 64 levels deep: lib/strict-json.ts), and a JSON object. It is
+ * handed on in `c.var.body`: its text as sent (a processor notification's signature is checked over it)
+ * and the value parsed here, which the route validates (lib/openapi.ts, createRouter): parsed once.
  */
 export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
@@ -63,6 +63,11 @@ function strictJsonError(issue: StrictJsonIssue): ApiError {
       return invalidRequest('The body has a `__proto__` key, which is refused at any depth.', [
         { field: issue.field, issue: 'Forbidden key' },
       ]);
+    case 'lone_surrogate':
+      return invalidRequest(
+        'The body has a string with half of a UTF-16 surrogate pair (an escape such as `\\ud800` alone), which no UTF-8 text can hold.',
+        [{ field: issue.field, issue: 'Lone surrogate' }],
+      );
   }
 }
 
