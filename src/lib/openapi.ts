@@ -1,5 +1,6 @@
 import { OpenAPIHono, z, type Hook, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
-import type { Handler } from 'hono';
+import type { Context, Handler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import type { Deps } from '../deps.ts';
 import type { AuthContext } from '../domain/caller.ts';
 import type { Env } from '../env.ts';
@@ -72,19 +73,20 @@ export const PaginationSchema = z
   .object({ limit: PageInt.min(1).max(100), offset: PageInt, total: PageInt })
   .openapi('Pagination');
 
+/**
+ * An integer query parameter, written in decimal digits only: `0x10`, `1e2`, ` 1` or an empty value would
+ * each read as some number to `Number`, and a value must have one spelling. Described as an integer.
+ */
+const queryInteger = (schema: z.ZodNumber) =>
+  z.preprocess((value) => (typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value), schema);
+
+const DIGITS_ONLY = { error: 'Expected an integer in decimal digits' };
+
 export const PaginationQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100)
+  limit: queryInteger(z.number(DIGITS_ONLY).int().min(1).max(100))
     .default(50)
     .openapi({ description: 'Page size, 1 to 100.', example: 50, format: 'int32' }),
-  offset: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(2_147_483_647)
+  offset: queryInteger(z.number(DIGITS_ONLY).int().min(0).max(2_147_483_647))
     .default(0)
     .openapi({ description: 'Items to skip.', example: 0, format: 'int32' }),
 });
@@ -106,11 +108,10 @@ export const CreatedRangeQuery = {
 };
 
 /**
- * Pagination plus filters. Unknown parameters are refused (`400 invalid_request` naming them), so a
- * misspelt filter never answers with the unfiltered list.
+ * Pagination plus filters. A misspelt filter never answers with the unfiltered list: the gate refuses
+ * every parameter an operation does not declare (middleware/json-body.ts).
  */
-export const filteredListQuery = <S extends z.ZodRawShape>(filters: S) =>
-  z.strictObject({ ...PaginationQuery.shape, ...filters });
+export const filteredListQuery = <S extends z.ZodRawShape>(filters: S) => PaginationQuery.extend(filters);
 
 export function dataEnvelope<T extends z.ZodType>(schema: T) {
   return z.object({ data: schema });
@@ -238,6 +239,18 @@ export function createRouter() {
     return register({ ...route, hide: true, request }, validated);
   }) as typeof app.openapi;
   return app;
+}
+
+/**
+ * The operation a request was routed to, as the description names it (`POST /v1/payments/{payment_id}/cancel`
+ * is `{ method: 'POST', path: '/v1/payments/{payment_id}/cancel' }`); null when no route matched.
+ */
+export function operationOf(c: Context): { method: string; path: string } | null {
+  // Middleware registered with `use` matches every method (`ALL`); the operation is the last route of this method.
+  const route = matchedRoutes(c)
+    .filter((r) => r.method !== 'ALL')
+    .at(-1);
+  return route ? { method: route.method, path: route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}') } : null;
 }
 
 export type AppOpenAPI = ReturnType<typeof createRouter>;

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { dataEnvelope, errorResponses, jsonContent, opaqueId } from '../../lib/openapi.ts';
-import { ReceiptSchema } from './processor-notifications.schemas.ts';
+import { NotificationBodySchema, NotificationQuery, ReceiptSchema } from './processor-notifications.schemas.ts';
 
 export const receiveProcessorNotification = createRoute({
   operationId: 'receiveProcessorNotification',
@@ -13,6 +13,12 @@ export const receiveProcessorNotification = createRoute({
   security: [],
   request: {
     params: z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') }),
+    query: NotificationQuery,
+    body: {
+      required: false,
+      description: 'The processor’s own notification, as it sends it (the signature covers its exact bytes).',
+      content: { 'application/json': { schema: NotificationBodySchema } },
+    },
   },
   responses: {
     200: jsonContent(dataEnvelope(ReceiptSchema), 'Received.'),

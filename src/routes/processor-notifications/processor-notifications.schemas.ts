@@ -8,3 +8,29 @@ export const ReceiptSchema = z
       .openapi({ description: '`ignored`: a late or out-of-order notification the state machine refused.' }),
   })
   .openapi('NotificationReceipt');
+
+/** Each processor's own format; its connector verifies and reads it. */
+export const NotificationBodySchema = z
+  .looseObject({})
+  .openapi('ProcessorNotificationBody', { description: 'The processor’s notification, in its own format.' });
+
+/**
+ * The processor writes this URL's query string (Mercado Pago adds `data.id` and `type`, or `id` and
+ * `topic`; a merchant may add its own when configuring the URL), so every parameter is accepted
+ * (`looseObject`, which the input gate reads as such) and handed to the connector with the URL. The
+ * description says so with a free-form parameter (`style: form`, `explode: true`).
+ */
+export const NotificationQuery = z.looseObject({
+  'data.id': z.string().max(256).optional().openapi({ description: 'Mercado Pago: the order the news is about.' }),
+  type: z.string().max(64).optional().openapi({ description: 'Mercado Pago: the kind of resource (`order`).' }),
+  id: z.string().max(256).optional().openapi({ description: 'Mercado Pago (IPN): the resource the news is about.' }),
+  topic: z.string().max(64).optional().openapi({ description: 'Mercado Pago (IPN): the kind of resource.' }),
+  processor_parameters: z
+    .record(z.string().max(256), z.string().max(2048))
+    .optional()
+    .openapi({
+      param: { style: 'form', explode: true },
+      description:
+        'Any other parameter the processor or the merchant put in the URL: accepted, and read by the connector only.',
+    }),
+});
