@@ -4,6 +4,10 @@ import { reconcile, RECONCILE_ACTION_REQUIRED_AFTER_MS, RECONCILE_AFTER_MS } fro
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { MercadoPagoSimulator, MP_BASE, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
 import { createDeps } from '../../src/deps.ts';
+import { findConnectorVersion } from '../../src/connectors/registry.ts';
+import type { PaymentLookupInput } from '../../src/connectors/types.ts';
+import { loadPayment } from '../../src/services/payments/store.ts';
+import { processorLookup } from '../../src/services/payments/processor.ts';
 
 /**
  * Mercado Pago end to end through the API: methods created with POST /v1/account/payment-methods, the
@@ -322,6 +326,22 @@ describe('Mercado Pago notifications through the API', () => {
     expect(res.body.data.outcome).toBe('applied');
     expect(sim.requestsTo('GET', `/v1/orders/${orderId}`).length).toBe(before + 1);
     expect((await getPayment(payment.id)).body.data.status).toBe('approved');
+  });
+
+  it('a notification and reconciliation ask Mercado Pago about a payment with the same lookup, from one builder', async () => {
+    const { payment, orderId } = await pendingQr();
+    const getPayment = vi.spyOn(findConnectorVersion('cnv_mercadopago_qr_v1')!.adapter, 'getPayment');
+    try {
+      expect((await deliver(await sim.notification(orderId, { kind: 'qr_unsigned' }))).status).toBe(200);
+      await reconcile(createDeps(env), Date.now() + RECONCILE_AFTER_MS + 60_000);
+      const asked = getPayment.mock.calls
+        .map(([, input]) => input as PaymentLookupInput)
+        .filter((input) => input.paymentId === payment.id);
+      const row = await loadPayment(createDeps(env), payment.id);
+      expect(asked).toEqual([processorLookup(row!), processorLookup(row!)]);
+    } finally {
+      getPayment.mockRestore();
+    }
   });
 
   it('a signed notification whose query string has no data.id is not trusted: the order is re-read', async () => {

@@ -20,7 +20,7 @@ import { canRefundTransition } from '../../domain/refund-state.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
 import { settleRefund } from './create-refund.ts';
-import { callConnector, connectorFor } from './processor.ts';
+import { callConnector, connectorFor, processorLookup } from './processor.ts';
 import { mutatePayment, processorAccountChange } from './store.ts';
 
 /**
@@ -105,14 +105,7 @@ async function applyPaymentNotification(
     notification.status === null ? null : { status: notification.status as ProcessorPaymentStatus };
   if (!notification.trusted || account === null) {
     // An unsigned or content-free notification: ask the processor instead of believing the body.
-    const read = await callConnector(() =>
-      version.adapter.getPayment(ctx, {
-        paymentId: payment.id,
-        processorReference: payment.processorReference,
-        processorIdempotencyKey: payment.processorIdempotencyKey,
-        amount: { minor: payment.amountMinor, currency: payment.currency },
-      }),
-    );
+    const read = await callConnector(() => version.adapter.getPayment(ctx, processorLookup(payment)));
     if (!read.ok) return 'ignored';
     account = read.value;
   }
@@ -143,13 +136,7 @@ async function applyRefundNotification(
   let status = notification.status as ProcessorRefundStatus | null;
   if (!notification.trusted || status === null) {
     const read = await callConnector(() =>
-      version.adapter.getRefund(ctx, {
-        refundId: found.refund.id,
-        amount: { minor: found.refund.amountMinor, currency: found.refund.currency },
-        processorReference: found.refund.processorReference,
-        processorIdempotencyKey: found.refund.processorIdempotencyKey,
-        paymentProcessorReference: found.payment.processorReference ?? '',
-      }),
+      version.adapter.getRefund(ctx, processorLookup(found.payment, found.refund)),
     );
     if (!read.ok) return 'ignored';
     status = read.value.status;
