@@ -3,9 +3,10 @@ import { z } from '@hono/zod-openapi';
 export const ReceiptSchema = z
   .object({
     received: z.literal(true),
-    outcome: z
-      .enum(['applied', 'ignored', 'duplicate', 'unknown_resource'])
-      .openapi({ description: '`ignored`: a late or out-of-order notification the state machine refused.' }),
+    outcome: z.enum(['applied', 'ignored', 'duplicate', 'unknown_resource']).openapi({
+      description:
+        '`ignored`: a late or out-of-order notification the state machine refused. `duplicate`: the same event again, or unverifiable news about a resource read from the processor less than 10 seconds before. `unknown_resource`: about nothing of this payment method.',
+    }),
   })
   .openapi('NotificationReceipt');
 
