@@ -507,7 +507,7 @@ export interface paths {
         };
         /**
          * Get the webhook signing secret
-         * @description Deliveries carry `webhook-id`, `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,` + base64(HMAC-SHA256(key, "{webhook-id}.{webhook-timestamp}.{raw body}")), key = base64-decoded part after `whsec_`. During a rotation both secrets sign, space-separated. Verify over the raw body, deduplicate by `webhook-id`, persist, then answer 2xx.
+         * @description Deliveries carry `webhook-id`, `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,` + base64(HMAC-SHA256(key, "{webhook-id}.{webhook-timestamp}.{raw body}")), key = base64-decoded part after `whsec_`. During a rotation both secrets sign, space-separated. Verify over the raw body, deduplicate by `webhook-id`, persist, then answer 2xx. `user_id` is for admins only: that owner’s secret.
          */
         get: operations["getWebhookSecret"];
         put?: never;
@@ -641,7 +641,7 @@ export interface paths {
         put?: never;
         /**
          * Inbound processor notification (called by processors)
-         * @description Configure this URL at the processor for the payment method. The body is verified by the method’s connector with the processor’s own signature scheme and refused when it does not verify (`401`), except for processors that document unsigned news (Mercado Pago: QR notifications are not signed): there a notification that is unsigned or does not verify is answered `200` and not believed, the payment being read from the processor instead. Duplicates (same processor event id) change nothing.
+         * @description Configure this URL at the processor for the payment method. The body is verified by the method’s connector with the processor’s own signature scheme and refused when it does not verify (`401`), except for processors that document unsigned news (Mercado Pago: QR notifications are not signed): there a notification that is unsigned or does not verify is answered `200` and not believed, the payment being read from the processor instead. Such unverifiable news costs nothing: about a payment or refund the service does not know it is answered `200` (`unknown_resource`) and not recorded; about a known one, the processor is read at most once per resource every 10 seconds (later news within them: `duplicate`); beyond 60 a minute per payment method it is answered `429 rate_limited` with `Retry-After`, and the processor sends it again later. Duplicates (same processor event id) change nothing.
          */
         post: operations["receiveProcessorNotification"];
         delete?: never;
@@ -1381,10 +1381,14 @@ export interface components {
             /** @enum {boolean} */
             received: true;
             /**
-             * @description `ignored`: a late or out-of-order notification the state machine refused.
+             * @description `ignored`: a late or out-of-order notification the state machine refused. `duplicate`: the same event again, or unverifiable news about a resource read from the processor less than 10 seconds before. `unknown_resource`: about nothing of this payment method.
              * @enum {string}
              */
             outcome: "applied" | "ignored" | "duplicate" | "unknown_resource";
+        };
+        /** @description The processor’s notification, in its own format. */
+        ProcessorNotificationBody: {
+            [key: string]: unknown;
         };
     };
     responses: never;
@@ -1677,7 +1681,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -1990,7 +1994,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
                 /** @description Admins only: list this owner’s keys. */
                 user_id?: string;
             };
@@ -2232,7 +2236,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -2287,7 +2291,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
                 /** @description Admins only. */
                 user_id?: string;
             };
@@ -2846,7 +2850,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -2979,7 +2983,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
                 /** @description Exactly this reference (your own, e.g. from a `409 external_reference_conflict`). */
                 external_reference?: string;
                 /** @description Only payments in this status. */
@@ -3385,7 +3389,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path: {
@@ -3660,7 +3664,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
                 /** @description Only events of this type. */
                 type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required";
                 /** @description Only the events of this payment. */
@@ -3732,7 +3736,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path: {
@@ -3903,7 +3907,10 @@ export interface operations {
     };
     getWebhookSecret: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Admins only: this owner’s secret. */
+                user_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3932,6 +3939,24 @@ export interface operations {
             };
             /** @description `unauthorized` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_role` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `user_not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4023,7 +4048,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
                 /** @description Admins only. */
                 user_id?: string;
             };
@@ -4564,14 +4589,32 @@ export interface operations {
     };
     receiveProcessorNotification: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Mercado Pago: the order the news is about. */
+                "data.id"?: string;
+                /** @description Mercado Pago: the kind of resource (`order`). */
+                type?: string;
+                /** @description Mercado Pago (IPN): the resource the news is about. */
+                id?: string;
+                /** @description Mercado Pago (IPN): the kind of resource. */
+                topic?: string;
+                /** @description Any other parameter the processor or the merchant put in the URL: accepted, and read by the connector only. */
+                processor_parameters?: {
+                    [key: string]: string;
+                };
+            };
             header?: never;
             path: {
                 payment_method_id: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The processor’s own notification, as it sends it (the signature covers its exact bytes). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ProcessorNotificationBody"];
+            };
+        };
         responses: {
             /** @description Received. */
             200: {
@@ -4631,6 +4674,15 @@ export interface operations {
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
