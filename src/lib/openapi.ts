@@ -4,7 +4,8 @@ import { matchedRoutes } from 'hono/route';
 import type { Deps } from '../deps.ts';
 import type { AuthContext } from '../domain/caller.ts';
 import type { Env } from '../env.ts';
-import { ERROR_CODES, invalidRequest, type ErrorCode, type FieldIssue } from './errors.ts';
+import { HTTP_STATUS, errorEnvelope } from '../http/errors.ts';
+import { ERROR_CATEGORIES, ERROR_CODES, invalidRequest, zodIssuesToFields, type ErrorCode } from './errors.ts';
 
 /** Shared OpenAPI building blocks: envelopes, pagination, error responses, the router factory. */
 
@@ -44,17 +45,7 @@ export const ErrorSchema = z
         .regex(/^[a-z][a-z0-9_]*$/)
         .openapi({ example: 'invalid_request' }),
       message: z.string().max(1000),
-      category: z.enum([
-        'validation',
-        'authentication',
-        'authorization',
-        'not_found',
-        'conflict',
-        'rate_limit',
-        'processor',
-        'configuration',
-        'internal',
-      ]),
+      category: z.enum(ERROR_CATEGORIES),
       retryable: z.boolean(),
       request_id: z
         .string()
@@ -137,7 +128,7 @@ export function errorResponses(...codes: ErrorCode[]) {
   const all = new Set<ErrorCode>(['invalid_request', 'internal_error', ...codes]);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of all) {
-    const status = ERROR_CODES[code].status;
+    const status = HTTP_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: Record<
@@ -169,31 +160,10 @@ const EXAMPLE_DETAILS: Partial<Record<ErrorCode, Record<string, unknown>>> = {
 };
 
 function exampleError(code: ErrorCode) {
-  const spec = ERROR_CODES[code];
-  return {
-    error: {
-      code,
-      message: spec.message,
-      category: spec.category,
-      retryable: spec.retryable,
-      request_id: 'req_3kqz7w1v0c9m2x8b',
-      details: EXAMPLE_DETAILS[code] ?? {},
-    },
-  };
-}
-
-/** Turns zod issues into field names and messages; the offending values are never echoed. */
-export function zodIssuesToFields(error: z.ZodError, prefix?: string): FieldIssue[] {
-  const fields: FieldIssue[] = [];
-  for (const issue of error.issues) {
-    const base = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) fields.push({ field: base ? `${base}.${key}` : key, issue: 'Unknown field' });
-    } else {
-      fields.push({ field: base || '(body)', issue: issue.message });
-    }
-  }
-  return fields;
+  return errorEnvelope(
+    { code, message: ERROR_CODES[code].message, details: EXAMPLE_DETAILS[code] ?? {} },
+    'req_3kqz7w1v0c9m2x8b',
+  );
 }
 
 const TARGET_LABEL: Record<string, string> = {
@@ -241,16 +211,24 @@ export function createRouter() {
   return app;
 }
 
+/** Hono's route paths as the description writes them, converted once per route and isolate. */
+const described = new Map<string, string>();
+
 /**
  * The operation a request was routed to, as the description names it (`POST /v1/payments/{payment_id}/cancel`
  * is `{ method: 'POST', path: '/v1/payments/{payment_id}/cancel' }`); null when no route matched.
  */
 export function operationOf(c: Context): { method: string; path: string } | null {
   // Middleware registered with `use` matches every method (`ALL`); the operation is the last route of this method.
-  const route = matchedRoutes(c)
-    .filter((r) => r.method !== 'ALL')
-    .at(-1);
-  return route ? { method: route.method, path: route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}') } : null;
+  let route: { method: string; path: string } | undefined;
+  for (const matched of matchedRoutes(c)) if (matched.method !== 'ALL') route = matched;
+  if (route === undefined) return null;
+  let path = described.get(route.path);
+  if (path === undefined) {
+    path = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    described.set(route.path, path);
+  }
+  return { method: route.method, path };
 }
 
 export type AppOpenAPI = ReturnType<typeof createRouter>;

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.ts';
 import { rateLimiters } from '../durable-objects/rate-limiter.ts';
-import { ApiError } from '../lib/errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 
 export interface RateLimit {
   limit: number;
@@ -20,8 +20,8 @@ export async function enforceRateLimit(
   const refused = results.filter((r) => !r.allowed);
   if (refused.length > 0) {
     const retryAfter = Math.max(...refused.map((r) => r.retryAfterSeconds));
-    throw new ApiError('rate_limited', undefined, {
-      headers: { 'Retry-After': String(retryAfter) },
+    throw new ServiceError('rate_limited', undefined, {
+      retryAfterSeconds: retryAfter,
       details: { retry_after_seconds: retryAfter },
     });
   }

@@ -6,14 +6,13 @@ import type {
   Channel,
   ConnectorAdapter,
   ConnectorContext,
-  ConnectorVersion,
   CreatePaymentInput,
   PaymentOutcome,
   ProcessorNotification,
   RefundOutcome,
 } from '../types.ts';
 import { ConnectorError } from '../types.ts';
-import { defineVersion } from '../version.ts';
+import { defineVersion, firstPublishedVersion } from '../version.ts';
 import { sendRequest } from '../http.ts';
 import {
   StripeDispute,
@@ -652,13 +651,7 @@ function stripeAdapter(
   };
 }
 
-const common = {
-  provider: 'stripe',
-  version: '1',
-  status: 'published' as const,
-  capabilities: ['payments', 'refunds', 'cancellations'] as ConnectorVersion['capabilities'],
-  credentialsSchema: StripeCredentials,
-};
+const common = firstPublishedVersion('stripe', StripeCredentials);
 
 export const stripePosV1 = defineVersion({
   ...common,

@@ -1,4 +1,5 @@
-import { ApiError } from '../../lib/errors.ts';
+import { ownerScopeOf } from '../../domain/caller.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { fromIso } from '../../lib/time.ts';
 import { findPayment } from '../../services/payments/store.ts';
@@ -21,7 +22,7 @@ export const listEvents: AppRouteHandler<typeof routes.listEvents> = async (c) =
     createdBefore: created_lt === undefined ? undefined : fromIso(created_lt),
   };
   const deps = c.get('deps');
-  const scope = { ownerId: c.get('auth').ownerId, environment: deps.environment };
+  const scope = ownerScopeOf(c.get('auth'), deps.environment);
   const { rows, total } = await listOwnEvents(deps, scope, filters, { limit, offset });
   return c.json({ data: rows.map(webhookBodyOf), pagination: { limit, offset, total } }, 200);
 };
@@ -30,10 +31,10 @@ export const listPaymentEvents: AppRouteHandler<typeof routes.listPaymentEvents>
   const deps = c.get('deps');
   const payment = await findPayment(
     deps,
-    { ownerId: c.get('auth').ownerId, environment: deps.environment },
+    ownerScopeOf(c.get('auth'), deps.environment),
     c.req.valid('param').payment_id,
   );
-  if (!payment) throw new ApiError('payment_not_found');
+  if (!payment) throw new ServiceError('payment_not_found');
   const { limit, offset } = c.req.valid('query');
   const { rows, total } = await listEventsOfPayment(deps, payment.id, { limit, offset });
   return c.json({ data: await withDeliveries(deps, rows), pagination: { limit, offset, total } }, 200);
@@ -42,17 +43,13 @@ export const listPaymentEvents: AppRouteHandler<typeof routes.listPaymentEvents>
 export const redeliverPaymentEvent: AppRouteHandler<typeof routes.redeliverPaymentEvent> = async (c) => {
   const deps = c.get('deps');
   const { payment_id, event_id } = c.req.valid('param');
-  const payment = await findPayment(
-    deps,
-    { ownerId: c.get('auth').ownerId, environment: deps.environment },
-    payment_id,
-  );
-  if (!payment) throw new ApiError('payment_not_found');
+  const payment = await findPayment(deps, ownerScopeOf(c.get('auth'), deps.environment), payment_id);
+  if (!payment) throw new ServiceError('payment_not_found');
   const event = await findEventOfPayment(deps, payment.id, event_id);
-  if (!event) throw new ApiError('payment_not_found', 'No such event for this payment.');
+  if (!event) throw new ServiceError('payment_not_found', 'No such event for this payment.');
   const redelivered = await redeliverEvent(deps, event, c.req.valid('query').destination);
   if (!redelivered.ok) {
-    throw new ApiError(
+    throw new ServiceError(
       'invalid_state_transition',
       redelivered.reason === 'endpoint_disabled'
         ? 'That webhook endpoint is disabled or deleted; enable it to receive new events.'

@@ -1,4 +1,5 @@
-import { ApiError } from '../../lib/errors.ts';
+import { ownerScopeOf } from '../../domain/caller.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { simulateSandboxNotification } from '../../services/test-helpers.ts';
 import { toPaymentResource } from '../../services/payments/resources.ts';
@@ -8,11 +9,11 @@ export const simulateProcessorNotification: AppRouteHandler<typeof routes.simula
   c,
 ) => {
   const deps = c.get('deps');
-  if (deps.environment !== 'test') throw new ApiError('not_found');
+  if (deps.environment !== 'test') throw new ServiceError('not_found');
   const { payment_id, action } = c.req.valid('param');
   const payment = await simulateSandboxNotification(
     deps,
-    { ownerId: c.get('auth').ownerId, environment: deps.environment },
+    ownerScopeOf(c.get('auth'), deps.environment),
     payment_id,
     action,
     c.req.url,

@@ -6,7 +6,6 @@ import type {
   PaymentAction,
   ProcessorNotification,
   ProcessorPaymentStatus,
-  ProcessorRefundStatus,
 } from '../../connectors/types.ts';
 import {
   paymentMethods,
@@ -17,7 +16,7 @@ import {
 } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { canRefundTransition } from '../../domain/refund-state.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
 import { enforceRateLimit, firstInWindow, type RateLimit } from '../rate-limit.ts';
 import { settleRefund } from './create-refund.ts';
@@ -56,10 +55,10 @@ export async function receiveProcessorNotification(
     .from(paymentMethods)
     .where(and(eq(paymentMethods.id, paymentMethodId), eq(paymentMethods.environment, deps.environment)))
     .get();
-  if (!method || method.secretsCiphertext === null) throw new ApiError('payment_method_not_found');
+  if (!method || method.secretsCiphertext === null) throw new ServiceError('payment_method_not_found');
   const { version, ctx } = await connectorFor(deps, method);
   const parsed = await callConnector(() => version.adapter.parseNotification(ctx, input));
-  if (!parsed.ok) throw new ApiError('unauthorized', 'The notification could not be verified.');
+  if (!parsed.ok) throw new ServiceError('unauthorized', 'The notification could not be verified.');
   if (!parsed.value.trusted) {
     await enforceRateLimit(deps, [`notifications:unverified:${method.id}`], UNVERIFIED_NOTIFICATION_RATE_LIMIT);
   }
@@ -113,7 +112,7 @@ async function applyPaymentNotification(
   method: PaymentMethodRow,
   version: ConnectorVersion,
   ctx: ConnectorContext,
-  notification: ProcessorNotification,
+  notification: ProcessorNotification & { resource: 'payment' },
 ): Promise<NotificationOutcome> {
   const payment = await deps.db
     .select()
@@ -125,7 +124,7 @@ async function applyPaymentNotification(
   if (!payment) return 'unknown_resource';
   if (!notification.trusted && !(await firstReadInWindow(deps, payment.id))) return 'duplicate';
   let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null =
-    notification.status === null ? null : { status: notification.status as ProcessorPaymentStatus };
+    notification.status === null ? null : { status: notification.status };
   if (!notification.trusted || account === null) {
     // An unsigned or content-free notification: ask the processor instead of believing the body.
     const read = await callConnector(() => version.adapter.getPayment(ctx, processorLookup(payment)));
@@ -145,7 +144,7 @@ async function applyRefundNotification(
   method: PaymentMethodRow,
   version: ConnectorVersion,
   ctx: ConnectorContext,
-  notification: ProcessorNotification,
+  notification: ProcessorNotification & { resource: 'refund' },
 ): Promise<NotificationOutcome> {
   const found = await deps.db
     .select({ refund: refunds, payment: payments })
@@ -157,7 +156,7 @@ async function applyRefundNotification(
     .get();
   if (!found) return 'unknown_resource';
   if (!notification.trusted && !(await firstReadInWindow(deps, found.refund.id))) return 'duplicate';
-  let status = notification.status as ProcessorRefundStatus | null;
+  let status = notification.status;
   if (!notification.trusted || status === null) {
     const read = await callConnector(() =>
       version.adapter.getRefund(ctx, processorLookup(found.payment, found.refund)),
