@@ -42,7 +42,14 @@ export interface DescribedOperation {
   method: string;
   path: string;
   operationId?: string;
-  parameters?: Array<{ name: string; in: string; required?: boolean; schema?: Record<string, unknown> }>;
+  parameters?: Array<{
+    name: string;
+    in: string;
+    required?: boolean;
+    schema?: Record<string, unknown>;
+    style?: string;
+    explode?: boolean;
+  }>;
   requestBody?: { required?: boolean; content?: Record<string, { schema?: Record<string, unknown> }> };
   responses: Record<string, DescribedResponse>;
   security?: Array<Record<string, string[]>>;

@@ -197,8 +197,9 @@ export interface WebhookBody {
  * GET /v1/account/webhook-secret. The response legitimately carries the secret: the leak scan allows
  * it there (and in every later GET of the same secret) and nowhere else.
  */
-export async function getWebhookSecret(session: Session) {
-  const res = await call('GET', '/v1/account/webhook-secret', { token: session.accessToken });
+export async function getWebhookSecret(session: Session, userId?: string) {
+  const query = userId === undefined ? '' : `?user_id=${encodeURIComponent(userId)}`;
+  const res = await call('GET', `/v1/account/webhook-secret${query}`, { token: session.accessToken });
   if (res.status !== 200) throw new Error(`webhook secret: ${res.status} ${res.text}`);
   trackOrAllow(res.body.data.secret, res.id);
   return {

@@ -3,9 +3,10 @@ import { z } from '@hono/zod-openapi';
 export const ReceiptSchema = z
   .object({
     received: z.literal(true),
-    outcome: z
-      .enum(['applied', 'ignored', 'duplicate', 'unknown_resource'])
-      .openapi({ description: '`ignored`: a late or out-of-order notification the state machine refused.' }),
+    outcome: z.enum(['applied', 'ignored', 'duplicate', 'unknown_resource']).openapi({
+      description:
+        '`ignored`: a late or out-of-order notification the state machine refused. `duplicate`: the same event again, or unverifiable news about a resource read from the processor less than 10 seconds before. `unknown_resource`: about nothing of this payment method.',
+    }),
   })
   .openapi('NotificationReceipt');
 
@@ -18,4 +19,25 @@ export const ProcessorNotificationBody = z.record(z.string(), z.unknown()).opena
     type: 'payment_intent.succeeded',
     data: { object: { id: 'pi_3QxYz2AbCdEfGhIj' } },
   },
+});
+
+/**
+ * The processor writes this URL's query string (Mercado Pago adds `data.id` and `type`, or `id` and
+ * `topic`; a merchant may add its own when configuring the URL), so every parameter is accepted
+ * (`looseObject`, which the input gate reads as such) and handed to the connector with the URL. The
+ * description says so with a free-form parameter (`style: form`, `explode: true`).
+ */
+export const NotificationQuery = z.looseObject({
+  'data.id': z.string().max(256).optional().openapi({ description: 'Mercado Pago: the order the news is about.' }),
+  type: z.string().max(64).optional().openapi({ description: 'Mercado Pago: the kind of resource (`order`).' }),
+  id: z.string().max(256).optional().openapi({ description: 'Mercado Pago (IPN): the resource the news is about.' }),
+  topic: z.string().max(64).optional().openapi({ description: 'Mercado Pago (IPN): the kind of resource.' }),
+  processor_parameters: z
+    .record(z.string().max(256), z.string().max(2048))
+    .optional()
+    .openapi({
+      param: { style: 'form', explode: true },
+      description:
+        'Any other parameter the processor or the merchant put in the URL: accepted, and read by the connector only.',
+    }),
 });
