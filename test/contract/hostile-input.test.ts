@@ -482,7 +482,7 @@ function caseKinds(op: DescribedOperation): CaseKind[] {
           ),
         ),
     });
-    if (!schema) {
+    if (!op.requestBody) {
       // Refused rather than ignored: a cancel with an amount must not read as a full cancel.
       kinds.push({
         name: 'body: where none is declared',

@@ -37,6 +37,7 @@ export const NotificationQuery = z.looseObject({
     .optional()
     .openapi({
       param: { style: 'form', explode: true },
+      example: { source_news: 'webhooks' },
       description:
         'Any other parameter the processor or the merchant put in the URL: accepted, and read by the connector only.',
     }),
