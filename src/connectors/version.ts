@@ -42,6 +42,7 @@ function withParsedCredentials<Credentials, Configuration>(
     refundPayment: parsed(adapter.refundPayment.bind(adapter)),
     getRefund: parsed(adapter.getRefund.bind(adapter)),
     parseNotification: parsed(adapter.parseNotification.bind(adapter)),
+    ...(adapter.getVoidRefund ? { getVoidRefund: parsed(adapter.getVoidRefund.bind(adapter)) } : {}),
   };
 }
 

@@ -82,6 +82,7 @@ describe('decrypted credentials are parsed with the version’s schema before ev
             paymentProcessorReference: 'ref_1',
           }),
           a.parseNotification(ctx(credentials), { headers: new Headers(), rawBody: '{}', url: 'https://example.com/' }),
+          ...(a.getVoidRefund ? [a.getVoidRefund(ctx(credentials), lookup)] : []),
         ];
         for (const call of calls) {
           const error = await connectorError(call);
