@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { PAYMENT_EVENT_TYPES } from '../../domain/payment-state.ts';
 import { CreatedRangeQuery, filteredListQuery, opaqueId, Timestamp } from '../../lib/openapi.ts';
-import { PaymentSchema } from '../payments/payments.schemas.ts';
+import { PaymentSchema, RefundSchema } from '../payments/payments.schemas.ts';
 
 const AttemptSchema = z.object({
   attempt: z.number().int(),
@@ -49,7 +49,13 @@ export const PaymentEventSchema = z
   .object({
     ...eventFields,
     data: z
-      .object({ payment: z.record(z.string(), z.unknown()) })
+      .object({
+        refund: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .openapi({ description: 'With `refund.failed`: the refund as the event left it.' }),
+        payment: z.record(z.string(), z.unknown()),
+      })
       .openapi({ description: 'The payment as it was when the event happened (the delivered body’s `data`).' }),
     delivery: z.object(deliveryFields).nullable().openapi({
       description:
@@ -71,11 +77,16 @@ export const WebhookEventSchema = z
     ...eventFields,
     type: z.string().openapi({
       description:
-        'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`); tolerate future types.',
+        'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), and `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change); tolerate future types.',
       example: 'payment.approved',
     }),
     data: z
-      .object({ payment: PaymentSchema })
+      .object({
+        refund: RefundSchema.optional().openapi({
+          description: 'With `refund.failed`: the refund as the event left it.',
+        }),
+        payment: PaymentSchema,
+      })
       .openapi({ description: 'The payment as it was when the event happened; order by its `updated_at`.' }),
   })
   .openapi({ description: 'An event exactly as its webhook delivers it (`webhook-id` is its `id`).' })
