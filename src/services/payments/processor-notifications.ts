@@ -18,8 +18,9 @@ import type { Deps } from '../../deps.ts';
 import { canRefundTransition } from '../../domain/refund-state.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
-import { settleRefund } from './create-refund.ts';
+import { failureOf, settleRefund } from './create-refund.ts';
 import { callConnector, connectorFor } from './processor.ts';
+import { reverseApprovedRefund } from './reverse-refund.ts';
 import { mutatePayment, processorAccountChange } from './store.ts';
 
 /**
@@ -140,6 +141,7 @@ async function applyRefundNotification(
     .get();
   if (!found) return 'unknown_resource';
   let status = notification.status;
+  let failureReason = notification.failureReason;
   if (!notification.trusted || status === null) {
     const read = await callConnector(() =>
       version.adapter.getRefund(ctx, {
@@ -152,11 +154,21 @@ async function applyRefundNotification(
     );
     if (!read.ok) return 'ignored';
     status = read.value.status;
+    failureReason = read.value.failureReason;
   }
   const before = found.refund.status;
+  // Past this point the news is trusted: verified, or the processor's own answer to our read.
+  if (before === 'approved') {
+    const reversed = await reverseApprovedRefund(deps, found.refund.id, found.payment.id, {
+      status,
+      trusted: true,
+      failureReason: failureReason ?? null,
+    });
+    return reversed ? 'applied' : 'ignored';
+  }
   // settleRefund writes even when the state machine refuses (bumping the payment's version), and a
   // notification that is refused must change nothing, as for payments. A refund that moves meanwhile is re-judged there.
   if (!canRefundTransition(before, status)) return 'ignored';
-  const after = await settleRefund(deps, found.refund.id, found.payment.id, status, {});
+  const after = await settleRefund(deps, found.refund.id, found.payment.id, status, failureOf(status, failureReason));
   return after.status !== before ? 'applied' : 'ignored';
 }
