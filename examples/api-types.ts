@@ -670,6 +670,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-helpers/refunds/{refund_id}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the processor reporting an approved sandbox refund failed (test only)
+         * @description Only in the `test` environment (404 in `live`); same credentials as reading the payment; sandbox methods only. The sandbox reports that the approved refund failed later (as a card refund can, days after it succeeded), by a signed sandbox notification through the same path as a real processor notification: the refund becomes `failed` with `failure_reason`, its amount is refundable again, the payment’s status is recomputed from its approved refunds, and the event `refund.failed` is sent once. A refund that is not `approved` is returned as it is. A refund that is missing or another owner’s is `404 refund_not_found`.
+         */
+        post: operations["simulateRefundFailure"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1109,10 +1129,19 @@ export interface components {
             /** @example ref_8d2k7q1x9m3v5b0c6z4n */
             id: string;
             payment_id: string;
-            /** @enum {string} */
+            /**
+             * @description `approved` is final but for one move: the processor may report an approved refund failed later (Stripe: up to 30 days after; the card was closed, lost or stolen...). The refund then becomes `failed` with its `failure_reason` (event `refund.failed`), its amount is refundable again and the payment’s status is recomputed from its approved refunds (`refunded` becomes `partially_refunded` or `approved`): the money never reached the customer.
+             * @enum {string}
+             */
             status: "created" | "pending" | "processing" | "approved" | "declined" | "failed";
             amount: components["schemas"]["Amount"];
             reason: string | null;
+            /**
+             * @description Why a `failed` or `declined` refund failed, when the processor said: `lost_or_stolen_card`, `expired_or_canceled_card` (the customer’s card cannot receive the money), `charge_for_pending_refund_disputed` (the payment was disputed while the refund was pending), `insufficient_funds` (your processor balance could not cover it), `declined`, `merchant_request` (canceled at your request) or `unknown`. Null otherwise. Tolerate future values.
+             * @example null
+             * @enum {string|null}
+             */
+            failure_reason: "lost_or_stolen_card" | "expired_or_canceled_card" | "charge_for_pending_refund_disputed" | "insufficient_funds" | "declined" | "merchant_request" | "unknown" | null;
             processor_reference: string | null;
             /**
              * Format: date-time
@@ -1135,7 +1164,7 @@ export interface components {
             /** @example evt_0d4m8x2k9q7w1v3c5b6n */
             id: string;
             /**
-             * @description One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`); tolerate future types.
+             * @description One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), and `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change); tolerate future types.
              * @example payment.approved
              */
             type: string;
@@ -1146,6 +1175,7 @@ export interface components {
             created_at: string;
             /** @description The payment as it was when the event happened; order by its `updated_at`. */
             data: {
+                refund?: components["schemas"]["Refund"] & unknown;
                 payment: components["schemas"]["Payment"];
             };
         };
@@ -1161,6 +1191,10 @@ export interface components {
             created_at: string;
             /** @description The payment as it was when the event happened (the delivered body’s `data`). */
             data: {
+                /** @description With `refund.failed`: the refund as the event left it. */
+                refund?: {
+                    [key: string]: unknown;
+                };
                 payment: {
                     [key: string]: unknown;
                 };
@@ -1324,7 +1358,7 @@ export interface components {
              *       "payment.refunded"
              *     ]
              */
-            enabled_events: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required")[];
+            enabled_events: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed")[];
             /**
              * @description Your note: what this endpoint is for.
              * @example Order service (production)
@@ -1346,7 +1380,7 @@ export interface components {
              *       "payment.refunded"
              *     ]
              */
-            enabled_events?: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required")[];
+            enabled_events?: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed")[];
             /**
              * @description Your note; `null` clears it.
              * @example Order service (production)
@@ -1385,6 +1419,14 @@ export interface components {
              * @enum {string}
              */
             outcome: "applied" | "ignored" | "duplicate" | "unknown_resource";
+        };
+        SimulateRefundFailureRequest: {
+            /**
+             * @description The refund’s `failure_reason` after the news. Default `expired_or_canceled_card`.
+             * @example lost_or_stolen_card
+             * @enum {string}
+             */
+            reason?: "lost_or_stolen_card" | "expired_or_canceled_card" | "charge_for_pending_refund_disputed" | "insufficient_funds" | "declined" | "merchant_request" | "unknown";
         };
     };
     responses: never;
@@ -3662,7 +3704,7 @@ export interface operations {
                 /** @description Items to skip. */
                 offset?: number | null;
                 /** @description Only events of this type. */
-                type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required";
+                type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed";
                 /** @description Only the events of this payment. */
                 payment_id?: string;
                 /** @description Only items created at or after this instant. ISO 8601 date-time with `Z` or an offset. */
@@ -4701,6 +4743,115 @@ export interface operations {
                 };
             };
             /** @description `not_found`, `payment_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_state_transition`, `concurrent_update` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `capability_not_supported` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    simulateRefundFailure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                refund_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SimulateRefundFailureRequest"];
+            };
+        };
+        responses: {
+            /** @description The refund after the news. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `refund_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -3,7 +3,7 @@
 export const OPENAPI_INFO = {
   title: 'Payment Service API',
   // Raised with every API change, with its CHANGELOG.md entry (README "Compatibility and deprecation").
-  version: '1.1.0',
+  version: '1.2.0',
   description: [
     'One normalized API in front of several payment processors.',
     '',
