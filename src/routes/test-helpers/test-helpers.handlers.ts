@@ -26,7 +26,8 @@ export const simulateRefundFailure: AppRouteHandler<typeof routes.simulateRefund
   const deps = c.get('deps');
   if (deps.environment !== 'test') throw new ServiceError('not_found');
   const { refund_id } = c.req.valid('param');
-  const body = c.req.valid('json') as { reason?: RefundFailureReason } | undefined;
+  // The body is optional: without one there is nothing to validate.
+  const body: { reason?: RefundFailureReason } | undefined = c.req.valid('json');
   const scope = ownerScopeOf(c.get('auth'), deps.environment);
   const refund = await failSandboxRefund(deps, scope, refund_id, body?.reason, c.req.url);
   return c.json({ data: toRefundResource(refund) }, 200);
