@@ -5,9 +5,9 @@ import type { Deps } from '../deps.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { settleRefund } from '../services/payments/create-refund.ts';
-import type { ConnectorContext, ConnectorVersion, PaymentAction, RefundLookupInput } from '../connectors/types.ts';
+import type { ConnectorContext, ConnectorVersion, PaymentAction } from '../connectors/types.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
-import { callConnector, connectorFor } from '../services/payments/processor.ts';
+import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
 import { reverseApprovedRefund } from '../services/payments/reverse-refund.ts';
 import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
 
@@ -183,13 +183,7 @@ async function reconcilePayment(
     method,
     payment.createdAt,
     now,
-    (version, ctx) =>
-      version.adapter.getPayment(ctx, {
-        paymentId: payment.id,
-        processorReference: payment.processorReference,
-        processorIdempotencyKey: payment.processorIdempotencyKey,
-        amount: { minor: payment.amountMinor, currency: payment.currency },
-      }),
+    (version, ctx) => version.adapter.getPayment(ctx, processorLookup(payment)),
   );
   await mutatePayment(deps, payment.id, (current, ledger) => {
     const account = target
@@ -216,7 +210,7 @@ async function reconcileRefund(
   now: number,
 ) {
   const { target, processorReference } = await askProcessor(deps, method, refund.createdAt, now, (version, ctx) =>
-    version.adapter.getRefund(ctx, refundLookup(refund, payment)),
+    version.adapter.getRefund(ctx, processorLookup(payment, refund)),
   );
   await settleRefund(deps, refund.id, payment.id, target, {
     reconciledAt: now,
@@ -237,7 +231,7 @@ async function rereadApprovedRefund(
 ) {
   if (method && method.secretsCiphertext !== null && refund.processorReference !== null) {
     const { version, ctx } = await connectorFor(deps, method);
-    const read = await callConnector(() => version.adapter.getRefund(ctx, refundLookup(refund, payment)));
+    const read = await callConnector(() => version.adapter.getRefund(ctx, processorLookup(payment, refund)));
     if (read.ok) {
       const news = { status: read.value.status, trusted: true, failureReason: read.value.failureReason ?? null };
       if (await reverseApprovedRefund(deps, refund.id, payment.id, news, { reconciledAt: now })) return;
@@ -245,14 +239,3 @@ async function rereadApprovedRefund(
   }
   await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now });
 }
-
-const refundLookup = (
-  refund: typeof refunds.$inferSelect,
-  payment: typeof payments.$inferSelect,
-): RefundLookupInput => ({
-  refundId: refund.id,
-  amount: { minor: refund.amountMinor, currency: refund.currency },
-  processorReference: refund.processorReference,
-  processorIdempotencyKey: refund.processorIdempotencyKey,
-  paymentProcessorReference: payment.processorReference ?? '',
-});

