@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import errorsPage from '../docs/errors.md?raw';
 import statesPage from '../docs/states.md?raw';
+import terminalChecksPage from '../docs/terminal-checks.md?raw';
 import { eventTypeFor, PAYMENT_STATUSES, PAYMENT_TRANSITIONS } from '../src/domain/payment-state.ts';
 import { REFUND_STATUSES, REFUND_TRANSITIONS } from '../src/domain/refund-state.ts';
+import {
+  MAX_TERMINAL_CHECKS,
+  nextTerminalCheck,
+  TERMINAL_CHECK_DELAYS_SECONDS,
+} from '../src/domain/terminal-checks.ts';
 import { ERROR_CODES } from '../src/lib/errors.ts';
 
 /**
@@ -76,5 +82,20 @@ describe('docs/errors.md', () => {
     );
     expect(documented).toEqual(coded);
     expect(rows).toHaveLength(Object.keys(ERROR_CODES).length);
+  });
+});
+
+describe('docs/terminal-checks.md', () => {
+  it('has the schedule of src/domain/terminal-checks.ts: each read’s delay, and when it falls on time', () => {
+    const rows = tableAfter(terminalChecksPage, '## Schedule');
+    expect(rows.map((row) => Number(row[0]))).toEqual(Array.from({ length: MAX_TERMINAL_CHECKS }, (_, i) => i + 1));
+    expect(rows.map((row) => Number(row[1]))).toEqual([...TERMINAL_CHECK_DELAYS_SECONDS]);
+    const seconds = (cell: string) =>
+      [...cell.matchAll(/(\d+) (min|s)/g)].reduce((sum, [, n, unit]) => sum + Number(n) * (unit === 'min' ? 60 : 1), 0);
+    let now = 0;
+    rows.forEach((row, attempts) => {
+      now = nextTerminalCheck(attempts, 0, now)!;
+      expect(now / 1000, row[2]).toBe(seconds(row[2]!));
+    });
   });
 });
