@@ -21,6 +21,13 @@ module.exports = {
       to: { path: '^src/(db|services|routes|middleware|durable-objects|queues|jobs)/' },
     },
     {
+      name: 'services-speak-the-domain',
+      comment: 'Services, the idempotency runner, jobs, queues, the database layer and connectors return results and throw ServiceErrors; only the HTTP edge (routes/, middleware/, http/, lib/openapi.ts, app.ts) knows statuses, headers and the error envelope.',
+      severity: 'error',
+      from: { path: '^src/(services|domain|connectors|durable-objects|jobs|queues|db)/' },
+      to: { path: '^src/(routes|middleware|http)/|^src/lib/openapi\\.ts$|^src/app\\.ts$' },
+    },
+    {
       name: 'nothing-imports-tests',
       comment: 'Tests, their simulators and helpers stay out of what ships and of the tools.',
       severity: 'error',

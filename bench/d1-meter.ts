@@ -26,9 +26,8 @@ export interface D1Stats {
 export const D1_STATS_HEADER = 'X-D1-Stats';
 /** The idempotency object's share of `X-D1-Stats` (the operation itself, without the request's auth). */
 export const D1_OPERATION_STATS_HEADER = 'X-D1-Stats-Operation';
-/** The statements a request ran (`encodeStatements`), and the idempotency object's share of them. */
+/** The statements a request ran (`encodeStatements`). */
 export const D1_STATEMENTS_HEADER = 'X-D1-Statements';
-export const D1_OPERATION_STATEMENTS_HEADER = 'X-D1-Statements-Operation';
 
 export interface MeterOptions {
   /** Waited before every round trip (the latency model); 0 or absent: none. */

@@ -4,8 +4,9 @@
 // idempotency object. The service's own code knows nothing of it, and this entry is never deployed.
 //
 // - Every response carries `X-D1-Stats` (the request's statements, round trips and rows) and
-//   `X-D1-Statements` (the SQL it ran), the idempotency object's share included: the object reports its
-//   share in the answer's headers, which the Worker copies into the response.
+//   `X-D1-Statements` (the SQL it ran), the idempotency object's share included (and alone in
+//   `X-D1-Stats-Operation`): the object reports its share beside its answer, and the Worker's namespace is
+//   wrapped so that share is collected on the way back.
 // - `BENCH_D1_DELAY_MS` (a var) makes every D1 round trip wait that long first, on both sides of the
 //   object: the latency model of a Worker far from the database's primary.
 // - `POST /__bench/explain` with `[[sql, parameter count], ...]` answers each statement's
@@ -14,10 +15,9 @@
 // from single requests sent one at a time, where no other call of the same key overlaps.
 import type { Env } from '../src/env.ts';
 import service, { IdempotencyStore as ServiceIdempotencyStore, RateLimiter } from '../src/index.ts';
-import type { IdempotentRequest, IdempotentResponse } from '../src/durable-objects/idempotency-store.ts';
+import type { OperationAnswer, OperationRequest } from '../src/services/idempotency.ts';
 import {
   addD1Stats,
-  D1_OPERATION_STATEMENTS_HEADER,
   D1_OPERATION_STATS_HEADER,
   D1_STATEMENTS_HEADER,
   D1_STATS_HEADER,
@@ -58,19 +58,48 @@ export class IdempotencyStore extends ServiceIdempotencyStore {
     this.statements = statements;
   }
 
-  override async execute(request: IdempotentRequest): Promise<IdempotentResponse> {
+  override async execute(request: OperationRequest): Promise<OperationAnswer & OperationD1> {
     const before = { ...this.meter };
     this.statements.clear();
     const answer = await super.execute(request);
     return {
       ...answer,
-      headers: {
-        ...answer.headers,
-        [D1_OPERATION_STATS_HEADER]: formatD1Stats(d1StatsSince(before, this.meter)),
-        [D1_OPERATION_STATEMENTS_HEADER]: encodeStatements(this.statements),
-      },
+      d1: { stats: formatD1Stats(d1StatsSince(before, this.meter)), statements: encodeStatements(this.statements) },
     };
   }
+}
+
+/** The object's share of a request's D1 work, beside its answer (the service ignores it). */
+interface OperationD1 {
+  d1?: { stats: string; statements: string };
+}
+
+/**
+ * The `IDEMPOTENCY` namespace as the Worker sees it, whose stubs hand each answer's D1 share to `collect`:
+ * the Worker's own code passes the answer on and never looks at it.
+ */
+function collectingOperations(binding: BenchEnv['IDEMPOTENCY'], collect: (d1: OperationD1['d1']) => void) {
+  return new Proxy(binding, {
+    get(target, prop) {
+      if (prop === 'get') {
+        return (id: DurableObjectId) => {
+          const stub = target.get(id);
+          return new Proxy(stub, {
+            get(s, p) {
+              if (p !== 'execute') return Reflect.get(s, p);
+              return async (request: OperationRequest) => {
+                const answer = (await s.execute(request)) as OperationAnswer & OperationD1;
+                collect(answer.d1);
+                return answer;
+              };
+            },
+          });
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 async function explain(request: Request, env: BenchEnv): Promise<Response> {
@@ -91,12 +120,16 @@ export default {
     if (new URL(request.url).pathname === '/__bench/explain' && request.method === 'POST') return explain(request, env);
     const stats = emptyD1Stats();
     const statements: StatementLog = new Map();
-    const response = await service.fetch(request, metered(env, stats, statements), ctx);
-    addD1Stats(stats, parseD1Stats(response.headers.get(D1_OPERATION_STATS_HEADER)));
-    decodeStatements(response.headers.get(D1_OPERATION_STATEMENTS_HEADER), statements);
+    let operation: OperationD1['d1'];
+    const IDEMPOTENCY = collectingOperations(env.IDEMPOTENCY, (d1) => (operation = d1));
+    const response = await service.fetch(request, { ...metered(env, stats, statements), IDEMPOTENCY }, ctx);
+    if (operation) {
+      addD1Stats(stats, parseD1Stats(operation.stats));
+      decodeStatements(operation.statements, statements);
+    }
     // A copy: a response passed through from a binding (static assets) has immutable headers.
     const answer = new Response(response.body, response);
-    answer.headers.delete(D1_OPERATION_STATEMENTS_HEADER);
+    if (operation) answer.headers.set(D1_OPERATION_STATS_HEADER, operation.stats);
     answer.headers.set(D1_STATS_HEADER, formatD1Stats(stats));
     answer.headers.set(D1_STATEMENTS_HEADER, encodeStatements(statements));
     return answer;

@@ -2,6 +2,7 @@ import { createDb, type Db } from './db/client.ts';
 import { parseKeyRing, type KeyRing } from './domain/credential-crypto.ts';
 import type { Environment } from './domain/environment.ts';
 import { allowsInsecureLocalWebhooks } from './domain/webhook-url.ts';
+import type { IdempotencyStore } from './durable-objects/idempotency-store.ts';
 import type { Env, WebhookMessage } from './env.ts';
 
 /**
@@ -23,12 +24,9 @@ export interface Deps {
   allowInsecureWebhooks: boolean;
   webhooks: Queue<WebhookMessage>;
   /** Durable Object namespaces, typed where they are used (services/idempotency.ts, services/rate-limit.ts). */
-  idempotency: DurableObjectNamespace;
+  idempotency: DurableObjectNamespace<IdempotencyStore>;
   rateLimiter: DurableObjectNamespace;
 }
-
-/** The header a client reads a D1 bookmark from and sends it back in (README, "Reading from near you"). */
-export const READ_BOOKMARK_HEADER = 'X-Read-Bookmark';
 
 export interface DepsOptions {
   /**

@@ -23,7 +23,7 @@ export interface Env {
   DB: D1Database;
   ASSETS: Fetcher;
   RATE_LIMITER: DurableObjectNamespace;
-  IDEMPOTENCY: DurableObjectNamespace;
+  IDEMPOTENCY: DurableObjectNamespace<import('./durable-objects/idempotency-store.ts').IdempotencyStore>;
   WEBHOOKS: Queue<WebhookMessage>;
   JWT_SIGNING_KEY: string;
   API_KEY_PEPPER: string;

@@ -9,7 +9,8 @@ import {
   nextTerminalCheck,
   TERMINAL_CHECK_DELAYS_SECONDS,
 } from '../src/domain/terminal-checks.ts';
-import { ERROR_CODES } from '../src/lib/errors.ts';
+import { HTTP_STATUS } from '../src/http/errors.ts';
+import { ERROR_CODES, type ErrorCode } from '../src/lib/errors.ts';
 
 /**
  * docs/ holds the interface decisions in prose and tables; the code holds them as data. These tests read
@@ -66,7 +67,7 @@ describe('docs/errors.md', () => {
   it('has one row per error code, with the status, category and retryability of src/lib/errors.ts', () => {
     const rows = tableAfter(
       errorsPage,
-      'The table is `ERROR_CODES` of `src/lib/errors.ts` (`test/docs.test.ts` compares them).',
+      'The table is `ERROR_CODES` of `src/lib/errors.ts` with the statuses of `src/http/errors.ts` (`test/docs.test.ts` compares them).',
     );
     const documented = Object.fromEntries(
       rows.map(([code, status, category, retryable]) => [
@@ -77,7 +78,7 @@ describe('docs/errors.md', () => {
     const coded = Object.fromEntries(
       Object.entries(ERROR_CODES).map(([code, spec]) => [
         code,
-        { status: spec.status, category: spec.category, retryable: spec.retryable },
+        { status: HTTP_STATUS[code as ErrorCode], category: spec.category, retryable: spec.retryable },
       ]),
     );
     expect(documented).toEqual(coded);

@@ -31,3 +31,25 @@ export function callerOf(auth: AuthContext): Caller {
     ? { kind: 'api_key', apiKeyId: auth.apiKeyId, ownerId: auth.ownerId }
     : { kind: 'user', userId: auth.userId, ownerId: auth.ownerId };
 }
+
+/**
+ * The data a caller may touch: one owner's, in this deployment's environment. Every owner-scoped read and
+ * write takes it (services/payments, services/webhooks...).
+ */
+export interface OwnerScope {
+  ownerId: string;
+  environment: Environment;
+}
+
+export const ownerScopeOf = (caller: { ownerId: string }, environment: Environment): OwnerScope => ({
+  ownerId: caller.ownerId,
+  environment,
+});
+
+/**
+ * One name per credential: an API key's id (`key_...`), or `user:` and the user's id for a user token. It
+ * scopes idempotency keys (one Durable Object per caller, operation and key) and external references
+ * (unique per caller: `payments.reference_scope`).
+ */
+export const callerKey = (caller: Caller): string =>
+  caller.kind === 'api_key' ? caller.apiKeyId : `user:${caller.userId}`;

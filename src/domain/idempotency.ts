@@ -8,8 +8,6 @@ export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 /** Results are kept at least 24 hours (docs/idempotency.md); the store forgets them a little later. */
 export const IDEMPOTENCY_RETENTION_MS = 25 * 60 * 60 * 1000;
 
-export type IdempotentOperation = 'create_payment' | 'cancel_payment' | 'create_refund';
-
 export function isValidIdempotencyKey(key: string): boolean {
   return IDEMPOTENCY_KEY_PATTERN.test(key);
 }
@@ -29,7 +27,7 @@ export async function requestFingerprint(method: string, path: string, body: unk
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** The Durable Object name for one (credential, operation, key) triple. */
-export function idempotencyScope(credentialId: string, operation: IdempotentOperation, key: string): string {
-  return `${credentialId}\n${operation}\n${key}`;
+/** The Durable Object name for one (caller key, operation name, Idempotency-Key) triple. */
+export function idempotencyScope(callerKey: string, operation: string, key: string): string {
+  return `${callerKey}\n${operation}\n${key}`;
 }

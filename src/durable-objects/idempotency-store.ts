@@ -1,53 +1,36 @@
 import { DurableObject } from 'cloudflare:workers';
-import { createDeps, READ_BOOKMARK_HEADER, type Deps } from '../deps.ts';
-import type { Caller } from '../domain/caller.ts';
+import { createDeps } from '../deps.ts';
 import type { Env } from '../env.ts';
-import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
-import { ApiError } from '../lib/errors.ts';
+import { IDEMPOTENCY_RETENTION_MS, requestFingerprint } from '../domain/idempotency.ts';
+import { type ErrorOutcome, ServiceError } from '../lib/errors.ts';
 import { errorFields, log } from '../lib/log.ts';
-import { cancelPayment } from '../services/payments/cancel-payment.ts';
-import { createPayment, type CreatePaymentBody } from '../services/payments/create-payment.ts';
-import { createRefund, type CreateRefundBody } from '../services/payments/create-refund.ts';
-import type { OperationContext, OperationResult } from '../services/payments/operation.ts';
-
-export type IdempotentCommand =
-  | { operation: 'create_payment'; body: CreatePaymentBody }
-  | { operation: 'cancel_payment'; paymentId: string }
-  | { operation: 'create_refund'; paymentId: string; body: CreateRefundBody };
-
-export interface IdempotentRequest {
-  fingerprint: string;
-  caller: Caller;
-  command: IdempotentCommand;
-}
-
-/** What the Worker sends back: the stored (or fresh) status and body text, byte for byte. */
-export interface IdempotentResponse {
-  status: number;
-  body: string;
-  replayed: boolean;
-  headers?: Record<string, string>;
-}
+import type { OperationAnswer, OperationRequest, StoredAnswer } from '../services/idempotency.ts';
+import { type AnyOperation, runOperation } from '../services/operations/operation.ts';
+import { OPERATIONS } from '../services/operations/registry.ts';
 
 interface StoredRecord {
   fingerprint: string;
-  /** Null only in records written before the final answer was the only thing stored. */
-  response: { status: number; body: string } | null;
+  answer?: StoredAnswer;
+  /**
+   * Records stored before answers were kept in the domain's terms held the HTTP status and body; read
+   * until the last of them expires (IDEMPOTENCY_RETENTION_MS after the deploy that stopped writing them).
+   */
+  response?: { status: number; body: string } | null;
   createdAt: number;
 }
 
 /**
- * One object per (credential, operation, Idempotency-Key). It runs the operation itself, one request at
- * a time, so two identical concurrent requests are one operation: the second waits for the first and
- * gets its stored answer. Only final answers are stored, in one write; a retryable processor failure is
- * not, and the retry resumes the same payment or refund (same processor-side idempotency key), which it
- * finds in D1 by this object's id (`attempt.key`, services/payments/operation.ts). So a crash or eviction
- * between the D1 writes and this object's write loses nothing: the retry resumes from D1.
+ * One object per (caller, operation, Idempotency-Key): the runner of every declared operation
+ * (services/operations/). It runs the operation itself, one request at a time, so two identical
+ * concurrent requests are one operation: the second waits for the first and gets its stored answer. Only
+ * final answers are stored, in one write; a retryable processor failure is not, and the retry resumes the
+ * same payment or refund (same processor-side idempotency key), which it finds in D1 by this object's id
+ * (`attempt.key`). So a crash or eviction between the D1 writes and this object's write loses nothing.
  */
 export class IdempotencyStore extends DurableObject<Env> {
   private running: Promise<unknown> | null = null;
 
-  async execute(request: IdempotentRequest): Promise<IdempotentResponse> {
+  async execute(request: OperationRequest): Promise<OperationAnswer> {
     while (this.running) await this.running.catch(() => undefined);
     const run = this.executeAlone(request);
     this.running = run;
@@ -58,50 +41,46 @@ export class IdempotencyStore extends DurableObject<Env> {
     }
   }
 
-  private async executeAlone(request: IdempotentRequest): Promise<IdempotentResponse> {
+  private async executeAlone(request: OperationRequest): Promise<OperationAnswer> {
     const storage = this.ctx.storage;
+    const { operation, input } = request.invocation;
+    const body = 'body' in input ? input.body : null;
+    const fingerprint = await requestFingerprint(request.target.method, request.target.path, body);
     const record = await storage.get<StoredRecord>('record');
-    if (record && record.fingerprint !== request.fingerprint) {
-      return errorResponse(new ApiError('idempotency_key_reused'), false);
+    if (record && record.fingerprint !== fingerprint) {
+      return { answer: { ok: false, error: new ServiceError('idempotency_key_reused').toOutcome() }, replayed: false };
     }
-    if (record?.response) return { ...record.response, replayed: true };
+    const stored = record && storedAnswer(record);
+    if (stored) return { answer: stored, replayed: true };
 
     let started = false;
-    const ctx: OperationContext = {
-      caller: request.caller,
-      environment: this.env.ENVIRONMENT,
-      attempt: { key: this.ctx.id.toString(), fingerprint: request.fingerprint },
-      started: () => {
-        started = true;
-      },
-    };
-
-    let result: OperationResult | null = null;
-    let failure: ApiError | null = null;
+    let answer: StoredAnswer;
     // Through a session at the primary, so the answer can carry a bookmark past these writes: a read sent
     // with it sees them, even from a replica (middleware/request-context.ts).
     const deps = createDeps(this.env, { d1Session: 'first-primary' });
+    const ctx = {
+      caller: request.caller,
+      environment: this.env.ENVIRONMENT,
+      attempt: { key: this.ctx.id.toString(), fingerprint },
+    };
     try {
-      result = await run(deps, ctx, request.command);
+      const declared: AnyOperation = OPERATIONS[operation];
+      const resource = await runOperation(declared, deps, ctx, input, { started: () => (started = true) });
+      answer = { ok: true, body: JSON.stringify(resource) };
     } catch (error) {
-      if (!(error instanceof ApiError)) {
-        log('error', 'idempotent_operation_failed', { operation: request.command.operation, ...errorFields(error) });
+      if (!(error instanceof ServiceError)) {
+        log('error', 'idempotent_operation_failed', { operation, ...errorFields(error) });
       }
-      failure = error instanceof ApiError ? error : new ApiError('internal_error');
+      const failure = error instanceof ServiceError ? error : new ServiceError('internal_error');
+      answer = { ok: false, error: failure.toOutcome() };
+      // Kept: every success, and failures of an operation that started, unless a retry may still succeed.
+      if (!started || failure.retryable) return { answer, replayed: false, ...bookmarkOf(deps) };
     }
-
-    // Kept: every success, and failures of an operation that started, unless a retry may still succeed.
-    const keep = result !== null || (failure !== null && started && !failure.retryable);
-    const response = result ? { status: result.status, body: JSON.stringify(result.body) } : errorBody(failure!);
-    if (keep) {
-      const stored: StoredRecord = { fingerprint: request.fingerprint, response, createdAt: Date.now() };
-      await storage.put('record', stored);
-      // Written once per key, so the alarm is set once: no need to read it first.
-      await storage.setAlarm(stored.createdAt + IDEMPOTENCY_RETENTION_MS);
-    }
-    const bookmark = deps.d1Session?.getBookmark();
-    const headers = { ...(failure?.headers ?? {}), ...(bookmark ? { [READ_BOOKMARK_HEADER]: bookmark } : {}) };
-    return { ...response, replayed: false, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+    const kept: StoredRecord = { fingerprint, answer, createdAt: Date.now() };
+    await storage.put('record', kept);
+    // Written once per key, so the alarm is set once: no need to read it first.
+    await storage.setAlarm(kept.createdAt + IDEMPOTENCY_RETENTION_MS);
+    return { answer, replayed: false, ...bookmarkOf(deps) };
   }
 
   /** Forgets the key after the retention period (at least 24 hours). */
@@ -110,28 +89,20 @@ export class IdempotencyStore extends DurableObject<Env> {
   }
 }
 
-function run(deps: Deps, ctx: OperationContext, command: IdempotentCommand): Promise<OperationResult> {
-  switch (command.operation) {
-    case 'create_payment':
-      return createPayment(deps, ctx, command.body);
-    case 'cancel_payment':
-      return cancelPayment(deps, ctx, command.paymentId);
-    case 'create_refund':
-      return createRefund(deps, ctx, command.paymentId, command.body);
+function bookmarkOf(deps: ReturnType<typeof createDeps>): { bookmark?: string } {
+  const bookmark = deps.d1Session?.getBookmark();
+  return bookmark ? { bookmark } : {};
+}
+
+/** The answer of a record, whichever format it was stored in. */
+function storedAnswer(record: StoredRecord): StoredAnswer | null {
+  if (record.answer) return record.answer;
+  if (!record.response) return null;
+  const parsed = JSON.parse(record.response.body) as { data?: unknown; error?: ErrorOutcome };
+  if (record.response.status >= 400 && parsed.error) {
+    const { code, message, details } = parsed.error;
+    return { ok: false, error: { code, message, details } };
   }
+  // The body was `{"data":<resource>}` as JSON.stringify wrote it: the resource's text is the same bytes.
+  return { ok: true, body: JSON.stringify(parsed.data) };
 }
-
-/** Error bodies carry a placeholder request id; the Worker puts the current request's id in. */
-export const REQUEST_ID_PLACEHOLDER = 'req_00000000000000000000';
-
-function errorBody(error: ApiError) {
-  return { status: error.status, body: JSON.stringify(error.toBody(REQUEST_ID_PLACEHOLDER)) };
-}
-
-function errorResponse(error: ApiError, replayed: boolean): IdempotentResponse {
-  return { ...errorBody(error), replayed };
-}
-
-/** The `IDEMPOTENCY` binding, typed: the bindings file (env.ts) knows no class of the app. */
-export const idempotencyStores = (binding: DurableObjectNamespace) =>
-  binding as unknown as DurableObjectNamespace<IdempotencyStore>;

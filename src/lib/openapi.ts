@@ -2,7 +2,8 @@ import { OpenAPIHono, z, type Hook, type RouteConfig, type RouteHandler } from '
 import type { Deps } from '../deps.ts';
 import type { AuthContext } from '../domain/caller.ts';
 import type { Env } from '../env.ts';
-import { ERROR_CODES, invalidRequest, type ErrorCode, type FieldIssue } from './errors.ts';
+import { HTTP_STATUS, errorEnvelope } from '../http/errors.ts';
+import { ERROR_CATEGORIES, ERROR_CODES, invalidRequest, zodIssuesToFields, type ErrorCode } from './errors.ts';
 
 /** Shared OpenAPI building blocks: envelopes, pagination, error responses, the router factory. */
 
@@ -33,17 +34,7 @@ export const ErrorSchema = z
         .regex(/^[a-z][a-z0-9_]*$/)
         .openapi({ example: 'invalid_request' }),
       message: z.string().max(1000),
-      category: z.enum([
-        'validation',
-        'authentication',
-        'authorization',
-        'not_found',
-        'conflict',
-        'rate_limit',
-        'processor',
-        'configuration',
-        'internal',
-      ]),
+      category: z.enum(ERROR_CATEGORIES),
       retryable: z.boolean(),
       request_id: z
         .string()
@@ -126,7 +117,7 @@ export function errorResponses(...codes: ErrorCode[]) {
   const all = new Set<ErrorCode>(['invalid_request', 'internal_error', ...codes]);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of all) {
-    const status = ERROR_CODES[code].status;
+    const status = HTTP_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: Record<
@@ -158,31 +149,10 @@ const EXAMPLE_DETAILS: Partial<Record<ErrorCode, Record<string, unknown>>> = {
 };
 
 function exampleError(code: ErrorCode) {
-  const spec = ERROR_CODES[code];
-  return {
-    error: {
-      code,
-      message: spec.message,
-      category: spec.category,
-      retryable: spec.retryable,
-      request_id: 'req_3kqz7w1v0c9m2x8b',
-      details: EXAMPLE_DETAILS[code] ?? {},
-    },
-  };
-}
-
-/** Turns zod issues into field names and messages; the offending values are never echoed. */
-export function zodIssuesToFields(error: z.ZodError, prefix?: string): FieldIssue[] {
-  const fields: FieldIssue[] = [];
-  for (const issue of error.issues) {
-    const base = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) fields.push({ field: base ? `${base}.${key}` : key, issue: 'Unknown field' });
-    } else {
-      fields.push({ field: base || '(body)', issue: issue.message });
-    }
-  }
-  return fields;
+  return errorEnvelope(
+    { code, message: ERROR_CODES[code].message, details: EXAMPLE_DETAILS[code] ?? {} },
+    'req_3kqz7w1v0c9m2x8b',
+  );
 }
 
 const TARGET_LABEL: Record<string, string> = {

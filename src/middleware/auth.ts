@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Scope } from '../domain/scopes.ts';
-import { ApiError } from '../lib/errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { AppEnv } from '../lib/openapi.ts';
 import { authenticateApiKey, authenticateUser } from '../services/authentication.ts';
 
@@ -15,18 +15,18 @@ export interface AuthRequirement {
 export function requireAuth(requirement: AuthRequirement): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = bearerToken(c.req.header('authorization'));
-    if (!token) throw new ApiError('unauthorized', 'Send a credential as `Authorization: Bearer <credential>`.');
+    if (!token) throw new ServiceError('unauthorized', 'Send a credential as `Authorization: Bearer <credential>`.');
     const deps = c.get('deps');
     const auth = token.startsWith('sk_')
       ? await authenticateApiKey(deps, token, (work) => c.executionCtx.waitUntil(work))
       : await authenticateUser(deps, token);
-    if (!auth) throw new ApiError('unauthorized');
+    if (!auth) throw new ServiceError('unauthorized');
     if (requirement.accept === 'user' && auth.kind !== 'user') {
-      throw new ApiError('unauthorized', 'This route needs a user access token, not an API key.');
+      throw new ServiceError('unauthorized', 'This route needs a user access token, not an API key.');
     }
-    if (requirement.role === 'admin' && auth.role !== 'admin') throw new ApiError('insufficient_role');
+    if (requirement.role === 'admin' && auth.role !== 'admin') throw new ServiceError('insufficient_role');
     if (requirement.scope && !auth.scopes.includes(requirement.scope)) {
-      throw new ApiError('insufficient_scope', `This operation needs the scope \`${requirement.scope}\`.`, {
+      throw new ServiceError('insufficient_scope', `This operation needs the scope \`${requirement.scope}\`.`, {
         details: { required_scope: requirement.scope },
       });
     }

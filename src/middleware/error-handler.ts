@@ -1,7 +1,8 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from '../lib/openapi.ts';
-import { ApiError, invalidRequest } from '../lib/errors.ts';
+import { ServiceError, invalidRequest } from '../lib/errors.ts';
+import { EdgeError, errorEnvelope, errorHeaders, statusOf } from '../http/errors.ts';
 import { newRequestId } from '../lib/ids.ts';
 import { log } from '../lib/log.ts';
 
@@ -19,12 +20,12 @@ export const handleError: ErrorHandler<AppEnv> = (err, c) => {
   return respond(c, apiError);
 };
 
-export const handleNotFound: NotFoundHandler<AppEnv> = (c) => respond(c, new ApiError('not_found'));
+export const handleNotFound: NotFoundHandler<AppEnv> = (c) => respond(c, new ServiceError('not_found'));
 
-function respond(c: Context<AppEnv>, error: ApiError) {
+function respond(c: Context<AppEnv>, error: ServiceError) {
   c.set('errorCode', error.code);
-  for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
-  return c.json(error.toBody(requestIdOf(c)), error.status as 400);
+  for (const [name, value] of Object.entries(errorHeaders(error))) c.header(name, value);
+  return c.json(errorEnvelope(error, requestIdOf(c)), statusOf(error) as 400);
 }
 
 function requestIdOf(c: Context<AppEnv>): string {
@@ -36,12 +37,12 @@ function requestIdOf(c: Context<AppEnv>): string {
   return id;
 }
 
-function toApiError(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
+function toApiError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
   if (err instanceof HTTPException) {
-    if (err.status === 413) return invalidRequest('The body is too large.', [], 413);
-    if (err.status === 415) return invalidRequest('Content-Type must be application/json.', [], 415);
+    if (err.status === 413) return new EdgeError(413, 'The body is too large.');
+    if (err.status === 415) return new EdgeError(415, 'Content-Type must be application/json.');
     if (err.status === 400) return invalidRequest('The body is not valid JSON.');
   }
-  return new ApiError('internal_error');
+  return new ServiceError('internal_error');
 }

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import { isValidIdempotencyKey } from '../domain/idempotency.ts';
-import { ApiError, invalidRequest } from '../lib/errors.ts';
+import { ServiceError, invalidRequest } from '../lib/errors.ts';
 import type { AppEnv } from '../lib/openapi.ts';
 
 /**
@@ -9,7 +9,7 @@ import type { AppEnv } from '../lib/openapi.ts';
  */
 export const requireIdempotencyKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header('idempotency-key');
-  if (key === undefined || key === '') throw new ApiError('idempotency_key_required');
+  if (key === undefined || key === '') throw new ServiceError('idempotency_key_required');
   if (!isValidIdempotencyKey(key)) {
     throw invalidRequest('Invalid Idempotency-Key.', [
       { field: 'Idempotency-Key', issue: '1 to 255 printable ASCII characters' },

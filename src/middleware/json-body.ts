@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { invalidRequest, type ApiError } from '../lib/errors.ts';
+import { EdgeError, errorEnvelope } from '../http/errors.ts';
+import { invalidRequest, type ServiceError } from '../lib/errors.ts';
 import { ErrorSchema, type AppEnv, type AppOpenAPI } from '../lib/openapi.ts';
 import { MAX_JSON_DEPTH, parseStrictJson, type StrictJsonIssue } from '../lib/strict-json.ts';
 
@@ -55,7 +56,7 @@ function handOn(c: Context<AppEnv>, text: string, parsed: object) {
 const malformed = () => invalidRequest('The body is not valid JSON.', [{ field: '(body)', issue: 'Malformed JSON' }]);
 
 /** A body that is JSON but could be read two ways (or is absurdly deep): see lib/strict-json.ts. */
-function strictJsonError(issue: StrictJsonIssue): ApiError {
+function strictJsonError(issue: StrictJsonIssue): ServiceError {
   switch (issue.kind) {
     case 'malformed':
       return malformed();
@@ -76,17 +77,13 @@ function strictJsonError(issue: StrictJsonIssue): ApiError {
 }
 
 const tooLarge = () =>
-  invalidRequest(
-    `The body exceeds ${MAX_BODY_BYTES} bytes.`,
-    [{ field: '(body)', issue: `At most ${MAX_BODY_BYTES} bytes` }],
-    413,
-  );
+  new EdgeError(413, `The body exceeds ${MAX_BODY_BYTES} bytes.`, [
+    { field: '(body)', issue: `At most ${MAX_BODY_BYTES} bytes` },
+  ]);
 const unsupportedMediaType = () =>
-  invalidRequest(
-    'Content-Type must be application/json.',
-    [{ field: 'Content-Type', issue: 'Expected application/json' }],
-    415,
-  );
+  new EdgeError(415, 'Content-Type must be application/json.', [
+    { field: 'Content-Type', issue: 'Expected application/json' },
+  ]);
 
 /**
  * The gate answers 413 and 415 `invalid_request` on every route it guards (every `/v1/` operation but
@@ -109,13 +106,13 @@ export function declareBodyGateResponses(app: AppOpenAPI) {
   }
 }
 
-function gateResponse(error: ApiError) {
+function gateResponse(error: ServiceError) {
   return {
     description: `\`${error.code}\`: ${error.message}`,
     content: {
       'application/json': {
         schema: ErrorSchema,
-        examples: { [error.code]: { value: error.toBody('req_3kqz7w1v0c9m2x8b') } },
+        examples: { [error.code]: { value: errorEnvelope(error, 'req_3kqz7w1v0c9m2x8b') } },
       },
     },
   };

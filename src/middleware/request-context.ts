@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
-import { createDeps, READ_BOOKMARK_HEADER } from '../deps.ts';
+import { createDeps } from '../deps.ts';
+import { READ_BOOKMARK_HEADER } from '../http/headers.ts';
 import { invalidRequest } from '../lib/errors.ts';
 import { newRequestId } from '../lib/ids.ts';
 import type { AppEnv } from '../lib/openapi.ts';

@@ -1,58 +1,39 @@
 import type { Deps } from '../deps.ts';
-import type { Caller } from '../domain/caller.ts';
-import { idempotencyScope, requestFingerprint, type IdempotentOperation } from '../domain/idempotency.ts';
-import {
-  idempotencyStores,
-  REQUEST_ID_PLACEHOLDER,
-  type IdempotentCommand,
-} from '../durable-objects/idempotency-store.ts';
+import { callerKey, type Caller } from '../domain/caller.ts';
+import { idempotencyScope } from '../domain/idempotency.ts';
+import type { ErrorOutcome } from '../lib/errors.ts';
+import type { OperationInvocation } from './operations/registry.ts';
 
-export interface IdempotentRequest {
+/** One request for a declared operation, from the route to the idempotency object that runs it. */
+export interface OperationRequest {
   caller: Caller;
-  operation: IdempotentOperation;
-  /** The `Idempotency-Key` header, already checked (middleware/idempotency.ts). */
+  /** The `Idempotency-Key`, already checked (middleware/idempotency.ts). */
   key: string;
-  method: string;
-  path: string;
-  /** The validated body the fingerprint covers (null for an operation without one). */
-  body: unknown;
-  command: IdempotentCommand;
-  /** This request's id, put into a stored error body in place of the original request's. */
-  requestId: string;
+  invocation: OperationInvocation;
+  /**
+   * With the body, what makes two requests under one key "the same" (domain/idempotency.ts
+   * `requestFingerprint`): the method and path the operation was asked at.
+   */
+  target: { method: string; path: string };
 }
 
-export interface IdempotentAnswer {
-  status: number;
-  text: string;
-  headers: Headers;
-  /** The error code of an error answer, for the access log. */
-  errorCode?: string;
+/** A final answer as the idempotency object keeps it: the presented resource's JSON text, or the error. */
+export type StoredAnswer = { ok: true; body: string } | { ok: false; error: ErrorOutcome };
+
+export interface OperationAnswer {
+  answer: StoredAnswer;
+  /** True when the answer is the one stored for an earlier request with this key and body. */
+  replayed: boolean;
+  /** The D1 bookmark after the operation's writes (README, "Reading from near you"). */
+  bookmark?: string;
 }
 
 /**
- * Runs `command` through the idempotency object of (credential, operation, key) and answers with what it
- * returns: a stored answer is replayed byte for byte (`Idempotent-Replayed: true`); error bodies get
- * this request's id, since every response's `request_id` equals its own `X-Request-Id`.
+ * Runs the operation through the idempotency object of (caller, operation, key), which runs it at most
+ * once per key and body and replays its stored answer afterwards.
  */
-export async function runIdempotent(deps: Deps, request: IdempotentRequest): Promise<IdempotentAnswer> {
-  const { caller } = request;
-  const credentialId = caller.kind === 'api_key' ? caller.apiKeyId : `user:${caller.userId}`;
-  const fingerprint = await requestFingerprint(request.method, request.path, request.body);
-  const stores = idempotencyStores(deps.idempotency);
-  const stub = stores.get(stores.idFromName(idempotencyScope(credentialId, request.operation, request.key)));
-  const answer = await stub.execute({ fingerprint, caller, command: request.command });
-  const failed = answer.status >= 400;
-  const text = failed ? answer.body.replace(REQUEST_ID_PLACEHOLDER, request.requestId) : answer.body;
-  const headers = new Headers({ 'Content-Type': 'application/json', ...(answer.headers ?? {}) });
-  if (answer.replayed) headers.set('Idempotent-Replayed', 'true');
-  return { status: answer.status, text, headers, ...(failed ? { errorCode: errorCodeOf(text) } : {}) };
-}
-
-/** The code of an error envelope the operation answered (our own text), for the access log. */
-function errorCodeOf(text: string): string | undefined {
-  try {
-    return (JSON.parse(text) as { error?: { code?: string } }).error?.code;
-  } catch {
-    return undefined;
-  }
+export function runIdempotently(deps: Deps, request: OperationRequest): Promise<OperationAnswer> {
+  const scope = idempotencyScope(callerKey(request.caller), request.invocation.operation, request.key);
+  const stub = deps.idempotency.get(deps.idempotency.idFromName(scope));
+  return stub.execute(request);
 }

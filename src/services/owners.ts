@@ -1,7 +1,7 @@
 import type { UserRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import type { AuthContext } from '../domain/caller.ts';
-import { ApiError } from '../lib/errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { loadUser } from './users.ts';
 
 /**
@@ -14,9 +14,9 @@ export async function resolveOwner(
   requestedUserId: string | undefined,
 ): Promise<UserRow> {
   if (requestedUserId !== undefined && auth.role !== 'admin') {
-    throw new ApiError('insufficient_role', 'Only an admin may act for another user (`user_id`).');
+    throw new ServiceError('insufficient_role', 'Only an admin may act for another user (`user_id`).');
   }
   const owner = await loadUser(deps, requestedUserId ?? auth.ownerId);
-  if (!owner) throw new ApiError(requestedUserId !== undefined ? 'user_not_found' : 'unauthorized');
+  if (!owner) throw new ServiceError(requestedUserId !== undefined ? 'user_not_found' : 'unauthorized');
   return owner;
 }

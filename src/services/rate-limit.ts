@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.ts';
 import { rateLimiters } from '../durable-objects/rate-limiter.ts';
-import { ApiError } from '../lib/errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 
 /** Session endpoints: at most 10 attempts a minute per client address and per account (docs/limits.md). */
 export const SESSION_RATE_LIMIT = { limit: 10, windowMs: 60_000 } as const;
@@ -13,8 +13,8 @@ export async function enforceRateLimit(deps: Deps, keys: string[]): Promise<void
   const refused = results.filter((r) => !r.allowed);
   if (refused.length > 0) {
     const retryAfter = Math.max(...refused.map((r) => r.retryAfterSeconds));
-    throw new ApiError('rate_limited', undefined, {
-      headers: { 'Retry-After': String(retryAfter) },
+    throw new ServiceError('rate_limited', undefined, {
+      retryAfterSeconds: retryAfter,
       details: { retry_after_seconds: retryAfter },
     });
   }

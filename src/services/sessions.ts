@@ -3,7 +3,7 @@ import { insertRowIf } from '../db/conditional-insert.ts';
 import { refreshTokens, sessions, type UserRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from '../domain/access-tokens.ts';
-import { ApiError } from '../lib/errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { bytesToBase64Url, sha256Hex } from '../lib/encoding.ts';
 import { newId } from '../lib/ids.ts';
 import { log } from '../lib/log.ts';
@@ -63,10 +63,10 @@ export async function rotateRefreshToken(deps: Deps, presented: string) {
     .where(eq(refreshTokens.tokenHash, await sha256Hex(presented)))
     .get();
   if (!found || found.session.revokedAt !== null || found.token.expiresAt <= now)
-    throw new ApiError('invalid_refresh_token');
+    throw new ServiceError('invalid_refresh_token');
   if (found.token.usedAt !== null) {
     await revokeSession(deps, found.session.id, 'refresh_token_reuse');
-    throw new ApiError('invalid_refresh_token');
+    throw new ServiceError('invalid_refresh_token');
   }
 
   const successorId = newId('rtk');
@@ -95,11 +95,11 @@ export async function rotateRefreshToken(deps: Deps, presented: string) {
   if ((inserted as D1Result).meta.changes !== 1) {
     // Another exchange of this same token won the race: that is a reuse too.
     await revokeSession(deps, found.session.id, 'refresh_token_reuse');
-    throw new ApiError('invalid_refresh_token');
+    throw new ServiceError('invalid_refresh_token');
   }
 
   const user = await loadUser(deps, found.session.userId);
-  if (!user) throw new ApiError('invalid_refresh_token');
+  if (!user) throw new ServiceError('invalid_refresh_token');
   return tokenResponse(deps, user, found.session.id, successor, now);
 }
 

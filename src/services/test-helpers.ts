@@ -5,7 +5,7 @@ import {
 } from '../connectors/sandbox/index.ts';
 import type { PaymentRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../lib/errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { openSecrets } from './payment-methods/secrets.ts';
 import { loadPaymentMethod } from './payment-methods/store.ts';
@@ -33,12 +33,12 @@ export async function simulateSandboxNotification(
   url: string,
 ): Promise<PaymentRow> {
   const payment = await findPayment(deps, scope, paymentId);
-  if (!payment) throw new ApiError('payment_not_found');
+  if (!payment) throw new ServiceError('payment_not_found');
   const method = await loadPaymentMethod(deps, payment.paymentMethodId);
   if (method?.provider !== 'sandbox')
-    throw new ApiError('capability_not_supported', 'Test helpers drive sandbox payment methods only.');
+    throw new ServiceError('capability_not_supported', 'Test helpers drive sandbox payment methods only.');
   if (payment.processorReference === null)
-    throw new ApiError('invalid_state_transition', 'The sandbox never answered for this payment.');
+    throw new ServiceError('invalid_state_transition', 'The sandbox never answered for this payment.');
   const rawBody = JSON.stringify({
     id: newId('sbxevt'),
     resource: 'payment',

@@ -5,7 +5,7 @@ import type { Deps } from '../deps.ts';
 import { normalizeEmail } from '../domain/accounts.ts';
 import { hashPassword } from '../domain/passwords.ts';
 import { BUSINESS_SCOPES, normalizeScopes, type Role, type Scope } from '../domain/scopes.ts';
-import { ApiError } from '../lib/errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { forgetApiKeys } from './authentication.ts';
 import { toIso } from '../lib/time.ts';
@@ -33,7 +33,7 @@ export interface NewUser {
 export async function createUser(deps: Deps, input: NewUser): Promise<UserRow> {
   const { db } = deps;
   const email = normalizeEmail(input.email);
-  if (await loadUserByEmail(deps, email)) throw new ApiError('email_taken');
+  if (await loadUserByEmail(deps, email)) throw new ServiceError('email_taken');
   const now = Date.now();
   const row: UserRow = {
     id: newId('usr'),
@@ -49,7 +49,7 @@ export async function createUser(deps: Deps, input: NewUser): Promise<UserRow> {
     await db.insert(users).values(row).run();
   } catch (error) {
     // Two creations with one email at once: the unique index decides, the loser gets the same 409.
-    if (isUniqueViolation(error)) throw new ApiError('email_taken');
+    if (isUniqueViolation(error)) throw new ServiceError('email_taken');
     throw error;
   }
   return row;
@@ -95,16 +95,16 @@ export async function updateUser(deps: Deps, current: UserRow, patch: UserPatch)
   };
   if (changes.email !== undefined && changes.email !== current.email) {
     const other = await loadUserByEmail(deps, changes.email);
-    if (other && other.id !== current.id) throw new ApiError('email_taken');
+    if (other && other.id !== current.id) throw new ServiceError('email_taken');
   }
   let updated: UserRow | undefined;
   try {
     updated = await deps.db.update(users).set(changes).where(eq(users.id, current.id)).returning().get();
   } catch (error) {
-    if (isUniqueViolation(error)) throw new ApiError('email_taken');
+    if (isUniqueViolation(error)) throw new ServiceError('email_taken');
     throw error;
   }
-  if (!updated) throw new ApiError('user_not_found');
+  if (!updated) throw new ServiceError('user_not_found');
   // Scopes and role narrow the user's API keys: this isolate stops trusting its cached copies at once.
   if (patch.scopes !== undefined || patch.role !== undefined) forgetApiKeys((key) => key.ownerId === current.id);
   return updated;

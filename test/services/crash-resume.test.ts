@@ -1,12 +1,13 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { createDeps, type Deps } from '../../src/deps.ts';
-import { idempotencyScope, requestFingerprint, type IdempotentOperation } from '../../src/domain/idempotency.ts';
-import { idempotencyStores } from '../../src/durable-objects/idempotency-store.ts';
+import { idempotencyScope, requestFingerprint } from '../../src/domain/idempotency.ts';
+import { type AnyOperation, type InputOf, runOperation } from '../../src/services/operations/operation.ts';
+import type { OperationName } from '../../src/services/operations/registry.ts';
 import { cancelPayment } from '../../src/services/payments/cancel-payment.ts';
-import { createPayment, type CreatePaymentBody } from '../../src/services/payments/create-payment.ts';
-import { createRefund, type CreateRefundBody } from '../../src/services/payments/create-refund.ts';
-import type { OperationContext } from '../../src/services/payments/operation.ts';
+import { createPayment } from '../../src/services/payments/create-payment.ts';
+import { createRefund } from '../../src/services/payments/create-refund.ts';
+import type { CreatePaymentBody, CreateRefundBody } from '../../src/services/payments/inputs.ts';
 import { call, expectError } from '../helpers/api.ts';
 import {
   type Merchant,
@@ -82,26 +83,34 @@ async function ownerOf(m: Merchant): Promise<string> {
   return row!.user_id;
 }
 
-/** The context the idempotency object gives the operation for (key, operation, request). */
+/** The context and hooks the idempotency object gives the operation for (key, operation, request). */
 async function attemptOf(
   m: Merchant,
-  operation: IdempotentOperation,
+  operation: OperationName,
   key: string,
   path: string,
   body: unknown,
   onStarted: () => void = () => {},
-): Promise<OperationContext> {
-  const stores = idempotencyStores(env.IDEMPOTENCY);
-  return {
-    caller: { kind: 'api_key', apiKeyId: m.key.id, ownerId: await ownerOf(m) },
-    environment: 'test',
+) {
+  const stores = env.IDEMPOTENCY;
+  const ctx = {
+    caller: { kind: 'api_key' as const, apiKeyId: m.key.id, ownerId: await ownerOf(m) },
+    environment: 'test' as const,
     attempt: {
       key: stores.idFromName(idempotencyScope(m.key.id, operation, key)).toString(),
       fingerprint: await requestFingerprint('POST', path, body),
     },
-    started: onStarted,
   };
+  return { ctx, hooks: { started: onStarted } };
 }
+
+/** Runs `operation` as the idempotency object would for that attempt, without its storage. */
+const run = <Op extends AnyOperation>(
+  operation: Op,
+  deps: Deps,
+  attempt: Awaited<ReturnType<typeof attemptOf>>,
+  input: InputOf<Op>,
+) => runOperation(operation, deps, attempt.ctx, input, attempt.hooks) as Promise<{ id: string; status: string }>;
 
 const depsCrashingAt = (pattern: RegExp): Deps => createDeps({ ...env, DB: crashingD1(pattern) });
 const crashOnStart = () => {
@@ -118,10 +127,11 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     const key = crypto.randomUUID();
     const body = paymentBody(m.pos.id, '21.00') as CreatePaymentBody;
     await firstTry(
-      createPayment(
+      run(
+        createPayment,
         createDeps(env),
         await attemptOf(m, 'create_payment', key, '/v1/payments', body, crashOnStart),
-        body,
+        { body },
       ),
     );
     const [orphan] = await paymentRowsByReference(body.external_reference);
@@ -142,10 +152,11 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     const key = crypto.randomUUID();
     const body = paymentBody(m.pos.id, '22.00') as CreatePaymentBody;
     await firstTry(
-      createPayment(
+      run(
+        createPayment,
         depsCrashingAt(/^update "payments"/),
         await attemptOf(m, 'create_payment', key, '/v1/payments', body),
-        body,
+        { body },
       ),
     );
     const [orphan] = await paymentRowsByReference(body.external_reference);
@@ -164,17 +175,18 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     const m = await setupMerchant();
     const key = crypto.randomUUID();
     const body = paymentBody(m.pos.id, '23.00') as CreatePaymentBody;
-    const done = (await createPayment(
+    const done = await run(
+      createPayment,
       createDeps(env),
       await attemptOf(m, 'create_payment', key, '/v1/payments', body),
-      body,
-    )) as { body: { data: { id: string } } };
+      { body },
+    );
 
     const retry = await m.pay(body, key);
     expect(retry.status, retry.text).toBe(201);
-    expect(retry.body.data).toMatchObject({ id: done.body.data.id, status: 'approved' });
+    expect(retry.body.data).toMatchObject({ id: done.id, status: 'approved' });
     expect(await paymentRowsByReference(body.external_reference)).toHaveLength(1);
-    expect((await paymentRow(done.body.data.id))!.processor_attempts).toBe(1);
+    expect((await paymentRow(done.id))!.processor_attempts).toBe(1);
   });
 
   it('the same key with another body after a crash is still idempotency_key_reused, not a second payment', async () => {
@@ -182,10 +194,11 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     const key = crypto.randomUUID();
     const body = paymentBody(m.pos.id, '24.00') as CreatePaymentBody;
     await firstTry(
-      createPayment(
+      run(
+        createPayment,
         createDeps(env),
         await attemptOf(m, 'create_payment', key, '/v1/payments', body, crashOnStart),
-        body,
+        { body },
       ),
     );
     expectError(
@@ -214,12 +227,10 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const body = refundBody('20.00');
     const path = `/v1/payments/${paymentId}/refunds`;
     await firstTry(
-      createRefund(
-        createDeps(env),
-        await attemptOf(m, 'create_refund', key, path, body, crashOnStart),
+      run(createRefund, createDeps(env), await attemptOf(m, 'create_refund', key, path, body, crashOnStart), {
         paymentId,
         body,
-      ),
+      }),
     );
     expect((await refundRows(paymentId)).map((r) => r.status)).toEqual(['created']);
 
@@ -240,12 +251,10 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const body = refundBody('50.00');
     const path = `/v1/payments/${paymentId}/refunds`;
     await firstTry(
-      createRefund(
-        depsCrashingAt(/^update "refunds"/),
-        await attemptOf(m, 'create_refund', key, path, body),
+      run(createRefund, depsCrashingAt(/^update "refunds"/), await attemptOf(m, 'create_refund', key, path, body), {
         paymentId,
         body,
-      ),
+      }),
     );
 
     const retry = await refundOnce(m, paymentId, body, key);
@@ -262,16 +271,14 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const key = crypto.randomUUID();
     const body = refundBody('10.00');
     const path = `/v1/payments/${paymentId}/refunds`;
-    const done = (await createRefund(
-      createDeps(env),
-      await attemptOf(m, 'create_refund', key, path, body),
+    const done = await run(createRefund, createDeps(env), await attemptOf(m, 'create_refund', key, path, body), {
       paymentId,
       body,
-    )) as { body: { data: { id: string } } };
+    });
 
     const retry = await refundOnce(m, paymentId, body, key);
     expect(retry.status, retry.text).toBe(201);
-    expect(retry.body.data.id).toBe(done.body.data.id);
+    expect(retry.body.data.id).toBe(done.id);
     expect(await refundRows(paymentId)).toHaveLength(1);
   });
 
@@ -282,12 +289,10 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const body = refundBody('20.00');
     const path = `/v1/payments/${paymentId}/refunds`;
     await firstTry(
-      createRefund(
-        createDeps(env),
-        await attemptOf(m, 'create_refund', key, path, body, crashOnStart),
+      run(createRefund, createDeps(env), await attemptOf(m, 'create_refund', key, path, body, crashOnStart), {
         paymentId,
         body,
-      ),
+      }),
     );
     expectError(await refundOnce(m, paymentId, refundBody('25.00'), key), 409, 'idempotency_key_reused');
     expect(await refundRows(paymentId)).toHaveLength(1);
@@ -303,7 +308,9 @@ describe('a cancel crashed after its claim resumes on retry instead of meeting i
     const key = crypto.randomUUID();
     const path = `/v1/payments/${paymentId}/cancel`;
     await firstTry(
-      cancelPayment(createDeps(env), await attemptOf(m, 'cancel_payment', key, path, null, crashOnStart), paymentId),
+      run(cancelPayment, createDeps(env), await attemptOf(m, 'cancel_payment', key, path, null, crashOnStart), {
+        paymentId,
+      }),
     );
 
     expectError(
@@ -322,12 +329,10 @@ describe('a cancel crashed after its claim resumes on retry instead of meeting i
     const paymentId = created.body.data.id as string;
     const key = crypto.randomUUID();
     const path = `/v1/payments/${paymentId}/cancel`;
-    const done = (await cancelPayment(
-      createDeps(env),
-      await attemptOf(m, 'cancel_payment', key, path, null),
+    const done = await run(cancelPayment, createDeps(env), await attemptOf(m, 'cancel_payment', key, path, null), {
       paymentId,
-    )) as { status: number };
-    expect(done.status).toBe(200);
+    });
+    expect(done.status).toBe('canceled');
 
     const retry = await postIdempotent(path, m.key.secret, undefined, key);
     expect(retry.status, retry.text).toBe(200);

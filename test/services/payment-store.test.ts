@@ -2,10 +2,11 @@ import { env } from 'cloudflare:workers';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { payments } from '../../src/db/schema/index.ts';
-import { ApiError } from '../../src/lib/errors.ts';
+import { ServiceError } from '../../src/lib/errors.ts';
 import { mutatePayment, MUTATE_MAX_ATTEMPTS } from '../../src/services/payments/store.ts';
 import { paymentBody, paymentRow, setupMerchant } from '../helpers/merchant.ts';
 import { createDeps } from '../../src/deps.ts';
+import { statusOf } from '../../src/http/errors.ts';
 
 describe('mutatePayment', () => {
   it('gives up after MUTATE_MAX_ATTEMPTS lost compare-and-sets with a retryable concurrent_update, writing nothing of its change', async () => {
@@ -31,8 +32,9 @@ describe('mutatePayment', () => {
         result: null,
       };
     }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(ApiError);
-    expect(failure).toMatchObject({ code: 'concurrent_update', status: 409, retryable: true });
+    expect(failure).toBeInstanceOf(ServiceError);
+    expect(failure).toMatchObject({ code: 'concurrent_update', retryable: true });
+    expect(statusOf(failure as ServiceError)).toBe(409);
     expect(decisions).toBe(MUTATE_MAX_ATTEMPTS);
     const after = (await paymentRow(id))!;
     expect(after.version).toBe(before.version + MUTATE_MAX_ATTEMPTS);

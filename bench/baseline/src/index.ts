@@ -82,7 +82,7 @@ async function createPayment(db: D1Database, text: string) {
       .prepare(
         `INSERT INTO payments (id, owner_id, environment, payment_method_id, api_key_id, reference_scope, external_reference, amount_minor, currency,
           status, version, processor_reference, processor_idempotency_key, processor_attempts, processor_status, description, created_at, updated_at)
-         VALUES (?, 'usr_baseline', 'test', ?, 'key_baseline', 'key:baseline', ?, ?, ?, 'approved', 2, ?, ?, 1, 'sandbox_approved', NULL, ?, ?)`,
+         VALUES (?, 'usr_baseline', 'test', ?, 'key_baseline', 'key_baseline', ?, ?, ?, 'approved', 2, ?, ?, 1, 'sandbox_approved', NULL, ?, ?)`,
       )
       .bind(id, data.payment_method, data.external_reference, minor, currency, data.processor_reference, id, now, now),
     db

@@ -23,7 +23,7 @@ export const payments = sqliteTable(
       .notNull()
       .references(() => paymentMethods.id),
     apiKeyId: text('api_key_id'),
-    /** `key:<api_key_id>` or `user:<user_id>`: `external_reference` is unique within it. */
+    /** The caller key (domain/caller.ts `callerKey`) of the creator: `external_reference` is unique within it. */
     referenceScope: text('reference_scope').notNull(),
     externalReference: text('external_reference').notNull(),
     amountMinor: integer('amount_minor').notNull(),

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppEnv, AppRouteHandler } from '../../lib/openapi.ts';
 import { resolveOwner } from '../../services/owners.ts';
 import * as links from '../../services/payment-methods/api-key-links.ts';
@@ -62,6 +62,6 @@ async function visibleMethod(c: Context<AppEnv>, id: string, includeDeleted = fa
     id,
     includeDeleted,
   );
-  if (!row) throw new ApiError('payment_method_not_found');
+  if (!row) throw new ServiceError('payment_method_not_found');
   return row;
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { resolveOwner } from '../../services/owners.ts';
 import * as apiKeys from '../../services/api-keys.ts';
@@ -10,7 +10,7 @@ export const createApiKey: AppRouteHandler<typeof routes.createApiKey> = async (
   const owner = await resolveOwner(deps, c.get('auth'), body.user_id);
   const missing = body.scopes.filter((scope) => !owner.scopes.includes(scope));
   if (missing.length > 0) {
-    throw new ApiError('insufficient_scope', 'A key cannot have scopes its owner lacks.', {
+    throw new ServiceError('insufficient_scope', 'A key cannot have scopes its owner lacks.', {
       details: { missing_scopes: [...new Set(missing)] },
     });
   }
@@ -34,6 +34,6 @@ export const revokeApiKey: AppRouteHandler<typeof routes.revokeApiKey> = async (
     auth.role === 'admin' ? null : auth.ownerId,
     c.req.valid('param').api_key_id,
   );
-  if (!row) throw new ApiError('api_key_not_found');
+  if (!row) throw new ServiceError('api_key_not_found');
   return c.json({ data: apiKeys.toApiKeyResource(await apiKeys.revokeApiKey(deps, row)) }, 200);
 };

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { normalizeEmail } from '../../domain/accounts.ts';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../../domain/passwords.ts';
 import { sha256Hex } from '../../lib/encoding.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppEnv, AppRouteHandler } from '../../lib/openapi.ts';
 import { requireAuth } from '../../middleware/auth.ts';
 import { enforceRateLimit } from '../../services/rate-limit.ts';
@@ -23,7 +23,7 @@ export const login: AppRouteHandler<typeof routes.login> = async (c) => {
 
   const user = await users.loadUserByEmail(deps, normalized);
   const { valid, needsRehash } = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-  if (!user || !valid) throw new ApiError('invalid_credentials');
+  if (!user || !valid) throw new ServiceError('invalid_credentials');
   if (needsRehash) await users.rehashPassword(deps, user, password);
   return c.json({ data: await sessions.issueSessionTokens(deps, user) }, 201);
 };
@@ -52,6 +52,6 @@ export const logout: AppRouteHandler<typeof routes.logout> = async (c) => {
 
 export const me: AppRouteHandler<typeof routes.me> = async (c) => {
   const user = await users.loadUser(c.get('deps'), c.get('auth').ownerId);
-  if (!user) throw new ApiError('unauthorized');
+  if (!user) throw new ServiceError('unauthorized');
   return c.json({ data: users.toUserResource(user) }, 200);
 };

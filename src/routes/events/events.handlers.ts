@@ -1,4 +1,4 @@
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { fromIso } from '../../lib/time.ts';
 import { findPayment } from '../../services/payments/store.ts';
@@ -33,7 +33,7 @@ export const listPaymentEvents: AppRouteHandler<typeof routes.listPaymentEvents>
     { ownerId: c.get('auth').ownerId, environment: deps.environment },
     c.req.valid('param').payment_id,
   );
-  if (!payment) throw new ApiError('payment_not_found');
+  if (!payment) throw new ServiceError('payment_not_found');
   const { limit, offset } = c.req.valid('query');
   const { rows, total } = await listEventsOfPayment(deps, payment.id, { limit, offset });
   return c.json({ data: await withDeliveries(deps, rows), pagination: { limit, offset, total } }, 200);
@@ -47,12 +47,12 @@ export const redeliverPaymentEvent: AppRouteHandler<typeof routes.redeliverPayme
     { ownerId: c.get('auth').ownerId, environment: deps.environment },
     payment_id,
   );
-  if (!payment) throw new ApiError('payment_not_found');
+  if (!payment) throw new ServiceError('payment_not_found');
   const event = await findEventOfPayment(deps, payment.id, event_id);
-  if (!event) throw new ApiError('payment_not_found', 'No such event for this payment.');
+  if (!event) throw new ServiceError('payment_not_found', 'No such event for this payment.');
   const redelivered = await redeliverEvent(deps, event, c.req.valid('query').destination);
   if (!redelivered.ok) {
-    throw new ApiError(
+    throw new ServiceError(
       'invalid_state_transition',
       redelivered.reason === 'endpoint_disabled'
         ? 'That webhook endpoint is disabled or deleted; enable it to receive new events.'

@@ -1,5 +1,5 @@
 import { callerOf } from '../../domain/caller.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { toPublicPaymentMethod } from '../../services/payment-methods/resources.ts';
 import * as methods from '../../services/payment-methods/store.ts';
@@ -17,6 +17,6 @@ export const getPaymentMethod: AppRouteHandler<typeof routes.getPaymentMethod> =
     callerOf(c.get('auth')),
     c.req.valid('param').payment_method_id,
   );
-  if (!row) throw new ApiError('payment_method_not_found');
+  if (!row) throw new ServiceError('payment_method_not_found');
   return c.json({ data: toPublicPaymentMethod(row) }, 200);
 };

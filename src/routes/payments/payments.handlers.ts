@@ -1,52 +1,24 @@
 import type { Context } from 'hono';
-import { callerOf } from '../../domain/caller.ts';
-import type { IdempotentOperation } from '../../domain/idempotency.ts';
-import type { IdempotentCommand } from '../../durable-objects/idempotency-store.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ownerScopeOf, type OwnerScope } from '../../domain/caller.ts';
+import { answerOperation } from '../../http/operations.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppEnv, AppRouteHandler } from '../../lib/openapi.ts';
 import { fromIso } from '../../lib/time.ts';
-import { runIdempotent } from '../../services/idempotency.ts';
+import { OPERATIONS } from '../../services/operations/registry.ts';
 import {
   findRefund,
   listPayments as listOwnPayments,
   listRefunds as listPaymentRefunds,
 } from '../../services/payments/reads.ts';
 import { toPaymentResource, toRefundResource } from '../../services/payments/resources.ts';
-import { findPayment, type PaymentOwnerScope } from '../../services/payments/store.ts';
+import { findPayment } from '../../services/payments/store.ts';
 import type * as routes from './payments.routes.ts';
 
-// Idempotent operations answer with the stored response text itself, so their handlers return a raw
-// Response; its shape is the one declared on the route (checked by the contract tests).
-async function idempotent(
-  c: Context<AppEnv>,
-  operation: IdempotentOperation,
-  command: IdempotentCommand,
-  body: unknown,
-): Promise<Response> {
-  const answer = await runIdempotent(c.get('deps'), {
-    caller: callerOf(c.get('auth')),
-    operation,
-    key: c.req.header('idempotency-key')!,
-    method: c.req.method,
-    path: c.req.path,
-    body,
-    command,
-    requestId: c.get('requestId'),
-  });
-  if (answer.errorCode !== undefined) c.set('errorCode', answer.errorCode);
-  return new Response(answer.text, { status: answer.status, headers: answer.headers });
-}
-
-export const createPayment: AppRouteHandler<typeof routes.createPayment> = async (c) => {
-  const body = c.req.valid('json');
-  return idempotent(c, 'create_payment', { operation: 'create_payment', body }, body) as never;
-};
+export const createPayment: AppRouteHandler<typeof routes.createPayment> = async (c) =>
+  answerOperation(c, OPERATIONS.create_payment, { body: c.req.valid('json') }) as never;
 
 /** Reads see the payments of the caller's owner in this deployment's environment. */
-const readScope = (c: Context<AppEnv>): PaymentOwnerScope => ({
-  ownerId: c.get('auth').ownerId,
-  environment: c.get('deps').environment,
-});
+const readScope = (c: Context<AppEnv>): OwnerScope => ownerScopeOf(c.get('auth'), c.get('deps').environment);
 
 export const listPayments: AppRouteHandler<typeof routes.listPayments> = async (c) => {
   const { limit, offset, external_reference, status, payment_method, created_gte, created_lt } = c.req.valid('query');
@@ -63,20 +35,18 @@ export const listPayments: AppRouteHandler<typeof routes.listPayments> = async (
 
 export const getPayment: AppRouteHandler<typeof routes.getPayment> = async (c) => {
   const payment = await findPayment(c.get('deps'), readScope(c), c.req.valid('param').payment_id);
-  if (!payment) throw new ApiError('payment_not_found');
+  if (!payment) throw new ServiceError('payment_not_found');
   return c.json({ data: toPaymentResource(payment) }, 200);
 };
 
-export const cancelPayment: AppRouteHandler<typeof routes.cancelPayment> = async (c) => {
-  const { payment_id } = c.req.valid('param');
-  return idempotent(c, 'cancel_payment', { operation: 'cancel_payment', paymentId: payment_id }, null) as never;
-};
+export const cancelPayment: AppRouteHandler<typeof routes.cancelPayment> = async (c) =>
+  answerOperation(c, OPERATIONS.cancel_payment, { paymentId: c.req.valid('param').payment_id }) as never;
 
-export const createRefund: AppRouteHandler<typeof routes.createRefund> = async (c) => {
-  const { payment_id } = c.req.valid('param');
-  const body = c.req.valid('json');
-  return idempotent(c, 'create_refund', { operation: 'create_refund', paymentId: payment_id, body }, body) as never;
-};
+export const createRefund: AppRouteHandler<typeof routes.createRefund> = async (c) =>
+  answerOperation(c, OPERATIONS.create_refund, {
+    paymentId: c.req.valid('param').payment_id,
+    body: c.req.valid('json'),
+  }) as never;
 
 export const listRefunds: AppRouteHandler<typeof routes.listRefunds> = async (c) => {
   const { limit, offset } = c.req.valid('query');
@@ -84,14 +54,14 @@ export const listRefunds: AppRouteHandler<typeof routes.listRefunds> = async (c)
     limit,
     offset,
   });
-  if (!page) throw new ApiError('payment_not_found');
+  if (!page) throw new ServiceError('payment_not_found');
   return c.json({ data: page.rows.map(toRefundResource), pagination: { limit, offset, total: page.total } }, 200);
 };
 
 export const getRefund: AppRouteHandler<typeof routes.getRefund> = async (c) => {
   const { payment_id, refund_id } = c.req.valid('param');
   const { paymentFound, refund } = await findRefund(c.get('deps'), readScope(c), payment_id, refund_id);
-  if (!paymentFound) throw new ApiError('payment_not_found');
-  if (!refund) throw new ApiError('refund_not_found');
+  if (!paymentFound) throw new ServiceError('payment_not_found');
+  if (!refund) throw new ServiceError('refund_not_found');
   return c.json({ data: toRefundResource(refund) }, 200);
 };

@@ -3,36 +3,9 @@ import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency.ts';
 import { PAYMENT_STATUSES } from '../../domain/payment-state.ts';
 import { REFUND_STATUSES } from '../../domain/refund-state.ts';
 import { CreatedRangeQuery, filteredListQuery, opaqueId, Timestamp } from '../../lib/openapi.ts';
+import { AmountSchema } from '../../services/payments/inputs.ts';
 
-export const AmountSchema = z
-  .strictObject({
-    value: z
-      .string()
-      .max(32)
-      .regex(/^(0|[1-9]\d{0,11})(\.\d+)?$/, 'Must be a positive decimal string such as "10" or "10.50"')
-      .openapi({
-        description: 'Decimal string, never a number; at most the currency’s minor digits (2, or 0 for CLP).',
-        example: '25.00',
-      }),
-    currency: z
-      .string()
-      .max(3)
-      .regex(/^[A-Z]{3}$/, 'Must be an ISO 4217 code')
-      .openapi({ description: 'ISO 4217 code.', example: 'USD' }),
-  })
-  .openapi('Amount');
-
-const MetadataSchema = z
-  .record(z.string().min(1).max(64), z.union([z.string().max(500), z.number(), z.boolean(), z.null()]))
-  .superRefine((value, ctx) => {
-    if (Object.keys(value).length > 50) ctx.addIssue({ code: 'custom', message: 'At most 50 keys' });
-    if (new TextEncoder().encode(JSON.stringify(value)).length > 16 * 1024)
-      ctx.addIssue({ code: 'custom', message: 'At most 16 KiB in all' });
-  })
-  .openapi({
-    description: 'Free, non-sensitive data: at most 50 keys, string values up to 500 characters, 16 KiB in all.',
-    example: { order_id: '1042' },
-  });
+export { AmountSchema, CreatePaymentBody, CreateRefundBody } from '../../services/payments/inputs.ts';
 
 export const ActionSchema = z
   .object({
@@ -72,31 +45,6 @@ export const PaymentSchema = z
   })
   .openapi('Payment');
 
-export const CreatePaymentBody = z
-  .strictObject({
-    amount: AmountSchema,
-    external_reference: z.string().min(1).max(128).openapi({
-      description:
-        'Your own reference; unique per API key (per user for a user token), even when the earlier payment failed.',
-      example: 'order-1042',
-    }),
-    payment_method: z.string().uuid().max(36).openapi({
-      description: 'An active method from `GET /v1/payment-methods`.',
-      example: '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91',
-    }),
-    description: z.string().max(1000).optional().openapi({ example: 'Two coffees' }),
-    metadata: MetadataSchema.optional(),
-    configuration: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .openapi({ description: 'Validated against the method’s configuration schema and merged over its defaults.' }),
-    webhook_url: z.string().max(2048).optional().openapi({
-      description: 'HTTPS URL for this payment’s webhooks (no private, loopback or metadata addresses).',
-      example: 'https://merchant.example/webhooks/payments',
-    }),
-  })
-  .openapi('CreatePaymentRequest');
-
 export const RefundSchema = z
   .object({
     id: z.string().openapi({ example: 'ref_8d2k7q1x9m3v5b0c6z4n' }),
@@ -109,15 +57,6 @@ export const RefundSchema = z
     updated_at: Timestamp,
   })
   .openapi('Refund');
-
-export const CreateRefundBody = z
-  .strictObject({
-    amount: AmountSchema.openapi({
-      description: 'In the payment’s currency; at most the refundable balance. A full refund sends the whole balance.',
-    }),
-    reason: z.string().max(1000).optional().openapi({ example: 'Customer returned the item' }),
-  })
-  .openapi('CreateRefundRequest');
 
 export const IdempotencyHeaders = z.object({
   'idempotency-key': z

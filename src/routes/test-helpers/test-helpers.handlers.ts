@@ -1,4 +1,4 @@
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { simulateSandboxNotification } from '../../services/test-helpers.ts';
 import { toPaymentResource } from '../../services/payments/resources.ts';
@@ -8,7 +8,7 @@ export const simulateProcessorNotification: AppRouteHandler<typeof routes.simula
   c,
 ) => {
   const deps = c.get('deps');
-  if (deps.environment !== 'test') throw new ApiError('not_found');
+  if (deps.environment !== 'test') throw new ServiceError('not_found');
   const { payment_id, action } = c.req.valid('param');
   const payment = await simulateSandboxNotification(
     deps,

@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.ts';
 import type { AuthContext } from '../../domain/caller.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import * as users from '../../services/users.ts';
 import type * as routes from './users.routes.ts';
@@ -27,7 +27,7 @@ export const updateUser: AppRouteHandler<typeof routes.updateUser> = async (c) =
   const row = await visibleUser(deps, auth, c.req.valid('param').user_id);
   const patch = c.req.valid('json');
   if ((patch.role !== undefined || patch.scopes !== undefined) && auth.role !== 'admin') {
-    throw new ApiError('insufficient_role', 'Only an admin may change role or scopes.');
+    throw new ServiceError('insufficient_role', 'Only an admin may change role or scopes.');
   }
   const updated = await users.updateUser(deps, row, patch);
   return c.json({ data: users.toUserResource(updated) }, 200);
@@ -35,8 +35,8 @@ export const updateUser: AppRouteHandler<typeof routes.updateUser> = async (c) =
 
 /** Admins see every user; a client sees only itself, and any other id looks like an unknown one. */
 async function visibleUser(deps: Deps, auth: AuthContext, userId: string) {
-  if (auth.role !== 'admin' && auth.ownerId !== userId) throw new ApiError('user_not_found');
+  if (auth.role !== 'admin' && auth.ownerId !== userId) throw new ServiceError('user_not_found');
   const row = await users.loadUser(deps, userId);
-  if (!row) throw new ApiError('user_not_found');
+  if (!row) throw new ServiceError('user_not_found');
   return row;
 }

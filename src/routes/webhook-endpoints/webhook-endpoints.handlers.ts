@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { WebhookEndpointRow } from '../../db/schema/index.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import type { AppEnv, AppRouteHandler } from '../../lib/openapi.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
 import { resolveOwner } from '../../services/owners.ts';
@@ -39,7 +39,7 @@ export const updateWebhookEndpoint: AppRouteHandler<typeof routes.updateWebhookE
   const row = await visibleEndpoint(c, c.req.valid('param').webhook_endpoint_id);
   const updated = await endpoints.updateEndpoint(c.get('deps'), row, c.req.valid('json'));
   // Deleted meanwhile.
-  if (!updated) throw new ApiError('webhook_endpoint_not_found');
+  if (!updated) throw new ServiceError('webhook_endpoint_not_found');
   return c.json({ data: endpoints.toWebhookEndpoint(updated) }, 200);
 };
 
@@ -52,7 +52,7 @@ export const deleteWebhookEndpoint: AppRouteHandler<typeof routes.deleteWebhookE
 export const rotateWebhookEndpointSecret: AppRouteHandler<typeof routes.rotateWebhookEndpointSecret> = async (c) => {
   const row = await visibleEndpoint(c, c.req.valid('param').webhook_endpoint_id);
   const rotated = await endpoints.rotateEndpointSecret(c.get('deps'), row);
-  if (!rotated) throw new ApiError('webhook_endpoint_not_found');
+  if (!rotated) throw new ServiceError('webhook_endpoint_not_found');
   return c.json({ data: withSecret(rotated.row, rotated.secrets) }, 200);
 };
 
@@ -84,6 +84,6 @@ async function visibleEndpoint(c: Context<AppEnv>, id: string) {
     { ownerId: auth.ownerId, isAdmin: auth.role === 'admin' },
     id,
   );
-  if (!row) throw new ApiError('webhook_endpoint_not_found');
+  if (!row) throw new ServiceError('webhook_endpoint_not_found');
   return row;
 }

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { apiKeyPaymentMethods, apiKeys, type PaymentMethodRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import { methodStatus } from './resources.ts';
 import { forgetPaymentMethod } from './store.ts';
 
@@ -14,10 +14,10 @@ export async function linkApiKey({ db }: Deps, method: PaymentMethodRow, apiKeyI
       and(eq(apiKeys.id, apiKeyId), eq(apiKeys.userId, method.userId), eq(apiKeys.environment, method.environment)),
     )
     .get();
-  if (!key) throw new ApiError('api_key_not_found');
-  if (key.status !== 'active') throw new ApiError('invalid_state_transition', 'The API key is revoked.');
+  if (!key) throw new ServiceError('api_key_not_found');
+  if (key.status !== 'active') throw new ServiceError('invalid_state_transition', 'The API key is revoked.');
   if (methodStatus(method) !== 'active')
-    throw new ApiError('invalid_state_transition', 'The payment method is not active.');
+    throw new ServiceError('invalid_state_transition', 'The payment method is not active.');
   const now = Date.now();
   const link = await db
     .insert(apiKeyPaymentMethods)
@@ -40,7 +40,7 @@ export async function disableApiKeyLink({ db }: Deps, method: PaymentMethodRow, 
     .where(and(eq(apiKeyPaymentMethods.apiKeyId, apiKeyId), eq(apiKeyPaymentMethods.paymentMethodId, method.id)))
     .returning()
     .get();
-  if (!link) throw new ApiError('api_key_not_found', 'This API key is not linked to the payment method.');
+  if (!link) throw new ServiceError('api_key_not_found', 'This API key is not linked to the payment method.');
   forgetPaymentMethod(method.id);
   return link;
 }

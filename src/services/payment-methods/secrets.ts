@@ -1,7 +1,7 @@
 import type { PaymentMethodRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { CredentialDecryptionError, decryptJson, encryptJson } from '../../domain/credential-crypto.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
 
 /** What is sealed in `secrets_ciphertext`: never returned, never logged, decrypted per operation only. */
@@ -23,7 +23,7 @@ export async function sealSecrets(deps: Deps, methodId: string, secrets: MethodS
 /** Opens a method's secrets; call only right before handing them to the connector adapter. */
 export async function openSecrets(deps: Deps, row: PaymentMethodRow): Promise<MethodSecrets> {
   if (row.secretsCiphertext === null)
-    throw new ApiError('connector_configuration_invalid', 'The payment method has no credentials.');
+    throw new ServiceError('connector_configuration_invalid', 'The payment method has no credentials.');
   return decryptJson<MethodSecrets>(deps.keyRing, row.secretsCiphertext, {
     purpose: SECRETS_PURPOSE,
     resourceId: row.id,
@@ -41,7 +41,7 @@ export async function openSecretsToMerge(deps: Deps, row: PaymentMethodRow): Pro
   } catch (error) {
     if (!(error instanceof CredentialDecryptionError)) throw error;
     log('warn', 'payment_method_secrets_unreadable', { payment_method_id: row.id });
-    throw new ApiError(
+    throw new ServiceError(
       'connector_configuration_invalid',
       'The stored credentials cannot be read; send both `credentials` and `configuration` to replace them.',
     );

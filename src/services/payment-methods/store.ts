@@ -4,7 +4,9 @@ import { apiKeyPaymentMethods, paymentMethods, type PaymentMethodRow } from '../
 import type { Deps } from '../../deps.ts';
 import type { Caller } from '../../domain/caller.ts';
 import type { Environment } from '../../domain/environment.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import { IsolateCache } from '../../lib/isolate-cache.ts';
+import { methodStatus } from './resources.ts';
 import { openSecretsToMerge, sealSecrets } from './secrets.ts';
 import { checkCapabilities, connectorVersionOrThrow, parseSecrets } from './validation.ts';
 
@@ -208,7 +210,6 @@ export async function listPublicPaymentMethods(deps: Deps, caller: Caller, limit
   return listAccountPaymentMethods(deps, caller.ownerId, limit, offset);
 }
 
-/** The method a business caller may use: for a key, linked, enabled and active; for a user, its own. */
 /**
  * Methods usable by an API key, as last read by this isolate: creates and refunds of a busy key then skip
  * the lookup. Like API keys (services/authentication.ts), a method disabled, deleted, changed or unlinked
@@ -222,6 +223,7 @@ export function forgetPaymentMethod(methodId: string): void {
   usableByKey.deleteWhere((method) => method.id === methodId);
 }
 
+/** The method a business caller may see: for a key, linked and enabled; for a user, its own. */
 export async function findUsablePaymentMethod(deps: Deps, caller: Caller, id: string) {
   if (caller.kind === 'api_key') {
     const cacheKey = `${deps.environment}:${caller.apiKeyId}:${id}`;
@@ -238,4 +240,21 @@ export async function findUsablePaymentMethod(deps: Deps, caller: Caller, id: st
     return found?.method;
   }
   return findAccountPaymentMethod(deps, { ownerId: caller.ownerId, isAdmin: false }, id);
+}
+
+/** A method the caller may use for a new operation needing `capability`; not found (or not capable) otherwise. */
+export async function usableMethod(
+  deps: Deps,
+  caller: Caller,
+  methodId: string,
+  capability: Capability,
+): Promise<PaymentMethodRow> {
+  const method = await findUsablePaymentMethod(deps, caller, methodId);
+  if (!method || methodStatus(method) !== 'active') throw new ServiceError('payment_method_not_found');
+  if (!method.capabilities.includes(capability)) {
+    throw new ServiceError('capability_not_supported', `The payment method does not support ${capability}.`, {
+      details: { capability },
+    });
+  }
+  return method;
 }

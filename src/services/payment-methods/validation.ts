@@ -1,7 +1,7 @@
 import { findConnectorVersion } from '../../connectors/registry.ts';
 import type { Capability, ConnectorVersion } from '../../connectors/types.ts';
 import { invalidRequest, type FieldIssue } from '../../lib/errors.ts';
-import { zodIssuesToFields } from '../../lib/openapi.ts';
+import { zodIssuesToFields } from '../../lib/errors.ts';
 import type { MethodSecrets } from './secrets.ts';
 
 export function connectorVersionOrThrow(id: string): ConnectorVersion {

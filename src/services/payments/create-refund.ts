@@ -1,30 +1,37 @@
 import { and, eq } from 'drizzle-orm';
+import { insertRowIf } from '../../db/conditional-insert.ts';
 import type { Db } from '../../db/client.ts';
 import { refunds, type PaymentMethodRow, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { cancellationInProgress } from '../../domain/cancellation.ts';
-import { formatAmount, MoneyError, parseAmount } from '../../domain/money.ts';
-import { applyTransition, canRefund } from '../../domain/payment-state.ts';
-import {
-  applyRefundTransition,
-  paymentStatusAfterRefunds,
-  reserveRefund,
-  type RefundStatus,
-} from '../../domain/refund-state.ts';
-import { ApiError, invalidRequest } from '../../lib/errors.ts';
+import { ownerScopeOf } from '../../domain/caller.ts';
+import { decideRefund } from '../../domain/decisions.ts';
+import { MoneyError, parseAmount } from '../../domain/money.ts';
+import { applyTransition } from '../../domain/payment-state.ts';
+import { applyRefundTransition, paymentStatusAfterRefunds, type RefundStatus } from '../../domain/refund-state.ts';
+import { invalidRequest, ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { toIso } from '../../lib/time.ts';
-import { usableMethod } from './create-payment.ts';
-import type { OperationContext, OperationResult } from './operation.ts';
-import { ownerScope } from './operation.ts';
-import { callConnector, connectorApiError, connectorFor } from './processor.ts';
+import type { RefundOutcome } from '../../connectors/types.ts';
+import { defineOperation, type Recorded } from '../operations/operation.ts';
+import { usableMethod } from '../payment-methods/store.ts';
+import { CreateRefundBody } from './inputs.ts';
+import { connectorApiError, connectorFor } from './processor.ts';
+import { refusalError } from './refusals.ts';
 import { toRefundResource } from './resources.ts';
-import { insertRowIf } from '../../db/conditional-insert.ts';
 import { findPaymentWithRefunds, mutatePayment, paymentAtVersion, type MutateOptions } from './store.ts';
 
-export interface CreateRefundBody {
-  amount: { value: string; currency: string };
-  reason?: string;
+/** A payment and its ledger as last written here: a compare-and-set may start from them (store.ts). */
+type Known = NonNullable<MutateOptions['known']>;
+
+type Plan = { found: Known; method: PaymentMethodRow } & (
+  | { resumed: RefundRow }
+  | { resumed?: undefined; amountMinor: number; reason: string | null }
+);
+
+interface Tracker {
+  payment: PaymentRow;
+  method: PaymentMethodRow;
+  refund: RefundRow;
+  known?: Known;
 }
 
 /**
@@ -32,90 +39,112 @@ export interface CreateRefundBody {
  * plus in-flight refunds never exceed the payment) in the same compare-and-set that records the refund,
  * before the processor is asked; a declined or failed refund releases it.
  */
-export async function createRefund(
-  deps: Deps,
-  ctx: OperationContext,
-  paymentId: string,
+export const createRefund = defineOperation({
+  name: 'create_refund',
   body: CreateRefundBody,
-): Promise<OperationResult> {
-  // The ledger comes with the payment: the reservation's first compare-and-set decides from it.
-  const found = await findPaymentWithRefunds(deps, ownerScope(ctx), paymentId);
-  if (!found) throw new ApiError('payment_not_found');
-  const { payment } = found;
-  const method = await usableMethod(deps, ctx, payment.paymentMethodId, 'refunds');
+  answers: 'created',
 
-  // This attempt's own refund, reserved by an earlier try whose answer was never stored: go on with it.
-  // The ledger came with the payment, so finding it costs nothing.
-  let refund: RefundRow | undefined = found.refunds.find((r) => r.attemptKey === ctx.attempt.key);
-  if (refund && refund.attemptFingerprint !== ctx.attempt.fingerprint) throw new ApiError('idempotency_key_reused');
-  let known: Known | undefined;
-  if (!refund) ({ refund, known } = await reserve(deps, ctx, found, body));
-  ctx.started();
-  return callProcessor(deps, method, payment, refund, known);
-}
+  async validate(deps, ctx, { paymentId, body }: { paymentId: string; body: CreateRefundBody }): Promise<Plan> {
+    // The ledger comes with the payment: the reservation's first compare-and-set decides from it.
+    const found = await findPaymentWithRefunds(deps, ownerScopeOf(ctx.caller, ctx.environment), paymentId);
+    if (!found) throw new ServiceError('payment_not_found');
+    const { payment } = found;
+    const method = await usableMethod(deps, ctx.caller, payment.paymentMethodId, 'refunds');
+    // This attempt's own refund, reserved by an earlier try whose answer was never stored: go on with it.
+    // The ledger came with the payment, so finding it costs nothing.
+    const resumed = found.refunds.find((r) => r.attemptKey === ctx.attempt.key);
+    if (resumed) {
+      if (resumed.attemptFingerprint !== ctx.attempt.fingerprint) throw new ServiceError('idempotency_key_reused');
+      return { found, method, resumed };
+    }
+    if (body.amount.currency !== payment.currency) {
+      throw new ServiceError('unsupported_currency', `Refunds of this payment are in ${payment.currency}.`, {
+        details: { currency: payment.currency },
+      });
+    }
+    try {
+      const amountMinor = parseAmount(body.amount.value, payment.currency);
+      return { found, method, amountMinor, reason: body.reason ?? null };
+    } catch (error) {
+      if (error instanceof MoneyError)
+        throw invalidRequest('Invalid amount.', [{ field: 'amount.value', issue: error.message }]);
+      throw error;
+    }
+  },
 
-/** A payment and its ledger as last written here: a compare-and-set may start from them (store.ts). */
-type Known = NonNullable<MutateOptions['known']>;
+  async record(deps, ctx, plan): Promise<Recorded<RefundRow, Tracker>> {
+    const { found, method } = plan;
+    const tracker: Tracker =
+      plan.resumed !== undefined
+        ? { payment: found.payment, method, refund: plan.resumed }
+        : { method, ...(await reserve(deps, ctx.attempt, found, plan.amountMinor, plan.reason)) };
+    const { refund } = tracker;
+    const awaitingProcessor =
+      refund.processorReference === null && (refund.status === 'created' || refund.status === 'pending');
+    return awaitingProcessor ? { pending: tracker } : { done: refund };
+  },
 
+  async callProcessor(deps, { payment, method, refund }): Promise<RefundOutcome> {
+    if (payment.processorReference === null) {
+      throw new ServiceError('invalid_state_transition', 'The payment has no processor reference to refund.');
+    }
+    const { version, ctx } = await connectorFor(deps, method);
+    return version.adapter.refundPayment(ctx, {
+      refundId: refund.id,
+      processorIdempotencyKey: refund.processorIdempotencyKey,
+      attemptNumber: refund.processorAttempts + 1,
+      paymentProcessorReference: payment.processorReference,
+      amount: { minor: refund.amountMinor, currency: refund.currency },
+      ...(refund.reason ? { reason: refund.reason } : {}),
+    });
+  },
+
+  async applyOutcome(deps, _ctx, { payment, refund, known }, call) {
+    const processorAttempts = refund.processorAttempts + 1;
+    if (call.ok) {
+      const { status, processorReference, processorStatus } = call.value;
+      const fields = { processorReference, processorStatus, processorAttempts };
+      return settleRefund(deps, refund.id, payment.id, status, fields, known);
+    }
+    const error = call.error;
+    // Timeout: the processor may have refunded; the reservation holds while a retry or reconciliation asks.
+    // Unavailable: nothing happened; the refund stays `created`, still reserved, for the retry.
+    const target: RefundStatus | null =
+      error.kind === 'timeout'
+        ? 'pending'
+        : error.kind === 'unavailable'
+          ? null
+          : error.kind === 'declined'
+            ? 'declined'
+            : 'failed';
+    const fields = { processorStatus: error.kind, processorAttempts };
+    const saved = await settleRefund(deps, refund.id, payment.id, target, fields, known);
+    // A decline is an outcome, answered as the refund; the others are errors (retryable or not).
+    if (error.kind === 'declined') return saved;
+    throw connectorApiError(error);
+  },
+
+  present: toRefundResource,
+});
+
+/** Records the refund as `created` with its amount reserved, in the compare-and-set decided by `decideRefund`. */
 async function reserve(
   deps: Deps,
-  ctx: OperationContext,
+  attempt: { key: string; fingerprint: string },
   found: Known,
-  body: CreateRefundBody,
-): Promise<{ refund: RefundRow; known: Known }> {
-  const { payment } = found;
-  if (body.amount.currency !== payment.currency) {
-    throw new ApiError('unsupported_currency', `Refunds of this payment are in ${payment.currency}.`, {
-      details: { currency: payment.currency },
-    });
-  }
-  let amountMinor: number;
-  try {
-    amountMinor = parseAmount(body.amount.value, payment.currency);
-  } catch (error) {
-    if (error instanceof MoneyError)
-      throw invalidRequest('Invalid amount.', [{ field: 'amount.value', issue: error.message }]);
-    throw error;
-  }
+  amountMinor: number,
+  reason: string | null,
+): Promise<{ payment: PaymentRow; refund: RefundRow; known: Known }> {
   const id = newId('ref');
   let decidedLedger: RefundRow[] = [];
   const { payment: reserved, result } = await mutatePayment(
     deps,
-    payment.id,
+    found.payment.id,
     (current, ledger) => {
       decidedLedger = ledger;
-      if (cancellationInProgress(current, Date.now())) {
-        throw new ApiError('invalid_state_transition', 'A cancellation of this payment is in progress.', {
-          details: { status: current.status },
-        });
-      }
-      // Refunds only from `approved` and `partially_refunded` (docs/states.md), so a `refunded` payment is a
-      // wrong state (409). A refund racing the last one is decided against the reservation instead, while
-      // that one is still in flight: 422 refund_exceeds_balance, with the balance it found.
-      if (current.chargedBackAt !== null) {
-        throw new ApiError(
-          'invalid_state_transition',
-          'The payment was charged back: the payer’s bank already took the money back.',
-          {
-            details: { status: current.status, charged_back_at: toIso(current.chargedBackAt) },
-          },
-        );
-      }
-      if (!canRefund(current.status)) {
-        throw new ApiError('invalid_state_transition', `A ${current.status} payment cannot be refunded.`, {
-          details: { status: current.status },
-        });
-      }
-      const fits = reserveRefund(
-        current.amountMinor,
-        ledger.map((r) => ({ status: r.status, amount: r.amountMinor })),
-        amountMinor,
-      );
-      if (!fits.ok) {
-        // Amounts leave the service as decimal strings, never as minor units a client could misread.
-        const balance = { value: formatAmount(fits.balance, current.currency), currency: current.currency };
-        throw new ApiError('refund_exceeds_balance', undefined, { details: { refundable_balance: balance } });
-      }
+      const entries = ledger.map((r) => ({ status: r.status, amount: r.amountMinor }));
+      const decision = decideRefund(current, entries, amountMinor, Date.now());
+      if (!decision.ok) throw refusalError(decision.reason, current, decision.balance);
       const now = Date.now();
       const row: RefundRow = {
         id,
@@ -124,14 +153,14 @@ async function reserve(
         amountMinor,
         currency: current.currency,
         status: 'created',
-        reason: body.reason ?? null,
+        reason,
         processorReference: null,
         processorIdempotencyKey: id,
         processorAttempts: 0,
         processorStatus: null,
         reconciledAt: null,
-        attemptKey: ctx.attempt.key,
-        attemptFingerprint: ctx.attempt.fingerprint,
+        attemptKey: attempt.key,
+        attemptFingerprint: attempt.fingerprint,
         createdAt: now,
         updatedAt: now,
       };
@@ -145,76 +174,12 @@ async function reserve(
     { known: found },
   );
   // What this compare-and-set wrote: the settlement's first attempt starts from it.
-  return { refund: result, known: { payment: reserved, refunds: [...decidedLedger, result] } };
+  return { payment: reserved, refund: result, known: { payment: reserved, refunds: [...decidedLedger, result] } };
 }
 
 /** Inserts the refund only inside the compare-and-set that reserved its amount. */
 function insertIfAtVersion(db: Db, row: RefundRow, version: number) {
   return insertRowIf(db, refunds, row, paymentAtVersion(row.paymentId, version));
-}
-
-async function callProcessor(
-  deps: Deps,
-  method: PaymentMethodRow,
-  payment: PaymentRow,
-  refund: RefundRow,
-  known?: Known,
-): Promise<OperationResult> {
-  const awaitingProcessor =
-    refund.processorReference === null && (refund.status === 'created' || refund.status === 'pending');
-  if (!awaitingProcessor) return { status: 201, body: { data: toRefundResource(refund) } };
-  if (payment.processorReference === null)
-    throw new ApiError('invalid_state_transition', 'The payment has no processor reference to refund.');
-
-  const { version, ctx } = await connectorFor(deps, method);
-  const attemptNumber = refund.processorAttempts + 1;
-  const result = await callConnector(() =>
-    version.adapter.refundPayment(ctx, {
-      refundId: refund.id,
-      processorIdempotencyKey: refund.processorIdempotencyKey,
-      attemptNumber,
-      paymentProcessorReference: payment.processorReference!,
-      amount: { minor: refund.amountMinor, currency: refund.currency },
-      ...(refund.reason ? { reason: refund.reason } : {}),
-    }),
-  );
-
-  if (result.ok) {
-    const saved = await settleRefund(
-      deps,
-      refund.id,
-      payment.id,
-      result.value.status,
-      {
-        processorReference: result.value.processorReference,
-        processorStatus: result.value.processorStatus,
-        processorAttempts: attemptNumber,
-      },
-      known,
-    );
-    return { status: 201, body: { data: toRefundResource(saved) } };
-  }
-  const error = result.error;
-  // Timeout: the processor may have refunded; the reservation holds while a retry or reconciliation asks.
-  // Unavailable: nothing happened; the refund stays `created`, still reserved, for the retry.
-  const target: RefundStatus | null =
-    error.kind === 'timeout'
-      ? 'pending'
-      : error.kind === 'unavailable'
-        ? null
-        : error.kind === 'declined'
-          ? 'declined'
-          : 'failed';
-  const saved = await settleRefund(
-    deps,
-    refund.id,
-    payment.id,
-    target,
-    { processorStatus: error.kind, processorAttempts: attemptNumber },
-    known,
-  );
-  if (error.kind === 'declined') return { status: 201, body: { data: toRefundResource(saved) } };
-  throw connectorApiError(error);
 }
 
 /**

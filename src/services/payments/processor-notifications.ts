@@ -17,7 +17,7 @@ import {
 } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { canRefundTransition } from '../../domain/refund-state.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
 import { settleRefund } from './create-refund.ts';
 import { callConnector, connectorFor } from './processor.ts';
@@ -40,10 +40,10 @@ export async function receiveProcessorNotification(
     .from(paymentMethods)
     .where(and(eq(paymentMethods.id, paymentMethodId), eq(paymentMethods.environment, deps.environment)))
     .get();
-  if (!method || method.secretsCiphertext === null) throw new ApiError('payment_method_not_found');
+  if (!method || method.secretsCiphertext === null) throw new ServiceError('payment_method_not_found');
   const { version, ctx } = await connectorFor(deps, method);
   const parsed = await callConnector(() => version.adapter.parseNotification(ctx, input));
-  if (!parsed.ok) throw new ApiError('unauthorized', 'The notification could not be verified.');
+  if (!parsed.ok) throw new ServiceError('unauthorized', 'The notification could not be verified.');
   return applyNotification(deps, method, version, ctx, parsed.value);
 }
 

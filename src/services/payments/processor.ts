@@ -2,7 +2,7 @@ import { findConnectorVersion } from '../../connectors/registry.ts';
 import { ConnectorError, type ConnectorContext, type ConnectorVersion } from '../../connectors/types.ts';
 import type { PaymentMethodRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import { openSecrets } from '../payment-methods/secrets.ts';
 
 /** Builds the connector call for a method: its version's adapter and the freshly decrypted secrets. */
@@ -13,7 +13,7 @@ export async function connectorFor(
 ) {
   const version = findConnectorVersion(method.connectorVersionId);
   if (!version)
-    throw new ApiError(
+    throw new ServiceError(
       'connector_configuration_invalid',
       'The payment method’s connector version is no longer available.',
     );
@@ -41,21 +41,24 @@ export async function callConnector<T>(fn: () => Promise<T>): Promise<ConnectorC
 }
 
 /** The public error for a processor failure; the processor's own code is kept, its payload never is. */
-export function connectorApiError(error: ConnectorError): ApiError {
+export function connectorApiError(error: ConnectorError): ServiceError {
   const details = error.processorCode ? { processor_code: error.processorCode } : {};
   switch (error.kind) {
     case 'declined':
-      return new ApiError('processor_declined', undefined, { details });
+      return new ServiceError('processor_declined', undefined, { details });
     case 'timeout':
-      return new ApiError('processor_timeout', undefined, { details });
+      return new ServiceError('processor_timeout', undefined, { details });
     case 'unavailable':
-      return new ApiError('processor_unavailable', undefined, { details });
+      return new ServiceError('processor_unavailable', undefined, { details });
     case 'not_found':
-      return new ApiError('processor_unavailable', 'The processor does not know this operation yet.', { details });
+      return new ServiceError('processor_unavailable', 'The processor does not know this operation yet.', { details });
     case 'configuration_invalid':
     case 'invalid_notification':
-      return new ApiError('connector_configuration_invalid', undefined, { details });
+      return new ServiceError('connector_configuration_invalid', undefined, { details });
   }
 }
 
 export type { ConnectorVersion };
+
+/** A method's connector with its secrets open, for one operation. */
+export type MethodConnector = Awaited<ReturnType<typeof connectorFor>>;

@@ -21,7 +21,7 @@ import {
   type TransitionGuards,
 } from '../../domain/payment-state.ts';
 import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/types.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
@@ -279,5 +279,5 @@ export async function mutatePayment<T>(
   }
   // Nothing of this change was written (every try lost its compare-and-set), and a retryable error is
   // never the idempotent result: the same request again resumes where this one stood.
-  throw new ApiError('concurrent_update', undefined, { details: {} });
+  throw new ServiceError('concurrent_update', undefined, { details: {} });
 }

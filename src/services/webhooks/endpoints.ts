@@ -18,7 +18,7 @@ import {
 } from '../../domain/webhook-endpoints.ts';
 import { generateWebhookSecret } from '../../domain/webhook-signature.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
-import { ApiError, invalidRequest } from '../../lib/errors.ts';
+import { ServiceError, invalidRequest } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { log } from '../../lib/log.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
@@ -101,7 +101,7 @@ export async function createEndpoint(deps: Deps, ownerId: string, input: NewEndp
   const underLimit = sql`(select count(*) from ${webhookEndpoints} where ${webhookEndpoints.ownerId} = ${ownerId} and ${webhookEndpoints.environment} = ${environment}) < ${MAX_ENDPOINTS_PER_OWNER}`;
   const inserted = await insertRowIf(db, webhookEndpoints, row, underLimit).run();
   if (inserted.meta.changes !== 1) {
-    throw new ApiError(
+    throw new ServiceError(
       'webhook_endpoint_limit_reached',
       `At most ${MAX_ENDPOINTS_PER_OWNER} webhook endpoints per user and environment; delete one first.`,
       {

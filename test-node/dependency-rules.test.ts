@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The layering rules of .dependency-cruiser.cjs (README, "Project layout") hold on the tree (`npm run
+ * lint`); here each is shown to bite: a tree seeded with one violation fails, the same tree without it
+ * passes. The seeded trees live in a temporary folder, never in src/.
+ */
+const root = resolve(import.meta.dirname, '..');
+const depcruise = join(root, 'node_modules', '.bin', 'depcruise');
+let dir: string;
+
+async function cruise(files: Record<string, string>): Promise<{ ok: boolean; output: string }> {
+  const tree = await mkdtemp(join(dir, 'tree-'));
+  await copyFile(join(root, '.dependency-cruiser.cjs'), join(tree, '.dependency-cruiser.cjs'));
+  await copyFile(join(root, 'tsconfig.json'), join(tree, 'tsconfig.json'));
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(tree, path)), { recursive: true });
+    await writeFile(join(tree, path), text);
+  }
+  try {
+    const { stdout } = await promisify(execFile)(depcruise, ['src', '--config', '.dependency-cruiser.cjs'], {
+      cwd: tree,
+    });
+    return { ok: true, output: stdout };
+  } catch (error) {
+    return { ok: false, output: String((error as { stdout?: string }).stdout ?? error) };
+  }
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'dependency-rules-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('dependency rules', () => {
+  const http = { 'src/http/errors.ts': 'export const HTTP_STATUS = {};\n' };
+
+  it('services never import the HTTP layer', async () => {
+    const clean = await cruise({ ...http, 'src/services/payments/ok.ts': 'export const ok = 1;\n' });
+    expect(clean.ok, clean.output).toBe(true);
+    const seeded = await cruise({
+      ...http,
+      'src/services/payments/seeded.ts':
+        "import { HTTP_STATUS } from '../../http/errors.ts';\nexport const s = HTTP_STATUS;\n",
+    });
+    expect(seeded.ok).toBe(false);
+    expect(seeded.output).toContain('services-speak-the-domain');
+  });
+
+  it('the domain imports only the domain and lib', async () => {
+    const seeded = await cruise({
+      'src/services/x.ts': 'export const x = 1;\n',
+      'src/domain/seeded.ts': "import { x } from '../services/x.ts';\nexport const s = x;\n",
+    });
+    expect(seeded.ok).toBe(false);
+    expect(seeded.output).toContain('domain-is-pure');
+  });
+});
