@@ -22,7 +22,8 @@ module.exports = {
     },
     {
       name: 'services-speak-the-domain',
-      comment: 'Services, the idempotency runner, jobs, queues, the database layer and connectors return results and throw ServiceErrors; only the HTTP edge (routes/, middleware/, http/, lib/openapi.ts, app.ts) knows statuses, headers and the error envelope.',
+      comment:
+        'Services, the idempotency runner, jobs, queues, the database layer and connectors return results and throw ServiceErrors; only the HTTP edge (routes/, middleware/, http/, lib/openapi.ts, app.ts) knows statuses, headers and the error envelope.',
       severity: 'error',
       from: { path: '^src/(services|domain|connectors|durable-objects|jobs|queues|db)/' },
       to: { path: '^src/(routes|middleware|http)/|^src/lib/openapi\\.ts$|^src/app\\.ts$' },

@@ -1,4 +1,5 @@
 import { createDb, type Db } from './db/client.ts';
+import type { D1Handle } from './db/prepared.ts';
 import { parseKeyRing, type KeyRing } from './domain/credential-crypto.ts';
 import type { Environment } from './domain/environment.ts';
 import { allowsInsecureLocalWebhooks } from './domain/webhook-url.ts';
@@ -13,6 +14,8 @@ import type { Env, WebhookMessage } from './env.ts';
  */
 export interface Deps {
   db: Db;
+  /** The raw binding behind `db` (the database, or this invocation's session of it), for the prepared hot reads. */
+  d1: D1Handle;
   /** Set when `db` reads through a D1 session (read replication): its bookmark after the queries ran. */
   d1Session?: D1DatabaseSession;
   environment: Environment;
@@ -39,8 +42,8 @@ export interface DepsOptions {
 export function createDeps(env: Env, options: DepsOptions = {}): Deps {
   const d1Session = options.d1Session !== undefined ? env.DB.withSession(options.d1Session) : undefined;
   return {
-    // A session answers `prepare` and `batch` as the database does, which is all Drizzle's reads use.
-    db: d1Session ? createDb({ DB: d1Session as unknown as D1Database }) : createDb(env),
+    db: createDb(d1Session ?? env.DB),
+    d1: d1Session ?? env.DB,
     ...(d1Session ? { d1Session } : {}),
     environment: env.ENVIRONMENT,
     get keyRing() {

@@ -1,5 +1,7 @@
 import type { z } from '@hono/zod-openapi';
-import type { Environment } from '../env.ts';
+import type { Environment } from '../domain/environment.ts';
+import type { PaymentStatus, RefundedPaymentStatus } from '../domain/payment-state.ts';
+import type { RefundStatus } from '../domain/refund-state.ts';
 
 /**
  * The connector interface. A connector version describes what a processor integration offers (channel,
@@ -18,19 +20,13 @@ export type Capability = 'payments' | 'refunds' | 'cancellations';
 export const CAPABILITIES = ['payments', 'refunds', 'cancellations'] as const satisfies readonly Capability[];
 
 /**
- * Our payment statuses a processor can report. `partially_refunded`/`refunded` are derived by the core.
- * `charged_back`: the payer's bank took an approved payment's money back (a chargeback).
+ * Our payment statuses a processor can report: all but `created` (ours before the processor is asked) and
+ * the refund statuses (derived by the core from the refund ledger), plus `charged_back`: the payer's bank
+ * took an approved payment's money back (a chargeback; not a status of ours, docs/states.md).
  */
-export type ProcessorPaymentStatus =
-  | 'pending'
-  | 'processing'
-  | 'approved'
-  | 'declined'
-  | 'failed'
-  | 'expired'
-  | 'canceled'
-  | 'charged_back';
-export type ProcessorRefundStatus = 'pending' | 'processing' | 'approved' | 'declined' | 'failed';
+export type ProcessorPaymentStatus = Exclude<PaymentStatus, 'created' | RefundedPaymentStatus> | 'charged_back';
+/** Our refund statuses a processor can report: all but `created`. */
+export type ProcessorRefundStatus = Exclude<RefundStatus, 'created'>;
 
 export interface Money {
   /** Integer minor units (cents; CLP has none). */
@@ -170,13 +166,14 @@ export interface InboundNotification {
  * What a verified notification says. `trusted: false` means the processor sent it unsigned (some
  * processors document such cases): the core must re-fetch the resource instead of believing the body.
  */
-export interface ProcessorNotification {
+export type ProcessorNotification = {
   eventId: string;
-  resource: 'payment' | 'refund';
   processorReference: string;
-  status: ProcessorPaymentStatus | ProcessorRefundStatus | null;
   trusted: boolean;
-}
+} & (
+  | { resource: 'payment'; status: ProcessorPaymentStatus | null }
+  | { resource: 'refund'; status: ProcessorRefundStatus | null }
+);
 
 /** `not_found`: the processor has no such payment or refund (only from the lookups). */
 export type ConnectorErrorKind =

@@ -1,5 +1,11 @@
 import type { z } from '@hono/zod-openapi';
-import { ConnectorError, type ConnectorAdapter, type ConnectorContext, type ConnectorVersion } from './types.ts';
+import {
+  CAPABILITIES,
+  ConnectorError,
+  type ConnectorAdapter,
+  type ConnectorContext,
+  type ConnectorVersion,
+} from './types.ts';
 
 /**
  * Credentials are checked against the version's schema when a method is created, then sealed; what is
@@ -48,4 +54,18 @@ function withParsedCredentials<Credentials, Configuration>(
 /** A connector version as published: its adapter parses the decrypted credentials before every call. */
 export function defineVersion(version: ConnectorVersion): ConnectorVersion {
   return { ...version, adapter: withParsedCredentials(version.credentialsSchema, version.adapter) };
+}
+
+/**
+ * What the versions of one provider share: the first published version, with every capability and the
+ * provider's credentials. Each connector spreads it into its versions, so it is written here once.
+ */
+export function firstPublishedVersion(provider: string, credentialsSchema: z.ZodType) {
+  return {
+    provider,
+    version: '1',
+    status: 'published' as const,
+    capabilities: [...CAPABILITIES],
+    credentialsSchema,
+  };
 }

@@ -1,6 +1,7 @@
-import { count, desc, gte, lt, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
+import type { OwnerScope } from '../domain/caller.ts';
 import type { Db } from './client.ts';
 
 /**
@@ -64,3 +65,27 @@ export const inCreatedRange = (column: SQLiteColumn, range: CreatedRange) => [
   range.createdFrom !== undefined ? gte(column, range.createdFrom) : undefined,
   range.createdBefore !== undefined ? lt(column, range.createdBefore) : undefined,
 ];
+
+type OwnedListTable = ListedTable & { ownerId: SQLiteColumn; environment: SQLiteColumn };
+
+/**
+ * The filtered lists of an owner (payments, events): its rows of `table` in its environment, each filter
+ * given as `[column, value]` applied when the value is set, within the created range, newest first. Every
+ * combination is served by an index that starts with the owner and environment (db/schema).
+ */
+export function ownedListStatements<T extends OwnedListTable>(
+  db: Db,
+  table: T,
+  scope: OwnerScope,
+  filters: readonly (readonly [SQLiteColumn, string | undefined])[],
+  range: CreatedRange,
+  page: Page,
+): PageStatements<T['$inferSelect']> {
+  const where = and(
+    eq(table.ownerId, scope.ownerId),
+    eq(table.environment, scope.environment),
+    ...filters.map(([column, value]) => (value === undefined ? undefined : eq(column, value))),
+    ...inCreatedRange(table.createdAt, range),
+  );
+  return newestFirstPage(db, table, where, page);
+}

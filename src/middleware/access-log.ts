@@ -31,11 +31,20 @@ export const accessLog: MiddlewareHandler<AppEnv> = async (c, next) => {
   });
 };
 
+/** Hono's route paths as the description writes them, converted once per route and isolate. */
+const described = new Map<string, string>();
+
 /** The matched operation's path as the description writes it (`/v1/payments/{payment_id}`); null when no route matched. */
 function routePattern(c: Context<AppEnv>): string | null {
   // Middleware registered with `use` matches every method (`ALL`); the operation is the last route of this method.
-  const route = matchedRoutes(c)
-    .filter((r) => r.method !== 'ALL')
-    .at(-1);
-  return route ? route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}') : null;
+  const routes = matchedRoutes(c);
+  let path: string | undefined;
+  for (const route of routes) if (route.method !== 'ALL') path = route.path;
+  if (path === undefined) return null;
+  let pattern = described.get(path);
+  if (pattern === undefined) {
+    pattern = path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    described.set(path, pattern);
+  }
+  return pattern;
 }

@@ -10,7 +10,8 @@ import { newId } from '../lib/ids.ts';
 import { openSecrets } from './payment-methods/secrets.ts';
 import { loadPaymentMethod } from './payment-methods/store.ts';
 import { receiveProcessorNotification } from './payments/processor-notifications.ts';
-import { findPayment, type PaymentOwnerScope } from './payments/store.ts';
+import type { OwnerScope } from '../domain/caller.ts';
+import { findPayment } from './payments/store.ts';
 
 /** What each test-helper action makes the sandbox report. */
 const SANDBOX_STATUS = {
@@ -27,7 +28,7 @@ const SANDBOX_STATUS = {
  */
 export async function simulateSandboxNotification(
   deps: Deps,
-  scope: PaymentOwnerScope,
+  scope: OwnerScope,
   paymentId: string,
   action: keyof typeof SANDBOX_STATUS,
   url: string,

@@ -5,7 +5,7 @@ import { webhookEndpoints } from '../../src/db/schema/index.ts';
 import { createDeps } from '../../src/deps.ts';
 import { MAX_ENDPOINTS_PER_OWNER } from '../../src/domain/webhook-endpoints.ts';
 import { newId } from '../../src/lib/ids.ts';
-import { pingEndpoint } from '../../src/services/webhooks/endpoints.ts';
+import { pingEndpoint } from '../../src/services/webhooks/endpoints/ping.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { allowSecretIn } from '../helpers/leak-scan.ts';
 import {

@@ -4,14 +4,13 @@ import type {
   Channel,
   ConnectorAdapter,
   ConnectorContext,
-  ConnectorVersion,
   PaymentOutcome,
   ProcessorNotification,
   RefundOutcome,
   TerminalState,
 } from '../types.ts';
 import { ConnectorError } from '../types.ts';
-import { defineVersion } from '../version.ts';
+import { defineVersion, firstPublishedVersion } from '../version.ts';
 import { sendRequest } from '../http.ts';
 import type { RefundRequest } from 'mercadopago/dist/clients/order/refund/types';
 import {
@@ -476,14 +475,7 @@ async function voidOrder(ctx: Ctx, order: MercadoPagoOrder, ourKey: string): Pro
   );
 }
 
-const common = {
-  provider: 'mercadopago',
-  version: '1',
-  status: 'published' as const,
-  capabilities: ['payments', 'refunds', 'cancellations'] as ConnectorVersion['capabilities'],
-  currencies: MERCADOPAGO_CURRENCIES,
-  credentialsSchema: MercadoPagoCredentials,
-};
+const common = { ...firstPublishedVersion('mercadopago', MercadoPagoCredentials), currencies: MERCADOPAGO_CURRENCIES };
 
 export const mercadoPagoQrV1 = defineVersion({
   ...common,

@@ -1,16 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { bytesToHex, hmacSha256, sha256Hex, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import { DisplayConfiguration, displayFor } from '../display.ts';
-import type {
-  Channel,
-  ConnectorAdapter,
-  ConnectorContext,
-  ConnectorVersion,
-  ProcessorNotification,
-  TerminalState,
-} from '../types.ts';
+import type { Channel, ConnectorAdapter, ConnectorContext, ProcessorNotification, TerminalState } from '../types.ts';
 import { ConnectorError, TerminalUnavailableError } from '../types.ts';
-import { defineVersion } from '../version.ts';
+import { defineVersion, firstPublishedVersion } from '../version.ts';
 import {
   sandboxPaymentAnswer,
   sandboxPaymentStatus,
@@ -74,12 +67,19 @@ const SandboxQrConfiguration = z.strictObject({
 /** Header carrying the sandbox's notification signature: hex HMAC-SHA256 of the raw body keyed by `api_key`. */
 export const SANDBOX_SIGNATURE_HEADER = 'sandbox-signature';
 
-export const SandboxNotificationBody = z.object({
-  id: z.string().min(1).max(128),
-  resource: z.enum(['payment', 'refund']),
-  reference: z.string().min(1).max(128),
-  status: z.enum(['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back']),
-});
+const notified = { id: z.string().min(1).max(128), reference: z.string().min(1).max(128) };
+export const SandboxNotificationBody = z.discriminatedUnion('resource', [
+  z.object({
+    ...notified,
+    resource: z.literal('payment'),
+    status: z.enum(['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back']),
+  }),
+  z.object({
+    ...notified,
+    resource: z.literal('refund'),
+    status: z.enum(['pending', 'processing', 'approved', 'declined', 'failed']),
+  }),
+]);
 export type SandboxNotificationBody = z.infer<typeof SandboxNotificationBody>;
 
 export async function signSandboxNotification(credentials: SandboxCredentials, rawBody: string): Promise<string> {
@@ -194,13 +194,11 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
       } catch {
         throw new ConnectorError('invalid_notification', 'The notification body is not understood.');
       }
-      return {
-        eventId: body.id,
-        resource: body.resource,
-        processorReference: body.reference,
-        status: body.status,
-        trusted: true,
-      };
+      const about =
+        body.resource === 'payment'
+          ? { resource: body.resource, status: body.status }
+          : { resource: body.resource, status: body.status };
+      return { eventId: body.id, processorReference: body.reference, trusted: true, ...about };
     },
     ...(channel === 'pos'
       ? {
@@ -213,14 +211,7 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
   };
 }
 
-const common = {
-  provider: 'sandbox',
-  version: '1',
-  status: 'published' as const,
-  capabilities: ['payments', 'refunds', 'cancellations'] as ConnectorVersion['capabilities'],
-  currencies: SANDBOX_CURRENCIES,
-  credentialsSchema: SandboxCredentials,
-};
+const common = { ...firstPublishedVersion('sandbox', SandboxCredentials), currencies: SANDBOX_CURRENCIES };
 
 export const sandboxPosV1 = defineVersion({
   ...common,

@@ -7,7 +7,6 @@ import type {
   Channel,
   ConnectorAdapter,
   ConnectorContext,
-  ConnectorVersion,
   CreatePaymentInput,
   PaymentOutcome,
   ProcessorNotification,
@@ -15,7 +14,7 @@ import type {
   TerminalState,
 } from '../types.ts';
 import { ConnectorError } from '../types.ts';
-import { defineVersion } from '../version.ts';
+import { defineVersion, firstPublishedVersion } from '../version.ts';
 import { sendRequest } from '../http.ts';
 import {
   StripeDispute,
@@ -698,13 +697,7 @@ function stripeAdapter(
   };
 }
 
-const common = {
-  provider: 'stripe',
-  version: '1',
-  status: 'published' as const,
-  capabilities: ['payments', 'refunds', 'cancellations'] as ConnectorVersion['capabilities'],
-  credentialsSchema: StripeCredentials,
-};
+const common = firstPublishedVersion('stripe', StripeCredentials);
 
 export const stripePosV1 = defineVersion({
   ...common,

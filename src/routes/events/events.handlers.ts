@@ -1,3 +1,4 @@
+import { ownerScopeOf } from '../../domain/caller.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { fromIso } from '../../lib/time.ts';
@@ -21,7 +22,7 @@ export const listEvents: AppRouteHandler<typeof routes.listEvents> = async (c) =
     createdBefore: created_lt === undefined ? undefined : fromIso(created_lt),
   };
   const deps = c.get('deps');
-  const scope = { ownerId: c.get('auth').ownerId, environment: deps.environment };
+  const scope = ownerScopeOf(c.get('auth'), deps.environment);
   const { rows, total } = await listOwnEvents(deps, scope, filters, { limit, offset });
   return c.json({ data: rows.map(webhookBodyOf), pagination: { limit, offset, total } }, 200);
 };
@@ -30,7 +31,7 @@ export const listPaymentEvents: AppRouteHandler<typeof routes.listPaymentEvents>
   const deps = c.get('deps');
   const payment = await findPayment(
     deps,
-    { ownerId: c.get('auth').ownerId, environment: deps.environment },
+    ownerScopeOf(c.get('auth'), deps.environment),
     c.req.valid('param').payment_id,
   );
   if (!payment) throw new ServiceError('payment_not_found');
@@ -42,11 +43,7 @@ export const listPaymentEvents: AppRouteHandler<typeof routes.listPaymentEvents>
 export const redeliverPaymentEvent: AppRouteHandler<typeof routes.redeliverPaymentEvent> = async (c) => {
   const deps = c.get('deps');
   const { payment_id, event_id } = c.req.valid('param');
-  const payment = await findPayment(
-    deps,
-    { ownerId: c.get('auth').ownerId, environment: deps.environment },
-    payment_id,
-  );
+  const payment = await findPayment(deps, ownerScopeOf(c.get('auth'), deps.environment), payment_id);
   if (!payment) throw new ServiceError('payment_not_found');
   const event = await findEventOfPayment(deps, payment.id, event_id);
   if (!event) throw new ServiceError('payment_not_found', 'No such event for this payment.');

@@ -1,3 +1,4 @@
+import { ownerScopeOf } from '../../domain/caller.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { simulateSandboxNotification } from '../../services/test-helpers.ts';
@@ -12,7 +13,7 @@ export const simulateProcessorNotification: AppRouteHandler<typeof routes.simula
   const { payment_id, action } = c.req.valid('param');
   const payment = await simulateSandboxNotification(
     deps,
-    { ownerId: c.get('auth').ownerId, environment: deps.environment },
+    ownerScopeOf(c.get('auth'), deps.environment),
     payment_id,
     action,
     c.req.url,

@@ -4,7 +4,9 @@ import { ServiceError } from '../../lib/errors.ts';
 import type { AppEnv, AppRouteHandler } from '../../lib/openapi.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
 import { resolveOwner } from '../../services/owners.ts';
-import * as endpoints from '../../services/webhooks/endpoints.ts';
+import { pingEndpoint } from '../../services/webhooks/endpoints/ping.ts';
+import { rotateEndpointSecret } from '../../services/webhooks/endpoints/secrets.ts';
+import * as endpoints from '../../services/webhooks/endpoints/store.ts';
 import type { WebhookSecrets } from '../../services/webhooks/secrets.ts';
 import type * as routes from './webhook-endpoints.routes.ts';
 
@@ -51,7 +53,7 @@ export const deleteWebhookEndpoint: AppRouteHandler<typeof routes.deleteWebhookE
 
 export const rotateWebhookEndpointSecret: AppRouteHandler<typeof routes.rotateWebhookEndpointSecret> = async (c) => {
   const row = await visibleEndpoint(c, c.req.valid('param').webhook_endpoint_id);
-  const rotated = await endpoints.rotateEndpointSecret(c.get('deps'), row);
+  const rotated = await rotateEndpointSecret(c.get('deps'), row);
   if (!rotated) throw new ServiceError('webhook_endpoint_not_found');
   return c.json({ data: withSecret(rotated.row, rotated.secrets) }, 200);
 };
@@ -59,7 +61,7 @@ export const rotateWebhookEndpointSecret: AppRouteHandler<typeof routes.rotateWe
 export const testWebhookEndpoint: AppRouteHandler<typeof routes.testWebhookEndpoint> = async (c) => {
   const row = await visibleEndpoint(c, c.req.valid('param').webhook_endpoint_id);
   const now = Date.now();
-  const { id, attempt } = await endpoints.pingEndpoint(c.get('deps'), row, now);
+  const { id, attempt } = await pingEndpoint(c.get('deps'), row, now);
   return c.json(
     {
       data: {

@@ -6,7 +6,6 @@ import type {
   PaymentAction,
   ProcessorNotification,
   ProcessorPaymentStatus,
-  ProcessorRefundStatus,
 } from '../../connectors/types.ts';
 import {
   paymentMethods,
@@ -91,7 +90,7 @@ async function applyPaymentNotification(
   method: PaymentMethodRow,
   version: ConnectorVersion,
   ctx: ConnectorContext,
-  notification: ProcessorNotification,
+  notification: ProcessorNotification & { resource: 'payment' },
 ): Promise<NotificationOutcome> {
   const payment = await deps.db
     .select()
@@ -102,7 +101,7 @@ async function applyPaymentNotification(
     .get();
   if (!payment) return 'unknown_resource';
   let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null =
-    notification.status === null ? null : { status: notification.status as ProcessorPaymentStatus };
+    notification.status === null ? null : { status: notification.status };
   if (!notification.trusted || account === null) {
     // An unsigned or content-free notification: ask the processor instead of believing the body.
     const read = await callConnector(() =>
@@ -129,7 +128,7 @@ async function applyRefundNotification(
   method: PaymentMethodRow,
   version: ConnectorVersion,
   ctx: ConnectorContext,
-  notification: ProcessorNotification,
+  notification: ProcessorNotification & { resource: 'refund' },
 ): Promise<NotificationOutcome> {
   const found = await deps.db
     .select({ refund: refunds, payment: payments })
@@ -140,7 +139,7 @@ async function applyRefundNotification(
     )
     .get();
   if (!found) return 'unknown_resource';
-  let status = notification.status as ProcessorRefundStatus | null;
+  let status = notification.status;
   if (!notification.trusted || status === null) {
     const read = await callConnector(() =>
       version.adapter.getRefund(ctx, {

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import {
   fetchPage,
-  inCreatedRange,
+  ownedListStatements,
   newestFirstPage,
   type CreatedRange,
   type Page,
@@ -10,7 +10,7 @@ import {
 import { payments, refunds, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import type { PaymentStatus } from '../../domain/payment-state.ts';
-import type { PaymentOwnerScope } from './store.ts';
+import type { OwnerScope } from '../../domain/caller.ts';
 
 /**
  * The merchant's read side of payments and refunds: lists and lookups, always within the caller's owner
@@ -26,26 +26,24 @@ export interface PaymentFilters extends CreatedRange {
 /** The statements of a page of payments; exported so a test can explain their query plans. */
 export function paymentListStatements(
   { db }: Deps,
-  scope: PaymentOwnerScope,
+  scope: OwnerScope,
   filters: PaymentFilters,
   page: Page,
 ): PageStatements<PaymentRow> {
-  const where = and(
-    eq(payments.ownerId, scope.ownerId),
-    eq(payments.environment, scope.environment),
-    filters.externalReference !== undefined ? eq(payments.externalReference, filters.externalReference) : undefined,
-    filters.status !== undefined ? eq(payments.status, filters.status) : undefined,
-    filters.paymentMethodId !== undefined ? eq(payments.paymentMethodId, filters.paymentMethodId) : undefined,
-    ...inCreatedRange(payments.createdAt, filters),
-  );
-  return newestFirstPage(db, payments, where, page);
+  const { externalReference, status, paymentMethodId } = filters;
+  const columns = [
+    [payments.externalReference, externalReference],
+    [payments.status, status],
+    [payments.paymentMethodId, paymentMethodId],
+  ] as const;
+  return ownedListStatements(db, payments, scope, columns, filters, page);
 }
 
-export function listPayments(deps: Deps, scope: PaymentOwnerScope, filters: PaymentFilters, page: Page) {
+export function listPayments(deps: Deps, scope: OwnerScope, filters: PaymentFilters, page: Page) {
   return fetchPage(deps.db, paymentListStatements(deps, scope, filters, page));
 }
 
-const ownedPayment = ({ db }: Deps, scope: PaymentOwnerScope, paymentId: string) =>
+const ownedPayment = ({ db }: Deps, scope: OwnerScope, paymentId: string) =>
   db
     .select({ id: payments.id })
     .from(payments)
@@ -54,7 +52,7 @@ const ownedPayment = ({ db }: Deps, scope: PaymentOwnerScope, paymentId: string)
     );
 
 /** The refunds of the statements' payment, kept to its owner too (refunds carry `owner_id`). */
-const refundsOf = (scope: PaymentOwnerScope, paymentId: string) =>
+const refundsOf = (scope: OwnerScope, paymentId: string) =>
   and(eq(refunds.paymentId, paymentId), eq(refunds.ownerId, scope.ownerId));
 
 /**
@@ -63,7 +61,7 @@ const refundsOf = (scope: PaymentOwnerScope, paymentId: string) =>
  */
 export async function listRefunds(
   deps: Deps,
-  scope: PaymentOwnerScope,
+  scope: OwnerScope,
   paymentId: string,
   page: Page,
 ): Promise<{ rows: RefundRow[]; total: number } | null> {
@@ -81,7 +79,7 @@ export async function listRefunds(
 /** One refund of the caller's payment: `paymentFound` false when the payment is not the caller's, `refund` null when it has no such refund. */
 export async function findRefund(
   deps: Deps,
-  scope: PaymentOwnerScope,
+  scope: OwnerScope,
   paymentId: string,
   refundId: string,
 ): Promise<{ paymentFound: boolean; refund: RefundRow | null }> {

@@ -9,8 +9,9 @@ import {
   type PaymentRow,
   type RefundRow,
 } from '../../db/schema/index.ts';
+import { type D1Handle, preparedSelect } from '../../db/prepared.ts';
 import type { Deps } from '../../deps.ts';
-import type { Environment } from '../../domain/environment.ts';
+import type { OwnerScope } from '../../domain/caller.ts';
 import {
   actionEventType,
   applyTransition,
@@ -25,23 +26,27 @@ import { ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
-import { endpointDeliveriesStatement } from '../webhooks/endpoints.ts';
+import { endpointDeliveriesStatement } from '../webhooks/endpoints/deliveries.ts';
 import { enqueueDeliveries, pendingDeliveryOf, type PendingDelivery } from '../webhooks/enqueue.ts';
 import { toPaymentResource } from './resources.ts';
 
 /** Reads and compare-and-set writes of payments; see the `version` column in db/schema/payments.ts. */
 
-export interface PaymentOwnerScope {
-  ownerId: string;
-  environment: Environment;
-}
+// The hot reads: built once per isolate (db/prepared.ts), bound per request.
+const ownedPayment = preparedSelect(
+  payments,
+  and(
+    eq(payments.id, sql.placeholder('id')),
+    eq(payments.ownerId, sql.placeholder('owner')),
+    eq(payments.environment, sql.placeholder('environment')),
+  )!,
+);
+const paymentById = preparedSelect(payments, eq(payments.id, sql.placeholder('id')));
+const ledgerOf = preparedSelect(refunds, eq(refunds.paymentId, sql.placeholder('id')), [asc(refunds.createdAt)]);
 
-export function findPayment({ db }: Deps, scope: PaymentOwnerScope, id: string) {
-  return db
-    .select()
-    .from(payments)
-    .where(and(eq(payments.id, id), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment)))
-    .get();
+export async function findPayment({ d1 }: Deps, scope: OwnerScope, id: string): Promise<PaymentRow | undefined> {
+  const raw = await ownedPayment.bind(d1, id, scope.ownerId, scope.environment).first<Record<string, unknown>>();
+  return raw ? ownedPayment.decode(raw) : undefined;
 }
 
 /** The payment holding `externalReference` in a reference scope (unique: payments_reference_idx). */
@@ -64,38 +69,28 @@ export function findPaymentByReference(
 }
 
 /** `findPayment` with the payment's refund ledger, in one round trip (null when not the caller's). */
-export async function findPaymentWithRefunds(
-  { db }: Deps,
-  scope: PaymentOwnerScope,
-  id: string,
-): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
-  const [paymentRows, refundRows] = await db.batch([
-    db
-      .select()
-      .from(payments)
-      .where(
-        and(eq(payments.id, id), eq(payments.ownerId, scope.ownerId), eq(payments.environment, scope.environment)),
-      ),
-    db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt)),
-  ]);
-  const payment = paymentRows[0];
-  return payment ? { payment, refunds: refundRows } : null;
+export function findPaymentWithRefunds({ d1 }: Deps, scope: OwnerScope, id: string) {
+  return withLedger(d1, ownedPayment.bind(d1, id, scope.ownerId, scope.environment), id);
 }
 
 export function loadPayment({ db }: Deps, id: string) {
   return db.select().from(payments).where(eq(payments.id, id)).get();
 }
 
-export async function loadPaymentWithRefunds(
-  { db }: Deps,
+/** The payment by id alone, with its ledger (for the compare-and-set loop: the caller checked the owner). */
+export function loadPaymentWithRefunds({ d1 }: Deps, id: string) {
+  return withLedger(d1, paymentById.bind(d1, id), id);
+}
+
+async function withLedger(
+  d1: D1Handle,
+  payment: D1PreparedStatement,
   id: string,
 ): Promise<{ payment: PaymentRow; refunds: RefundRow[] } | null> {
-  const [paymentRows, refundRows] = await db.batch([
-    db.select().from(payments).where(eq(payments.id, id)),
-    db.select().from(refunds).where(eq(refunds.paymentId, id)).orderBy(asc(refunds.createdAt)),
-  ]);
-  const payment = paymentRows[0];
-  return payment ? { payment, refunds: refundRows } : null;
+  const [paymentRows, refundRows] = await d1.batch<Record<string, unknown>>([payment, ledgerOf.bind(d1, id)]);
+  const raw = paymentRows?.results[0];
+  if (!raw) return null;
+  return { payment: ownedPayment.decode(raw), refunds: (refundRows?.results ?? []).map(ledgerOf.decode) };
 }
 
 /** SQL condition true only while the payment is at `version`: ties companion writes to the CAS. */

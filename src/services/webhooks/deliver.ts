@@ -1,10 +1,13 @@
+import { ownerScopeOf } from '../../domain/caller.ts';
 import { and, eq } from 'drizzle-orm';
 import { paymentEvents, webhookDeliveries, webhookDeliveryAttempts } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
 import { nextAttemptAt } from '../../domain/webhook-schedule.ts';
 import { newId } from '../../lib/ids.ts';
-import { endpointHealthStatements, endpointSecrets, findDeliveryEndpoint, logAutoDisabled } from './endpoints.ts';
+import { endpointHealthStatements, logAutoDisabled } from './endpoints/health.ts';
+import { endpointSecrets } from './endpoints/secrets.ts';
+import { findDeliveryEndpoint } from './endpoints/store.ts';
 import { signingList, signingSecrets } from './secrets.ts';
 import { postSignedWebhook } from './send.ts';
 
@@ -46,7 +49,7 @@ export async function deliverEvent(
   const endpoint =
     endpointId === undefined
       ? null
-      : await findDeliveryEndpoint(deps, { ownerId: delivery.ownerId, environment: event.environment }, endpointId);
+      : await findDeliveryEndpoint(deps, ownerScopeOf(delivery, event.environment), endpointId);
   if (endpoint === undefined || endpoint?.disabledAt != null) {
     // Closed without an attempt: nothing more goes to a deleted or disabled endpoint.
     await db

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import {
   fetchPage,
-  inCreatedRange,
+  ownedListStatements,
   newestFirstPage,
   type CreatedRange,
   type Page,
@@ -20,7 +20,7 @@ import type { PaymentEventType } from '../../domain/payment-state.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
 import type { PaymentResource } from '../payments/resources.ts';
-import type { PaymentOwnerScope } from '../payments/store.ts';
+import type { OwnerScope } from '../../domain/caller.ts';
 import { enqueueDeliveries, pendingDeliveryOf } from './enqueue.ts';
 
 /**
@@ -46,21 +46,18 @@ export interface EventFilters extends CreatedRange {
 /** The statements of a page of the owner's events; exported so a test can explain their query plans. */
 export function eventListStatements(
   { db }: Deps,
-  scope: PaymentOwnerScope,
+  scope: OwnerScope,
   filters: EventFilters,
   page: Page,
 ): PageStatements<PaymentEventRow> {
-  const where = and(
-    eq(paymentEvents.ownerId, scope.ownerId),
-    eq(paymentEvents.environment, scope.environment),
-    filters.type !== undefined ? eq(paymentEvents.type, filters.type) : undefined,
-    filters.paymentId !== undefined ? eq(paymentEvents.paymentId, filters.paymentId) : undefined,
-    ...inCreatedRange(paymentEvents.createdAt, filters),
-  );
-  return newestFirstPage(db, paymentEvents, where, page);
+  const columns = [
+    [paymentEvents.type, filters.type],
+    [paymentEvents.paymentId, filters.paymentId],
+  ] as const;
+  return ownedListStatements(db, paymentEvents, scope, columns, filters, page);
 }
 
-export function listEvents(deps: Deps, scope: PaymentOwnerScope, filters: EventFilters, page: Page) {
+export function listEvents(deps: Deps, scope: OwnerScope, filters: EventFilters, page: Page) {
   return fetchPage(deps.db, eventListStatements(deps, scope, filters, page));
 }
 
