@@ -3,7 +3,9 @@ import errorsPage from '../docs/errors.md?raw';
 import statesPage from '../docs/states.md?raw';
 import terminalChecksPage from '../docs/terminal-checks.md?raw';
 import { eventTypeFor, PAYMENT_STATUSES, PAYMENT_TRANSITIONS } from '../src/domain/payment-state.ts';
-import { REFUND_STATUSES, REFUND_TRANSITIONS } from '../src/domain/refund-state.ts';
+import { REFUND_REVERSALS, REFUND_STATUSES, REFUND_TRANSITIONS } from '../src/domain/refund-state.ts';
+import { DISPUTE_STATUSES, DISPUTE_TRANSITIONS } from '../src/domain/disputes.ts';
+import { PAYMENT_REVERSALS } from '../src/domain/reversals.ts';
 import {
   MAX_TERMINAL_CHECKS,
   nextTerminalCheck,
@@ -53,6 +55,19 @@ describe('docs/states.md', () => {
     expect(tableAfter(statesPage, '## Refund states').map((row) => row[0])).toEqual([...REFUND_STATUSES]);
     const rows = tableAfter(statesPage, '### Refund transitions');
     expect(Object.fromEntries(rows.map((row) => [row[0], list(row[1]!)]))).toEqual(REFUND_TRANSITIONS);
+  });
+
+  it('has the reversal tables of src/domain/refund-state.ts and src/domain/reversals.ts', () => {
+    const table = (heading: string) =>
+      Object.fromEntries(tableAfter(statesPage, heading).map((row) => [row[0], list(row[1]!)]));
+    expect(table('### Refund reversals')).toEqual(REFUND_REVERSALS);
+    expect(table('### Payment reversals')).toEqual(PAYMENT_REVERSALS);
+  });
+
+  it('has the dispute transition table of src/domain/disputes.ts, every status once', () => {
+    const rows = tableAfter(statesPage, '## Disputes');
+    expect(rows.map((row) => row[0])).toEqual([...DISPUTE_STATUSES]);
+    expect(Object.fromEntries(rows.map((row) => [row[0], list(row[1]!)]))).toEqual(DISPUTE_TRANSITIONS);
   });
 
   it('names the event each status sends, as the code does', () => {

@@ -1,7 +1,9 @@
 import type { z } from '@hono/zod-openapi';
+import type { DisputeReason, DisputeStatus } from '../domain/disputes.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { PaymentStatus, RefundedPaymentStatus } from '../domain/payment-state.ts';
 import type { RefundStatus } from '../domain/refund-state.ts';
+import type { RefundFailureReason } from '../domain/reversals.ts';
 
 /**
  * The connector interface. A connector version describes what a processor integration offers (channel,
@@ -113,6 +115,57 @@ export interface PaymentOutcome {
    * still pay first, in which case the payment is approved. Absent: the cancel's outcome is `status`.
    */
   cancellation?: 'requested';
+  /** What the processor kept of the collected payment (see `Settlement`); absent when nothing was collected. */
+  settlement?: Settlement | null;
+  /** Why `settlement` is null; set exactly when it is. */
+  settlementNullReason?: SettlementNullReason;
+  /**
+   * The payment's disputes as the processor reports them now, when this answer read them (`[]`: it has
+   * none); absent when it did not. Reconciliation finds with it a dispute whose notification was lost.
+   */
+  disputes?: ProcessorDispute[];
+}
+
+/**
+ * What the processor kept of an operation and when the rest is the merchant's, as it reports it. Signed
+ * as the merchant's balance moves: a payment's `net` is positive, a refund's negative, and `net` is the
+ * gross amount less `fee`. In the currency the processor settles in, which may differ from the payment's
+ * (Stripe converts to the account's currency). `availableOn`: epoch milliseconds.
+ */
+export interface Settlement {
+  fee: Money;
+  net: Money;
+  availableOn: number;
+}
+
+/**
+ * Why an outcome says `settlement: null` although the money moved:
+ * - `pending_at_processor`: collected, but the processor has not booked it yet; a later read tells.
+ * - `not_reported`: the processor's API does not report it for this operation (each NOTES.md says where).
+ * An outcome of money that did not move (a payment not collected, a refund not approved or failed) carries
+ * no `settlement` at all. A settlement once reported does not change at the processor, so the core records
+ * the first one it is given; a refund reversed later has moved nothing in the end (its settlement goes).
+ */
+export type SettlementNullReason = 'pending_at_processor' | 'not_reported';
+
+/**
+ * A dispute (an inquiry or a chargeback) of a payment, normalized (src/domain/disputes.ts has the statuses,
+ * reasons and the rules the core applies). Times are epoch milliseconds.
+ */
+export interface ProcessorDispute {
+  /** The processor's id of the dispute (Stripe `du_…`, a Mercado Pago chargeback id). */
+  processorDisputeId: string;
+  /** The `processorReference` of the disputed payment. */
+  paymentProcessorReference: string;
+  status: DisputeStatus;
+  /** In the dispute's own currency; usually the payment's amount, but a dispute may be partial. */
+  amount: Money;
+  reason: DisputeReason;
+  evidenceDueBy: number | null;
+  fundsWithdrawnAt: number | null;
+  fundsReinstatedAt: number | null;
+  /** The processor's own status word, kept for support; never in a public response. */
+  processorStatus: string;
 }
 
 export interface PaymentLookupInput {
@@ -146,6 +199,14 @@ export interface RefundOutcome {
   status: ProcessorRefundStatus;
   processorReference: string | null;
   processorStatus: string;
+  /**
+   * Why the refund failed (status `failed` or `declined`), when the processor says. An approved refund
+   * reported failed later is a reversal (`reverseRefund` in src/domain/reversals.ts).
+   */
+  failureReason?: RefundFailureReason;
+  /** As on `PaymentOutcome`: a refund's `net` is negative (the money left the merchant's balance). */
+  settlement?: Settlement | null;
+  settlementNullReason?: SettlementNullReason;
 }
 
 export interface RefundLookupInput {
@@ -171,8 +232,27 @@ export type ProcessorNotification = {
   processorReference: string;
   trusted: boolean;
 } & (
-  | { resource: 'payment'; status: ProcessorPaymentStatus | null }
-  | { resource: 'refund'; status: ProcessorRefundStatus | null }
+  | {
+      resource: 'payment';
+      status: ProcessorPaymentStatus | null;
+      /**
+       * News of one of the payment's disputes, to be believed only when `trusted` (otherwise the core reads
+       * `getPayment`'s `disputes`). `status` is then `charged_back` when the dispute is lost (the chargeback
+       * summary), else null.
+       */
+      dispute?: ProcessorDispute;
+      /**
+       * With status `approved`: the refund that fulfilled a void of this collected payment failed, so the
+       * money is back with the merchant (`reverseVoid` in src/domain/reversals.ts).
+       */
+      voidReversal?: { processorRefundReference: string; failureReason: RefundFailureReason };
+    }
+  | {
+      resource: 'refund';
+      status: ProcessorRefundStatus | null;
+      /** With status `failed`/`declined`: why it failed, when the notification says. */
+      failureReason?: RefundFailureReason;
+    }
 );
 
 /** `not_found`: the processor has no such payment or refund (only from the lookups). */
@@ -258,6 +338,12 @@ export interface ConnectorAdapter<Credentials = unknown, Configuration = unknown
   cancelPayment(ctx: ConnectorContext<Credentials, Configuration>, input: CancelPaymentInput): Promise<PaymentOutcome>;
   refundPayment(ctx: ConnectorContext<Credentials, Configuration>, input: RefundInput): Promise<RefundOutcome>;
   getRefund(ctx: ConnectorContext<Credentials, Configuration>, input: RefundLookupInput): Promise<RefundOutcome>;
+  /**
+   * The refund by which this connector fulfilled a void of the payment (absent on connectors whose void
+   * is no refund that can fail later). `not_found` when there is none. Reconciliation reads it for payments
+   * voided within `refundReversalWindowMs`, to find a void reversed after its notification was lost.
+   */
+  getVoidRefund?(ctx: ConnectorContext<Credentials, Configuration>, input: PaymentLookupInput): Promise<RefundOutcome>;
   /** Verifies the notification's signature (failing closed) and parses it. Throws `invalid_notification`. */
   parseNotification(
     ctx: ConnectorContext<Credentials, Configuration>,
@@ -286,6 +372,11 @@ export interface ConnectorVersion {
   credentialsSchema: z.ZodType;
   /** Every field has a default or is optional, so `{}` is a valid configuration. */
   configurationSchema: z.ZodType;
+  /**
+   * How long after approval the processor may still report a refund (or a void's refund) failed; absent
+   * when its material documents no such failure. Reconciliation keeps reading approved refunds this long.
+   */
+  refundReversalWindowMs?: number;
   // biome-ignore lint/suspicious/noExplicitAny: the registry holds versions of every credential and configuration type; each version's defineVersion checks its own.
   adapter: ConnectorAdapter<any, any>;
 }

@@ -48,6 +48,7 @@ function withParsedCredentials<Credentials, Configuration>(
     getRefund: parsed(adapter.getRefund.bind(adapter)),
     parseNotification: parsed(adapter.parseNotification.bind(adapter)),
     ...(getTerminal ? { getTerminal: async (ctx: Ctx) => getTerminal(withCredentials(ctx)) } : {}),
+    ...(adapter.getVoidRefund ? { getVoidRefund: parsed(adapter.getVoidRefund.bind(adapter)) } : {}),
   };
 }
 

@@ -22,6 +22,25 @@ export const REFUND_TRANSITIONS: Readonly<Record<RefundStatus, readonly RefundSt
   failed: [],
 };
 
+/**
+ * The one way out of a final refund status (docs/states.md, "Refund reversals"): a refund the processor
+ * reports failed after it had succeeded, believed only on trusted news (`reverseRefund` in reversals.ts
+ * applies it with the payment's recomputed status). Apart from `REFUND_TRANSITIONS` so that the ordinary
+ * settling path can never take it by accident.
+ */
+export const REFUND_REVERSALS: Readonly<Record<RefundStatus, readonly RefundStatus[]>> = {
+  created: [],
+  pending: [],
+  processing: [],
+  approved: ['failed'],
+  declined: [],
+  failed: [],
+};
+
+export function canReverseRefund(from: RefundStatus, to: RefundStatus): boolean {
+  return REFUND_REVERSALS[from].includes(to);
+}
+
 /** Still waiting for the processor, so its amount stays reserved. */
 export function isReserving(status: RefundStatus): boolean {
   return status === 'created' || status === 'pending' || status === 'processing';

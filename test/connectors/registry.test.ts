@@ -83,6 +83,7 @@ describe('decrypted credentials are parsed with the version’s schema before ev
           }),
           a.parseNotification(ctx(credentials), { headers: new Headers(), rawBody: '{}', url: 'https://example.com/' }),
           ...(a.getTerminal ? [a.getTerminal(ctx(credentials))] : []),
+          ...(a.getVoidRefund ? [a.getVoidRefund(ctx(credentials), lookup)] : []),
         ];
         for (const call of calls) {
           const error = await connectorError(call);

@@ -463,6 +463,17 @@ describe('Stripe: every PaymentIntent, Refund and reader-action status, through 
         status: REFUND_STATUS_MAP[status],
         processorReference: refund.processorReference,
         processorStatus: status,
+        // What left the balance, once it did; why it failed, once it did (canceled is a failure at Stripe).
+        ...(status === 'succeeded'
+          ? {
+              settlement: {
+                fee: { minor: 0, currency: 'USD' },
+                net: { minor: -5_000, currency: 'USD' },
+                availableOn: expect.any(Number),
+              },
+            }
+          : {}),
+        ...(status === 'failed' || status === 'canceled' ? { failureReason: 'unknown' } : {}),
       });
     },
   );
@@ -874,6 +885,7 @@ describe('Stripe refunds', () => {
       payment_intent: pi,
       amount: '2500',
       metadata: { refund_id: first.refundId, reason: 'Customer changed their mind' },
+      expand: ['balance_transaction'],
     });
     const b = await pos.refundPayment(stripeCtx(sim, posConfig()), refundInput(pi, 7_500));
     expect(b.status).toBe('approved');
@@ -1006,9 +1018,9 @@ describe('Stripe disputes', () => {
     expect(await read(sim, input, null)).toMatchObject({ status: 'approved', processorStatus: 'succeeded' });
     expect(sim.requestsTo('GET', '/v1/disputes')).toHaveLength(0);
     for (const r of sim.requestsTo('GET', `/v1/payment_intents/${pi}`))
-      expect(r.params.expand).toEqual(['latest_charge']);
+      expect(r.params.expand).toEqual(['latest_charge.balance_transaction']);
     expect(sim.requestsTo('GET', '/v1/payment_intents/search').map((r) => r.params.expand)).toEqual([
-      ['data.latest_charge'],
+      ['data.latest_charge.balance_transaction'],
     ]);
   });
 
@@ -1032,6 +1044,8 @@ describe('Stripe disputes', () => {
       processorReference: pi,
       action: { type: 'none' },
       processorStatus: 'dispute_lost',
+      settlement: expect.objectContaining({ fee: expect.any(Object) }),
+      disputes: [expect.objectContaining({ processorDisputeId: dispute.id, status: 'lost' })],
     });
     expect(await read(sim, input, null)).toMatchObject({ status: 'charged_back', processorReference: pi });
     expect(sim.requestsTo('GET', '/v1/disputes').every((r) => r.params.payment_intent === pi)).toBe(true);

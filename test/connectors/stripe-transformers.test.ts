@@ -464,6 +464,18 @@ describe('transformers: notifications', () => {
         processorReference: paid.id,
         status: statuses[status],
         trusted: true,
+        // The whole dispute, normalized (src/domain/disputes.ts): its funds were withdrawn when it opened.
+        dispute: {
+          processorDisputeId: dispute.id,
+          paymentProcessorReference: paid.id,
+          status,
+          amount: { minor: 4200, currency: 'USD' },
+          reason: 'fraudulent',
+          evidenceDueBy: dispute.evidence_details.due_by! * 1000,
+          fundsWithdrawnAt: dispute.balance_transactions[0]!.created * 1000,
+          fundsReinstatedAt: null,
+          processorStatus: status,
+        },
       });
     });
 

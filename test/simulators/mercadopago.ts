@@ -6,6 +6,7 @@ import type {
   TransactionsResponse,
 } from 'mercadopago/dist/clients/order/commonTypes';
 import type { UserResponse } from 'mercadopago/dist/clients/user/get/types';
+import type { ChargebackResponse as ChargebackApiResponse } from 'mercadopago/dist/clients/chargeback/commonTypes';
 import { SignatureFailureReason, WebhookSignatureValidator } from 'mercadopago/dist/utils/webhook/index.js';
 import { formatAmount, parseAmount } from '../../src/domain/money.ts';
 import { bytesToHex, hmacSha256 } from '../../src/lib/encoding.ts';
@@ -40,6 +41,13 @@ import { emvPayload, tlv } from '../helpers/emvco.ts';
  * Orders API documents can be produced (`setStatus`), every documented error status (`faults.errorNext`),
  * amounts in the formats Mercado Pago may write (`faults.amountFormat`), and every signed notification is
  * checked by the SDK's own `WebhookSignatureValidator` before it is handed out.
+ *
+ * Chargebacks (`chargeBack`, `documentChargeback`, `decideChargeback`) are listed on the order and read at
+ * GET /v1/chargebacks/{id} (by id or case_id), with the SDK's fields (`ChargebackResponse`,
+ * clients/chargeback/commonTypes.d.ts) and those the API reference "Get chargeback" documents
+ * (`coverage_applied`, `documentation_required`, `documentation_status`, `date_documentation_deadline`):
+ * opened with documentation due in 10 days ("10 days are allowed to submit the transaction vouchers",
+ * the chargeback management guide), decided for the seller (`coverage_applied: true`) or against it.
  *
  * `fetch` is fetch-compatible: inject it as `ctx.fetch`, or route `globalThis.fetch` to it.
  */
@@ -202,7 +210,31 @@ export interface SimChargeback {
   transaction_id: string;
   case_id: string;
   status: string;
+  amount: string;
+  reason: string;
+  documentationRequired: boolean;
+  documentationStatus: 'pending' | 'review_pending' | 'valid' | 'invalid' | 'not_supplied' | 'not_applicable';
+  coverageApplied: boolean | null;
+  deadline: string | null;
+  createdDate: string;
+  lastUpdatedDate: string;
 }
+
+/** GET /v1/chargebacks/{id}: the SDK's fields (a complete object of its type) and the reference's others. */
+export type SimChargebackApiJson = Complete<
+  Pick<ChargebackApiResponse, 'id' | 'status' | 'amount' | 'currency_id' | 'reason' | 'date_created' | 'last_modified'>
+> & {
+  payments: number[];
+  currency: string;
+  coverage_applied: boolean | null;
+  coverage_elegible: boolean;
+  documentation_required: boolean;
+  documentation_status: string;
+  documentation: unknown[];
+  date_documentation_deadline: string | null;
+  date_last_updated: string;
+  live_mode: boolean;
+};
 
 export interface SimRefund {
   id: string;
@@ -492,6 +524,15 @@ export class MercadoPagoSimulator {
     }
 
     if (request.method === 'GET' && path === '/terminals/v1/list') return this.listTerminals(account, url.searchParams);
+    const chargebackMatch = /^\/v1\/chargebacks\/([^/]+)$/.exec(path);
+    if (request.method === 'GET' && chargebackMatch) {
+      const id = decodeURIComponent(chargebackMatch[1]!);
+      for (const order of this.orders.values()) {
+        const found = order.chargebacks.find((c) => c.id === id || c.case_id === id);
+        if (found && order.token === account.accessToken) return json(200, this.chargebackJson(order, found));
+      }
+      return json(404, { message: 'chargeback not found', error: 'not_found', status: 404, cause: [] });
+    }
 
     const orderMatch = /^\/v1\/orders(?:\/([^/]+)(?:\/(cancel|refund))?)?$/.exec(path);
     if (!orderMatch) return json(404, { message: 'resource not found', error: 'not_found', status: 404, cause: [] });
@@ -939,16 +980,73 @@ export class MercadoPagoSimulator {
   }
 
   /** The payer's bank charged a processed order back: a chargeback on its payment, notified. */
-  chargeBack(orderId: string) {
+  chargeBack(orderId: string, options: { amount?: string; reason?: string; documentationRequired?: boolean } = {}) {
     const order = this.order(orderId);
     if (order.status !== 'processed') throw new Error(`simulator: a ${order.status} order cannot be charged back`);
+    const now = new Date(this.now()).toISOString();
+    const required = options.documentationRequired ?? true;
     order.chargebacks.push({
       id: `CHB${ulid()}`,
       transaction_id: order.payment.id,
       case_id: String(Math.floor(Math.random() * 1e10)),
       status: 'opened',
+      amount: options.amount ?? order.totalAmount,
+      reason: options.reason ?? 'general',
+      documentationRequired: required,
+      documentationStatus: required ? 'pending' : 'not_applicable',
+      coverageApplied: null,
+      deadline: required ? new Date(this.now() + 10 * 86_400_000).toISOString() : null,
+      createdDate: now,
+      lastUpdatedDate: now,
     });
     this.move(order, 'charged_back', 'charged_back', { status: 'charged_back', status_detail: 'charged_back' });
+  }
+
+  /** The seller uploaded documentation: `review_pending`, notified on the order. */
+  documentChargeback(orderId: string) {
+    this.updateChargeback(orderId, (c) => (c.documentationStatus = 'review_pending'));
+  }
+
+  /** The case is decided: for the seller (`coverage_applied: true`, the money returned) or against. */
+  decideChargeback(orderId: string, outcome: 'won' | 'lost') {
+    this.updateChargeback(orderId, (c) => {
+      c.coverageApplied = outcome === 'won';
+      c.status = 'closed';
+      if (c.documentationStatus === 'review_pending') c.documentationStatus = outcome === 'won' ? 'valid' : 'invalid';
+      else if (c.documentationStatus === 'pending') c.documentationStatus = 'not_supplied';
+    });
+  }
+
+  private updateChargeback(orderId: string, change: (chargeback: SimChargeback) => void) {
+    const order = this.order(orderId);
+    const chargeback = order.chargebacks.at(-1);
+    if (!chargeback) throw new Error(`simulator: order ${orderId} has no chargeback`);
+    change(chargeback);
+    chargeback.lastUpdatedDate = new Date(this.now()).toISOString();
+    order.version++;
+    this.events.push({ orderId: order.id, action: 'order.charged_back', data: this.notificationData(order) });
+  }
+
+  private chargebackJson(order: SimOrder, c: SimChargeback): SimChargebackApiJson {
+    return {
+      id: c.id,
+      payments: [],
+      status: c.status,
+      amount: Number(c.amount),
+      currency: order.currency,
+      currency_id: order.currency,
+      reason: c.reason,
+      coverage_applied: c.coverageApplied,
+      coverage_elegible: true,
+      documentation_required: c.documentationRequired,
+      documentation_status: c.documentationStatus,
+      documentation: [],
+      date_documentation_deadline: c.deadline,
+      date_created: c.createdDate,
+      date_last_updated: c.lastUpdatedDate,
+      last_modified: c.lastUpdatedDate,
+      live_mode: false,
+    };
   }
 
   /** A refund that was `processing` completes (or is rejected). */

@@ -31,6 +31,22 @@ import { emvPayload, tlv } from '../helpers/emvco.ts';
  * idempotency key is executed but its answer is lost (a timeout); 53 → the first create with a key answers
  * 503 without executing; 54 → the payment attempt fails; a refund ending 61 fails with
  * `failure_reason: declined`.
+ *
+ * Money after the sale, as Stripe documents it:
+ * - Balance transactions (`Stripe.BalanceTransaction`): a succeeded charge is booked when first read, with
+ *   the simulator's fee (`SIM_FEE`: 2.9 % + 30 minor units, the simulator's rule, not Stripe's pricing),
+ *   available two days later at 00:00 UTC; a succeeded refund books its amount leaving the balance (no
+ *   fee returned: "Stripe doesn't return processing fees", docs.stripe.com/refunds); a refund that fails
+ *   after it succeeded books the money coming back (`failure_balance_transaction`). `expand[]` of
+ *   `latest_charge.balance_transaction` and of a refund's `balance_transaction` is served.
+ * - The asynchronous refund failure of Terminal's test card 4000 0000 0000 5126 (`refund_fail`): "Charge
+ *   succeeds but refunding a captured charge fails asynchronously with a failure_reason of
+ *   expired_or_canceled_card ... the refund appears successful at first" (docs.stripe.com/terminal/references/testing,
+ *   "Test cards for specific error cases"). Present it (`useTestCard`, or `card_present[number]` on
+ *   `present_payment_method`); its refunds succeed, and `failAsyncRefunds` is the "later": they fail, with
+ *   `refund.updated` and `charge.refund.updated` (2024-06-20 has no `refund.failed`).
+ * - Disputes: opened (a chargeback withdrawing the funds, or an inquiry), an inquiry escalated, reviewed,
+ *   closed won (funds reinstated) or lost, with their five events.
  */
 
 export const STRIPE_ORIGIN = 'https://api.stripe.com';
@@ -213,6 +229,15 @@ export function stripeId(prefix: string, length = 24): string {
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+const DAY_SECONDS = 86_400;
+
+/** The simulator's processing fee (its own rule, so fees can be checked; not Stripe's price list). */
+export const SIM_FEE = { basisPoints: 290, fixedMinor: 30 } as const;
+export const simFee = (amount: number) =>
+  Math.min(amount, Math.floor((amount * SIM_FEE.basisPoints + 5_000) / 10_000) + SIM_FEE.fixedMinor);
+
+/** Terminal's simulated test card whose refunds fail after they succeeded (`refund_fail`). */
+export const REFUND_FAIL_CARD = '4000000000005126';
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 const lastTwo = (amount: number) => amount % 100;
 
@@ -367,6 +392,9 @@ export class StripeSimulator {
   readonly refunds = new Map<string, Stripe.Refund>();
   readonly readers = new Map<string, Stripe.Terminal.Reader>();
   readonly disputes = new Map<string, Stripe.Dispute>();
+  readonly balanceTransactions = new Map<string, Stripe.BalanceTransaction>();
+  /** Charges whose booking Stripe has not made yet (their `balance_transaction` stays null). */
+  readonly unbookedCharges = new Set<string>();
   readonly events: Stripe.Event[] = [];
   readonly requests: RecordedRequest[] = [];
   readonly rejectedKeys = new Set<string>();
@@ -382,6 +410,11 @@ export class StripeSimulator {
   private readonly unavailableOnce = new Set<string>();
   private readonly injections: Injection[] = [];
   private livemode = false;
+  /** The test card each reader presents next (`useTestCard`). */
+  private readonly testCards = new Map<string, string>();
+  /** PaymentIntents paid with `REFUND_FAIL_CARD`, and their refunds waiting to fail. */
+  private readonly refundFailPayments = new Set<string>();
+  private readonly asyncRefundFailures = new Set<string>();
 
   constructor(options: StripeSimulatorOptions = {}) {
     this.webhookSecret = options.webhookSecret ?? `whsec_${stripeId('sim', 32).slice(4)}`;
@@ -441,7 +474,7 @@ export class StripeSimulator {
    * the PaymentIntent was switched to manual capture, so the reader leaves it in `requires_capture`;
    * `customer_cancel`: the customer cancels on the reader (the action fails, the PaymentIntent has no error).
    */
-  presentCard(readerId: string, outcome?: ReaderOutcome) {
+  presentCard(readerId: string, outcome?: ReaderOutcome, cardNumber?: string) {
     const reader = this.readers.get(readerId);
     const action = reader?.action;
     if (!reader || !action || action.status !== 'in_progress' || !action.process_payment_intent)
@@ -453,6 +486,9 @@ export class StripeSimulator {
       return;
     }
     pi.payment_method = stripeId('pm');
+    const card = cardNumber ?? this.testCards.get(readerId);
+    this.testCards.delete(readerId);
+    if (card === REFUND_FAIL_CARD) this.refundFailPayments.add(pi.id);
     if (decided === 'succeed' || decided === 'authorize') {
       if (decided === 'authorize') pi.capture_method = 'manual';
       this.setPaymentIntentStatus(pi.id, decided === 'authorize' ? 'requires_capture' : 'succeeded');
@@ -505,6 +541,24 @@ export class StripeSimulator {
     if (!reader) throw new Error(`no reader ${readerId}`);
     // The envelope of the SDK's other reader events, under the newer name.
     return { ...this.makeEvent('terminal.reader.action_succeeded', reader), type: 'terminal.reader.action_updated' };
+  }
+
+  /** The reader presents this test card next (Terminal's simulated test cards: "configure the simulated reader"). */
+  useTestCard(readerId: string, cardNumber: string) {
+    this.testCards.set(readerId, cardNumber);
+  }
+
+  /**
+   * "Some time later": every refund of a `REFUND_FAIL_CARD` payment that succeeded fails now, with
+   * `expired_or_canceled_card`, and its events are recorded. Returns them as they now are.
+   */
+  failAsyncRefunds(): Stripe.Refund[] {
+    const failed = [...this.asyncRefundFailures].map((id) => {
+      this.settleRefund(id, 'failed', 'expired_or_canceled_card');
+      return clone(this.refunds.get(id)!);
+    });
+    this.asyncRefundFailures.clear();
+    return failed;
   }
 
   /** The buyer pays the QR code. */
@@ -626,9 +680,22 @@ export class StripeSimulator {
   ) {
     const refund = this.refunds.get(refundId);
     if (!refund) throw new Error(`no refund ${refundId}`);
+    const booked = refund.status === 'succeeded';
     refund.status = status;
     if (failureReason) refund.failure_reason = failureReason;
     else delete refund.failure_reason;
+    if (status === 'succeeded') this.bookRefund(refund);
+    // The bank returned the money: booked back into the balance ("failure_balance_transaction").
+    if ((status === 'failed' || status === 'canceled') && booked)
+      refund.failure_balance_transaction = this.book({
+        amount: refund.amount,
+        fee: 0,
+        currency: refund.currency,
+        type: 'refund_failure',
+        reporting_category: 'refund_failure',
+        source: refund.id,
+        description: `REFUND FAILURE FOR ${refund.id}`,
+      }).id;
     if (status === 'requires_action') {
       refund.next_action = {
         type: 'display_details',
@@ -718,7 +785,7 @@ export class StripeSimulator {
       application: null,
       application_fee: null,
       application_fee_amount: null,
-      balance_transaction: null,
+      balance_transaction: this.bookCharge(pi),
       billing_details: { address: null, email: null, name: null, phone: null },
       calculated_statement_descriptor: 'SIM SHOP',
       captured: pi.status === 'succeeded',
@@ -885,7 +952,9 @@ export class StripeSimulator {
       if (method === 'POST' && parts.length === 2) return this.createRefund(params);
       if (method === 'GET' && parts.length === 2) return this.listRefunds(params);
       if (method === 'GET' && parts.length === 3)
-        return this.refunds.has(id!) ? { status: 200, body: clone(this.refunds.get(id!)!) } : missing('refund', id!);
+        return this.refunds.has(id!)
+          ? { status: 200, body: this.refundView(this.refunds.get(id!)!, params.expand, '') }
+          : missing('refund', id!);
     }
     if (resource === 'disputes' && method === 'GET') {
       if (parts.length === 2) return this.listDisputes(params);
@@ -916,7 +985,7 @@ export class StripeSimulator {
             { type: 'invalid_request_error', message: 'The reader has no action in progress.' },
             false,
           );
-        this.presentCard(reader.id);
+        this.presentCard(reader.id, undefined, params.card_present?.number);
         return { status: 200, body: clone(reader) };
       });
     }
@@ -1111,8 +1180,13 @@ export class StripeSimulator {
   private expanded(pi: Stripe.PaymentIntent, expand: unknown, prefix: string): Stripe.PaymentIntent {
     const copy = clone(pi);
     const paths = Array.isArray(expand) ? expand : [];
-    if (paths.includes(`${prefix}latest_charge`) && typeof pi.latest_charge === 'string')
-      copy.latest_charge = this.chargeOf(pi.id);
+    const withBalance = paths.includes(`${prefix}latest_charge.balance_transaction`);
+    if ((withBalance || paths.includes(`${prefix}latest_charge`)) && typeof pi.latest_charge === 'string') {
+      const charge = this.chargeOf(pi.id);
+      if (withBalance && typeof charge.balance_transaction === 'string')
+        charge.balance_transaction = clone(this.balanceTransactions.get(charge.balance_transaction)!);
+      copy.latest_charge = charge;
+    }
     return copy;
   }
 
@@ -1270,9 +1344,13 @@ export class StripeSimulator {
       ...(declined ? { failure_reason: 'declined' } : {}),
     });
     this.refunds.set(refund.id, refund);
+    if (refund.status === 'succeeded') {
+      this.bookRefund(refund);
+      if (this.refundFailPayments.has(pi.id)) this.asyncRefundFailures.add(refund.id);
+    }
     this.emit('refund.created', refund);
     if (declined) this.emit('refund.updated', refund);
-    return { status: 200, body: clone(refund) };
+    return { status: 200, body: this.refundView(refund, params.expand, '') };
   }
 
   private listRefunds(params: Json): HandlerResult {
@@ -1282,11 +1360,96 @@ export class StripeSimulator {
       .reverse();
     const list: Stripe.ApiList<Stripe.Refund> = {
       object: 'list',
-      data: all.slice(0, limit).map(clone),
+      data: all.slice(0, limit).map((r) => this.refundView(r, params.expand, 'data.')),
       has_more: all.length > limit,
       url: '/v1/refunds',
     };
     return { status: 200, body: list };
+  }
+
+  /** A copy of the refund with its `balance_transaction` expanded when `expand` asks for it (at `prefix`). */
+  private refundView(refund: Stripe.Refund, expand: unknown, prefix: string): Stripe.Refund {
+    const copy = clone(refund);
+    const paths = Array.isArray(expand) ? expand : [];
+    if (paths.includes(`${prefix}balance_transaction`) && typeof refund.balance_transaction === 'string')
+      copy.balance_transaction = clone(this.balanceTransactions.get(refund.balance_transaction)!);
+    return copy;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Balance transactions
+
+  /** A complete balance transaction, stored: `net` = `amount` − `fee`, available two days later at 00:00 UTC. */
+  private book(
+    fields: Pick<
+      Stripe.BalanceTransaction,
+      'amount' | 'fee' | 'currency' | 'type' | 'reporting_category' | 'description'
+    > & {
+      source: string;
+    },
+  ): Stripe.BalanceTransaction {
+    const created = nowSeconds();
+    const bt: Stripe.BalanceTransaction = {
+      id: stripeId('txn'),
+      object: 'balance_transaction',
+      amount: fields.amount,
+      available_on: (Math.floor(created / DAY_SECONDS) + 2) * DAY_SECONDS,
+      created,
+      currency: fields.currency,
+      description: fields.description,
+      exchange_rate: null,
+      fee: fields.fee,
+      fee_details: fields.fee
+        ? [
+            {
+              amount: fields.fee,
+              application: null,
+              currency: fields.currency,
+              description: 'Stripe processing fees',
+              type: 'stripe_fee',
+            },
+          ]
+        : [],
+      net: fields.amount - fields.fee,
+      reporting_category: fields.reporting_category,
+      source: fields.source,
+      status: 'pending',
+      type: fields.type,
+    };
+    this.balanceTransactions.set(bt.id, bt);
+    return bt;
+  }
+
+  /** The id of a succeeded charge's balance transaction, booked on first need; null before (or while unbooked). */
+  private bookCharge(pi: Stripe.PaymentIntent): string | null {
+    const chargeId = pi.latest_charge;
+    if (pi.status !== 'succeeded' || typeof chargeId !== 'string' || this.unbookedCharges.has(chargeId)) return null;
+    const existing = [...this.balanceTransactions.values()].find(
+      (bt) => bt.source === chargeId && bt.type === 'charge',
+    );
+    if (existing) return existing.id;
+    return this.book({
+      amount: pi.amount_received,
+      fee: simFee(pi.amount_received),
+      currency: pi.currency,
+      type: 'charge',
+      reporting_category: 'charge',
+      source: chargeId,
+      description: pi.description,
+    }).id;
+  }
+
+  private bookRefund(refund: Stripe.Refund) {
+    if (refund.balance_transaction) return;
+    refund.balance_transaction = this.book({
+      amount: -refund.amount,
+      fee: 0,
+      currency: refund.currency,
+      type: 'refund',
+      reporting_category: 'refund',
+      source: refund.id,
+      description: 'REFUND FOR CHARGE',
+    }).id;
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -1421,6 +1584,19 @@ export class StripeSimulator {
       this.emit('charge.dispute.funds_withdrawn', dispute);
     }
     return clone(dispute);
+  }
+
+  /**
+   * An inquiry becomes a chargeback ("an inquiry that escalated", docs.stripe.com/disputes/how-disputes-work):
+   * `needs_response`, the funds withdrawn now; `charge.dispute.updated`, then `charge.dispute.funds_withdrawn`.
+   */
+  escalateInquiry(disputeId: string) {
+    const dispute = this.mustDispute(disputeId);
+    if (!dispute.status.startsWith('warning_')) throw new Error(`dispute ${disputeId} is no inquiry`);
+    Object.assign(dispute, { status: 'needs_response', is_charge_refundable: false });
+    this.emit('charge.dispute.updated', dispute);
+    dispute.balance_transactions.push(this.disputeBalance(dispute, 'withdrawn'));
+    this.emit('charge.dispute.funds_withdrawn', dispute);
   }
 
   /** The merchant submits evidence: `under_review` (or `warning_under_review`), `charge.dispute.updated`. */

@@ -5,6 +5,7 @@ import type {
   ConnectorAdapter,
   ConnectorContext,
   PaymentOutcome,
+  ProcessorDispute,
   ProcessorNotification,
   RefundOutcome,
   TerminalState,
@@ -17,11 +18,13 @@ import {
   buildOrderRequest,
   CANCEL_AT_TERMINAL_HEADER,
   buildRefundRequest,
+  chargebackToDispute,
   currencyOfSite,
   firstPayment,
   mapRefundStatus,
   MERCADOPAGO_API_BASE,
   MERCADOPAGO_HTTP,
+  MercadoPagoChargeback,
   MercadoPagoOrder,
   MercadoPagoTerminalList,
   MercadoPagoUser,
@@ -34,6 +37,7 @@ import {
   parseSignatureHeader,
   processorIdempotencyKey,
   processorStatusOf,
+  refundFailureReason,
   refundIdOf,
   signatureManifest,
   terminalState,
@@ -178,6 +182,29 @@ async function accountCurrency(ctx: Ctx): Promise<string | null> {
 
 const notFound = (what: string) => new ConnectorError('not_found', `Mercado Pago has no such ${what}.`, 'not_found');
 
+/**
+ * The order's chargebacks as our disputes: each one the order lists (`transactions.chargebacks`) read from
+ * the Chargebacks API (GET /v1/chargebacks/{id}; the Orders guides say to read it "using the id or case_id").
+ * A chargeback Mercado Pago does not find is left out rather than failing the lookup; any other failure fails
+ * it, as the order read would. No request when the order lists none.
+ */
+async function disputesOf(ctx: Ctx, order: MercadoPagoOrder, currency: string): Promise<ProcessorDispute[]> {
+  const disputes: ProcessorDispute[] = [];
+  for (const entry of order.transactions?.chargebacks ?? []) {
+    if (!entry.id) continue;
+    try {
+      const chargeback = parseAnswer(
+        MercadoPagoChargeback,
+        await mpCall(ctx, 'GET', `/v1/chargebacks/${encodeURIComponent(entry.id)}`, { operation: 'lookup' }),
+      );
+      disputes.push(chargebackToDispute(chargeback, order, currency));
+    } catch (error) {
+      if (!(error instanceof ConnectorError && error.kind === 'not_found')) throw error;
+    }
+  }
+  return disputes;
+}
+
 /** Our refund among the refunds an answer lists: the one of our transaction and amount, newest first. */
 function findRefund(
   refunds: MercadoPagoOrderRefund[],
@@ -232,7 +259,8 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
       // The Orders API is read by id; an order whose creation never got an answer has no id we know
       // (a retry of the creation with the same key recovers it).
       if (input.processorReference === null) throw notFound('order');
-      return outcome(await getOrder(ctx, input.processorReference));
+      const order = await getOrder(ctx, input.processorReference);
+      return { ...outcome(order), disputes: await disputesOf(ctx, order, order.currency ?? input.amount.currency) };
     },
 
     async cancelPayment(ctx, input) {
@@ -432,10 +460,15 @@ async function findTerminal(ctx: Ctx, terminalId: string): Promise<TerminalState
 }
 
 function refundOutcome(refund: MercadoPagoOrderRefund): RefundOutcome {
+  const status = mapRefundStatus(refund.status);
+  const failureReason = refundFailureReason(status);
   return {
-    status: mapRefundStatus(refund.status),
+    status,
     processorReference: refund.id,
     processorStatus: refund.status ?? 'unknown',
+    ...(failureReason ? { failureReason } : {}),
+    // Refunds, like orders, carry no fee or net in the Orders API (NOTES.md, "Fees").
+    ...(status === 'approved' ? { settlement: null, settlementNullReason: 'not_reported' as const } : {}),
   };
 }
 

@@ -1,5 +1,7 @@
 import { z } from '@hono/zod-openapi';
+import { isDisputeReason, type DisputeStatus } from '../../domain/disputes.ts';
 import { formatAmount, minorUnits, MoneyError } from '../../domain/money.ts';
+import type { RefundFailureReason } from '../../domain/reversals.ts';
 import { bytesToHex, hmacSha256, sha256Hex, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import type {
   Channel,
@@ -8,6 +10,7 @@ import type {
   Money,
   PaymentAction,
   PaymentOutcome,
+  ProcessorDispute,
   ProcessorPaymentStatus,
   ProcessorRefundStatus,
   TerminalState,
@@ -24,6 +27,7 @@ import type {
 import type { CreateOrderConfig, CreateOrderRequest } from 'mercadopago/dist/clients/order/create/types';
 import type { RefundRequest } from 'mercadopago/dist/clients/order/refund/types';
 import type { UserResponse } from 'mercadopago/dist/clients/user/get/types';
+import type { ChargebackResponse as ChargebackApiResponse } from 'mercadopago/dist/clients/chargeback/commonTypes';
 
 /**
  * Pure translations between our connector interface and Mercado Pago's Orders API
@@ -153,6 +157,16 @@ export function mapRefundStatus(status: string | null | undefined): ProcessorRef
   return REFUND_STATUS_TABLE[status]!;
 }
 
+/**
+ * Why a refund failed, in our words. Mercado Pago's material gives refunds no failure reason (the SDK's
+ * `RefundResponse` has `status` only), so a rejected refund is `declined` (Mercado Pago refused it) and any
+ * other failure `unknown`. NOTES.md: its material shows no refund failing after approval either.
+ */
+export function refundFailureReason(status: ProcessorRefundStatus): RefundFailureReason | undefined {
+  if (status === 'declined') return 'declined';
+  return status === 'failed' ? 'unknown' : undefined;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Responses: only the fields we read, each checked at compile time against the SDK's own type
 // ---------------------------------------------------------------------------------------------------
@@ -232,6 +246,94 @@ export type ChargebackConformsToSdk = ExpectConforms<
   SdkMismatches<z.infer<typeof OrderChargeback>, ChargebackResponse>
 >;
 
+/**
+ * GET /v1/chargebacks/{id}. Two sources disagree on its fields: the SDK (`ChargebackResponse`,
+ * clients/chargeback/commonTypes.d.ts: `status` "e.g. new, in_review, won, lost", `currency_id`, `reason`,
+ * `date_created`) and the API reference "Get chargeback" with the chargeback guides' example answers
+ * (`currency`, `coverage_applied`, `documentation_required`, `documentation_status`,
+ * `date_documentation_deadline`). Both are read; only the SDK's are held to its type.
+ */
+const ChargebackSdkFields = z.object({
+  id: z.string().min(1).max(128),
+  status: z.string().max(64).nullish(),
+  amount: z.number().nonnegative().nullish(),
+  currency_id: z.string().max(8).nullish(),
+  reason: z.string().max(256).nullish(),
+  date_created: z.string().max(64).nullish(),
+});
+export type ChargebackApiConformsToSdk = ExpectConforms<
+  SdkMismatches<z.infer<typeof ChargebackSdkFields>, ChargebackApiResponse>
+>;
+export const MercadoPagoChargeback = ChargebackSdkFields.extend({
+  currency: z.string().max(8).nullish(),
+  coverage_applied: z.boolean().nullish(),
+  documentation_required: z.boolean().nullish(),
+  documentation_status: z.string().max(64).nullish(),
+  date_documentation_deadline: z.string().max(64).nullish(),
+});
+export type MercadoPagoChargeback = z.infer<typeof MercadoPagoChargeback>;
+
+/**
+ * A chargeback's status in our words, decided in this order (NOTES.md, "Chargebacks", names the source of
+ * each row): the decision (`coverage_applied`) first, then the SDK's `status` when it says won or lost, then
+ * whether documentation is due; any other open case is `under_review` (the decision is with Mercado Pago and
+ * the issuer). Mercado Pago has no inquiry phase in its material: no `warning_*`.
+ */
+export const CHARGEBACK_DECISIONS: Readonly<Record<string, DisputeStatus>> = { true: 'won', false: 'lost' };
+export const CHARGEBACK_SDK_STATUSES: Readonly<Record<string, DisputeStatus>> = { won: 'won', lost: 'lost' };
+
+export function chargebackStatus(chargeback: MercadoPagoChargeback): DisputeStatus {
+  const decided = chargeback.coverage_applied;
+  if (typeof decided === 'boolean') return CHARGEBACK_DECISIONS[String(decided)]!;
+  const status = chargeback.status;
+  if (status && Object.hasOwn(CHARGEBACK_SDK_STATUSES, status)) return CHARGEBACK_SDK_STATUSES[status]!;
+  const documentation = chargeback.documentation_status ?? 'pending';
+  return chargeback.documentation_required === true && documentation === 'pending' ? 'needs_response' : 'under_review';
+}
+
+const timeOf = (iso: string | null | undefined) => {
+  const ms = typeof iso === 'string' ? Date.parse(iso) : Number.NaN;
+  return Number.isFinite(ms) ? ms : null;
+};
+
+/**
+ * A chargeback as our dispute. The amount is its own (`amount` in `currency`, else `currency_id`), or the
+ * order's when it cannot be read; the reason is ours when Mercado Pago's word is one (its example answers
+ * say `general`), else `general`. Mercado Pago gives no dates for the money it withholds or returns, so
+ * `fundsWithdrawnAt` and `fundsReinstatedAt` stay null.
+ */
+export function chargebackToDispute(
+  chargeback: MercadoPagoChargeback,
+  order: Pick<MercadoPagoOrder, 'id' | 'total_amount'>,
+  orderCurrency: string,
+): ProcessorDispute {
+  const currency = (chargeback.currency ?? chargeback.currency_id ?? orderCurrency).toUpperCase();
+  const own = typeof chargeback.amount === 'number' ? minorOf(String(chargeback.amount), currency) : null;
+  const amount: Money =
+    own !== null && own > 0
+      ? { minor: own, currency }
+      : { minor: minorOf(order.total_amount, orderCurrency) ?? 0, currency: orderCurrency };
+  const status = chargebackStatus(chargeback);
+  return {
+    processorDisputeId: chargeback.id,
+    paymentProcessorReference: order.id,
+    status,
+    amount,
+    reason: isDisputeReason(chargeback.reason) ? chargeback.reason : 'general',
+    evidenceDueBy: timeOf(chargeback.date_documentation_deadline),
+    fundsWithdrawnAt: null,
+    fundsReinstatedAt: null,
+    processorStatus: [
+      chargeback.status,
+      chargeback.documentation_status,
+      chargeback.coverage_applied == null ? null : `coverage_${chargeback.coverage_applied}`,
+    ]
+      .filter(Boolean)
+      .join('/')
+      .slice(0, 128),
+  };
+}
+
 export const MercadoPagoUser = z.object({ site_id: z.string().max(8) });
 export type UserConformsToSdk = ExpectConforms<SdkMismatches<z.infer<typeof MercadoPagoUser>, UserResponse>>;
 
@@ -290,6 +392,8 @@ export function orderToOutcome(channel: Channel, order: MercadoPagoOrder): Payme
     action,
     processorStatus: processorStatusOf(order),
     ...(declineCode ? { declineCode: safeCode(declineCode) ?? 'declined' } : {}),
+    // The Orders API reports no fee, net or release date for in-person orders (NOTES.md, "Fees").
+    ...(status === 'approved' ? { settlement: null, settlementNullReason: 'not_reported' as const } : {}),
   };
 }
 

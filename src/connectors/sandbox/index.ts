@@ -1,16 +1,37 @@
 import { z } from '@hono/zod-openapi';
 import { bytesToHex, hmacSha256, sha256Hex, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import { DisplayConfiguration, displayFor } from '../display.ts';
-import type { Channel, ConnectorAdapter, ConnectorContext, ProcessorNotification, TerminalState } from '../types.ts';
+import type {
+  Channel,
+  ConnectorAdapter,
+  ConnectorContext,
+  Money,
+  ProcessorNotification,
+  ProcessorRefundStatus,
+  RefundOutcome,
+  TerminalState,
+} from '../types.ts';
 import { ConnectorError, TerminalUnavailableError } from '../types.ts';
 import { defineVersion, firstPublishedVersion } from '../version.ts';
+import { SandboxNotificationBody, sandboxNotification } from './news.ts';
 import {
   sandboxPaymentAnswer,
   sandboxPaymentStatus,
+  sandboxRefundLookup,
+  sandboxRefundSettlement,
   sandboxRefundStatus,
   toPaymentOutcome,
   waitsAtTerminal,
 } from './transformers.ts';
+
+export {
+  closeSandboxDispute,
+  openSandboxDispute,
+  SandboxDispute,
+  sandboxDisputeNews,
+  SandboxNotificationBody,
+  sandboxRefundFailedNews,
+} from './news.ts';
 
 /**
  * The built-in sandbox processor: deterministic outcomes for every case a real processor can produce,
@@ -66,21 +87,6 @@ const SandboxQrConfiguration = z.strictObject({
 
 /** Header carrying the sandbox's notification signature: hex HMAC-SHA256 of the raw body keyed by `api_key`. */
 export const SANDBOX_SIGNATURE_HEADER = 'sandbox-signature';
-
-const notified = { id: z.string().min(1).max(128), reference: z.string().min(1).max(128) };
-export const SandboxNotificationBody = z.discriminatedUnion('resource', [
-  z.object({
-    ...notified,
-    resource: z.literal('payment'),
-    status: z.enum(['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back']),
-  }),
-  z.object({
-    ...notified,
-    resource: z.literal('refund'),
-    status: z.enum(['pending', 'processing', 'approved', 'declined', 'failed']),
-  }),
-]);
-export type SandboxNotificationBody = z.infer<typeof SandboxNotificationBody>;
 
 export async function signSandboxNotification(credentials: SandboxCredentials, rawBody: string): Promise<string> {
   return bytesToHex(await hmacSha256(credentials.api_key, rawBody));
@@ -173,14 +179,21 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
         status,
         processorReference: await referenceFor('sbx_ref', input.processorIdempotencyKey),
         processorStatus: `sandbox_${status}`,
+        ...refundSettlement(status, input.amount),
+        ...(status === 'declined' ? { failureReason: 'declined' as const } : {}),
       };
     },
     async getRefund(ctx, input) {
       checkCredentials(ctx);
       if (input.processorReference === null)
         throw new ConnectorError('not_found', 'The sandbox has no such refund.', 'sandbox_not_found');
-      const status = sandboxRefundStatus(input.amount);
-      return { status, processorReference: input.processorReference, processorStatus: `sandbox_${status}` };
+      const read = sandboxRefundLookup(input.amount);
+      return {
+        ...read,
+        processorReference: input.processorReference,
+        processorStatus: `sandbox_${read.status}`,
+        ...refundSettlement(read.status, input.amount),
+      };
     },
     async parseNotification(ctx, input): Promise<ProcessorNotification> {
       const presented = input.headers.get(SANDBOX_SIGNATURE_HEADER) ?? '';
@@ -194,11 +207,7 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
       } catch {
         throw new ConnectorError('invalid_notification', 'The notification body is not understood.');
       }
-      const about =
-        body.resource === 'payment'
-          ? { resource: body.resource, status: body.status }
-          : { resource: body.resource, status: body.status };
-      return { eventId: body.id, processorReference: body.reference, trusted: true, ...about };
+      return sandboxNotification(body);
     },
     ...(channel === 'pos'
       ? {
@@ -211,7 +220,17 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
   };
 }
 
-const common = { ...firstPublishedVersion('sandbox', SandboxCredentials), currencies: SANDBOX_CURRENCIES };
+const refundSettlement = (status: ProcessorRefundStatus, amount: Money): Pick<RefundOutcome, 'settlement'> =>
+  status === 'approved' ? { settlement: sandboxRefundSettlement(amount, Date.now()) } : {};
+
+/** As Stripe's, whose behaviour the sandbox's reversals imitate (docs.stripe.com/refunds, "up to 30 days"). */
+export const SANDBOX_REFUND_REVERSAL_WINDOW_MS = 30 * 86_400_000;
+
+const common = {
+  ...firstPublishedVersion('sandbox', SandboxCredentials),
+  currencies: SANDBOX_CURRENCIES,
+  refundReversalWindowMs: SANDBOX_REFUND_REVERSAL_WINDOW_MS,
+};
 
 export const sandboxPosV1 = defineVersion({
   ...common,

@@ -1,4 +1,6 @@
-import type { Channel, Money, PaymentOutcome, ProcessorRefundStatus } from '../types.ts';
+import { minorUnits } from '../../domain/money.ts';
+import type { RefundFailureReason } from '../../domain/reversals.ts';
+import type { Channel, Money, PaymentOutcome, ProcessorRefundStatus, RefundOutcome, Settlement } from '../types.ts';
 
 /**
  * Pure mappings of the sandbox processor (CONTRACT.md, "Sandbox processor behaviour"): the outcome is
@@ -57,11 +59,55 @@ export function sandboxRefundStatus(amount: Money): ProcessorRefundStatus {
   return lastTwoDigits(amount) === 61 ? 'declined' : 'approved';
 }
 
+/**
+ * A refund ending 62 is approved when made and reported failed when read again (its card expired): a
+ * reversal whose notification was lost, for reconciliation to find. Every other refund reads as it was made.
+ */
+export const SANDBOX_REVERSED_REFUND_REASON: RefundFailureReason = 'expired_or_canceled_card';
+
+export function sandboxRefundLookup(amount: Money): Pick<RefundOutcome, 'status' | 'failureReason'> {
+  if (lastTwoDigits(amount) === 62) return { status: 'failed', failureReason: SANDBOX_REVERSED_REFUND_REASON };
+  const status = sandboxRefundStatus(amount);
+  return status === 'declined' ? { status, failureReason: 'declined' } : { status };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The sandbox's fee, fixed so that fees can be tried without a processor: 2.9 % of the amount rounded half
+ * up to the minor unit, plus 0.30 of the currency (30 minor units with two decimals, nothing in CLP), never
+ * more than the amount; `net` is the rest, so `fee` + `net` = the amount. Available two days after the day
+ * of the read, at 00:00 UTC (Stripe's `available_on` is a day too).
+ */
+export const SANDBOX_FEE = { basisPoints: 290, fixedMajor: 0.3, availableAfterDays: 2 } as const;
+
+export function sandboxSettlement(amount: Money, now: number): Settlement {
+  const fixed = Math.round(SANDBOX_FEE.fixedMajor * 10 ** minorUnits(amount.currency));
+  const fee = Math.min(amount.minor, Math.floor((amount.minor * SANDBOX_FEE.basisPoints + 5_000) / 10_000) + fixed);
+  return {
+    fee: { minor: fee, currency: amount.currency },
+    net: { minor: amount.minor - fee, currency: amount.currency },
+    availableOn: availableOn(now),
+  };
+}
+
+/** A refund's: the sandbox keeps its fee, as Stripe does ("Stripe doesn't return processing fees", docs.stripe.com/refunds). */
+export function sandboxRefundSettlement(amount: Money, now: number): Settlement {
+  return {
+    fee: { minor: 0, currency: amount.currency },
+    net: { minor: -amount.minor, currency: amount.currency },
+    availableOn: availableOn(now),
+  };
+}
+
+const availableOn = (now: number) => (Math.floor(now / DAY_MS) + SANDBOX_FEE.availableAfterDays) * DAY_MS;
+
 export function toPaymentOutcome(
   channel: Channel,
   status: PaymentOutcome['status'],
   reference: string,
   amount: Money,
+  now = Date.now(),
 ): PaymentOutcome {
   // A pending POS payment waits at the terminal: for the customer (ending 56) or for a check there (55); a
   // pending QR one waits for the scan.
@@ -79,6 +125,7 @@ export function toPaymentOutcome(
     action,
     processorStatus: `sandbox_${status}`,
     ...(status === 'declined' ? { declineCode: 'sandbox_declined' } : {}),
+    ...(status === 'approved' ? { settlement: sandboxSettlement(amount, now) } : {}),
   };
 }
 

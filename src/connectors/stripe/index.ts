@@ -8,6 +8,7 @@ import type {
   ConnectorAdapter,
   ConnectorContext,
   CreatePaymentInput,
+  PaymentLookupInput,
   PaymentOutcome,
   ProcessorNotification,
   RefundOutcome,
@@ -18,6 +19,7 @@ import { defineVersion, firstPublishedVersion } from '../version.ts';
 import { sendRequest } from '../http.ts';
 import {
   StripeDispute,
+  StripeDisputeDetail,
   StripeEvent,
   StripeList,
   StripePaymentIntent,
@@ -35,14 +37,17 @@ import {
   normalizeStripeError,
   parseSignatureHeader,
   readerDisplayParams,
+  paymentSettlement,
   readerPaymentIntent,
   readerTerminalState,
   stripeErrorOf,
   STRIPE_HTTP,
   STRIPE_MAX_AMOUNT,
   toPaymentOutcome,
+  toProcessorDispute,
   toRefundOutcome,
   toStripeAmount,
+  VOID_REFUND_PURPOSE,
   type StripeOperation,
 } from './transformers.ts';
 
@@ -59,6 +64,11 @@ export const STRIPE_API_BASE = 'https://api.stripe.com';
 /** Pinned so response shapes never change under us (https://docs.stripe.com/api/versioning). */
 export const STRIPE_API_VERSION = '2024-06-20';
 export const STRIPE_SIGNATURE_HEADER = 'stripe-signature';
+/**
+ * How long after it succeeded a refund can still fail: "This process can take up to 30 days from the post
+ * date" (https://docs.stripe.com/refunds, "Handle failed refunds").
+ */
+export const STRIPE_REFUND_REVERSAL_WINDOW_MS = 30 * 86_400_000;
 
 /** Stripe Terminal's presentment currencies among ours (readers take the account country's currency). */
 export const STRIPE_POS_CURRENCIES = ['USD', 'EUR', 'SGD'];
@@ -185,7 +195,11 @@ export const stripeRequest = {
     params,
     idempotencyKey,
   }),
-  retrieveRefund: (id: string): StripeRequest => ({ method: 'GET', path: `/v1/refunds/${path(id)}` }),
+  retrieveRefund: (id: string, params: Stripe.RefundRetrieveParams = {}): StripeRequest => ({
+    method: 'GET',
+    path: `/v1/refunds/${path(id)}`,
+    params,
+  }),
   listRefunds: (params: Stripe.RefundListParams): StripeRequest => ({ method: 'GET', path: '/v1/refunds', params }),
   retrieveReader: (id: string): StripeRequest => ({ method: 'GET', path: `/v1/terminal/readers/${path(id)}` }),
   processPaymentIntent: (
@@ -287,10 +301,15 @@ function expectOk<T>(answer: StripeAnswer, schema: z.ZodType<T>, operation: Stri
   return parsed.data;
 }
 
-// The lookups expand the charge: whether it is disputed comes with the PaymentIntent, at no extra request.
+// The lookups expand the charge and its balance transaction: whether it is disputed, and what Stripe booked
+// for it (fee, net, available on), come with the PaymentIntent at no extra request.
+const CHARGE_EXPANSION = 'latest_charge.balance_transaction';
+// Refund requests expand theirs: the money that left the balance.
+const REFUND_EXPANSION = 'balance_transaction';
+
 async function retrievePaymentIntent(ctx: Ctx<unknown>, id: string): Promise<StripePaymentIntent> {
   return expectOk(
-    await send(ctx, stripeRequest.retrievePaymentIntent(id, { expand: ['latest_charge'] })),
+    await send(ctx, stripeRequest.retrievePaymentIntent(id, { expand: [CHARGE_EXPANSION] })),
     StripePaymentIntent,
     'lookup',
   );
@@ -303,7 +322,7 @@ async function searchPaymentIntent(ctx: Ctx<unknown>, paymentId: string): Promis
     stripeRequest.searchPaymentIntents({
       query: metadataQuery('payment_id', paymentId),
       limit: 10,
-      expand: ['data.latest_charge'],
+      expand: [`data.${CHARGE_EXPANSION}`],
     }),
   );
   return (
@@ -323,7 +342,11 @@ async function findPaymentIntent(
 }
 
 async function retrieveRefund(ctx: Ctx<unknown>, id: string): Promise<StripeRefund> {
-  return expectOk(await send(ctx, stripeRequest.retrieveRefund(id)), StripeRefund, 'lookup');
+  return expectOk(
+    await send(ctx, stripeRequest.retrieveRefund(id, { expand: [REFUND_EXPANSION] })),
+    StripeRefund,
+    'lookup',
+  );
 }
 
 async function retrieveReader(ctx: Ctx<unknown>, readerId: string): Promise<StripeReader> {
@@ -331,17 +354,40 @@ async function retrieveReader(ctx: Ctx<unknown>, readerId: string): Promise<Stri
 }
 
 /**
- * A succeeded PaymentIntent whose charge is disputed, read with its disputes: `charged_back` once one is
- * lost, else null (the PaymentIntent's own status stands). Undisputed payments cost no request.
+ * The PaymentIntent's disputes: read only when its charge (expanded by the lookup) says it is disputed, so
+ * undisputed payments cost no request; `[]` when it has none, null when the charge was not expanded (the
+ * lookup cannot tell). A disputed payment whose disputes cannot be read fails the lookup.
  */
-async function chargedBack(ctx: Ctx<unknown>, pi: StripePaymentIntent): Promise<PaymentOutcome | null> {
-  if (!isDisputed(pi)) return null;
-  const list = expectOk(
-    await send(ctx, stripeRequest.listDisputes({ payment_intent: pi.id, limit: 100 })),
-    StripeList(StripeDispute),
-    'lookup',
-  );
-  return chargedBackOutcome(pi, list.data);
+async function disputesOf(
+  ctx: Ctx<unknown>,
+  pi: StripePaymentIntent,
+): Promise<{ summaries: StripeDispute[]; details: unknown[] } | null> {
+  if (typeof pi.latest_charge === 'string') return null;
+  if (!isDisputed(pi)) return { summaries: [], details: [] };
+  const answer = await send(ctx, stripeRequest.listDisputes({ payment_intent: pi.id, limit: 100 }));
+  const list = expectOk(answer, StripeList(StripeDispute), 'lookup');
+  return { summaries: list.data, details: (answer.body as { data: unknown[] }).data };
+}
+
+/**
+ * The lookup's outcome with what the disputes say: `charged_back` once one is lost (the summary), and
+ * every dispute that can be one of ours (`toProcessorDispute`).
+ */
+async function withDisputes(
+  ctx: Ctx<unknown>,
+  pi: StripePaymentIntent,
+  otherwise: () => Promise<PaymentOutcome>,
+): Promise<PaymentOutcome> {
+  const disputes = await disputesOf(ctx, pi);
+  const lost = disputes ? chargedBackOutcome(pi, disputes.summaries) : null;
+  const outcome = lost ? { ...lost, ...paymentSettlement(pi) } : await otherwise();
+  if (!disputes) return outcome;
+  const normalized = disputes.details.flatMap((item) => {
+    const detail = StripeDisputeDetail.safeParse(item);
+    const dispute = detail.success ? toProcessorDispute(detail.data) : null;
+    return dispute && dispute.paymentProcessorReference === pi.id ? [dispute] : [];
+  });
+  return { ...outcome, disputes: normalized };
 }
 
 const settled = (status: string | null | undefined) =>
@@ -532,7 +578,7 @@ async function voidByRefund(
   const answer = await send(
     ctx,
     stripeRequest.createRefund(
-      { payment_intent: pi.id, metadata: { payment_id: paymentId, purpose: 'void' } },
+      { payment_intent: pi.id, metadata: { payment_id: paymentId, purpose: VOID_REFUND_PURPOSE } },
       idempotencyKey,
     ),
   );
@@ -556,15 +602,36 @@ async function voidByRefund(
 // ---------------------------------------------------------------------------------------------------------
 // Refunds
 
-async function findRefund(ctx: Ctx<unknown>, refundId: string, paymentIntentId: string): Promise<StripeRefund | null> {
+/** A refund of the PaymentIntent whose metadata matches: refunds have no Search API, so the list is read. */
+async function findRefundBy(
+  ctx: Ctx<unknown>,
+  paymentIntentId: string,
+  matches: (metadata: Record<string, string>) => boolean,
+): Promise<StripeRefund | null> {
   if (!paymentIntentId) return null;
-  // Refunds have no Search API: list the PaymentIntent's refunds and match our id in their metadata.
   const list = expectOk(
-    await send(ctx, stripeRequest.listRefunds({ payment_intent: paymentIntentId, limit: 100 })),
+    await send(
+      ctx,
+      stripeRequest.listRefunds({ payment_intent: paymentIntentId, limit: 100, expand: [`data.${REFUND_EXPANSION}`] }),
+    ),
     StripeList(StripeRefund),
     'lookup',
   );
-  return list.data.find((r) => r.metadata?.refund_id === refundId) ?? null;
+  return list.data.find((r) => r.metadata !== null && matches(r.metadata)) ?? null;
+}
+
+const findRefund = (ctx: Ctx<unknown>, refundId: string, paymentIntentId: string) =>
+  findRefundBy(ctx, paymentIntentId, (metadata) => metadata.refund_id === refundId);
+
+/** The refund by which `voidByRefund` voided our payment, if any. */
+async function findVoidRefund(ctx: Ctx<unknown>, input: PaymentLookupInput): Promise<StripeRefund | null> {
+  const paymentIntent = input.processorReference ?? (await searchPaymentIntent(ctx, input.paymentId))?.id ?? null;
+  if (!paymentIntent) return null;
+  return findRefundBy(
+    ctx,
+    paymentIntent,
+    (metadata) => metadata.purpose === VOID_REFUND_PURPOSE && metadata.payment_id === input.paymentId,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -618,9 +685,9 @@ function stripeAdapter(
       if (!found)
         throw new ConnectorError('not_found', 'Stripe has no PaymentIntent for this payment.', 'resource_missing');
       const pi = await captureIfAuthorized(ctx, found, input.processorIdempotencyKey);
-      const disputed = await chargedBack(ctx, pi);
-      if (disputed) return disputed;
-      return toPaymentOutcome(pi, { readerAction: channel === 'pos' ? await readerActionFor(ctx, pi) : null });
+      return withDisputes(ctx, pi, async () =>
+        toPaymentOutcome(pi, { readerAction: channel === 'pos' ? await readerActionFor(ctx, pi) : null }),
+      );
     },
 
     async cancelPayment(ctx, input) {
@@ -665,6 +732,7 @@ function stripeAdapter(
         amount: toStripeAmount(input.amount, minorUnits(input.amount.currency)).amount,
         // Stripe's `reason` is an enum; ours is free text, kept in metadata (500 characters at most there).
         metadata: { refund_id: input.refundId, ...(input.reason ? { reason: input.reason.slice(0, 500) } : {}) },
+        expand: [REFUND_EXPANSION],
       };
       const answer = await send(ctx, stripeRequest.createRefund(params, `${input.processorIdempotencyKey}:refund`));
       const refund = expectOk(answer, StripeRefund, 'write');
@@ -677,6 +745,13 @@ function stripeAdapter(
           ? await retrieveRefund(ctx, input.processorReference)
           : await findRefund(ctx, input.refundId, input.paymentProcessorReference);
       if (!refund) throw new ConnectorError('not_found', 'Stripe has no refund for this refund.', 'resource_missing');
+      return toRefundOutcome(refund);
+    },
+
+    async getVoidRefund(ctx, input) {
+      const refund = await findVoidRefund(ctx, input);
+      if (!refund)
+        throw new ConnectorError('not_found', 'Stripe has no refund voiding this payment.', 'resource_missing');
       return toRefundOutcome(refund);
     },
 
@@ -697,7 +772,10 @@ function stripeAdapter(
   };
 }
 
-const common = firstPublishedVersion('stripe', StripeCredentials);
+const common = {
+  ...firstPublishedVersion('stripe', StripeCredentials),
+  refundReversalWindowMs: STRIPE_REFUND_REVERSAL_WINDOW_MS,
+};
 
 export const stripePosV1 = defineVersion({
   ...common,

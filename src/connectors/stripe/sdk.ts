@@ -50,6 +50,22 @@ export type StripeErrorObject = z.infer<typeof StripeErrorObject>;
 sdkShape<Stripe.PaymentIntent.LastPaymentError>()(StripeErrorObject.shape);
 
 // ---------------------------------------------------------------------------------------------------------
+// Balance transaction (what Stripe booked: the gross amount, its fee, the net and when it is available)
+
+export const StripeBalanceTransaction = z.object(
+  sdkShape<Stripe.BalanceTransaction>()({
+    id: z.string().min(1),
+    object: z.literal('balance_transaction'),
+    amount: z.number().int(),
+    fee: z.number().int(),
+    net: z.number().int(),
+    currency: z.string().regex(/^[a-z]{3}$/),
+    available_on: z.number().int(),
+  }),
+);
+export type StripeBalanceTransaction = z.infer<typeof StripeBalanceTransaction>;
+
+// ---------------------------------------------------------------------------------------------------------
 // PaymentIntent
 
 export const StripeNextAction = z.object(
@@ -73,10 +89,18 @@ export const StripePaymentIntent = z.object(
     metadata: z.record(z.string(), z.string()),
     last_payment_error: StripeErrorObject.nullable(),
     next_action: StripeNextAction.nullable(),
-    // Expanded by the lookups (`expand[]=latest_charge`) to learn whether the charge is disputed; an id
-    // elsewhere. Optional: a PaymentIntent that does not say is read as one without a dispute.
+    // Expanded by the lookups (`expand[]=latest_charge.balance_transaction`) to learn whether the charge is
+    // disputed and what Stripe booked for it; an id elsewhere. Optional: a PaymentIntent that does not say
+    // is read as one without a dispute.
     latest_charge: expandable(
-      z.object(sdkShape<Stripe.Charge>()({ id: z.string().min(1), disputed: z.boolean() })),
+      z.object(
+        sdkShape<Stripe.Charge>()({
+          id: z.string().min(1),
+          disputed: z.boolean(),
+          // Null until Stripe books the charge; an id when not expanded.
+          balance_transaction: expandable(StripeBalanceTransaction).nullish(),
+        }),
+      ),
     ).nullish(),
   }),
 );
@@ -92,6 +116,10 @@ export const StripeRefund = z.object(
     status: z.string().nullable(),
     failure_reason: z.string().optional(),
     metadata: z.record(z.string(), z.string()).nullable(),
+    // Read for a void's refund (`metadata.purpose: void`), whose news is about its PaymentIntent.
+    payment_intent: expandable(idOnly).nullish(),
+    // Expanded by the refund requests (`expand[]=balance_transaction`): the money that left the balance.
+    balance_transaction: expandable(StripeBalanceTransaction).nullish(),
   }),
 );
 export type StripeRefund = z.infer<typeof StripeRefund>;
@@ -158,6 +186,26 @@ export const StripeDispute = z.object(
   }),
 );
 export type StripeDispute = z.infer<typeof StripeDispute>;
+
+/**
+ * The rest of a Dispute, read to report it as a dispute of its own (its amount, reason, deadline and the
+ * balance transactions that withdrew and reinstated its funds). Apart from `StripeDispute` so that a
+ * dispute whose details do not parse still says whether it is lost (the chargeback summary).
+ */
+export const StripeDisputeDetail = StripeDispute.extend(
+  sdkShape<Stripe.Dispute>()({
+    amount: z.number().int(),
+    currency: z.string().regex(/^[a-z]{3}$/),
+    // A string, not an enumeration (the SDK types it `string`; its doc comment lists the values).
+    reason: z.string(),
+    evidence_details: z.object(sdkShape<Stripe.Dispute.EvidenceDetails>()({ due_by: z.number().int().nullable() })),
+    // "zero, one, or two balance transactions that show funds withdrawn and reinstated".
+    balance_transactions: z.array(
+      z.object(sdkShape<Stripe.BalanceTransaction>()({ amount: z.number().int(), created: z.number().int() })),
+    ),
+  }),
+);
+export type StripeDisputeDetail = z.infer<typeof StripeDisputeDetail>;
 
 /** The event types whose object is a Dispute (`Stripe.Event` narrowed by its object). */
 export type StripeDisputeEventType = Extract<Stripe.Event, { data: { object: Stripe.Dispute } }>['type'];

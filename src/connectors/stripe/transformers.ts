@@ -1,10 +1,13 @@
 import { z } from '@hono/zod-openapi';
 import type Stripe from 'stripe';
+import type { DisputeReason, DisputeStatus } from '../../domain/disputes.ts';
+import type { RefundFailureReason } from '../../domain/reversals.ts';
 import type {
   ConnectorErrorKind,
   Money,
   PaymentAction,
   PaymentOutcome,
+  ProcessorDispute,
   ProcessorNotification,
   ProcessorPaymentStatus,
   ProcessorRefundStatus,
@@ -12,6 +15,7 @@ import type {
   TerminalActivity,
   TerminalDisplay,
   TerminalState,
+  Settlement,
 } from '../types.ts';
 import { ConnectorError, TerminalUnavailableError } from '../types.ts';
 import type { ProcessorHttp } from '../http.ts';
@@ -19,10 +23,12 @@ import {
   referenceId,
   StripeCharge,
   StripeDispute,
+  StripeDisputeDetail,
   StripeErrorObject,
   StripePaymentIntent,
   StripeReader,
   StripeRefund,
+  type StripeBalanceTransaction,
   type StripeErrorCode,
   type StripeDisputeEventType,
   type StripeErrorType,
@@ -109,6 +115,20 @@ export const REFUND_FAILURE_MAP = {
 } as const satisfies Record<StripeRefundFailureReason, ProcessorRefundStatus>;
 
 /**
+ * `failure_reason` → ours. Our set was modeled on Stripe's (src/domain/reversals.ts), so every row is the
+ * same word; the table still fails typecheck if either side changes. A reason not listed is `unknown`.
+ */
+export const REFUND_FAILURE_REASON_MAP = {
+  lost_or_stolen_card: 'lost_or_stolen_card',
+  expired_or_canceled_card: 'expired_or_canceled_card',
+  charge_for_pending_refund_disputed: 'charge_for_pending_refund_disputed',
+  insufficient_funds: 'insufficient_funds',
+  declined: 'declined',
+  merchant_request: 'merchant_request',
+  unknown: 'unknown',
+} as const satisfies Record<StripeRefundFailureReason, RefundFailureReason>;
+
+/**
  * `Stripe.Terminal.Reader.Action.Status` → what it says of the PaymentIntent it carries. The PaymentIntent
  * is the record of the money and decides whenever it has moved; a reader's `failed` action decides only
  * for a PaymentIntent still waiting for a method with no error of its own (the customer canceled on the
@@ -137,7 +157,62 @@ export const DISPUTE_STATUS_MAP = {
   lost: 'charged_back',
 } as const satisfies Record<Stripe.Dispute.Status, Extract<ProcessorPaymentStatus, 'charged_back'> | null>;
 
-/** Every event whose object is a Dispute; a type the SDK adds fails typecheck here until it is read. */
+/**
+ * `Stripe.Dispute.Status` → our dispute status. Ours are Stripe's seven (src/domain/disputes.ts); NOTES.md
+ * ("Dispute") gives each row its meaning and source. A status outside the union (`prevented` in later API
+ * versions) reports no dispute: it is not one we can place in the state machine.
+ */
+export const DISPUTE_STATUS_TABLE = {
+  warning_needs_response: 'warning_needs_response',
+  warning_under_review: 'warning_under_review',
+  warning_closed: 'warning_closed',
+  needs_response: 'needs_response',
+  under_review: 'under_review',
+  won: 'won',
+  lost: 'lost',
+} as const satisfies Record<Stripe.Dispute.Status, DisputeStatus>;
+
+/** `Dispute.reason` values the SDK documents (types/Disputes.d.ts, `reason`); the SDK types the field `string`. */
+export type StripeDisputeReason =
+  | 'bank_cannot_process'
+  | 'check_returned'
+  | 'credit_not_processed'
+  | 'customer_initiated'
+  | 'debit_not_authorized'
+  | 'duplicate'
+  | 'fraudulent'
+  | 'general'
+  | 'incorrect_account_details'
+  | 'insufficient_funds'
+  | 'product_not_received'
+  | 'product_unacceptable'
+  | 'subscription_canceled'
+  | 'unrecognized';
+
+/** `Dispute.reason` → ours (the same fourteen words); a reason not listed is `general`, Stripe's catch-all. */
+export const DISPUTE_REASON_TABLE = {
+  bank_cannot_process: 'bank_cannot_process',
+  check_returned: 'check_returned',
+  credit_not_processed: 'credit_not_processed',
+  customer_initiated: 'customer_initiated',
+  debit_not_authorized: 'debit_not_authorized',
+  duplicate: 'duplicate',
+  fraudulent: 'fraudulent',
+  general: 'general',
+  incorrect_account_details: 'incorrect_account_details',
+  insufficient_funds: 'insufficient_funds',
+  product_not_received: 'product_not_received',
+  product_unacceptable: 'product_unacceptable',
+  subscription_canceled: 'subscription_canceled',
+  unrecognized: 'unrecognized',
+} as const satisfies Record<StripeDisputeReason, DisputeReason>;
+
+/**
+ * Every event whose object is a Dispute; a type the SDK adds fails typecheck here until it is read. Each
+ * carries the whole Dispute, so what it says is read from the object, not from the event's name:
+ * `created` (a dispute or inquiry opened), `updated` (evidence, usually, or an inquiry escalated),
+ * `funds_withdrawn` / `funds_reinstated` (a balance transaction added), `closed` (won, lost, warning_closed).
+ */
 export const DISPUTE_EVENT_TYPES = {
   'charge.dispute.created': true,
   'charge.dispute.updated': true,
@@ -254,6 +329,7 @@ export function toPaymentOutcome(
     action,
     processorStatus: pi.status,
     ...(declineCode ? { declineCode } : {}),
+    ...(status === 'approved' ? paymentSettlement(pi) : {}),
   };
 }
 
@@ -293,8 +369,92 @@ export function refundStatus(
   return lookup<ProcessorRefundStatus>(REFUND_STATUS_MAP, refund.status, 'pending');
 }
 
+export function refundFailureReason(reason: string | null | undefined): RefundFailureReason {
+  return lookup<RefundFailureReason>(REFUND_FAILURE_REASON_MAP, reason, 'unknown');
+}
+
 export function toRefundOutcome(refund: StripeRefund): RefundOutcome {
-  return { status: refundStatus(refund), processorReference: refund.id, processorStatus: refund.status ?? 'unknown' };
+  const status = refundStatus(refund);
+  // A canceled refund carries its failure_reason too: "cancellations are a type of refund failure" (docs.stripe.com/refunds).
+  const failed = status === 'failed' || status === 'declined';
+  return {
+    status,
+    processorReference: refund.id,
+    processorStatus: refund.status ?? 'unknown',
+    ...(failed ? { failureReason: refundFailureReason(refund.failure_reason) } : {}),
+    ...(status === 'approved' ? booked(refund.balance_transaction) : {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Settlement and disputes
+
+/** Stripe's amount and currency as ours: the currencies we take agree with Stripe on minor units (`toStripeAmount`). */
+export const fromStripeAmount = (amount: number, currency: string): Money => ({
+  minor: amount,
+  currency: currency.toUpperCase(),
+});
+
+/**
+ * What a balance transaction booked, in its own currency (the account's settlement currency, which may
+ * differ from the payment's): `fee` and `net` (`net` = `amount` − `fee`, signed as the balance moves),
+ * `available_on` as milliseconds.
+ */
+export function settlementOf(bt: StripeBalanceTransaction): Settlement {
+  return {
+    fee: fromStripeAmount(bt.fee, bt.currency),
+    net: fromStripeAmount(bt.net, bt.currency),
+    availableOn: bt.available_on * 1000,
+  };
+}
+
+/**
+ * The settlement of money that moved, from its (expandable) balance transaction: reported when expanded,
+ * `pending_at_processor` while Stripe has booked nothing (`null`), nothing when it was not expanded.
+ */
+function booked(
+  bt: StripeBalanceTransaction | string | null | undefined,
+): Pick<PaymentOutcome, 'settlement' | 'settlementNullReason'> {
+  if (bt === null) return { settlement: null, settlementNullReason: 'pending_at_processor' };
+  if (typeof bt === 'object') return { settlement: settlementOf(bt) };
+  return {};
+}
+
+/** A succeeded PaymentIntent's settlement, from its charge's balance transaction when the read expanded them. */
+export function paymentSettlement(
+  pi: Pick<StripePaymentIntent, 'latest_charge'>,
+): Pick<PaymentOutcome, 'settlement' | 'settlementNullReason'> {
+  const charge = pi.latest_charge;
+  return typeof charge === 'object' && charge !== null ? booked(charge.balance_transaction) : {};
+}
+
+const timeOf = (seconds: number | null | undefined) =>
+  typeof seconds === 'number' && seconds > 0 ? seconds * 1000 : null;
+
+/**
+ * A Dispute as our dispute, or null when it cannot be one: a status outside the SDK's union, or no
+ * PaymentIntent to attach it to. Funds withdrawn and reinstated are read from its balance transactions
+ * (negative: withdrawn; positive: reinstated), at their `created`. `due_by` 0 means no response is
+ * allowed ("Will be 0 if the customer's bank ... doesn't allow a response"): no deadline.
+ */
+export function toProcessorDispute(dispute: StripeDisputeDetail): ProcessorDispute | null {
+  const paymentIntent = referenceId(dispute.payment_intent);
+  if (!paymentIntent || !Object.hasOwn(DISPUTE_STATUS_TABLE, dispute.status)) return null;
+  const earliest = (sign: 1 | -1) => {
+    const times = dispute.balance_transactions.filter((bt) => Math.sign(bt.amount) === sign).map((bt) => bt.created);
+    return times.length > 0 ? Math.min(...times) * 1000 : null;
+  };
+  return {
+    processorDisputeId: dispute.id,
+    paymentProcessorReference: paymentIntent,
+    status: DISPUTE_STATUS_TABLE[dispute.status as Stripe.Dispute.Status],
+    amount: fromStripeAmount(dispute.amount, dispute.currency),
+    reason: lookup<DisputeReason>(DISPUTE_REASON_TABLE, dispute.reason, 'general'),
+    evidenceDueBy: timeOf(dispute.evidence_details.due_by),
+    fundsWithdrawnAt: earliest(-1),
+    fundsReinstatedAt: earliest(1),
+    processorStatus: dispute.status,
+  };
 }
 
 /** The PaymentIntent a reader's action carries, when it is a `process_payment_intent`. */
@@ -620,6 +780,28 @@ export function isTimestampFresh(timestamp: number, nowMs: number): boolean {
   return Math.abs(nowMs / 1000 - timestamp) <= SIGNATURE_TOLERANCE_SECONDS;
 }
 
+/** The `metadata.purpose` the connector gives the refund that fulfils a void (index.ts, `voidByRefund`). */
+export const VOID_REFUND_PURPOSE = 'void';
+
+/**
+ * The refund of a void failed (or was canceled) after the void: news of its PaymentIntent, collected again
+ * (NOTES.md, "A void whose refund fails"). Any other news of a void's refund is left as refund news, which
+ * the core does not know (a void is no refund of ours). Null when `refund` is no failed void refund.
+ */
+function voidReversal(
+  refund: StripeRefund,
+  outcome: RefundOutcome,
+): Omit<Extract<ProcessorNotification, { resource: 'payment' }>, 'eventId' | 'trusted'> | null {
+  const paymentIntent = referenceId(refund.payment_intent);
+  if (refund.metadata?.purpose !== VOID_REFUND_PURPOSE || !paymentIntent || !outcome.failureReason) return null;
+  return {
+    resource: 'payment',
+    processorReference: paymentIntent,
+    status: 'approved',
+    voidReversal: { processorRefundReference: refund.id, failureReason: outcome.failureReason },
+  };
+}
+
 /**
  * PaymentIntent events whose object's status the tables can believe. `amount_capturable_updated`
  * (`requires_capture`) is not among them: the connector captures on its lookup, so the core is told to ask.
@@ -660,11 +842,16 @@ export function eventToNotification(event: StripeEvent, object: unknown): Proces
   }
   if (kind === 'refund') {
     const refund = StripeRefund.safeParse(object);
+    if (!refund.success) return { ...base, resource: 'refund', processorReference: ownId, status: null };
+    const outcome = toRefundOutcome(refund.data);
+    const voided = voidReversal(refund.data, outcome);
+    if (voided) return { ...base, ...voided };
     return {
       ...base,
       resource: 'refund',
       processorReference: ownId,
-      status: refund.success ? refundStatus(refund.data) : null,
+      status: outcome.status,
+      ...(outcome.failureReason ? { failureReason: outcome.failureReason } : {}),
     };
   }
   if (kind === 'charge') {
@@ -676,8 +863,17 @@ export function eventToNotification(event: StripeEvent, object: unknown): Proces
     // The dispute's own status is final news only when lost; any other leaves the core to ask the lookup.
     const dispute = StripeDispute.safeParse(object);
     const pi = dispute.success ? referenceId(dispute.data.payment_intent) : null;
-    if (pi && dispute.data)
-      return { ...base, resource: 'payment', processorReference: pi, status: disputeStatus(dispute.data) };
+    if (pi && dispute.data) {
+      const detail = StripeDisputeDetail.safeParse(object);
+      const normalized = detail.success ? toProcessorDispute(detail.data) : null;
+      return {
+        ...base,
+        resource: 'payment',
+        processorReference: pi,
+        status: disputeStatus(dispute.data),
+        ...(normalized ? { dispute: normalized } : {}),
+      };
+    }
   }
   if (kind === 'terminal.reader' && Object.hasOwn(READER_EVENT_TYPES, event.type)) {
     const reader = StripeReader.safeParse(object);

@@ -1,0 +1,151 @@
+import { nextUpdatedAt, type PaymentStatus } from './payment-state.ts';
+import {
+  canReverseRefund,
+  paymentStatusAfterRefunds,
+  refundableBalance,
+  type RefundLedgerEntry,
+  type RefundStatus,
+} from './refund-state.ts';
+
+/**
+ * Money a processor reported returned and later took back: a refund that failed after it had succeeded
+ * (Stripe: the issuer returns the money to the merchant's balance, "up to 30 days from the post date",
+ * https://docs.stripe.com/refunds "Handle failed refunds"), or the refund behind a void. The service must
+ * never show money as returned that was not, so these are the only moves out of a final status, and only
+ * on trusted news: a verified notification, or the service's own read of the processor.
+ * docs/states.md ("Reversals") is the prose of this file; test/docs.test.ts compares the tables.
+ */
+
+/**
+ * Why a refund failed, normalized. Stripe's `Refund.failure_reason` values are the model (its SDK's doc
+ * comment, stripe 16.12.0 types/Refunds.d.ts, and docs.stripe.com/refunds "Handle failed refunds", which
+ * explains each); a processor's reason outside this set is `unknown`.
+ */
+export const REFUND_FAILURE_REASONS = [
+  'lost_or_stolen_card',
+  'expired_or_canceled_card',
+  'charge_for_pending_refund_disputed',
+  'insufficient_funds',
+  'declined',
+  'merchant_request',
+  'unknown',
+] as const;
+export type RefundFailureReason = (typeof REFUND_FAILURE_REASONS)[number];
+
+export function isRefundFailureReason(value: unknown): value is RefundFailureReason {
+  return typeof value === 'string' && (REFUND_FAILURE_REASONS as readonly string[]).includes(value);
+}
+
+/**
+ * The payment moves a reversal may make that `PAYMENT_TRANSITIONS` does not: a refunded payment whose
+ * refund failed is collected again (in part or in full), and so is a voided one whose void's refund failed.
+ * `partially_refunded -> partially_refunded` is a reversal that leaves other approved refunds standing.
+ */
+export const PAYMENT_REVERSALS: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
+  created: [],
+  pending: [],
+  processing: [],
+  approved: [],
+  declined: [],
+  failed: [],
+  expired: [],
+  canceled: ['approved'],
+  partially_refunded: ['partially_refunded', 'approved'],
+  refunded: ['partially_refunded', 'approved'],
+};
+
+export function canReversePayment(from: PaymentStatus, to: PaymentStatus): boolean {
+  return PAYMENT_REVERSALS[from].includes(to);
+}
+
+/**
+ * The event a refund reversal sends (payload: the refund and the payment). The payment's own status
+ * change does not also send its status event: `payment.refunded` or `payment.approved` would tell a
+ * merchant that something was refunded or collected anew, when money came back from a failed refund.
+ */
+export const REFUND_REVERSAL_EVENT_TYPE = 'refund.failed' as const;
+
+export type ReversalRefusal =
+  /** Unsigned, stale or otherwise unverified news: the core reads the processor instead of believing it. */
+  | 'untrusted'
+  /** Not a failure of an approved refund (or of a void): nothing to reverse. */
+  | 'not_a_reversal';
+
+/** What a processor said of the refund: its status in our words and, when it failed, why. */
+export interface RefundNews {
+  status: RefundStatus;
+  trusted: boolean;
+  failureReason?: RefundFailureReason | null;
+}
+
+export type RefundReversalResult =
+  | {
+      ok: true;
+      refund: { status: 'failed'; failureReason: RefundFailureReason; updatedAt: number };
+      /**
+       * The payment with the status its approved refunds now call for. Its `updatedAt` moves on even when
+       * the status stays (`partially_refunded`): its refundable balance changed.
+       */
+      payment: { status: PaymentStatus; updatedAt: number };
+      /** What a new refund may take from now on: the reversed amount is back in it. */
+      refundableBalance: number;
+    }
+  | { ok: false; reason: ReversalRefusal };
+
+/**
+ * An approved refund the processor now reports failed (or declined: Stripe's `failure_reason: declined`
+ * comes on a `failed` refund) becomes `failed`, and the payment's status is recomputed from the refunds
+ * still approved: `refunded` becomes `partially_refunded`, or `approved` when none is left. Reversing a
+ * refund can only lower the approved total, so approved plus reserved still never exceeds the amount.
+ */
+export function reverseRefund(input: {
+  payment: { status: PaymentStatus; amount: number; updatedAt: number };
+  refunds: readonly (RefundLedgerEntry & { id: string })[];
+  refund: { id: string; status: RefundStatus; updatedAt: number };
+  news: RefundNews;
+  now: number;
+}): RefundReversalResult {
+  const { payment, refunds, refund, news, now } = input;
+  if (!news.trusted) return { ok: false, reason: 'untrusted' };
+  const failure = news.status === 'failed' || news.status === 'declined';
+  if (!failure || !canReverseRefund(refund.status, 'failed')) return { ok: false, reason: 'not_a_reversal' };
+  if (!refunds.some((r) => r.id === refund.id)) throw new RangeError('The reversed refund is not in the ledger');
+  const ledger = refunds.map((r) => (r.id === refund.id ? { ...r, status: 'failed' as const } : r));
+  const status = paymentStatusAfterRefunds(payment.amount, ledger) ?? 'approved';
+  // An approved refund exists only on a (partially) refunded payment; anything else is a broken ledger.
+  if (!canReversePayment(payment.status, status))
+    throw new RangeError(`A payment in ${payment.status} cannot hold an approved refund`);
+  return {
+    ok: true,
+    refund: {
+      status: 'failed',
+      failureReason: news.failureReason ?? 'unknown',
+      updatedAt: nextUpdatedAt(refund.updatedAt, now),
+    },
+    payment: { status, updatedAt: nextUpdatedAt(payment.updatedAt, now) },
+    refundableBalance: refundableBalance(payment.amount, ledger),
+  };
+}
+
+export type VoidReversalResult =
+  | { ok: true; payment: { status: 'approved'; updatedAt: number } }
+  | { ok: false; reason: ReversalRefusal };
+
+/**
+ * A payment canceled by a void that the processor fulfilled with a refund (Stripe's `voidByRefund`), whose
+ * refund then failed: the money is back with the merchant (docs.stripe.com/refunds, "Handle failed
+ * refunds"), so the payment is collected again, `approved`, with its full amount refundable. It sends
+ * the event of entering `approved` (`payment.approved`). `voided` says the cancel was a void of a
+ * collected payment; a payment canceled before collection has nothing to take back.
+ */
+export function reverseVoid(input: {
+  payment: { status: PaymentStatus; updatedAt: number };
+  voided: boolean;
+  news: { trusted: boolean };
+  now: number;
+}): VoidReversalResult {
+  const { payment, voided, news, now } = input;
+  if (!news.trusted) return { ok: false, reason: 'untrusted' };
+  if (!voided || payment.status !== 'canceled') return { ok: false, reason: 'not_a_reversal' };
+  return { ok: true, payment: { status: 'approved', updatedAt: nextUpdatedAt(payment.updatedAt, now) } };
+}
