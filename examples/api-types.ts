@@ -507,7 +507,7 @@ export interface paths {
         };
         /**
          * Get the webhook signing secret
-         * @description Deliveries carry `webhook-id`, `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,` + base64(HMAC-SHA256(key, "{webhook-id}.{webhook-timestamp}.{raw body}")), key = base64-decoded part after `whsec_`. During a rotation both secrets sign, space-separated. Verify over the raw body, deduplicate by `webhook-id`, persist, then answer 2xx.
+         * @description Deliveries carry `webhook-id`, `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,` + base64(HMAC-SHA256(key, "{webhook-id}.{webhook-timestamp}.{raw body}")), key = base64-decoded part after `whsec_`. During a rotation both secrets sign, space-separated. Verify over the raw body, deduplicate by `webhook-id`, persist, then answer 2xx. `user_id` is for admins only: that owner’s secret.
          */
         get: operations["getWebhookSecret"];
         put?: never;
@@ -641,7 +641,7 @@ export interface paths {
         put?: never;
         /**
          * Inbound processor notification (called by processors)
-         * @description Configure this URL at the processor for the payment method. The body is verified by the method’s connector with the processor’s own signature scheme and refused when it does not verify (`401`), except for processors that document unsigned news (Mercado Pago: QR notifications are not signed): there a notification that is unsigned or does not verify is answered `200` and not believed, the payment being read from the processor instead. Duplicates (same processor event id) change nothing.
+         * @description Configure this URL at the processor for the payment method. The body is verified by the method’s connector with the processor’s own signature scheme and refused when it does not verify (`401`), except for processors that document unsigned news (Mercado Pago: QR notifications are not signed): there a notification that is unsigned or does not verify is answered `200` and not believed, the payment being read from the processor instead. Such unverifiable news costs nothing: about a payment or refund the service does not know it is answered `200` (`unknown_resource`) and not recorded; about a known one, the processor is read at most once per resource every 10 seconds (later news within them: `duplicate`); beyond 60 a minute per payment method it is answered `429 rate_limited` with `Retry-After`, and the processor sends it again later. Duplicates (same processor event id) change nothing.
          */
         post: operations["receiveProcessorNotification"];
         delete?: never;
@@ -670,10 +670,321 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This description (OpenAPI 3.1)
+         * @description The contract this deployment serves: every operation, schema, header, error code and webhook. No credential. `ETag` is the SHA-256 of its bytes; send it back in `If-None-Match` and a description that has not changed answers `304` without a body. `Cache-Control: no-cache`: revalidate before every use.
+         */
+        get: operations["getOpenApiDescription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "payment.pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `payment.pending`
+         * @description The processor holds the payment and waits: a QR to show (`action.type: display_qr`, payable until `action.expires_at`), a card at a terminal, or an outcome still unknown after a timeout. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `payment.pending` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["paymentPending"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `payment.approved`
+         * @description The money was collected. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `payment.approved` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["paymentApproved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `payment.declined`
+         * @description A business refusal (issuer, fraud rules); final. A new attempt needs a new `external_reference`. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `payment.declined` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["paymentDeclined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `payment.failed`
+         * @description A technical or configuration failure; final. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `payment.failed` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["paymentFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `payment.expired`
+         * @description Nobody paid the QR in time; final, it can no longer be paid. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `payment.expired` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["paymentExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `payment.canceled`
+         * @description Canceled before collection, or voided after it (before any refund); final. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `payment.canceled` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["paymentCanceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `payment.refunded`
+         * @description A refund was approved: `data.payment.status` is `partially_refunded` or `refunded`. Sent once per approved refund. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `payment.refunded` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["paymentRefunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.charged_back": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `payment.charged_back`
+         * @description The payer’s bank took the collected money back: `data.payment.charged_back_at` is set, the status stays as it was. Refunds and cancels are no longer possible. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `payment.charged_back` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["paymentChargedBack"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.action_required": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `payment.action_required`
+         * @description A `pending` payment waits on someone: `data.payment.action.type` says on what (`check_terminal`: check the terminal’s activity for whether the card was charged). It stays `pending` until the processor reports the outcome. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `payment.action_required` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["paymentActionRequired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test ping to a webhook endpoint
+         * @description Sent only by `testWebhookEndpoint`, to that endpoint, signed with its secret like a delivery. Not an event: not listed, not retried; answer it 2xx like any delivery.
+         */
+        post: operations["ping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        Payment: {
+            /** @example pay_3kqz7w1v0c9m2x8bq4n6 */
+            id: string;
+            /**
+             * @description Always read it: a 2xx is not an approval. A chargeback does not change it: see `charged_back_at`.
+             * @enum {string}
+             */
+            status: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded";
+            amount: components["schemas"]["Amount"];
+            external_reference: string;
+            /** Format: uuid */
+            payment_method: string;
+            processor_reference: string | null;
+            action?: components["schemas"]["PaymentAction"];
+            description: string | null;
+            /**
+             * @example {
+             *       "order_id": "1042"
+             *     }
+             */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+            webhook_url: string | null;
+            /**
+             * Format: date-time
+             * @description Set when the processor reported a chargeback: the payer’s bank took the collected money back (event `payment.charged_back`). The status stays as it was (`approved`, `partially_refunded` or `refunded`; an open payment becomes `approved`, as the chargeback proves it was collected); from then on refunds and cancels answer `409 invalid_state_transition`, and any dispute is handled at the processor. Null otherwise.
+             * @example null
+             */
+            charged_back_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Strictly increases with every change; order updates by it.
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            updated_at: string;
+        };
+        Amount: {
+            /**
+             * @description Decimal string, never a number; at most the currency’s minor digits (2, or 0 for CLP).
+             * @example 25.00
+             */
+            value: string;
+            /**
+             * @description ISO 4217 code.
+             * @example USD
+             */
+            currency: string;
+        };
+        /** @description In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal. */
+        PaymentAction: {
+            /**
+             * @description `none`; `display_qr` (show `qr_data`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). Tolerate future values. An action never implies approval.
+             * @example display_qr
+             */
+            type: string;
+            /** @description With `display_qr`: show it unaltered as a QR code. */
+            qr_data?: string;
+            /**
+             * Format: date-time
+             * @description With `display_qr`: the moment the QR stops being payable (the payment method’s `qr_ttl_seconds` after the QR was made); the payment becomes `expired` soon after. Count down to it, and offer a new payment once it has passed. Null when the service sets no expiry (the processor’s own applies).
+             * @example 2026-11-21T10:30:30.123Z
+             */
+            expires_at?: string | null;
+        };
+        WebhookPing: {
+            /**
+             * @description As `webhook-id`; never an event’s id.
+             * @example evt_0d4m8x2k9q7w1v3c5b6n
+             */
+            id: string;
+            /** @enum {string} */
+            type: "ping";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            created_at: string;
+            data: {
+                webhook_endpoint: {
+                    /** @example we_5c1v8m2x0k7q3w9n4b6z */
+                    id: string;
+                };
+            };
+        };
         SessionTokens: {
             /** @description JWT (HS256, `typ` `at+jwt`), sent as `Authorization: Bearer`. */
             access_token: string;
@@ -712,7 +1023,7 @@ export interface components {
         Role: "client" | "admin";
         /** @enum {string} */
         Scope: "payment_methods:read" | "payments:create" | "payments:read" | "payments:cancel" | "refunds:create";
-        Error: {
+        ErrorResponse: {
             error: {
                 /** @example invalid_request */
                 code: string;
@@ -722,6 +1033,10 @@ export interface components {
                 retryable: boolean;
                 /** @example req_3kqz7w1v0c9m2x8b */
                 request_id: string;
+                /**
+                 * @description What the code says it carries (e.g. `fields`); `{}` otherwise.
+                 * @example {}
+                 */
                 details: {
                     [key: string]: unknown;
                 };
@@ -754,16 +1069,27 @@ export interface components {
              * @example correct-horse-battery
              */
             password: string;
-            role?: components["schemas"]["Role"] & unknown;
+            /** @description Default `client`. */
+            role?: components["schemas"]["Role"];
             /** @description Default: all five business scopes. */
             scopes?: components["schemas"]["Scope"][];
         };
         Pagination: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 50
+             */
             limit: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 0
+             */
             offset: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Items matching the query, on every page.
+             * @example 2
+             */
             total: number;
         };
         UpdateUserRequest: {
@@ -774,7 +1100,8 @@ export interface components {
             email?: string;
             /** @example Corner Shop */
             name?: string;
-            role?: components["schemas"]["Role"] & unknown;
+            /** @description Admins only. */
+            role?: components["schemas"]["Role"];
             /** @description Admins only. */
             scopes?: components["schemas"]["Scope"][];
         };
@@ -851,11 +1178,39 @@ export interface components {
                  *     ]
                  */
                 currencies: string[];
-                /** @description JSON Schema (draft 2020-12). */
+                /**
+                 * @description JSON Schema (draft 2020-12).
+                 * @example {
+                 *       "type": "object",
+                 *       "properties": {
+                 *         "qr_ttl_seconds": {
+                 *           "type": "integer",
+                 *           "minimum": 60,
+                 *           "maximum": 86400,
+                 *           "default": 900
+                 *         }
+                 *       },
+                 *       "additionalProperties": false
+                 *     }
+                 */
                 credentials_schema: {
                     [key: string]: unknown;
                 };
-                /** @description JSON Schema (draft 2020-12). */
+                /**
+                 * @description JSON Schema (draft 2020-12).
+                 * @example {
+                 *       "type": "object",
+                 *       "properties": {
+                 *         "qr_ttl_seconds": {
+                 *           "type": "integer",
+                 *           "minimum": 60,
+                 *           "maximum": 86400,
+                 *           "default": 900
+                 *         }
+                 *       },
+                 *       "additionalProperties": false
+                 *     }
+                 */
                 configuration_schema: {
                     [key: string]: unknown;
                 };
@@ -889,6 +1244,11 @@ export interface components {
             /** @enum {string} */
             status: "active" | "inactive";
             capabilities: components["schemas"]["Capability"][];
+            /**
+             * @example {
+             *       "label": "Front counter"
+             *     }
+             */
             display_configuration: {
                 [key: string]: unknown;
             };
@@ -948,11 +1308,21 @@ export interface components {
         };
         UpdateAccountPaymentMethodRequest: {
             name?: string;
-            /** @description Rotates the credentials; validated, never echoed. */
+            /**
+             * @description Rotates the credentials; validated, never echoed.
+             * @example {
+             *       "api_key": "sandbox-key-456"
+             *     }
+             */
             credentials?: {
                 [key: string]: unknown;
             };
-            /** @description Replaces the configuration; validated, never echoed. */
+            /**
+             * @description Replaces the configuration; validated, never echoed.
+             * @example {
+             *       "qr_ttl_seconds": 600
+             *     }
+             */
             configuration?: {
                 [key: string]: unknown;
             };
@@ -1002,7 +1372,12 @@ export interface components {
              */
             status: "active" | "inactive";
             capabilities: components["schemas"]["Capability"][];
-            /** @description Non-sensitive presentation data. */
+            /**
+             * @description Non-sensitive presentation data.
+             * @example {
+             *       "label": "Front counter"
+             *     }
+             */
             metadata: {
                 [key: string]: unknown;
             };
@@ -1011,65 +1386,6 @@ export interface components {
              * @example 2026-11-21T10:15:30.123Z
              */
             created_at: string;
-        };
-        Payment: {
-            /** @example pay_3kqz7w1v0c9m2x8bq4n6 */
-            id: string;
-            /**
-             * @description Always read it: a 2xx is not an approval. A chargeback does not change it: see `charged_back_at`.
-             * @enum {string}
-             */
-            status: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded";
-            amount: components["schemas"]["Amount"];
-            external_reference: string;
-            /** Format: uuid */
-            payment_method: string;
-            processor_reference: string | null;
-            action?: components["schemas"]["PaymentAction"];
-            description: string | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-            webhook_url: string | null;
-            /**
-             * Format: date-time
-             * @description Set when the processor reported a chargeback: the payer’s bank took the collected money back (event `payment.charged_back`). The status stays as it was (`approved`, `partially_refunded` or `refunded`; an open payment becomes `approved`, as the chargeback proves it was collected); from then on refunds and cancels answer `409 invalid_state_transition`, and any dispute is handled at the processor. Null otherwise.
-             * @example null
-             */
-            charged_back_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-21T10:15:30.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description Strictly increases with every change; order updates by it.
-             * @example 2026-11-21T10:15:30.123Z
-             */
-            updated_at: string;
-        };
-        Amount: {
-            /**
-             * @description Decimal string, never a number; at most the currency’s minor digits (2, or 0 for CLP).
-             * @example 25.00
-             */
-            value: string;
-            /**
-             * @description ISO 4217 code.
-             * @example USD
-             */
-            currency: string;
-        };
-        /** @description In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal. */
-        PaymentAction: {
-            /**
-             * @description `none`; `display_qr` (show `qr_data`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). Tolerate future values. An action never implies approval.
-             * @example display_qr
-             */
-            type: string;
-            /** @description With `display_qr`: show it unaltered as a QR code. */
-            qr_data?: string;
         };
         CreatePaymentRequest: {
             amount: components["schemas"]["Amount"];
@@ -1095,7 +1411,12 @@ export interface components {
             metadata?: {
                 [key: string]: string | number | boolean | null;
             };
-            /** @description Validated against the method’s configuration schema and merged over its defaults. */
+            /**
+             * @description Validated against the method’s configuration schema and merged over its defaults.
+             * @example {
+             *       "qr_ttl_seconds": 600
+             *     }
+             */
             configuration?: {
                 [key: string]: unknown;
             };
@@ -1126,7 +1447,8 @@ export interface components {
             updated_at: string;
         };
         CreateRefundRequest: {
-            amount: components["schemas"]["Amount"] & unknown;
+            /** @description In the payment’s currency; at most the refundable balance. A full refund sends the whole balance. */
+            amount: components["schemas"]["Amount"];
             /** @example Customer returned the item */
             reason?: string;
         };
@@ -1159,7 +1481,16 @@ export interface components {
              * @example 2026-11-21T10:15:30.123Z
              */
             created_at: string;
-            /** @description The payment as it was when the event happened (the delivered body’s `data`). */
+            /**
+             * @description The payment as it was when the event happened (the delivered body’s `data`).
+             * @example {
+             *       "payment": {
+             *         "id": "pay_3kqz7w1v0c9m2x8bq4n6",
+             *         "status": "approved",
+             *         "updated_at": "2026-11-21T10:15:30.123Z"
+             *       }
+             *     }
+             */
             data: {
                 payment: {
                     [key: string]: unknown;
@@ -1171,7 +1502,9 @@ export interface components {
                 url: string;
                 /** @enum {string} */
                 status: "pending" | "succeeded" | "dead";
+                /** @example 1 */
                 attempts: number;
+                /** @example 200 */
                 last_status_code: number | null;
                 /** @description As `attempt_log[].error`, or `endpoint_disabled` / `endpoint_deleted` when the endpoint stopped receiving before this delivery succeeded. */
                 last_error: string | null;
@@ -1181,11 +1514,19 @@ export interface components {
                  */
                 next_attempt_at: string | null;
                 attempt_log: {
+                    /**
+                     * @description The first attempt is 1.
+                     * @example 1
+                     */
                     attempt: number;
-                    /** @description The receiver’s HTTP status; null when none came. */
+                    /**
+                     * @description The receiver’s HTTP status; null when none came.
+                     * @example 200
+                     */
                     status_code: number | null;
                     /** @description `timeout`, `network_error`, `http_<status>`, `url_refused`; never the receiver’s body. */
                     error: string | null;
+                    /** @example 184 */
                     latency_ms: number;
                     /**
                      * Format: date-time
@@ -1201,7 +1542,9 @@ export interface components {
                 url: string;
                 /** @enum {string} */
                 status: "pending" | "succeeded" | "dead";
+                /** @example 1 */
                 attempts: number;
+                /** @example 200 */
                 last_status_code: number | null;
                 /** @description As `attempt_log[].error`, or `endpoint_disabled` / `endpoint_deleted` when the endpoint stopped receiving before this delivery succeeded. */
                 last_error: string | null;
@@ -1211,11 +1554,19 @@ export interface components {
                  */
                 next_attempt_at: string | null;
                 attempt_log: {
+                    /**
+                     * @description The first attempt is 1.
+                     * @example 1
+                     */
                     attempt: number;
-                    /** @description The receiver’s HTTP status; null when none came. */
+                    /**
+                     * @description The receiver’s HTTP status; null when none came.
+                     * @example 200
+                     */
                     status_code: number | null;
                     /** @description `timeout`, `network_error`, `http_<status>`, `url_refused`; never the receiver’s body. */
                     error: string | null;
+                    /** @example 184 */
                     latency_ms: number;
                     /**
                      * Format: date-time
@@ -1366,10 +1717,14 @@ export interface components {
             url: string;
             /** @description True when the endpoint answered 2xx. */
             succeeded: boolean;
-            /** @description The endpoint’s HTTP status; null when none came. */
+            /**
+             * @description The endpoint’s HTTP status; null when none came.
+             * @example 200
+             */
             status_code: number | null;
             /** @description `timeout`, `network_error`, `http_<status>`, `url_refused`; null on success. Never the endpoint’s body. */
             error: string | null;
+            /** @example 184 */
             latency_ms: number;
             /**
              * Format: date-time
@@ -1381,16 +1736,67 @@ export interface components {
             /** @enum {boolean} */
             received: true;
             /**
-             * @description `ignored`: a late or out-of-order notification the state machine refused.
+             * @description `ignored`: a late or out-of-order notification the state machine refused. `duplicate`: the same event again, or unverifiable news about a resource read from the processor less than 10 seconds before. `unknown_resource`: about nothing of this payment method.
              * @enum {string}
              */
             outcome: "applied" | "ignored" | "duplicate" | "unknown_resource";
         };
+        /**
+         * @description The processor’s own notification, exactly as it sends it: any JSON object, in the processor’s format (Stripe: an Event; Mercado Pago: a notification naming the order or payment). Not part of this API’s contract: the method’s connector reads it.
+         * @example {
+         *       "id": "evt_1QxYz2AbCdEfGhIj",
+         *       "type": "payment_intent.succeeded",
+         *       "data": {
+         *         "object": {
+         *           "id": "pi_3QxYz2AbCdEfGhIj"
+         *         }
+         *       }
+         *     }
+         */
+        ProcessorNotification: {
+            [key: string]: unknown;
+        };
+        OpenApiDescription: {
+            /** @example 3.1.0 */
+            openapi: string;
+            info: {
+                /** @example Payment Service API */
+                title: string;
+                /**
+                 * @description Semantic versioning; CHANGELOG.md lists each.
+                 * @example 1.2.0
+                 */
+                version: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /**
+             * @example {
+             *       "/v1/payments": {}
+             *     }
+             */
+            paths: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /**
+         * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+         * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+         */
+        ReadBookmark: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description This request’s id, equal to an error’s `request_id`: quote it, with the environment, when reporting a problem. */
+        RequestId: string;
+        /** @description Seconds to wait before retrying (the same `Idempotency-Key` and body, for an idempotent operation). */
+        RetryAfter: number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1411,6 +1817,7 @@ export interface operations {
             /** @description A new session. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1422,55 +1829,92 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_credentials` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_credentials";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -1491,6 +1935,7 @@ export interface operations {
             /** @description The rotated session tokens. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1502,55 +1947,92 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_refresh_token` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_refresh_token";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -1571,6 +2053,7 @@ export interface operations {
             /** @description The session is ended; discard both tokens. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1578,46 +2061,76 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -1625,7 +2138,13 @@ export interface operations {
     getCurrentUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1634,6 +2153,9 @@ export interface operations {
             /** @description The user of the access token. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1645,28 +2167,52 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -1677,9 +2223,15 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1688,6 +2240,9 @@ export interface operations {
             /** @description A page of users. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1700,37 +2255,69 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_role` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -1751,6 +2338,7 @@ export interface operations {
             /** @description The created user. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1762,64 +2350,106 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_role` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
                 };
             };
             /** @description `email_taken` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "email_taken";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -1827,8 +2457,15 @@ export interface operations {
     getUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path: {
+                /** @description The user (`usr_...`). */
                 user_id: string;
             };
             cookie?: never;
@@ -1838,6 +2475,9 @@ export interface operations {
             /** @description The user. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1849,37 +2489,69 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `user_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -1889,6 +2561,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The user (`usr_...`). */
                 user_id: string;
             };
             cookie?: never;
@@ -1902,6 +2575,7 @@ export interface operations {
             /** @description The updated user. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1913,73 +2587,121 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_role` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
                 };
             };
             /** @description `user_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
                 };
             };
             /** @description `email_taken` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "email_taken";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -1990,11 +2712,17 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
                 /** @description Admins only: list this owner’s keys. */
                 user_id?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2003,6 +2731,9 @@ export interface operations {
             /** @description A page of keys. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2015,46 +2746,86 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_role` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
                 };
             };
             /** @description `user_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2075,6 +2846,7 @@ export interface operations {
             /** @description The key, with its secret shown once. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2086,64 +2858,106 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_role`, `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role" | "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `user_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2153,6 +2967,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The API key (`key_...`). */
                 api_key_id: string;
             };
             cookie?: never;
@@ -2162,6 +2977,7 @@ export interface operations {
             /** @description The revoked key. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2173,55 +2989,91 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `api_key_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "api_key_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2232,9 +3084,15 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2243,6 +3101,9 @@ export interface operations {
             /** @description A page of connectors. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2255,28 +3116,52 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2287,11 +3172,17 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
                 /** @description Admins only. */
                 user_id?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2300,6 +3191,9 @@ export interface operations {
             /** @description A page of methods. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2312,46 +3206,86 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_role` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
                 };
             };
             /** @description `user_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2372,6 +3306,7 @@ export interface operations {
             /** @description The configured method. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2383,64 +3318,106 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_role` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
                 };
             };
             /** @description `user_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2448,8 +3425,15 @@ export interface operations {
     getAccountPaymentMethod: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path: {
+                /** @description The payment method (a UUID). */
                 payment_method_id: string;
             };
             cookie?: never;
@@ -2459,6 +3443,9 @@ export interface operations {
             /** @description The method. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2470,37 +3457,69 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `payment_method_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2510,6 +3529,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The payment method (a UUID). */
                 payment_method_id: string;
             };
             cookie?: never;
@@ -2519,6 +3539,7 @@ export interface operations {
             /** @description Deleted (or already deleted). */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2526,55 +3547,91 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `payment_method_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2584,6 +3641,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The payment method (a UUID). */
                 payment_method_id: string;
             };
             cookie?: never;
@@ -2597,6 +3655,7 @@ export interface operations {
             /** @description The updated method. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2608,64 +3667,106 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `payment_method_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `connector_configuration_invalid` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "connector_configuration_invalid";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2675,6 +3776,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The payment method (a UUID). */
                 payment_method_id: string;
             };
             cookie?: never;
@@ -2688,6 +3790,7 @@ export interface operations {
             /** @description The link, enabled. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2699,64 +3802,106 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `payment_method_not_found`, `api_key_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found" | "api_key_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_state_transition` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_state_transition";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2766,7 +3911,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The payment method (a UUID). */
                 payment_method_id: string;
+                /** @description The API key (`key_...`). */
                 api_key_id: string;
             };
             cookie?: never;
@@ -2776,6 +3923,7 @@ export interface operations {
             /** @description The link, disabled. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2787,55 +3935,91 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `payment_method_not_found`, `api_key_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found" | "api_key_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2846,9 +4030,15 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2857,6 +4047,9 @@ export interface operations {
             /** @description A page of methods. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2869,37 +4062,69 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2907,8 +4132,15 @@ export interface operations {
     getPaymentMethod: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path: {
+                /** @description The payment method (a UUID). */
                 payment_method_id: string;
             };
             cookie?: never;
@@ -2918,6 +4150,9 @@ export interface operations {
             /** @description The method. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2929,46 +4164,86 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `payment_method_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -2979,7 +4254,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
                 /** @description Exactly this reference (your own, e.g. from a `409 external_reference_conflict`). */
                 external_reference?: string;
                 /** @description Only payments in this status. */
@@ -2991,7 +4266,13 @@ export interface operations {
                 /** @description Only items created before this instant. ISO 8601 date-time with `Z` or an offset. */
                 created_lt?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3000,6 +4281,9 @@ export interface operations {
             /** @description A page of payments. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3012,37 +4296,69 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -3066,6 +4382,11 @@ export interface operations {
             /** @description The payment, with `action`. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3077,100 +4398,211 @@ export interface operations {
             /** @description `invalid_request`, `idempotency_key_required` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "idempotency_key_required";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `payment_method_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found";
+                        };
+                    };
                 };
             };
             /** @description `external_reference_conflict`, `idempotency_key_reused`, `concurrent_update` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "external_reference_conflict" | "idempotency_key_reused" | "concurrent_update";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `capability_not_supported`, `unsupported_currency`, `connector_configuration_invalid` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported" | "unsupported_currency" | "connector_configuration_invalid";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
             /** @description `processor_unavailable` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_unavailable";
+                        };
+                    };
                 };
             };
             /** @description `processor_timeout` */
             504: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_timeout";
+                        };
+                    };
                 };
             };
         };
@@ -3178,8 +4610,15 @@ export interface operations {
     getPayment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path: {
+                /** @description The payment (`pay_...`). */
                 payment_id: string;
             };
             cookie?: never;
@@ -3189,6 +4628,9 @@ export interface operations {
             /** @description The payment. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3200,46 +4642,86 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `payment_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -3252,6 +4734,7 @@ export interface operations {
                 "idempotency-key": string;
             };
             path: {
+                /** @description The payment (`pay_...`). */
                 payment_id: string;
             };
             cookie?: never;
@@ -3261,6 +4744,11 @@ export interface operations {
             /** @description The canceled payment. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3272,109 +4760,230 @@ export interface operations {
             /** @description `invalid_request`, `idempotency_key_required` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "idempotency_key_required";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `processor_declined` */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_declined";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `payment_not_found`, `payment_method_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_not_found" | "payment_method_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_state_transition`, `idempotency_key_reused`, `concurrent_update` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_state_transition" | "idempotency_key_reused" | "concurrent_update";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `capability_not_supported`, `connector_configuration_invalid` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported" | "connector_configuration_invalid";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
             /** @description `processor_unavailable` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_unavailable";
+                        };
+                    };
                 };
             };
             /** @description `processor_timeout` */
             504: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_timeout";
+                        };
+                    };
                 };
             };
         };
@@ -3385,10 +4994,17 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path: {
+                /** @description The payment (`pay_...`). */
                 payment_id: string;
             };
             cookie?: never;
@@ -3398,6 +5014,9 @@ export interface operations {
             /** @description A page of refunds. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3410,46 +5029,86 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `payment_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -3462,6 +5121,7 @@ export interface operations {
                 "idempotency-key": string;
             };
             path: {
+                /** @description The payment (`pay_...`). */
                 payment_id: string;
             };
             cookie?: never;
@@ -3475,6 +5135,11 @@ export interface operations {
             /** @description The refund. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3486,100 +5151,211 @@ export interface operations {
             /** @description `invalid_request`, `idempotency_key_required` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "idempotency_key_required";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `payment_not_found`, `payment_method_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_not_found" | "payment_method_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_state_transition`, `idempotency_key_reused`, `concurrent_update` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_state_transition" | "idempotency_key_reused" | "concurrent_update";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `capability_not_supported`, `unsupported_currency`, `refund_exceeds_balance`, `connector_configuration_invalid` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported" | "unsupported_currency" | "refund_exceeds_balance" | "connector_configuration_invalid";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
             /** @description `processor_unavailable` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_unavailable";
+                        };
+                    };
                 };
             };
             /** @description `processor_timeout` */
             504: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_timeout";
+                        };
+                    };
                 };
             };
         };
@@ -3587,9 +5363,17 @@ export interface operations {
     getRefund: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path: {
+                /** @description The payment (`pay_...`). */
                 payment_id: string;
+                /** @description The refund (`ref_...`). */
                 refund_id: string;
             };
             cookie?: never;
@@ -3599,6 +5383,9 @@ export interface operations {
             /** @description The refund. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3610,46 +5397,86 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `payment_not_found`, `refund_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_not_found" | "refund_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -3660,7 +5487,7 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
                 /** @description Only events of this type. */
                 type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required";
                 /** @description Only the events of this payment. */
@@ -3670,7 +5497,13 @@ export interface operations {
                 /** @description Only items created before this instant. ISO 8601 date-time with `Z` or an offset. */
                 created_lt?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3679,6 +5512,9 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3691,37 +5527,69 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -3732,10 +5600,17 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path: {
+                /** @description The payment (`pay_...`). */
                 payment_id: string;
             };
             cookie?: never;
@@ -3745,6 +5620,9 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3757,46 +5635,86 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `payment_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -3809,7 +5727,9 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description The payment (`pay_...`). */
                 payment_id: string;
+                /** @description The event (`evt_...`), as in `webhook-id`. */
                 event_id: string;
             };
             cookie?: never;
@@ -3819,6 +5739,7 @@ export interface operations {
             /** @description Queued. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3830,81 +5751,138 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `payment_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_state_transition` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_state_transition";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
     };
     getWebhookSecret: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /** @description Admins only: this owner’s secret. */
+                user_id?: string;
+            };
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3913,6 +5891,9 @@ export interface operations {
             /** @description The signing secret. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3924,28 +5905,86 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_role` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
+                };
+            };
+            /** @description `user_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -3962,6 +6001,7 @@ export interface operations {
             /** @description The new signing secret. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3973,46 +6013,76 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -4023,11 +6093,17 @@ export interface operations {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Items to skip. */
-                offset?: number | null;
+                offset?: number;
                 /** @description Admins only. */
                 user_id?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4036,6 +6112,9 @@ export interface operations {
             /** @description A page of endpoints. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4048,46 +6127,86 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_role` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
                 };
             };
             /** @description `user_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -4108,6 +6227,7 @@ export interface operations {
             /** @description The endpoint, with its signing secret (shown this once). */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4119,73 +6239,121 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_role` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
                 };
             };
             /** @description `user_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
                 };
             };
             /** @description `webhook_endpoint_limit_reached` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_endpoint_limit_reached";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -4193,8 +6361,15 @@ export interface operations {
     getWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
             path: {
+                /** @description The webhook endpoint (`we_...`). */
                 webhook_endpoint_id: string;
             };
             cookie?: never;
@@ -4204,6 +6379,9 @@ export interface operations {
             /** @description The endpoint. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4215,37 +6393,69 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `webhook_endpoint_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_endpoint_not_found";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -4255,6 +6465,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The webhook endpoint (`we_...`). */
                 webhook_endpoint_id: string;
             };
             cookie?: never;
@@ -4264,6 +6475,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4271,55 +6483,91 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `webhook_endpoint_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_endpoint_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -4329,6 +6577,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The webhook endpoint (`we_...`). */
                 webhook_endpoint_id: string;
             };
             cookie?: never;
@@ -4342,6 +6591,7 @@ export interface operations {
             /** @description The updated endpoint. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4353,55 +6603,91 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `webhook_endpoint_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_endpoint_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -4411,6 +6697,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The webhook endpoint (`we_...`). */
                 webhook_endpoint_id: string;
             };
             cookie?: never;
@@ -4420,6 +6707,7 @@ export interface operations {
             /** @description The endpoint with its new secret. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4431,55 +6719,91 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `webhook_endpoint_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_endpoint_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -4489,6 +6813,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The webhook endpoint (`we_...`). */
                 webhook_endpoint_id: string;
             };
             cookie?: never;
@@ -4498,6 +6823,7 @@ export interface operations {
             /** @description The attempt’s result. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4509,73 +6835,129 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `webhook_endpoint_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_endpoint_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
     };
     receiveProcessorNotification: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Mercado Pago: the order the news is about. */
+                "data.id"?: string;
+                /** @description Mercado Pago: the kind of resource (`order`). */
+                type?: string;
+                /** @description Mercado Pago (IPN): the resource the news is about. */
+                id?: string;
+                /** @description Mercado Pago (IPN): the kind of resource. */
+                topic?: string;
+                /** @description Any other parameter the processor or the merchant put in the URL: accepted, and read by the connector only. */
+                processor_parameters?: {
+                    [key: string]: string;
+                };
+            };
             header?: never;
             path: {
+                /** @description The payment method whose processor sends the notification (a UUID): the URL configured at the processor. */
                 payment_method_id: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The processor’s notification, verified by the method’s connector with the processor’s own scheme. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ProcessorNotification"];
+            };
+        };
         responses: {
             /** @description Received. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4587,64 +6969,122 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `payment_method_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found";
+                        };
+                    };
                 };
             };
             /** @description `concurrent_update` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "concurrent_update";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
             };
         };
@@ -4654,6 +7094,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The payment (`pay_...`). */
                 payment_id: string;
                 /** @description `charge_back`: the payer’s bank takes the payment’s money back (`charged_back_at` is set, event `payment.charged_back`). */
                 action: "approve" | "decline" | "expire" | "fail" | "charge_back";
@@ -4665,6 +7106,7 @@ export interface operations {
             /** @description The payment after the news. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4676,83 +7118,646 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
                 };
             };
             /** @description `insufficient_scope` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
                 };
             };
             /** @description `not_found`, `payment_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "payment_not_found";
+                        };
+                    };
                 };
             };
             /** @description `invalid_state_transition`, `concurrent_update` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_state_transition" | "concurrent_update";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: The body exceeds 65536 bytes. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `invalid_request`: Content-Type must be application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
                 };
             };
             /** @description `capability_not_supported` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported";
+                        };
+                    };
                 };
             };
             /** @description `internal_error` */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
                 };
+            };
+        };
+    };
+    getOpenApiDescription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` of this description you kept: `304` while it is still the served one. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The description. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Strong: the SHA-256 of the exact bytes of the description. Keep it as its checksum. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenApiDescription"];
+                };
+            };
+            /** @description Unchanged since the `ETag` sent in `If-None-Match`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Strong: the SHA-256 of the exact bytes of the description. Keep it as its checksum. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    paymentPending: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description The processor holds the payment and waits: a QR to show (`action.type: display_qr`, payable until `action.expires_at`), a card at a terminal, or an outcome still unknown after a timeout.
+                     * @enum {string}
+                     */
+                    type: "payment.pending";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The payment as it was when the event happened; order by its `updated_at`. */
+                    data: {
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentApproved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description The money was collected.
+                     * @enum {string}
+                     */
+                    type: "payment.approved";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The payment as it was when the event happened; order by its `updated_at`. */
+                    data: {
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentDeclined: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description A business refusal (issuer, fraud rules); final. A new attempt needs a new `external_reference`.
+                     * @enum {string}
+                     */
+                    type: "payment.declined";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The payment as it was when the event happened; order by its `updated_at`. */
+                    data: {
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description A technical or configuration failure; final.
+                     * @enum {string}
+                     */
+                    type: "payment.failed";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The payment as it was when the event happened; order by its `updated_at`. */
+                    data: {
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentExpired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description Nobody paid the QR in time; final, it can no longer be paid.
+                     * @enum {string}
+                     */
+                    type: "payment.expired";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The payment as it was when the event happened; order by its `updated_at`. */
+                    data: {
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentCanceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description Canceled before collection, or voided after it (before any refund); final.
+                     * @enum {string}
+                     */
+                    type: "payment.canceled";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The payment as it was when the event happened; order by its `updated_at`. */
+                    data: {
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentRefunded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description A refund was approved: `data.payment.status` is `partially_refunded` or `refunded`. Sent once per approved refund.
+                     * @enum {string}
+                     */
+                    type: "payment.refunded";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The payment as it was when the event happened; order by its `updated_at`. */
+                    data: {
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentChargedBack: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description The payer’s bank took the collected money back: `data.payment.charged_back_at` is set, the status stays as it was. Refunds and cancels are no longer possible.
+                     * @enum {string}
+                     */
+                    type: "payment.charged_back";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The payment as it was when the event happened; order by its `updated_at`. */
+                    data: {
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentActionRequired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description A `pending` payment waits on someone: `data.payment.action.type` says on what (`check_terminal`: check the terminal’s activity for whether the card was charged). It stays `pending` until the processor reports the outcome.
+                     * @enum {string}
+                     */
+                    type: "payment.action_required";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The payment as it was when the event happened; order by its `updated_at`. */
+                    data: {
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPing"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

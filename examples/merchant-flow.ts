@@ -17,10 +17,10 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import createClient from 'openapi-fetch';
 import { Webhook } from 'standardwebhooks';
-import type { components, paths } from './api-types.ts';
+import type { components, paths, webhooks } from './api-types.ts';
 
 type Schemas = components['schemas'];
-type ApiError = Schemas['Error'];
+type ApiError = Schemas['ErrorResponse'];
 type Payment = Schemas['Payment'];
 
 const BASE_URL = process.env.BASE_URL ?? 'http://localhost:8787';
@@ -97,7 +97,8 @@ async function startReceiver() {
 
 type MerchantClient = ReturnType<typeof createClient<paths>>;
 
-type Event = { id: string; type: string; data: { payment: Payment } };
+/** Every body the service POSTs to a webhook URL, typed from the description's `webhooks`: a union over `type`. */
+type Event = webhooks[keyof webhooks]['post']['requestBody']['content']['application/json'];
 
 /**
  * Waits until `received` holds, each verified with `verifier`, every label of `expected` for `paymentId`.
@@ -275,18 +276,28 @@ export async function runMerchantFlow(baseUrl = BASE_URL) {
     if (created.action?.type !== 'display_qr')
       throw new Error(`create payment: action ${created.action?.type}, expected display_qr`);
     log(
-      `payment ${created.id} ${created.status}, ${created.amount.value} ${created.amount.currency}, action ${created.action.type}`,
+      `payment ${created.id} ${created.status}, ${created.amount.value} ${created.amount.currency}, action ${created.action.type} until ${created.action.expires_at}`,
     );
 
     // A network retry with the same key and body returns the stored result, not a second payment.
-    const replayed = must(
-      'replay create payment',
-      await merchant.POST('/v1/payments', {
-        params: { header: { 'idempotency-key': createKey } },
-        body: paymentRequest,
-      }),
-    ).data;
+    const replay = await merchant.POST('/v1/payments', {
+      params: { header: { 'idempotency-key': createKey } },
+      body: paymentRequest,
+    });
+    const replayed = must('replay create payment', replay).data;
     if (replayed.id !== created.id) throw new Error(`replay created another payment (${replayed.id})`);
+    if (replay.response.headers.get('Idempotent-Replayed') !== 'true')
+      throw new Error('replay create payment: no Idempotent-Replayed: true');
+    // The replay's bookmark is past the payment's writes: a read sent with it may be served by a nearby
+    // replica and still finds the payment.
+    const bookmark = replay.response.headers.get('X-Read-Bookmark');
+    if (!bookmark) throw new Error('replay create payment: no X-Read-Bookmark');
+    must(
+      'read with the bookmark',
+      await merchant.GET('/v1/payments/{payment_id}', {
+        params: { path: { payment_id: created.id }, header: { 'x-read-bookmark': bookmark } },
+      }),
+    );
 
     // 5b. A checkout that lost both the answer and its Idempotency-Key (a crash) tries again with a fresh
     // key: the reference is taken, and the conflict names the payment that holds it. Read it back.

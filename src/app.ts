@@ -1,7 +1,7 @@
 import { createRouter } from './lib/openapi.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { handleError, handleNotFound } from './middleware/error-handler.ts';
-import { declareBodyGateResponses, jsonBodyGuard } from './middleware/json-body.ts';
+import { declareBodyGateResponses, inputGate } from './middleware/json-body.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { registerDocs } from './routes/docs/docs.index.ts';
 import { registerAuthRoutes } from './routes/auth/auth.index.ts';
@@ -17,12 +17,12 @@ import { registerTestHelperRoutes } from './routes/test-helpers/test-helpers.ind
 import { registerWebhookSecretRoutes } from './routes/webhook-secret/webhook-secret.index.ts';
 import { registerWebhookEndpointRoutes } from './routes/webhook-endpoints/webhook-endpoints.index.ts';
 
-/** The whole HTTP surface: conventions first (request id, access log, body gate, error envelope), then the routes. */
+/** The whole HTTP surface: conventions first (request id, access log, input gate, error envelope), then the routes. */
 export function createApp() {
   const app = createRouter();
   app.use('*', requestContext);
   app.use('*', accessLog);
-  app.use('/v1/*', jsonBodyGuard);
+  app.use('/v1/*', inputGate(app));
   app.onError(handleError);
   app.notFound(handleNotFound);
 

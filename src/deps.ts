@@ -58,6 +58,13 @@ export function createDeps(env: Env, options: DepsOptions = {}): Deps {
   };
 }
 
+/** The primary's bookmark now, past every write already made: one query at the primary. */
+export async function primaryBookmark(env: Env): Promise<string | null> {
+  const session = env.DB.withSession('first-primary');
+  await session.prepare('SELECT 1').first();
+  return session.getBookmark();
+}
+
 let parsedRing: { secret: string; ring: KeyRing } | undefined;
 
 /**

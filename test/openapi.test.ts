@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { PAYMENT_EVENT_TYPES } from '../src/domain/payment-state.ts';
 import { HTTP_STATUS } from '../src/http/errors.ts';
 import { ERROR_CODES, type ErrorCode } from '../src/lib/errors.ts';
 import { call, type ApiResponse } from './helpers/api.ts';
@@ -118,14 +119,30 @@ describe('/openapi.json', () => {
     expect(ids).toEqual(expect.arrayContaining(REQUIRED_OPERATION_IDS));
   });
 
-  it('declares 400 and 500 on every operation, with the Error schema and an example per code', () => {
-    expect(spec.components.schemas.Error).toBeDefined();
+  it('declares 400 and 500 on every operation, with the error envelope, its codes as an enum and an example per code', () => {
+    // Not `Error`: generated clients would shadow the language's own `Error` type with it.
+    expect(spec.components.schemas.Error).toBeUndefined();
+    expect(spec.components.schemas.ErrorResponse.properties.error.properties.code).toMatchObject({ type: 'string' });
     for (const op of operations) {
       expect(Object.keys(op.responses), label(op)).toEqual(expect.arrayContaining(['400', '500']));
       for (const [status, response] of Object.entries(op.responses)) {
         if (Number(status) < 400) continue;
         const json = response.content?.['application/json'];
-        expect(json?.schema?.$ref, `${label(op)} ${status}`).toBe('#/components/schemas/Error');
+        const [envelope, narrowed, ...more] = (json?.schema as { allOf?: any[] })?.allOf ?? [];
+        expect(envelope, `${label(op)} ${status}`).toEqual({ $ref: '#/components/schemas/ErrorResponse' });
+        expect(more, `${label(op)} ${status}`).toEqual([]);
+        // The enum is exactly the codes the examples show, and generators keep `error` and `code` required.
+        expect(narrowed, `${label(op)} ${status}`).toEqual({
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code'],
+              properties: { code: { type: 'string', enum: Object.keys(json?.examples ?? {}) } },
+            },
+          },
+        });
         const examples = Object.values(json?.examples ?? {});
         expect(examples.length, `${label(op)} ${status} examples`).toBeGreaterThan(0);
         for (const { value } of examples) {
@@ -221,6 +238,199 @@ describe('/openapi.json', () => {
       const body = (op as { requestBody?: { content?: Record<string, unknown> } }).requestBody;
       if (body) expect(Object.keys(body.content ?? {}), label(op)).toEqual(['application/json']);
     }
+  });
+});
+
+/** A schema or a `$ref` to one, resolved within the served description. */
+const resolve = (node: any): any =>
+  typeof node?.$ref === 'string'
+    ? resolve(
+        node.$ref
+          .slice(2)
+          .split('/')
+          .reduce((at: any, part: string) => at?.[part], spec),
+      )
+    : node;
+
+const headersOf = (op: Operation, status: string) =>
+  Object.keys((op.responses[status] as { headers?: Record<string, unknown> } | undefined)?.headers ?? {});
+const isIdempotent = (op: Operation) =>
+  ((op as { parameters?: any[] }).parameters ?? []).some((p) => p.in === 'header' && p.name === 'idempotency-key');
+const isRead = (op: Operation) => op.method === 'get' && op.path.startsWith('/v1/');
+
+describe('/openapi.json declares the headers the service sends', () => {
+  it('X-Request-Id, required, on every response of every operation', () => {
+    expect(spec.components.headers.RequestId).toMatchObject({ required: true, schema: { pattern: '^req_[0-9a-z]+$' } });
+    for (const op of operations) {
+      for (const status of Object.keys(op.responses)) {
+        const headers = (op.responses[status] as { headers?: Record<string, any> }).headers ?? {};
+        expect(headers['X-Request-Id'], `${label(op)} ${status}`).toEqual({ $ref: '#/components/headers/RequestId' });
+      }
+    }
+  });
+
+  it('Idempotent-Replayed on the idempotent operations (and nowhere else), X-Read-Bookmark on them and on every read', () => {
+    const idempotent = operations.filter(isIdempotent).map((op) => op.operationId);
+    expect(idempotent.sort()).toEqual(['cancelPayment', 'createPayment', 'createRefund']);
+    for (const op of operations) {
+      for (const status of Object.keys(op.responses)) {
+        const headers = headersOf(op, status);
+        expect(headers.includes('Idempotent-Replayed'), `${label(op)} ${status}`).toBe(isIdempotent(op));
+        expect(headers.includes('X-Read-Bookmark'), `${label(op)} ${status}`).toBe(isIdempotent(op) || isRead(op));
+      }
+    }
+  });
+
+  it('Retry-After, required and in seconds, on every 429 and 503', () => {
+    expect(spec.components.headers.RetryAfter).toMatchObject({ required: true, schema: { type: 'integer' } });
+    const statuses = operations.flatMap((op) => Object.keys(op.responses).map((status) => ({ op, status })));
+    expect(statuses.filter(({ status }) => status === '429' || status === '503').length).toBeGreaterThan(0);
+    for (const { op, status } of statuses)
+      expect(headersOf(op, status).includes('Retry-After'), `${label(op)} ${status}`).toBe(
+        status === '429' || status === '503',
+      );
+  });
+
+  it('ETag, required, on /openapi.json, which is an operation of its own with its 304', () => {
+    const op = operations.find((o) => o.operationId === 'getOpenApiDescription')!;
+    expect(op).toMatchObject({ method: 'get', path: '/openapi.json', security: [] });
+    for (const status of ['200', '304'])
+      expect(resolve((op.responses[status] as any).headers.ETag).required).toBe(true);
+    expect(op.responses['304']!.content).toBeUndefined();
+    expect(operations.filter((o) => headersOf(o, '200').includes('ETag'))).toEqual([op]);
+  });
+
+  it('X-Read-Bookmark as an optional header parameter on every read under /v1, and only there', () => {
+    const parameter = spec.components.parameters.ReadBookmark;
+    expect(parameter).toMatchObject({ name: 'x-read-bookmark', in: 'header', required: false });
+    expect(parameter.schema).toMatchObject({ type: 'string', maxLength: 256 });
+    for (const op of operations) {
+      const refs = ((op as { parameters?: any[] }).parameters ?? []).filter(
+        (p) => p.$ref === '#/components/parameters/ReadBookmark',
+      );
+      expect(refs.length, label(op)).toBe(isRead(op) ? 1 : 0);
+    }
+  });
+});
+
+describe('/openapi.json describes every webhook the service sends', () => {
+  it('one `webhooks` entry per event type and the ping, each a POST of its own body with the Standard Webhooks headers', () => {
+    expect(Object.keys(spec.webhooks).sort()).toEqual([...PAYMENT_EVENT_TYPES, 'ping'].sort());
+    const ids = new Set<string>();
+    for (const [type, item] of Object.entries<any>(spec.webhooks)) {
+      expect(Object.keys(item), type).toEqual(['post']);
+      const post = item.post;
+      ids.add(post.operationId);
+      expect(post.description, type).toEqual(expect.any(String));
+      const headers = post.parameters.map((p: any) => [p.name, p.in, p.required]);
+      expect(headers, type).toEqual([
+        ['webhook-id', 'header', true],
+        ['webhook-timestamp', 'header', true],
+        ['webhook-signature', 'header', true],
+      ]);
+      expect(post.requestBody.required, type).toBe(true);
+      const body = resolve(post.requestBody.content['application/json'].schema);
+      // `type` fixed and required, so a generated union over the webhooks is discriminated by it.
+      expect(body.properties.type.enum, type).toEqual([type]);
+      expect(body.required, type).toEqual(expect.arrayContaining(['id', 'type', 'created_at', 'data']));
+      expect(
+        Object.keys(post.responses).every((status) => /^2/.test(status)),
+        type,
+      ).toBe(true);
+    }
+    expect(ids.size).toBe(Object.keys(spec.webhooks).length);
+  });
+
+  it('an event’s body is the payment as GET /v1/payments/{payment_id} shows it, the same as listEvents lists', () => {
+    for (const type of PAYMENT_EVENT_TYPES) {
+      const body = spec.webhooks[type].post.requestBody.content['application/json'].schema;
+      expect(body.properties.data.properties.payment, type).toEqual({ $ref: '#/components/schemas/Payment' });
+      const listed = spec.components.schemas.WebhookEvent;
+      expect(Object.keys(body.properties).sort(), type).toEqual(Object.keys(listed.properties).sort());
+    }
+  });
+});
+
+describe('/openapi.json as generators read it', () => {
+  /** Every schema node of the description, with where it is (examples are values, not walked). */
+  function* schemaNodes(node: any, at: string, underExample = false): Generator<[any, string, boolean]> {
+    if (Array.isArray(node)) {
+      for (const [i, item] of node.entries()) yield* schemaNodes(item, `${at}/${i}`, underExample);
+      return;
+    }
+    if (!node || typeof node !== 'object') return;
+    const exemplified = underExample || node.example !== undefined;
+    yield [node, at, exemplified];
+    for (const [key, value] of Object.entries(node))
+      if (key !== 'example' && key !== 'examples') yield* schemaNodes(value, `${at}/${key}`, exemplified);
+  }
+  const everySchema = () => [...schemaNodes({ c: spec.components, p: spec.paths, w: spec.webhooks }, '')];
+
+  it('uses $ref with a sibling description, never allOf of a $ref and annotations (generators made `Amount & unknown`)', () => {
+    for (const [node, at] of everySchema()) {
+      if (!Array.isArray(node.allOf)) continue;
+      const annotationOnly = node.allOf.filter(
+        (part: any) => part && !part.$ref && Object.keys(part).every((k) => ['description', 'example'].includes(k)),
+      );
+      expect(annotationOnly, at).toEqual([]);
+    }
+    expect(spec.components.schemas.CreateRefundRequest.properties.amount).toEqual({
+      $ref: '#/components/schemas/Amount',
+      description: expect.any(String),
+    });
+    expect(spec.components.schemas.CreateUserRequest.properties.role.$ref).toBe('#/components/schemas/Role');
+  });
+
+  it('never lets a parameter be null: `offset` is an integer', () => {
+    for (const op of operations) {
+      for (const parameter of (op as { parameters?: any[] }).parameters ?? []) {
+        const type = resolve(parameter).schema?.type;
+        expect(Array.isArray(type) ? type : [type], `${label(op)} ${parameter.name}`).not.toContain('null');
+      }
+    }
+    const offset = (operations.find((o) => o.operationId === 'listPayments') as any).parameters.find(
+      (p: any) => p.name === 'offset',
+    );
+    expect(offset.schema).toMatchObject({ type: 'integer', minimum: 0, example: 0 });
+  });
+
+  it('gives every integer and every open record an example, so /docs shows no 2147483647 or additionalProp1', () => {
+    const missing: string[] = [];
+    for (const [node, at, exemplified] of everySchema()) {
+      if (exemplified || node.enum || node.const !== undefined) continue;
+      const types = Array.isArray(node.type) ? node.type : [node.type];
+      const record = types.includes('object') && node.additionalProperties && !node.properties;
+      // A number inside a union of JSON values (metadata) is one of its alternatives, shown by the record's example.
+      const alternative = /\/anyOf\/\d+$/.test(at);
+      if ((types.includes('integer') || types.includes('number')) && !alternative) missing.push(at);
+      if (record) missing.push(at);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('describes every path parameter', () => {
+    for (const op of operations) {
+      for (const parameter of ((op as { parameters?: any[] }).parameters ?? []).map(resolve)) {
+        if (parameter.in === 'path') expect(parameter.description, `${label(op)} ${parameter.name}`).toMatch(/\S/);
+      }
+    }
+  });
+
+  it('declares the body of receiveProcessorNotification: the processor’s own JSON object, optional', () => {
+    const op = operations.find((o) => o.operationId === 'receiveProcessorNotification') as any;
+    expect(op.requestBody.required).toBe(false);
+    const schema = resolve(op.requestBody.content['application/json'].schema);
+    expect(schema).toMatchObject({
+      type: 'object',
+      additionalProperties: {},
+      description: expect.stringMatching(/processor/),
+    });
+  });
+
+  it('declares `expires_at` on the payment’s action, the moment a QR stops being payable', () => {
+    const action = spec.components.schemas.PaymentAction;
+    expect(action.properties.expires_at).toMatchObject({ type: ['string', 'null'], format: 'date-time' });
+    expect(action.required ?? []).not.toContain('expires_at');
   });
 });
 

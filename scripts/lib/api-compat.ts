@@ -9,7 +9,12 @@
 //  - every breaking change is announced: a `### Breaking` section of an entry newer than the released
 //    version names its subject (`METHOD /path`, the operationId, or the schema), and the major version
 //    is raised;
-//  - every operation added since the released version is named in such an entry.
+//  - every operation added since the released version is named in such an entry;
+//  - every error code an existing response gains, and every component schema removed or renamed (a type
+//    name of generated clients), is named in such an entry.
+// Each error response narrows the envelope's `code` to an enum of its codes, an `allOf` of the envelope's
+// `$ref` and that enum, which api-smart-diff cannot read (it reports the response's type as removed): the
+// gate compares those codes itself, from each response's examples, and hands api-smart-diff the envelope.
 // It has no Node or Workers dependency: the workerd suite runs it (test/contract/compatibility.test.ts).
 import { apiCompare, type Diff } from 'api-smart-diff';
 
@@ -96,7 +101,72 @@ function subjectOf(diff: Diff, released: Described, served: Described): Pick<Cha
 /** The description as compared: `servers` names the origin it was served from, not the contract. */
 function comparable(description: unknown): Described {
   const { servers: _servers, ...rest } = description as Described & { servers?: unknown };
-  return rest;
+  return withoutCodeEnums(rest);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: descriptions are JSON read by shape (an OpenAPI document of any version).
+type Json = Record<string, any>;
+
+/** Each operation's responses, as `[label, status, response]`, e.g. `GET /v1/users`, `404`. */
+function* responsesOf(description: Described): Generator<[string, string, Json]> {
+  for (const [path, item] of Object.entries(description.paths ?? {})) {
+    for (const [method, operation] of Object.entries<Json>(item ?? {})) {
+      if (!HTTP_METHODS.has(method)) continue;
+      for (const [status, response] of Object.entries<Json>(operation?.responses ?? {}))
+        yield [`${method.toUpperCase()} ${path}`, status, response];
+    }
+  }
+}
+
+/** An `allOf` part that only narrows `error.code` to an enum (routes/docs/docs.description.ts). */
+function isCodeEnum(part: Json | undefined): boolean {
+  const error = part?.properties?.error;
+  return (
+    Object.keys(part?.properties ?? {}).join() === 'error' &&
+    Object.keys(error?.properties ?? {}).join() === 'code' &&
+    Array.isArray(error.properties.code.enum)
+  );
+}
+
+/** The description with each error response's code enum taken out: the envelope's `$ref` alone. */
+function withoutCodeEnums(description: Described): Described {
+  const copy = structuredClone(description);
+  for (const [, , response] of responsesOf(copy)) {
+    const json = response.content?.['application/json'];
+    const [envelope, narrowing, ...more] = json?.schema?.allOf ?? [];
+    if (more.length === 0 && typeof envelope?.$ref === 'string' && isCodeEnum(narrowing)) json.schema = envelope;
+  }
+  return copy;
+}
+
+/** The error codes each error response lists (its examples, one per code), by `METHOD path status`. */
+function errorCodes(description: Described): Map<string, Set<string>> {
+  const codes = new Map<string, Set<string>>();
+  for (const [label, status, response] of responsesOf(description)) {
+    if (Number(status) < 400) continue;
+    const examples = Object.values<Json>(response.content?.['application/json']?.examples ?? {});
+    codes.set(
+      `${label} ${status}`,
+      new Set(examples.map((example) => example.value?.error?.code).filter((c) => typeof c === 'string')),
+    );
+  }
+  return codes;
+}
+
+/**
+ * Error codes an operation of both descriptions answers only in `served` (at a status it had or a new one):
+ * `{ response, code }`. A new operation's codes come with it.
+ */
+export function addedErrorCodes(released: unknown, served: unknown): Array<{ response: string; code: string }> {
+  const operations = new Set([...responsesOf(comparable(released))].map(([label]) => label));
+  const before = errorCodes(comparable(released));
+  const added: Array<{ response: string; code: string }> = [];
+  for (const [response, codes] of errorCodes(comparable(served))) {
+    if (!operations.has(response.slice(0, response.lastIndexOf(' ')))) continue;
+    const known = before.get(response) ?? new Set<string>();
+    for (const code of codes) if (!known.has(code)) added.push({ response, code });
+  }
+  return added;
 }
 
 /** The component schemas the operations use, directly or through other schemas. */
@@ -127,27 +197,30 @@ export function changesBetween(released: unknown, served: unknown): Change[] {
   const before = comparable(released);
   const after = comparable(served);
   const inUse = new Set([...schemasInUse(before), ...schemasInUse(after)]);
-  return apiCompare(before, after)
-    .diffs.filter((diff) => !(diff.path[0] === 'info' && diff.path[1] === 'version'))
-    .filter(
-      (diff) =>
-        !(
-          diff.path[0] === 'components' &&
-          diff.path[1] === 'schemas' &&
-          diff.path.length > 3 &&
-          inUse.has(String(diff.path[2]))
-        ),
-    )
-    .map((diff) => ({
-      type: diff.type,
-      action: diff.action,
-      wholeOperation:
-        diff.path[0] === 'paths' &&
-        (diff.path.length === 2 || (diff.path.length === 3 && HTTP_METHODS.has(String(diff.path[2])))),
-      ...subjectOf(diff, before, after),
-      where: diff.path.join('/'),
-      description: diff.description ?? `${diff.action} ${diff.path.join('/')}`,
-    }));
+  return (
+    apiCompare(before, after)
+      .diffs.filter((diff) => !(diff.path[0] === 'info' && diff.path[1] === 'version'))
+      // A whole schema in use added or removed (renamed) is judged at its uses too.
+      .filter(
+        (diff) =>
+          !(
+            diff.path[0] === 'components' &&
+            diff.path[1] === 'schemas' &&
+            diff.path.length >= 3 &&
+            inUse.has(String(diff.path[2]))
+          ),
+      )
+      .map((diff) => ({
+        type: diff.type,
+        action: diff.action,
+        wholeOperation:
+          diff.path[0] === 'paths' &&
+          (diff.path.length === 2 || (diff.path.length === 3 && HTTP_METHODS.has(String(diff.path[2])))),
+        ...subjectOf(diff, before, after),
+        where: diff.path.join('/'),
+        description: diff.description ?? `${diff.action} ${diff.path.join('/')}`,
+      }))
+  );
 }
 
 /** Problems with the served description, its version and the changelog; empty when the gate passes. */
@@ -196,6 +269,18 @@ export function compatibilityProblems(released: unknown, served: unknown, change
         `new operation not named in CHANGELOG.md: ${change.subject} (${change.aliases.join(', ') || 'no operationId'})`,
       );
     }
+  }
+
+  const named = (name: string) => unreleased.some((entry) => entry.text.includes(name));
+  for (const { response, code } of addedErrorCodes(released, served)) {
+    if (!named(code)) problems.push(`new error code not named in CHANGELOG.md: ${code} (${response})`);
+  }
+  const schemasOf = (description: unknown) =>
+    Object.keys((comparable(description) as { components?: { schemas?: object } }).components?.schemas ?? {});
+  const servedSchemas = new Set(schemasOf(served));
+  for (const name of schemasOf(released).filter((name) => !servedSchemas.has(name))) {
+    if (!named(name))
+      problems.push(`schema removed or renamed, not named in CHANGELOG.md (a type of generated clients): ${name}`);
   }
 
   const announcements = unreleased.flatMap((e) => e.breaking);

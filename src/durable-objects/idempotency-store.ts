@@ -11,6 +11,8 @@ import { OPERATIONS } from '../services/operations/registry.ts';
 interface StoredRecord {
   fingerprint: string;
   answer?: StoredAnswer;
+  /** The D1 bookmark past the operation's writes, answered again with every replay (README, "Reading from near you"). */
+  bookmark?: string;
   /**
    * Records stored before answers were kept in the domain's terms held the HTTP status and body; read
    * until the last of them expires (IDEMPOTENCY_RETENTION_MS after the deploy that stopped writing them).
@@ -51,7 +53,7 @@ export class IdempotencyStore extends DurableObject<Env> {
       return { answer: { ok: false, error: new ServiceError('idempotency_key_reused').toOutcome() }, replayed: false };
     }
     const stored = record && storedAnswer(record);
-    if (stored) return { answer: stored, replayed: true };
+    if (stored) return { answer: stored, replayed: true, ...(record.bookmark ? { bookmark: record.bookmark } : {}) };
 
     let started = false;
     let answer: StoredAnswer;
@@ -76,11 +78,12 @@ export class IdempotencyStore extends DurableObject<Env> {
       // Kept: every success, and failures of an operation that started, unless a retry may still succeed.
       if (!started || failure.retryable) return { answer, replayed: false, ...bookmarkOf(deps) };
     }
-    const kept: StoredRecord = { fingerprint, answer, createdAt: Date.now() };
+    const written = bookmarkOf(deps);
+    const kept: StoredRecord = { fingerprint, answer, ...written, createdAt: Date.now() };
     await storage.put('record', kept);
     // Written once per key, so the alarm is set once: no need to read it first.
     await storage.setAlarm(kept.createdAt + IDEMPOTENCY_RETENTION_MS);
-    return { answer, replayed: false, ...bookmarkOf(deps) };
+    return { answer, replayed: false, ...written };
   }
 
   /** Forgets the key after the retention period (at least 24 hours). */

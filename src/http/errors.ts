@@ -1,4 +1,5 @@
 import { ERROR_CODES, type ErrorCode, type ErrorOutcome, ServiceError, type FieldIssue } from '../lib/errors.ts';
+import { boundedDetails } from '../lib/echo.ts';
 
 /**
  * The one place where errors become HTTP: each code's status, the envelope, and the headers an error
@@ -65,7 +66,8 @@ export function errorEnvelope(error: ErrorOutcome, requestId: string) {
       category: spec.category,
       retryable: spec.retryable,
       request_id: requestId,
-      details: error.details,
+      // Details may repeat client text (field paths built from its keys): bounded wherever they are built.
+      details: boundedDetails(error.details),
     },
   };
 }

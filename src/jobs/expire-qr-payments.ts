@@ -4,7 +4,7 @@ import type { ProcessorPaymentStatus } from '../connectors/types.ts';
 import type { Deps } from '../deps.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
-import { callConnector, connectorFor } from '../services/payments/processor.ts';
+import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
 import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
 
 /** When the processor cannot be reached to withdraw a QR, it is expired anyway this long after its TTL. */
@@ -57,12 +57,7 @@ async function withdrawAtProcessor(deps: Deps, payment: PaymentRow, now: number)
   // Deleted with its credentials: nothing can be asked; the processor's own expiry applies.
   if (!method || method.secretsCiphertext === null) return { kind: 'expire' };
   const { version, ctx } = await connectorFor(deps, method);
-  const lookup = {
-    paymentId: payment.id,
-    processorReference: payment.processorReference,
-    processorIdempotencyKey: payment.processorIdempotencyKey,
-    amount: { minor: payment.amountMinor, currency: payment.currency },
-  };
+  const lookup = processorLookup(payment);
   const canceled = await callConnector(() =>
     version.adapter.cancelPayment(ctx, {
       ...lookup,

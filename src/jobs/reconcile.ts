@@ -6,7 +6,7 @@ import { errorFields, log } from '../lib/log.ts';
 import { settleRefund } from '../services/payments/create-refund.ts';
 import type { ConnectorContext, ConnectorVersion, PaymentAction } from '../connectors/types.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
-import { callConnector, connectorFor } from '../services/payments/processor.ts';
+import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
 import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
 
 /** A payment or refund untouched this long while not final is asked about at the processor. */
@@ -124,13 +124,7 @@ async function reconcilePayment(
     method,
     payment.createdAt,
     now,
-    (version, ctx) =>
-      version.adapter.getPayment(ctx, {
-        paymentId: payment.id,
-        processorReference: payment.processorReference,
-        processorIdempotencyKey: payment.processorIdempotencyKey,
-        amount: { minor: payment.amountMinor, currency: payment.currency },
-      }),
+    (version, ctx) => version.adapter.getPayment(ctx, processorLookup(payment)),
   );
   await mutatePayment(deps, payment.id, (current, ledger) => {
     const account = target
@@ -157,13 +151,7 @@ async function reconcileRefund(
   now: number,
 ) {
   const { target, processorReference } = await askProcessor(deps, method, refund.createdAt, now, (version, ctx) =>
-    version.adapter.getRefund(ctx, {
-      refundId: refund.id,
-      amount: { minor: refund.amountMinor, currency: refund.currency },
-      processorReference: refund.processorReference,
-      processorIdempotencyKey: refund.processorIdempotencyKey,
-      paymentProcessorReference: payment.processorReference ?? '',
-    }),
+    version.adapter.getRefund(ctx, processorLookup(payment, refund)),
   );
   await settleRefund(deps, refund.id, payment.id, target, {
     reconciledAt: now,

@@ -1,4 +1,6 @@
 import { OpenAPIHono, z, type Hook, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
+import type { Context, Handler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import type { Deps } from '../deps.ts';
 import type { AuthContext } from '../domain/caller.ts';
 import type { Env } from '../env.ts';
@@ -16,6 +18,15 @@ export interface AppVariables {
   auth: AuthContext;
   /** The error code answered, for the access log (middleware/error-handler.ts, idempotent replays). */
   errorCode?: string;
+  /** A request's body as the gate read it (middleware/json-body.ts); unset on GET and HEAD. */
+  body?: RequestBody;
+}
+
+export interface RequestBody {
+  /** The text as sent (a processor's signature is checked over it); empty when no body came. */
+  text: string;
+  /** The strict JSON object it holds; `{}` for an empty body. */
+  value: Record<string, unknown>;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };
@@ -41,31 +52,39 @@ export const ErrorSchema = z
         .max(64)
         .regex(/^req_[0-9a-z]+$/)
         .openapi({ example: 'req_3kqz7w1v0c9m2x8b' }),
-      details: z.record(z.string(), z.unknown()),
+      details: z
+        .record(z.string(), z.unknown())
+        .openapi({ description: 'What the code says it carries (e.g. `fields`); `{}` otherwise.', example: {} }),
     }),
   })
-  .openapi('Error');
+  // Not `Error`: generated clients would declare a type that shadows the language's own `Error`.
+  .openapi('ErrorResponse');
 
 /** A count or position: 0 to 2^31 - 1 (OpenAPI `int32`). */
 const PageInt = z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32' });
 
 export const PaginationSchema = z
-  .object({ limit: PageInt.min(1).max(100), offset: PageInt, total: PageInt })
+  .object({
+    limit: PageInt.min(1).max(100).openapi({ example: 50 }),
+    offset: PageInt.openapi({ example: 0 }),
+    total: PageInt.openapi({ description: 'Items matching the query, on every page.', example: 2 }),
+  })
   .openapi('Pagination');
 
+/**
+ * An integer query parameter, written in decimal digits only: `0x10`, `1e2`, ` 1` or an empty value would
+ * each read as some number to `Number`, and a value must have one spelling. Described as an integer.
+ */
+const queryInteger = (schema: z.ZodNumber) =>
+  z.preprocess((value) => (typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value), schema);
+
+const DIGITS_ONLY = { error: 'Expected an integer in decimal digits' };
+
 export const PaginationQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100)
+  limit: queryInteger(z.number(DIGITS_ONLY).int().min(1).max(100))
     .default(50)
     .openapi({ description: 'Page size, 1 to 100.', example: 50, format: 'int32' }),
-  offset: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(2_147_483_647)
+  offset: queryInteger(z.number(DIGITS_ONLY).int().min(0).max(2_147_483_647))
     .default(0)
     .openapi({ description: 'Items to skip.', example: 0, format: 'int32' }),
 });
@@ -87,11 +106,10 @@ export const CreatedRangeQuery = {
 };
 
 /**
- * Pagination plus filters. Unknown parameters are refused (`400 invalid_request` naming them), so a
- * misspelt filter never answers with the unfiltered list.
+ * Pagination plus filters. A misspelt filter never answers with the unfiltered list: the gate refuses
+ * every parameter an operation does not declare (middleware/json-body.ts).
  */
-export const filteredListQuery = <S extends z.ZodRawShape>(filters: S) =>
-  z.strictObject({ ...PaginationQuery.shape, ...filters });
+export const filteredListQuery = <S extends z.ZodRawShape>(filters: S) => PaginationQuery.extend(filters);
 
 export function dataEnvelope<T extends z.ZodType>(schema: T) {
   return z.object({ data: schema });
@@ -112,6 +130,8 @@ export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
 /**
  * The error responses of a route, grouped by status, each code with an example. Every route lists the
  * codes it can answer with; `invalid_request` and `internal_error` apply to every route and are added here.
+ * The examples are the list: the served description turns them into each response's `code` enum
+ * (routes/docs/docs.description.ts), so a response added elsewhere (the body gate's) gets one too.
  */
 export function errorResponses(...codes: ErrorCode[]) {
   const all = new Set<ErrorCode>(['invalid_request', 'internal_error', ...codes]);
@@ -173,8 +193,51 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) =
   }
 };
 
+/**
+ * The router. An operation's JSON body is validated against its declared schema from `c.var.body`, the
+ * value the gate already parsed strictly (middleware/json-body.ts), instead of by @hono/zod-openapi's
+ * validator, which would read and parse the body again through Hono's request. The operation is still
+ * described with its body; only the running route leaves the body to the gate and this check.
+ */
 export function createRouter() {
-  return new OpenAPIHono<AppEnv>({ strict: true, defaultHook: validationHook });
+  const app = new OpenAPIHono<AppEnv>({ strict: true, defaultHook: validationHook });
+  const register = app.openapi;
+  app.openapi = ((route: RouteConfig, handler: Handler<AppEnv>, hook?: unknown) => {
+    const schema = (route.request?.body?.content?.['application/json'] as { schema?: unknown } | undefined)?.schema;
+    if (!(schema instanceof z.ZodType)) return register(route, handler, hook as never);
+    if (hook !== undefined) throw new Error(`${route.operationId}: a route with a JSON body takes the default hook`);
+    const { middleware: _middleware, hide, ...described } = route;
+    if (!hide) app.openAPIRegistry.registerPath(described);
+    const { body: _body, ...request } = route.request!;
+    const validated: Handler<AppEnv> = async (c, next) => {
+      const result = await schema.safeParseAsync(c.get('body')?.value ?? {});
+      validationHook({ ...result, target: 'json' } as Parameters<typeof validationHook>[0], c);
+      c.req.addValidatedData('json', result.data as object);
+      return handler(c, next);
+    };
+    return register({ ...route, hide: true, request }, validated);
+  }) as typeof app.openapi;
+  return app;
+}
+
+/** Hono's route paths as the description writes them, converted once per route and isolate. */
+const described = new Map<string, string>();
+
+/**
+ * The operation a request was routed to, as the description names it (`POST /v1/payments/{payment_id}/cancel`
+ * is `{ method: 'POST', path: '/v1/payments/{payment_id}/cancel' }`); null when no route matched.
+ */
+export function operationOf(c: Context): { method: string; path: string } | null {
+  // Middleware registered with `use` matches every method (`ALL`); the operation is the last route of this method.
+  let route: { method: string; path: string } | undefined;
+  for (const matched of matchedRoutes(c)) if (matched.method !== 'ALL') route = matched;
+  if (route === undefined) return null;
+  let path = described.get(route.path);
+  if (path === undefined) {
+    path = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    described.set(route.path, path);
+  }
+  return { method: route.method, path };
 }
 
 export type AppOpenAPI = ReturnType<typeof createRouter>;
@@ -182,9 +245,9 @@ export type AppOpenAPI = ReturnType<typeof createRouter>;
 export type AppRouteHandler<R extends RouteConfig> = RouteHandler<R, AppEnv>;
 
 /** Path identifiers are opaque; anything unknown, malformed or foreign is answered as not found. */
-export const opaqueId = (name: string, example: string) =>
+export const opaqueId = (name: string, example: string, description: string) =>
   z
     .string()
     .min(1)
     .max(128)
-    .openapi({ param: { name, in: 'path' }, example });
+    .openapi({ param: { name, in: 'path' }, example, description });

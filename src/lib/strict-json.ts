@@ -1,15 +1,17 @@
 import { parse as parseTree, type ValueNode } from '@humanwhocodes/momoa';
+import { hasLoneSurrogate } from './echo.ts';
 
 /**
  * Strict JSON for request bodies: a text must mean one thing to every reader. `JSON.parse` lets the last
  * of two equal keys win, while a proxy, a log or a signature check in front of us may read the first; and
  * a `__proto__` key is dropped or turned into a prototype by code that copies objects (zod's records
- * included). So, besides being RFC 8259 JSON, a body may repeat no key in an object and hold no
- * `__proto__` key at any depth.
+ * included). A string escaping half of a UTF-16 surrogate pair (`"x\ud800y"`) is read by JSON.parse, but no
+ * UTF-8 text can hold it: it would be answered as sent and stored as U+FFFD. So, besides being RFC 8259
+ * JSON, a body may repeat no key in an object, hold no `__proto__` key and no lone surrogate at any depth.
  *
  * `JSON.parse` (native, no recursion limit) judges the syntax and the depth first; then Momoa
  * (@humanwhocodes/momoa, the parser of ESLint's JSON support), which keeps every member of every
- * object, finds repeated and forbidden keys with their path. Momoa's parser recurses, so it only sees
+ * object, finds repeated and forbidden keys and lone surrogates with their path. Momoa's parser recurses, so it only sees
  * texts already known to be at most MAX_JSON_DEPTH deep.
  */
 
@@ -17,14 +19,13 @@ import { parse as parseTree, type ValueNode } from '@humanwhocodes/momoa';
 export const MAX_JSON_DEPTH = 64;
 
 const FORBIDDEN_KEYS = new Set(['__proto__']);
-/** Key paths are named in `details`; a path built from hostile keys is cut to this length. */
-const MAX_FIELD_LENGTH = 200;
 
 export type StrictJsonIssue =
   | { kind: 'malformed' }
   | { kind: 'too_deep' }
   | { kind: 'duplicate_key'; field: string }
-  | { kind: 'forbidden_key'; field: string };
+  | { kind: 'forbidden_key'; field: string }
+  | { kind: 'lone_surrogate'; field: string };
 
 export type StrictJsonResult = { ok: true; value: unknown } | { ok: false; issue: StrictJsonIssue };
 
@@ -43,7 +44,7 @@ export function parseStrictJson(text: string): StrictJsonResult {
     // Both parsers follow RFC 8259; a text only one of them accepts is not one to guess about.
     return { ok: false, issue: { kind: 'malformed' } };
   }
-  const issue = keyIssue(tree.body);
+  const issue = issueOf(tree.body);
   return issue ? { ok: false, issue } : { ok: true, value };
 }
 
@@ -62,11 +63,15 @@ function depthOf(root: unknown): number {
   return max;
 }
 
-/** A repeated or forbidden key, with its path (an object's own keys are judged before its children's). */
-function keyIssue(root: ValueNode): StrictJsonIssue | null {
+/**
+ * A repeated or forbidden key or a lone surrogate, with its path (an object's own keys are judged before
+ * its children's). The path is client text: lib/echo.ts bounds it where it is answered.
+ */
+function issueOf(root: ValueNode): StrictJsonIssue | null {
   const stack: Array<{ node: ValueNode; path: string[] }> = [{ node: root, path: [] }];
   while (stack.length > 0) {
     const { node, path } = stack.pop()!;
+    if (node.type === 'String' && hasLoneSurrogate(node.value)) return { kind: 'lone_surrogate', field: fieldOf(path) };
     if (node.type === 'Array') {
       for (let i = node.elements.length - 1; i >= 0; i--)
         stack.push({ node: node.elements[i]!.value, path: [...path, String(i)] });
@@ -78,6 +83,7 @@ function keyIssue(root: ValueNode): StrictJsonIssue | null {
       // Momoa decodes the name, so `"\u0061"` and `"a"` are the same key, as they are to JSON.parse.
       const name = member.name.type === 'String' ? member.name.value : member.name.name;
       if (FORBIDDEN_KEYS.has(name)) return { kind: 'forbidden_key', field: fieldOf([...path, name]) };
+      if (hasLoneSurrogate(name)) return { kind: 'lone_surrogate', field: fieldOf([...path, name]) };
       if (seen.has(name)) return { kind: 'duplicate_key', field: fieldOf([...path, name]) };
       seen.add(name);
     }
@@ -90,7 +96,4 @@ function keyIssue(root: ValueNode): StrictJsonIssue | null {
   return null;
 }
 
-function fieldOf(path: string[]): string {
-  const field = path.join('.');
-  return field.length > MAX_FIELD_LENGTH ? `${field.slice(0, MAX_FIELD_LENGTH)}…` : field;
-}
+const fieldOf = (path: string[]) => (path.length > 0 ? path.join('.') : '(body)');

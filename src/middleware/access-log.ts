@@ -1,6 +1,5 @@
-import type { Context, MiddlewareHandler } from 'hono';
-import { matchedRoutes } from 'hono/route';
-import type { AppEnv } from '../lib/openapi.ts';
+import type { MiddlewareHandler } from 'hono';
+import { operationOf, type AppEnv } from '../lib/openapi.ts';
 import { log } from '../lib/log.ts';
 
 /**
@@ -19,7 +18,7 @@ export const accessLog: MiddlewareHandler<AppEnv> = async (c, next) => {
     request_id: c.get('requestId'),
     environment: c.get('deps').environment,
     method: c.req.method,
-    route: routePattern(c),
+    route: operationOf(c)?.path ?? null,
     status,
     // Workers advance the clock only across I/O: this is the time spent waiting (D1, Durable Objects, processors).
     duration_ms: Date.now() - started,
@@ -30,21 +29,3 @@ export const accessLog: MiddlewareHandler<AppEnv> = async (c, next) => {
     idempotent_replayed: c.res.headers.get('Idempotent-Replayed') === 'true',
   });
 };
-
-/** Hono's route paths as the description writes them, converted once per route and isolate. */
-const described = new Map<string, string>();
-
-/** The matched operation's path as the description writes it (`/v1/payments/{payment_id}`); null when no route matched. */
-function routePattern(c: Context<AppEnv>): string | null {
-  // Middleware registered with `use` matches every method (`ALL`); the operation is the last route of this method.
-  const routes = matchedRoutes(c);
-  let path: string | undefined;
-  for (const route of routes) if (route.method !== 'ALL') path = route.path;
-  if (path === undefined) return null;
-  let pattern = described.get(path);
-  if (pattern === undefined) {
-    pattern = path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    described.set(path, pattern);
-  }
-  return pattern;
-}

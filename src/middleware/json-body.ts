@@ -1,30 +1,92 @@
+import { z } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { EdgeError, errorEnvelope } from '../http/errors.ts';
 import { invalidRequest, type ServiceError } from '../lib/errors.ts';
-import { ErrorSchema, type AppEnv, type AppOpenAPI } from '../lib/openapi.ts';
+import { ErrorSchema, operationOf, type AppEnv, type AppOpenAPI, type RequestBody } from '../lib/openapi.ts';
 import { MAX_JSON_DEPTH, parseStrictJson, type StrictJsonIssue } from '../lib/strict-json.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
 
-/**
- * One gate for every request body, before any route sees it: at most 64 KiB (also when the length is
- * not declared), `Content-Type: application/json`, valid UTF-8 strict JSON (no repeated key, no
- * `__proto__`, at most 64 levels deep: lib/strict-json.ts), and a JSON object. The raw text is handed on
- * through Hono's body cache (a processor notification's signature is checked over it), and the value
- * parsed here to the route validator, so a body is parsed once.
- */
-export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
+/** What an operation declares of its input, read from its route definition. */
+interface DeclaredInput {
+  body: boolean;
+  /** The query parameters it reads; `any` where the sender owns the query string (a processor's notification URL). */
+  query: ReadonlySet<string> | 'any';
+}
 
-  const declared = c.req.header('content-length');
-  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
-  const raw = await readCapped(c.req.raw.body, MAX_BODY_BYTES);
-  if (raw.byteLength === 0) {
-    // An empty body reads as {}, so a route that needs fields names the missing ones.
-    handOn(c, '{}', {});
+/**
+ * One gate for the input of every request, before any route sees it, so that nothing a client sends is
+ * silently ignored:
+ * - a body: at most 64 KiB (also when the length is not declared), `Content-Type: application/json`, valid
+ *   UTF-8 strict JSON (no repeated key, no `__proto__`, no lone surrogate, at most 64 levels deep:
+ *   lib/strict-json.ts), a JSON object; and, where the operation declares no body, empty or `{}` (a
+ *   merchant sending `{"amount": ...}` to cancel must not believe it asked for a partial cancel);
+ * - a query string: only the parameters the operation declares (a misspelt filter or an admin's `user_id`
+ *   where none is read must not answer as if it were absent).
+ * What an operation declares comes from the route definitions, read once all are registered. The body is
+ * handed on in `c.var.body`: its text as sent (a processor notification's signature is checked over it)
+ * and the value parsed here, which the route validates (lib/openapi.ts, createRouter): parsed once.
+ */
+export function inputGate(app: AppOpenAPI): MiddlewareHandler<AppEnv> {
+  let declared: Map<string, DeclaredInput> | undefined;
+  return async (c, next) => {
+    declared ??= declaredInputs(app);
+    const operation = operationOf(c);
+    const input = operation ? declared.get(`${operation.method} ${operation.path}`) : undefined;
+    if (input) refuseUndeclaredQuery(c, input);
+    if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
+
+    const body = await readBody(c);
+    if (input && !input.body && Object.keys(body.value).length > 0) {
+      throw invalidRequest('This operation takes no body; send none (or `{}`).', [
+        { field: '(body)', issue: 'No body expected' },
+      ]);
+    }
+    c.set('body', body);
     return next();
+  };
+}
+
+function declaredInputs(app: AppOpenAPI): Map<string, DeclaredInput> {
+  const declared = new Map<string, DeclaredInput>();
+  for (const definition of app.openAPIRegistry.definitions) {
+    if (definition.type !== 'route') continue;
+    const { method, path, request } = definition.route;
+    declared.set(`${method.toUpperCase()} ${path}`, {
+      body: request?.body !== undefined,
+      query: queryNames(request?.query),
+    });
   }
+  return declared;
+}
+
+/** A query schema that admits other keys (`z.looseObject`) leaves the query string to its sender. */
+function queryNames(schema: unknown): DeclaredInput['query'] {
+  if (!(schema instanceof z.ZodObject)) return new Set();
+  const { catchall } = schema.def;
+  if (catchall !== undefined && !(catchall instanceof z.ZodNever)) return 'any';
+  return new Set(Object.keys(schema.shape));
+}
+
+function refuseUndeclaredQuery(c: Context<AppEnv>, input: DeclaredInput) {
+  const { query } = input;
+  if (query === 'any') return;
+  const unknown = Object.keys(c.req.queries()).filter((name) => !query.has(name));
+  if (unknown.length > 0) {
+    throw invalidRequest(
+      'Invalid query parameter.',
+      unknown.map((name) => ({ field: `query.${name}`, issue: 'Unknown parameter' })),
+    );
+  }
+}
+
+async function readBody(c: Context<AppEnv>): Promise<RequestBody> {
+  const declaredLength = c.req.header('content-length');
+  if (declaredLength !== undefined && Number(declaredLength) > MAX_BODY_BYTES) throw tooLarge();
+  const raw = await readCapped(c.req.raw.body, MAX_BODY_BYTES);
+  // An empty body reads as {}, so a route that needs fields names the missing ones.
+  if (raw.byteLength === 0) return { text: '', value: {} };
 
   if (!JSON_CONTENT_TYPE.test(c.req.header('content-type') ?? '')) throw unsupportedMediaType();
   let text: string;
@@ -39,17 +101,7 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw invalidRequest('The body must be a JSON object.', [{ field: '(body)', issue: 'Expected a JSON object' }]);
   }
-  handOn(c, text, parsed);
-  return next();
-};
-
-/**
- * The validator reads the body with `c.req.json()`, which would parse the cached text again; this
- * request's `json()` answers with the value checked here instead (JSON.parse's own, lib/strict-json.ts).
- */
-function handOn(c: Context<AppEnv>, text: string, parsed: object) {
-  (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
-  c.req.json = <T>() => Promise.resolve(parsed as T);
+  return { text, value: parsed as Record<string, unknown> };
 }
 
 // Parsers' messages quote the input, so none is passed on.
@@ -73,6 +125,11 @@ function strictJsonError(issue: StrictJsonIssue): ServiceError {
       return invalidRequest('The body has a `__proto__` key, which is refused at any depth.', [
         { field: issue.field, issue: 'Forbidden key' },
       ]);
+    case 'lone_surrogate':
+      return invalidRequest(
+        'The body has a string with half of a UTF-16 surrogate pair (an escape such as `\\ud800` alone), which no UTF-8 text can hold.',
+        [{ field: issue.field, issue: 'Lone surrogate' }],
+      );
   }
 }
 

@@ -1,13 +1,24 @@
 import type { MiddlewareHandler } from 'hono';
-import { createDeps } from '../deps.ts';
+import { createDeps, primaryBookmark } from '../deps.ts';
 import { READ_BOOKMARK_HEADER } from '../http/headers.ts';
 import { invalidRequest } from '../lib/errors.ts';
 import { newRequestId } from '../lib/ids.ts';
 import type { AppEnv } from '../lib/openapi.ts';
+import type { Env } from '../env.ts';
 import { handleError } from './error-handler.ts';
 
 /** D1 bookmarks are opaque; ours are refused only when they could not be one (and never echoed). */
 const BOOKMARK = /^[A-Za-z0-9._:-]{1,256}$/;
+
+/**
+ * What a `503` asks a client to wait before retrying with the same key and body: a processor that just
+ * refused work is rarely back within a second, and a checkout should not wait much longer.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** API reads: they go through a D1 session and take and answer `X-Read-Bookmark` (docs.description.ts too). */
+export const isRead = (method: string, path: string) =>
+  (method.toUpperCase() === 'GET' || method.toUpperCase() === 'HEAD') && path.startsWith('/v1/');
 
 /**
  * Gives every request its `req_` id and its dependencies (deps.ts, built once here), and sets
@@ -17,12 +28,13 @@ const BOOKMARK = /^[A-Za-z0-9._:-]{1,256}$/;
  * API reads go through a D1 session (read replication): anchored at the bookmark the client sends in
  * `X-Read-Bookmark` (from a write's or an earlier read's answer), so a replica that has caught up to it
  * may serve them; without one, at the primary, so a client that just wrote always reads its own write.
- * The answer carries the session's bookmark.
+ * The answer carries the session's bookmark. An idempotent write's answer, fresh or replayed, carries the
+ * bookmark of the writes it made (the idempotency object's session).
  */
 export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const requestId = newRequestId();
   c.set('requestId', requestId);
-  const reads = (c.req.method === 'GET' || c.req.method === 'HEAD') && c.req.path.startsWith('/v1/');
+  const reads = isRead(c.req.method, c.req.path);
   const bookmark = c.req.header(READ_BOOKMARK_HEADER);
   const badBookmark = bookmark !== undefined && !BOOKMARK.test(bookmark);
   c.set('deps', createDeps(c.env, reads && !badBookmark ? { d1Session: bookmark ?? 'first-primary' } : {}));
@@ -36,8 +48,10 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   } else {
     await next();
   }
-  const after = c.get('deps').d1Session?.getBookmark();
+  const after = c.get('deps').d1Session?.getBookmark() ?? (await replayBookmark(c.env, c.res));
   if (after) trySetHeader(c.res, READ_BOOKMARK_HEADER, after);
+  if (c.res.status === 503 && !c.res.headers.has('Retry-After'))
+    trySetHeader(c.res, 'Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   // Responses passed through from the assets binding have immutable headers; copy them once.
   if (!trySetHeader(c.res, 'X-Request-Id', requestId)) {
     c.res = new Response(c.res.body, c.res);
@@ -48,6 +62,18 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.res.headers.set('X-Content-Type-Options', 'nosniff');
   }
 };
+
+/**
+ * A replayed idempotent answer comes with the bookmark stored beside it (durable-objects/idempotency-store.ts).
+ * Answers stored before bookmarks were kept have none, and a read sent with an older bookmark could miss
+ * their writes: any bookmark the primary gives now is past those writes, since they were done before the
+ * answer was stored. One query at the primary, for those replays only.
+ */
+async function replayBookmark(env: Env, res: Response): Promise<string | null> {
+  if (res.headers.get('Idempotent-Replayed') !== 'true' || res.headers.has(READ_BOOKMARK_HEADER)) return null;
+  // The stored answer matters more than its bookmark: without one, a read goes to the primary anyway.
+  return primaryBookmark(env).catch(() => null);
+}
 
 function trySetHeader(res: Response, name: string, value: string): boolean {
   try {

@@ -1,9 +1,17 @@
 import { env } from 'cloudflare:workers';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { reconcile, RECONCILE_ACTION_REQUIRED_AFTER_MS, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
+import {
+  UNVERIFIED_NOTIFICATION_RATE_LIMIT,
+  UNVERIFIED_REREAD_WINDOW_MS,
+} from '../../src/services/payments/processor-notifications.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { MercadoPagoSimulator, MP_BASE, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
 import { createDeps } from '../../src/deps.ts';
+import { findConnectorVersion } from '../../src/connectors/registry.ts';
+import type { PaymentLookupInput } from '../../src/connectors/types.ts';
+import { loadPayment } from '../../src/services/payments/store.ts';
+import { processorLookup } from '../../src/services/payments/processor.ts';
 
 /**
  * Mercado Pago end to end through the API: methods created with POST /v1/account/payment-methods, the
@@ -45,6 +53,17 @@ afterAll(() => {
 beforeEach(() => {
   sim.resetFaults();
 });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Moves the service's clock (not the simulator's) forward, as time passing between notifications would. */
+function clockForward(ms: number) {
+  const now = Date.now();
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(now + ms);
+}
 
 async function addMethod(versionId: string, a: SimAccount, configuration?: Record<string, unknown>): Promise<string> {
   const res = await call('POST', '/v1/account/payment-methods', {
@@ -216,10 +235,18 @@ describe('Mercado Pago payments through the API', () => {
   it('QR: pending with Mercado Pago’s qr_data unaltered, also when read again', async () => {
     sim.faults.qrData = '00020101021243650016COM.MERCADOLIBRE02013063638f1d2 <&> ünï 6304ABCD';
     const { payment, orderId } = await pendingQr();
-    expect(payment.action).toEqual({ type: 'display_qr', qr_data: sim.orders.get(orderId)!.qrData });
+    expect(payment.action).toEqual({
+      type: 'display_qr',
+      qr_data: sim.orders.get(orderId)!.qrData,
+      expires_at: expect.any(String),
+    });
     expect(payment.action.qr_data).toBe('00020101021243650016COM.MERCADOLIBRE02013063638f1d2 <&> ünï 6304ABCD');
     expect((await getPayment(payment.id)).body.data.action).toEqual(payment.action);
     expect(sim.orders.get(orderId)!.expirationTime).toBe('PT10M');
+    // The QR stops being payable when Mercado Pago's order expires: 10 minutes after it was made.
+    const ttl = Date.parse(payment.action.expires_at) - Date.parse(payment.updated_at);
+    expect(ttl).toBeGreaterThanOrEqual(599_999);
+    expect(ttl).toBeLessThanOrEqual(600_000);
   });
 });
 
@@ -301,12 +328,16 @@ describe('Mercado Pago notifications through the API', () => {
     const res = await deliver({ ...forged, rawBody: JSON.stringify(body) });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.outcome).toBe('ignored');
+    // Each after the window in which one read covers unverifiable news about the order.
+    clockForward(UNVERIFIED_REREAD_WINDOW_MS);
     expect((await deliver(await sim.notification(orderId, { kind: 'stale' }))).body.data.outcome).toBe('ignored');
     const good = await sim.notification(orderId);
+    clockForward(UNVERIFIED_REREAD_WINDOW_MS);
     expect((await deliver(good, { 'x-request-id': crypto.randomUUID() })).status).toBe(200);
     expect((await getPayment(payment.id)).body.data.status).toBe('pending');
     // What Mercado Pago itself says is applied, however the news came.
     sim.pay(orderId);
+    clockForward(UNVERIFIED_REREAD_WINDOW_MS);
     expect((await deliver(await sim.notification(orderId, { kind: 'forged' }))).body.data.outcome).toBe('applied');
     expect((await getPayment(payment.id)).body.data.status).toBe('approved');
   });
@@ -322,6 +353,22 @@ describe('Mercado Pago notifications through the API', () => {
     expect(res.body.data.outcome).toBe('applied');
     expect(sim.requestsTo('GET', `/v1/orders/${orderId}`).length).toBe(before + 1);
     expect((await getPayment(payment.id)).body.data.status).toBe('approved');
+  });
+
+  it('a notification and reconciliation ask Mercado Pago about a payment with the same lookup, from one builder', async () => {
+    const { payment, orderId } = await pendingQr();
+    const getPayment = vi.spyOn(findConnectorVersion('cnv_mercadopago_qr_v1')!.adapter, 'getPayment');
+    try {
+      expect((await deliver(await sim.notification(orderId, { kind: 'qr_unsigned' }))).status).toBe(200);
+      await reconcile(createDeps(env), Date.now() + RECONCILE_AFTER_MS + 60_000);
+      const asked = getPayment.mock.calls
+        .map(([, input]) => input as PaymentLookupInput)
+        .filter((input) => input.paymentId === payment.id);
+      const row = await loadPayment(createDeps(env), payment.id);
+      expect(asked).toEqual([processorLookup(row!), processorLookup(row!)]);
+    } finally {
+      getPayment.mockRestore();
+    }
   });
 
   it('a signed notification whose query string has no data.id is not trusted: the order is re-read', async () => {
@@ -350,6 +397,7 @@ describe('Mercado Pago notifications through the API', () => {
     // Mercado Pago still says `created`: nothing to apply.
     expect((await deliver(n)).body.data.outcome).toBe('ignored');
     sim.pay(orderId);
+    clockForward(UNVERIFIED_REREAD_WINDOW_MS);
     expect((await deliver(n)).body.data.outcome).toBe('applied');
     expect(sim.requestsTo('GET', `/v1/orders/${orderId}`).length).toBe(before + 2);
     expect((await getPayment(payment.id)).body.data.status).toBe('approved');
@@ -399,6 +447,89 @@ describe('Mercado Pago notifications through the API', () => {
     } finally {
       notifyingTo(qr);
     }
+  });
+});
+
+describe('unverifiable notifications cost nothing', () => {
+  /** Unsigned news in the IPN style, as anyone who knows the method id can send it, padded to `bytes`. */
+  const unsigned = (method: string, orderId: string, bytes = 0) =>
+    call('POST', `/v1/processor-notifications/${method}?id=${orderId}&topic=order`, {
+      rawBody: JSON.stringify({
+        resource: `${MP_BASE}/v1/orders/${orderId}`,
+        topic: 'order',
+        pad: 'p'.repeat(Math.max(0, bytes - 120)),
+      }),
+      headers: { 'Content-Type': 'application/json' },
+    });
+  const notificationRows = async (method: string) =>
+    (await env.DB.prepare('SELECT count(*) AS n FROM processor_notifications WHERE payment_method_id = ?')
+      .bind(method)
+      .first<{ n: number }>())!.n;
+  const unknownOrder = () => `ORD01J${crypto.randomUUID().replace(/-/g, '').slice(0, 20).toUpperCase()}`;
+
+  it('is limited to 60 a minute per method: about unknown orders 200 and nothing stored, then 429 with Retry-After', async () => {
+    expect(UNVERIFIED_NOTIFICATION_RATE_LIMIT).toEqual({ limit: 60, windowMs: 60_000 });
+    const method = await addMethod('cnv_mercadopago_qr_v1', account, { external_pos_id: POS_ID });
+    const other = await addMethod('cnv_mercadopago_qr_v1', account, { external_pos_id: POS_ID });
+    const reads = sim.requestsTo('GET', '/v1/orders/').length;
+    // The attack of the issue: 60 KB posts about orders nobody has.
+    for (let i = 0; i < 60; i++) {
+      const res = await unsigned(method, unknownOrder(), 60_000);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data).toEqual({ received: true, outcome: 'unknown_resource' });
+    }
+    expect(await notificationRows(method)).toBe(0);
+    expect(sim.requestsTo('GET', '/v1/orders/').length).toBe(reads);
+
+    const refused = await unsigned(method, unknownOrder());
+    const error = expectError(refused, 429, 'rate_limited');
+    expect(error.retryable).toBe(true);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(error.details).toEqual({ retry_after_seconds: retryAfter });
+    // Per method: another method of the same account is not affected.
+    expect((await unsigned(other, unknownOrder())).status).toBe(200);
+
+    // Verified news is never limited: a signed notification about a payment of the method still applies.
+    notifyingTo(method);
+    try {
+      const res = await pay(method, '40.00');
+      sim.pay(res.body.data.processor_reference);
+      const [signed] = await sim.delivered(res.body.data.processor_reference);
+      expect((await deliver(signed!)).body.data.outcome).toBe('applied');
+    } finally {
+      notifyingTo(qr);
+    }
+    // A minute later the method takes unverifiable news again.
+    clockForward(UNVERIFIED_NOTIFICATION_RATE_LIMIT.windowMs);
+    expect((await unsigned(method, unknownOrder())).status).toBe(200);
+  });
+
+  it('about a known order: Mercado Pago is read once per 10 seconds, later news within them is a duplicate and stores nothing', async () => {
+    expect(UNVERIFIED_REREAD_WINDOW_MS).toBe(10_000);
+    const method = await addMethod('cnv_mercadopago_qr_v1', account, { external_pos_id: POS_ID });
+    const created = await pay(method, '40.00');
+    expect(created.status, created.text).toBe(201);
+    const { id, processor_reference: orderId } = created.body.data;
+    sim.pay(orderId);
+    const reads = () => sim.requestsTo('GET', `/v1/orders/${orderId}`).length;
+    const before = reads();
+
+    expect((await unsigned(method, orderId)).body.data.outcome).toBe('applied');
+    expect((await getPayment(id)).body.data.status).toBe('approved');
+    for (let i = 0; i < 5; i++) {
+      const res = await unsigned(method, orderId);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.outcome).toBe('duplicate');
+    }
+    expect(reads()).toBe(before + 1);
+    expect(await notificationRows(method)).toBe(1);
+
+    clockForward(UNVERIFIED_REREAD_WINDOW_MS);
+    expect((await unsigned(method, orderId)).body.data.outcome).toBe('ignored');
+    expect(reads()).toBe(before + 2);
+    expect(await notificationRows(method)).toBe(2);
   });
 });
 

@@ -307,7 +307,11 @@ describe('Stripe QR payments through the API', () => {
   it('PromptPay: pending with qr_data exactly as Stripe’s next_action gives it, shown again on read', async () => {
     const payment = await pendingQr();
     const pi = sim.paymentIntents.get(payment.processor_reference)!;
-    expect(payment.action).toEqual({ type: 'display_qr', qr_data: pi.next_action!.promptpay_display_qr_code!.data });
+    expect(payment.action).toEqual({
+      type: 'display_qr',
+      qr_data: pi.next_action!.promptpay_display_qr_code!.data,
+      expires_at: expect.any(String),
+    });
     expect(pi).toMatchObject({ amount: 35_000, currency: 'thb', payment_method_types: ['promptpay'] });
     const read = await getPayment(payment.id);
     expect(read.body.data.action).toEqual(payment.action);
@@ -317,7 +321,11 @@ describe('Stripe QR payments through the API', () => {
     const res = await pay(paynow, '12.30', { currency: 'SGD' });
     expect(res.status, res.text).toBe(201);
     const pi = sim.paymentIntents.get(res.body.data.processor_reference)!;
-    expect(res.body.data.action).toEqual({ type: 'display_qr', qr_data: pi.next_action!.paynow_display_qr_code!.data });
+    expect(res.body.data.action).toEqual({
+      type: 'display_qr',
+      qr_data: pi.next_action!.paynow_display_qr_code!.data,
+      expires_at: expect.any(String),
+    });
   });
 });
 

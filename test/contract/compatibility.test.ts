@@ -147,6 +147,47 @@ describe('the gate itself', () => {
     ).toEqual(expect.arrayContaining(['non-breaking']));
   });
 
+  it('reads an error response narrowed to its codes as the envelope, and wants each code an operation gains named', () => {
+    const narrowed = (version: string, extraCode?: string) => {
+      const doc = withVersion(base, version);
+      const response = doc.paths['/v1/payments/{payment_id}'].get.responses['404'].content['application/json'];
+      if (extraCode) response.examples[extraCode] = { value: { error: { code: extraCode } } };
+      const enumOf = { type: 'string', enum: Object.keys(response.examples) };
+      response.schema = {
+        allOf: [
+          response.schema,
+          { type: 'object', required: ['error'], properties: { error: { properties: { code: enumOf } } } },
+        ],
+      };
+      return doc;
+    };
+    // The enum alone narrows a response: not breaking, not even a change of the contract.
+    expect(changesBetween(base, narrowed('1.0.0')).filter((c) => c.type !== 'annotation')).toEqual([]);
+    const gained = narrowed('1.1.0', 'payment_archived');
+    expect(changesBetween(base, gained).filter((c) => c.type === 'breaking')).toEqual([]);
+    expect(
+      compatibilityProblems(base, gained, changelogOf(entry('1.1.0', '### Added\n- Something.'))).join('\n'),
+    ).toMatch(/new error code not named in CHANGELOG\.md: payment_archived \(GET \/v1\/payments\/\{payment_id\} 404\)/);
+    expect(
+      compatibilityProblems(base, gained, changelogOf(entry('1.1.0', '### Added\n- `404 payment_archived`.'))),
+    ).toEqual([]);
+  });
+
+  it('wants a component schema removed or renamed named in the changelog: generated clients lose its type', () => {
+    const renamed = withVersion(base, '1.1.0');
+    renamed.components.schemas.Money = renamed.components.schemas.Amount;
+    delete renamed.components.schemas.Amount;
+    const text = JSON.stringify(renamed).replaceAll('#/components/schemas/Amount"', '#/components/schemas/Money"');
+    const doc = JSON.parse(text);
+    expect(changesBetween(base, doc).filter((c) => c.type === 'breaking')).toEqual([]);
+    expect(compatibilityProblems(base, doc, changelogOf(entry('1.1.0', '### Changed\n- Tidied.')))).toEqual([
+      'schema removed or renamed, not named in CHANGELOG.md (a type of generated clients): Amount',
+    ]);
+    expect(
+      compatibilityProblems(base, doc, changelogOf(entry('1.1.0', '### Changed\n- `Amount` is now `Money`.'))),
+    ).toEqual([]);
+  });
+
   it('lets descriptions and examples change without a new version', () => {
     const reworded = withVersion(base, '1.0.0');
     reworded.paths['/v1/payments/{payment_id}'].get.description = 'Reworded.';

@@ -193,9 +193,65 @@ describe('response conformance checker', () => {
     );
   });
 
-  it('checks documentation routes by status only', () => {
-    expect(problemsOf(res('GET', '/openapi.json', 200, '{}'))).toEqual([]);
+  it('checks /docs by status only, and /openapi.json as the operation it is', () => {
     expect(problemsOf(res('GET', '/docs', 500, '', 'text/html'))).not.toEqual([]);
+    const description = { openapi: '3.1.0', info: { title: 'Payment Service API', version: '1.2.0' }, paths: {} };
+    expect(problemsOf(res('GET', '/openapi.json', 200, description))).toEqual([]);
+    expect(problemsOf(res('GET', '/openapi.json', 304, undefined, null))).toEqual([]);
+    expect(problemsOf(res('GET', '/openapi.json', 200, '{}')).join('\n')).toMatch(/required property "openapi"/);
+  });
+
+  it('catches a contract header sent where it is not declared, a required one missing, and a value its schema refuses', () => {
+    const withHeaders = (response: ObservedResponse, headers: Record<string, string>) => ({
+      ...response,
+      headers: new Headers(headers),
+    });
+    const read = res('GET', '/v1/payments/pay_1', 200, { data: payment() });
+    const created = res('POST', '/v1/payments', 201, { data: payment() });
+    const ok = { 'X-Request-Id': 'req_abc123' };
+    expect(problemsOf(withHeaders(read, { ...ok, 'X-Read-Bookmark': 'b1', 'Content-Type': 'x/y' }))).toEqual([]);
+    expect(problemsOf(withHeaders(created, { ...ok, 'Idempotent-Replayed': 'true', 'X-Read-Bookmark': 'b1' }))).toEqual(
+      [],
+    );
+    expect(problemsOf(withHeaders(read, {}))).toEqual(['header X-Request-Id is declared required but was not sent']);
+    expect(problemsOf(withHeaders(read, { ...ok, 'Idempotent-Replayed': 'true' }))).toEqual([
+      'header Idempotent-Replayed is sent but not declared for status 200',
+    ]);
+    expect(problemsOf(withHeaders(read, { 'X-Request-Id': 'request-1' })).join('\n')).toMatch(/header X-Request-Id: /);
+    expect(problemsOf(withHeaders(created, { ...ok, 'Idempotent-Replayed': 'yes' })).join('\n')).toMatch(
+      /header Idempotent-Replayed: /,
+    );
+    const unavailable = res('POST', '/v1/payments', 503, envelope('processor_unavailable', 'processor', true));
+    expect(problemsOf(withHeaders(unavailable, { ...ok, 'Retry-After': '5' }))).toEqual([]);
+    expect(problemsOf(withHeaders(unavailable, ok))).toEqual([
+      'header Retry-After is declared required but was not sent',
+    ]);
+    expect(problemsOf(withHeaders(unavailable, { ...ok, 'Retry-After': 'soon' })).join('\n')).toMatch(
+      /header Retry-After: /,
+    );
+  });
+
+  it('checks a webhook against the `webhooks` entry of its type: its headers and its body', () => {
+    const signed = { 'webhook-id': 'evt_1', 'webhook-timestamp': '1795256130', 'webhook-signature': 'v1,abc=' };
+    const event = (type: string, body: Record<string, unknown> = {}) =>
+      JSON.stringify({ id: 'evt_1', type, created_at: ISO, data: { payment: payment() }, ...body });
+    expect(served.checkWebhook({ headers: signed, body: event('payment.approved') }).problems).toEqual([]);
+    const ping = { id: 'evt_2', type: 'ping', created_at: ISO, data: { webhook_endpoint: { id: 'we_1' } } };
+    expect(served.checkWebhook({ headers: signed, body: JSON.stringify(ping) }).problems).toEqual([]);
+    expect(served.checkWebhook({ headers: signed, body: event('payment.teleported') }).problems).toEqual([
+      'webhook type payment.teleported is not described in webhooks',
+    ]);
+    const { 'webhook-signature': _dropped, ...unsigned } = signed;
+    expect(served.checkWebhook({ headers: unsigned, body: event('payment.approved') }).problems).toEqual([
+      'header webhook-signature is required but was not sent',
+    ]);
+    expect(
+      served.checkWebhook({ headers: signed, body: event('payment.approved', { data: { payment: { id: 1 } } }) })
+        .problems,
+    ).not.toEqual([]);
+    expect(served.checkWebhook({ headers: signed, body: event('payment.approved', { debug: true }) }).problems).toEqual(
+      ['/debug: not declared by the schema'],
+    );
   });
 
   it('uses `default` for a status the operation does not list, and refuses a non-OpenAPI document', () => {

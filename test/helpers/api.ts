@@ -50,7 +50,14 @@ export async function call<T = any>(method: string, path: string, options: CallO
   }
   const id = recordResponse(`${method} ${path}`, res.status, text);
   // Every response is also checked against the served /openapi.json (asserted in test/setup.ts).
-  await checkConformance({ method, path, status: res.status, contentType: res.headers.get('content-type'), text });
+  await checkConformance({
+    method,
+    path,
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    text,
+    headers: res.headers,
+  });
   trackSecretsOf(options.body, parsed, id);
   return { status: res.status, headers: res.headers, text, body: parsed as T, id };
 }

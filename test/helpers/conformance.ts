@@ -7,8 +7,10 @@ import { exports } from 'cloudflare:workers';
  * envelope of an unknown route), the status must be declared for the operation (or a `default` must
  * exist), the media type must be the declared one, a JSON body must validate against the declared
  * schema (JSON Schema 2020-12, refs into `#/components/schemas`), and an error's `code` must be one of
- * the codes the operation lists for that status. Mismatches are collected here (method, path, status and
- * the first validation errors, never the body) and test/setup.ts asserts that none were found.
+ * the codes the operation lists for that status. The headers of the contract (`CONTRACT_HEADERS`) must be
+ * declared on the response that carries them, with a value their schema accepts, and a required one must
+ * be there. Mismatches are collected here (method, path, status and the first validation errors, never
+ * the body) and test/setup.ts asserts that none were found.
  */
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
@@ -20,7 +22,12 @@ export interface ObservedResponse {
   status: number;
   contentType: string | null;
   text: string;
+  /** When given, the contract's headers among them are checked too. */
+  headers?: Headers;
 }
+
+/** The response headers the description declares where they are sent (routes/docs/docs.description.ts). */
+export const CONTRACT_HEADERS = ['X-Request-Id', 'Idempotent-Replayed', 'X-Read-Bookmark', 'Retry-After', 'ETag'];
 
 export interface Mismatch {
   method: string;
@@ -35,7 +42,14 @@ export interface DescribedOperation {
   method: string;
   path: string;
   operationId?: string;
-  parameters?: Array<{ name: string; in: string; required?: boolean; schema?: Record<string, unknown> }>;
+  parameters?: Array<{
+    name: string;
+    in: string;
+    required?: boolean;
+    schema?: Record<string, unknown>;
+    style?: string;
+    explode?: boolean;
+  }>;
   requestBody?: { required?: boolean; content?: Record<string, { schema?: Record<string, unknown> }> };
   responses: Record<string, DescribedResponse>;
   security?: Array<Record<string, string[]>>;
@@ -43,12 +57,21 @@ export interface DescribedOperation {
 
 interface DescribedResponse {
   description?: string;
+  headers?: Record<string, { $ref?: string; required?: boolean; schema?: Schema }>;
   content?: Record<string, { schema?: Schema; examples?: Record<string, { value?: unknown }> }>;
+}
+
+/** A webhook the service sent, as a receiver got it (lowercase header names). */
+export interface ObservedWebhook {
+  headers: Record<string, string>;
+  body: string;
 }
 
 export interface Conformance {
   /** The problems of one response; empty when it conforms. */
   check(response: ObservedResponse): { operation: string | null; problems: string[] };
+  /** The problems of one webhook against the description's `webhooks` entry of its `type`. */
+  checkWebhook(webhook: ObservedWebhook): { webhook: string | null; problems: string[] };
   /** Validates any instance against a schema of the document (refs resolved); the first errors, or []. */
   validate(instance: unknown, schema: unknown): string[];
   operations: DescribedOperation[];
@@ -60,7 +83,6 @@ const MAX_ERRORS = 3;
 
 /** Documentation routes the description does not (and need not) describe: checked for status only. */
 const DOC_ROUTES: Array<{ method: string; pattern: RegExp; statuses: number[] }> = [
-  { method: 'GET', pattern: /^\/openapi\.json$/, statuses: [200, 304] },
   { method: 'GET', pattern: /^\/docs$/, statuses: [200] },
 ];
 /** Files of the explorer: 200, or the unknown-route envelope for a file that does not exist. */
@@ -83,6 +105,20 @@ export function listOperations(doc: any): DescribedOperation[] {
   return operations;
 }
 
+/** The key of `op.responses` that describes `status`: itself, its class (`4XX`) or `default`. */
+function declaredKeyOf(op: DescribedOperation, status: number): string | undefined {
+  const key = String(status);
+  return [key, `${key[0]}XX`, 'default'].find((candidate) => op.responses?.[candidate] !== undefined);
+}
+
+/** The object a local `$ref` (`#/components/...`) points to in `doc`. */
+function resolvePointer(doc: any, ref: string): any {
+  return ref
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce((node, part) => node?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+}
+
 export function createConformance(doc: any): Conformance {
   if (!doc || typeof doc !== 'object' || typeof doc.openapi !== 'string' || !doc.paths) {
     throw new Error('not an OpenAPI document');
@@ -94,6 +130,8 @@ export function createConformance(doc: any): Conformance {
   const compiled: CompiledOperation[] = [];
   // Response schemas, sanitized and registered once, by `METHOD path status media`.
   const responseSchemas = new Map<string, Schema | boolean>();
+  // Header schemas, sanitized and registered once, by `METHOD path status name` (lowercase name).
+  const headerSchemas = new Map<string, Schema | boolean>();
   for (const op of operations) {
     const label = `${op.method.toUpperCase()} ${op.path}`;
     compiled.push({
@@ -108,6 +146,13 @@ export function createConformance(doc: any): Conformance {
         }),
     });
     for (const [status, response] of Object.entries(op.responses ?? {})) {
+      for (const [name, declared] of Object.entries(response.headers ?? {})) {
+        const resolved = declared.$ref ? resolvePointer(doc, declared.$ref) : declared;
+        if (resolved?.schema === undefined) continue;
+        const schema = sanitize(resolved.schema) as Schema | boolean;
+        dereference(schema as Schema, lookup, new URL(BASE_URI), `/x-headers/${headerSchemas.size}`);
+        headerSchemas.set(`${label} ${status} ${name.toLowerCase()}`, schema);
+      }
       for (const [media, content] of Object.entries(response.content ?? {})) {
         if (content.schema === undefined) continue;
         const schema = sanitize(content.schema) as Schema | boolean;
@@ -117,7 +162,7 @@ export function createConformance(doc: any): Conformance {
       }
     }
   }
-  const errorSchema = lookup[`${BASE_URI}#/components/schemas/Error`];
+  const errorSchema = lookup[`${BASE_URI}#/components/schemas/ErrorResponse`];
 
   function findOperation(method: string, pathname: string): CompiledOperation | null {
     const parts = pathname.split('/').slice(1);
@@ -220,7 +265,8 @@ export function createConformance(doc: any): Conformance {
         if (named && !open) out.push(`${at}/${name}: not declared by the schema`);
         continue;
       }
-      for (const sub of subs) out.push(...undeclaredFields(value, sub, `${at}/${name}`));
+      // One schema for all the branches that name it (`allOf` parts each declare some of its fields).
+      out.push(...undeclaredFields(value, subs.length === 1 ? subs[0]! : { allOf: subs as Schema[] }, `${at}/${name}`));
     }
     return out;
   }
@@ -229,7 +275,7 @@ export function createConformance(doc: any): Conformance {
     if (res.status !== 404) return [`${why}: expected the 404 not_found envelope, got status ${res.status}`];
     if (json === undefined) return [`${why}: the 404 body is not JSON`];
     const problems =
-      errorSchema === undefined ? ['components.schemas.Error is missing'] : schemaErrors(json, errorSchema);
+      errorSchema === undefined ? ['components.schemas.ErrorResponse is missing'] : schemaErrors(json, errorSchema);
     if (errorSchema !== undefined && problems.length === 0)
       problems.push(...undeclaredFields(json, errorSchema, '').slice(0, MAX_ERRORS));
     const code = (json as { error?: { code?: unknown } })?.error?.code;
@@ -237,7 +283,45 @@ export function createConformance(doc: any): Conformance {
     return problems;
   }
 
+  /** The contract's headers of one response: each declared where sent, valid, and the required ones there. */
+  function checkHeaders(headers: Headers, label: string, status: string, declared: DescribedResponse): string[] {
+    const problems: string[] = [];
+    const declaredNames = new Map(
+      Object.entries(declared.headers ?? {}).map(([name, header]) => [name.toLowerCase(), header]),
+    );
+    for (const name of CONTRACT_HEADERS) {
+      const value = headers.get(name);
+      const header = declaredNames.get(name.toLowerCase());
+      const resolved = header?.$ref ? resolvePointer(doc, header.$ref) : header;
+      if (value === null) {
+        if (resolved?.required) problems.push(`header ${name} is declared required but was not sent`);
+        continue;
+      }
+      if (!header) {
+        problems.push(`header ${name} is sent but not declared for status ${status}`);
+        continue;
+      }
+      const schema = headerSchemas.get(`${label} ${status} ${name.toLowerCase()}`);
+      // Header values are text; an integer header is compared as the number it spells.
+      const typed = (schema as Schema | undefined)?.type === 'integer' && /^\d+$/.test(value) ? Number(value) : value;
+      if (schema !== undefined)
+        problems.push(...schemaErrors(typed, schema).map((error) => `header ${name}: ${error}`));
+    }
+    return problems;
+  }
+
   function check(res: ObservedResponse): { operation: string | null; problems: string[] } {
+    const result = checkBody(res);
+    if (!res.headers || result.operation === null) return result;
+    const method = res.method.toUpperCase() === 'HEAD' ? 'GET' : res.method.toUpperCase();
+    const found = findOperation(method, new URL(res.path, 'http://localhost').pathname)!;
+    const declaredKey = declaredKeyOf(found.op, res.status);
+    if (declaredKey === undefined) return result;
+    const headers = checkHeaders(res.headers, found.label, declaredKey, found.op.responses[declaredKey]!);
+    return { operation: result.operation, problems: [...result.problems, ...headers] };
+  }
+
+  function checkBody(res: ObservedResponse): { operation: string | null; problems: string[] } {
     const url = new URL(res.path, 'http://localhost');
     const method = res.method.toUpperCase();
     const media = (res.contentType ?? '').split(';')[0]!.trim().toLowerCase();
@@ -271,8 +355,7 @@ export function createConformance(doc: any): Conformance {
     if (!found) return { operation: null, problems: expectNotFoundEnvelope(res, json, 'undescribed route') };
 
     const { op, label } = found;
-    const statusKey = String(res.status);
-    const declaredKey = [statusKey, `${statusKey[0]}XX`, 'default'].find((key) => op.responses?.[key] !== undefined);
+    const declaredKey = declaredKeyOf(op, res.status);
     const declared = declaredKey === undefined ? undefined : op.responses[declaredKey];
     if (!declared) {
       const code = (json as { error?: { code?: unknown } } | undefined)?.error?.code;
@@ -329,6 +412,35 @@ export function createConformance(doc: any): Conformance {
     return { operation: label, problems };
   }
 
+  function checkWebhook(webhook: ObservedWebhook): { webhook: string | null; problems: string[] } {
+    let body: { type?: unknown };
+    try {
+      body = JSON.parse(webhook.body);
+    } catch {
+      return { webhook: null, problems: ['the webhook body does not parse as JSON'] };
+    }
+    const type = typeof body?.type === 'string' ? body.type : null;
+    const described = type === null ? undefined : doc.webhooks?.[type]?.post;
+    if (!described) return { webhook: type, problems: [`webhook type ${String(type)} is not described in webhooks`] };
+    const problems: string[] = [];
+    for (const parameter of described.parameters ?? []) {
+      if (
+        parameter.in === 'header' &&
+        parameter.required &&
+        webhook.headers[parameter.name.toLowerCase()] === undefined
+      )
+        problems.push(`header ${parameter.name} is required but was not sent`);
+    }
+    const schema = described.requestBody?.content?.['application/json']?.schema;
+    if (schema === undefined) problems.push(`webhook ${type} declares no application/json body`);
+    else {
+      const errors = validateAny(body, schema);
+      problems.push(...errors);
+      if (errors.length === 0) problems.push(...undeclaredFields(body, prepared.get(schema)!, '').slice(0, MAX_ERRORS));
+    }
+    return { webhook: type, problems };
+  }
+
   // Schemas handed to `validate` (e.g. request bodies), prepared once each.
   const prepared = new WeakMap<object, Schema | boolean>();
   function validateAny(instance: unknown, schema: unknown): string[] {
@@ -344,7 +456,7 @@ export function createConformance(doc: any): Conformance {
   }
   let preparedCount = 0;
 
-  return { check, validate: validateAny, operations, document: doc };
+  return { check, checkWebhook, validate: validateAny, operations, document: doc };
 }
 
 /**
@@ -399,6 +511,25 @@ export async function checkConformance(response: ObservedResponse): Promise<void
       path: response.path.split('?')[0]!.slice(0, 200),
       operation: result.operation,
       status: response.status,
+      problems: result.problems,
+    });
+  }
+}
+
+/** Checks one webhook a test receiver got and records it when it does not conform. */
+export async function checkWebhookConformance(webhook: ObservedWebhook): Promise<void> {
+  let result: { webhook: string | null; problems: string[] };
+  try {
+    result = (await servedConformance()).checkWebhook(webhook);
+  } catch (error) {
+    result = { webhook: null, problems: [`webhook conformance check failed: ${(error as Error).message}`] };
+  }
+  if (result.problems.length > 0) {
+    mismatches.push({
+      method: 'POST',
+      path: `(webhook ${result.webhook ?? 'of unknown type'})`,
+      operation: result.webhook === null ? null : `webhooks.${result.webhook}`,
+      status: 0,
       problems: result.problems,
     });
   }

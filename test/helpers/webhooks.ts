@@ -5,6 +5,7 @@ import { afterEach, beforeEach, vi } from 'vitest';
 import { handleWebhookBatch } from '../../src/queues/webhook-delivery.ts';
 import type { WebhookMessage } from '../../src/env.ts';
 import { call, type ApiResponse, type Session } from './api.ts';
+import { checkWebhookConformance } from './conformance.ts';
 import { allowSecretIn, trackSecret } from './leak-scan.ts';
 
 /**
@@ -160,6 +161,8 @@ export function receiver(answer: ReceiverAnswer = () => new Response(null, { sta
       signal: init?.signal,
     };
     requests.push(received);
+    // Every webhook the suite receives is checked against the served description's `webhooks`.
+    if (received.headers['webhook-id'] !== undefined) await checkWebhookConformance(received);
     const id = received.headers['webhook-id'] ?? '';
     const n = (perId.get(id) ?? 0) + 1;
     perId.set(id, n);
@@ -194,8 +197,9 @@ export interface WebhookBody {
  * GET /v1/account/webhook-secret. The response legitimately carries the secret: the leak scan allows
  * it there (and in every later GET of the same secret) and nowhere else.
  */
-export async function getWebhookSecret(session: Session) {
-  const res = await call('GET', '/v1/account/webhook-secret', { token: session.accessToken });
+export async function getWebhookSecret(session: Session, userId?: string) {
+  const query = userId === undefined ? '' : `?user_id=${encodeURIComponent(userId)}`;
+  const res = await call('GET', `/v1/account/webhook-secret${query}`, { token: session.accessToken });
   if (res.status !== 200) throw new Error(`webhook secret: ${res.status} ${res.text}`);
   trackOrAllow(res.body.data.secret, res.id);
   return {

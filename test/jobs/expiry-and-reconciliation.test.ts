@@ -149,6 +149,34 @@ describe('QR expiry', () => {
     expect(await eventTypes(payment.id)).toEqual(['payment.pending', 'payment.expired']);
   });
 
+  it('display_qr carries expires_at, the moment the payment expires: in the create answer, in reads and in payment.pending; no action once expired', async () => {
+    const method = await addSandboxMethod(m.session, SANDBOX_QR, undefined, { configuration: { qr_ttl_seconds: 120 } });
+    await linkMethod(m.session, method.id, m.key.id);
+    const created = await m.pay(paymentBody(method.id, '71.50', { webhook_url: HOOK }));
+    expect(created.status, created.text).toBe(201);
+    const payment = created.body.data;
+    const { expires_at: expiresAt } = await row(payment.id);
+    const action = {
+      type: 'display_qr',
+      qr_data: payment.action.qr_data,
+      expires_at: new Date(expiresAt!).toISOString(),
+    };
+    expect(payment.action).toEqual(action);
+    // The method's TTL, counted from when the QR was made (the answer's updated_at, which may be 1 ms later
+    // when the QR came within the millisecond the payment was recorded: updated_at strictly increases).
+    expect(expiresAt! - Date.parse(payment.updated_at)).toBeGreaterThanOrEqual(119_999);
+    expect(expiresAt! - Date.parse(payment.updated_at)).toBeLessThanOrEqual(120_000);
+
+    expect((await getPayment(payment.id)).body.data.action).toEqual(action);
+    const [pending] = (await deliveredFor(payment.id)).filter((b) => b.type === 'payment.pending');
+    expect(pending!.data.payment.action).toEqual(action);
+
+    await expireQrPayments(createDeps(env), expiresAt!, ALL);
+    const expired = (await getPayment(payment.id)).body.data;
+    expect(expired.status).toBe('expired');
+    expect(expired.action).toBeUndefined();
+  });
+
   it('an approved payment is never expired', async () => {
     const qr = await pay(m.qr.id, '72.00');
     await call('POST', `/v1/test-helpers/payments/${qr.id}/approve`, { token: m.key.secret });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { call, expectError } from '../helpers/api.ts';
-import { paymentBody, setupMerchant } from '../helpers/merchant.ts';
+import { call, expectError, type ApiResponse } from '../helpers/api.ts';
+import { paymentBody, postIdempotent, setupMerchant } from '../helpers/merchant.ts';
 
 /**
  * Reads go through a D1 session (read replication). A write answers with a bookmark past its writes; a
@@ -29,6 +29,51 @@ describe('X-Read-Bookmark', () => {
     const read = await call('GET', `/v1/payments/${created.body.data.id}`, { token: m.key.secret });
     expect(read.status).toBe(200);
     expect(read.headers.get('x-read-bookmark')).toBeTruthy();
+  });
+
+  it('a replayed create, refund and cancel answer with a bookmark as a fresh one does; reads sent with it see the writes', async () => {
+    const m = await setupMerchant();
+    const BOOKMARK = /^[A-Za-z0-9._:-]+$/;
+    const replayed = async (send: () => Promise<ApiResponse>) => {
+      const fresh = await send();
+      expect(fresh.headers.get('idempotent-replayed'), fresh.text).toBeNull();
+      expect(fresh.headers.get('x-read-bookmark')).toMatch(BOOKMARK);
+      const again = await send();
+      expect(again.status).toBe(fresh.status);
+      expect(again.text).toBe(fresh.text);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.headers.get('x-read-bookmark')).toMatch(BOOKMARK);
+      return again;
+    };
+    const body = paymentBody(m.pos.id, '19.00');
+    const paymentKey = crypto.randomUUID();
+    const created = await replayed(() => m.pay(body, paymentKey));
+    const paymentId = created.body.data.id;
+    const refundKey = crypto.randomUUID();
+    const refund = await replayed(() =>
+      postIdempotent(
+        `/v1/payments/${paymentId}/refunds`,
+        m.key.secret,
+        { amount: { value: '4.00', currency: 'USD' } },
+        refundKey,
+      ),
+    );
+    const read = await call('GET', `/v1/payments/${paymentId}/refunds/${refund.body.data.id}`, {
+      token: m.key.secret,
+      headers: { 'X-Read-Bookmark': refund.headers.get('x-read-bookmark')! },
+    });
+    expect(read.status, read.text).toBe(200);
+
+    const qr = await m.pay(paymentBody(m.qr.id, '20.00'));
+    const cancelKey = crypto.randomUUID();
+    const canceled = await replayed(() =>
+      postIdempotent(`/v1/payments/${qr.body.data.id}/cancel`, m.key.secret, undefined, cancelKey),
+    );
+    const after = await call('GET', `/v1/payments/${qr.body.data.id}`, {
+      token: m.key.secret,
+      headers: { 'X-Read-Bookmark': canceled.headers.get('x-read-bookmark')! },
+    });
+    expect(after.body.data.status).toBe('canceled');
   });
 
   it.each(['', 'not a bookmark', 'x'.repeat(257), '<script>'])(

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.ts';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../src/middleware/request-context.ts';
 import { call, createKey, expectError, type ApiResponse } from '../helpers/api.ts';
 import {
   addSandboxMethod,
@@ -52,6 +53,7 @@ function expectUsualQr(res: ApiResponse) {
   expect(res.body.data.action.type).toBe('display_qr');
   expect(typeof res.body.data.action.qr_data).toBe('string');
   expect(res.body.data.action.qr_data.length).toBeGreaterThan(0);
+  expect(Date.parse(res.body.data.action.expires_at)).toBeGreaterThan(Date.parse(res.body.data.created_at));
 }
 
 const getPayment = (id: string, token: string) => call('GET', `/v1/payments/${id}`, { token });
@@ -143,11 +145,13 @@ describe('createPayment: transition table and sandbox answers', () => {
     ['POS', () => m.pos.id, expectUsualPos],
     ['QR', () => m.qr.id, expectUsualQr],
   ] as const)(
-    '.53 on %s: 503 processor_unavailable, kept created; a retry with the same key gives the usual answer',
+    '.53 on %s: 503 processor_unavailable with Retry-After, kept created; a retry with the same key gives the usual answer',
     async (_, method, expectUsual) => {
       const body = paymentBody(method(), '7.53');
       const key = crypto.randomUUID();
-      const error = expectError(await m.pay(body, key), 503, 'processor_unavailable');
+      const unavailable = await m.pay(body, key);
+      const error = expectError(unavailable, 503, 'processor_unavailable');
+      expect(unavailable.headers.get('retry-after')).toBe(String(UNAVAILABLE_RETRY_AFTER_SECONDS));
       expect(error.retryable).toBe(true);
       expect(error.category).toBe('processor');
       const [kept] = await paymentRowsByReference(body.external_reference);

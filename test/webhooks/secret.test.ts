@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deliverEvent } from '../../src/services/webhooks/deliver.ts';
-import { call, expectError } from '../helpers/api.ts';
+import { call, expectError, seedSession } from '../helpers/api.ts';
 import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.ts';
 import {
   drainQueue,
@@ -203,5 +203,27 @@ describe('POST /v1/account/webhook-secret/rotate', () => {
     expect(verifyWith(third, delivered).id).toBe(eventId);
     expect(verifyWith(second, delivered).id).toBe(eventId);
     expect(() => verifyWith(first, delivered)).toThrow();
+  });
+});
+
+describe('GET /v1/account/webhook-secret?user_id=', () => {
+  it('answers that owner’s secret to an admin, and is refused to a client (it answered the caller’s own)', async () => {
+    const m = await setupMerchant();
+    const admin = await seedSession({ role: 'admin' });
+    const owner = await getWebhookSecret(m.session);
+    expect((await getWebhookSecret(admin, m.session.user.id)).secret).toBe(owner.secret);
+    expect((await getWebhookSecret(admin)).secret).not.toBe(owner.secret);
+
+    const other = await seedSession();
+    const asClient = await call('GET', `/v1/account/webhook-secret?user_id=${m.session.user.id}`, {
+      token: other.accessToken,
+    });
+    expectError(asClient, 403, 'insufficient_role');
+    expect(asClient.text).not.toContain(owner.secret);
+    expectError(
+      await call('GET', '/v1/account/webhook-secret?user_id=usr_nobody', { token: admin.accessToken }),
+      404,
+      'user_not_found',
+    );
   });
 });

@@ -21,9 +21,15 @@ import {
 const tags = ['Account payment methods'];
 const userOnly = [requireAuth({ accept: 'user' })];
 const MethodParams = z.object({
-  payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91'),
+  payment_method_id: opaqueId(
+    'payment_method_id',
+    '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91',
+    'The payment method (a UUID).',
+  ),
 });
-const LinkParams = MethodParams.extend({ api_key_id: opaqueId('api_key_id', 'key_7m2x9c4v1b8n3k6q0z5w') });
+const LinkParams = MethodParams.extend({
+  api_key_id: opaqueId('api_key_id', 'key_7m2x9c4v1b8n3k6q0z5w', 'The API key (`key_...`).'),
+});
 
 export const createAccountPaymentMethod = createRoute({
   operationId: 'createAccountPaymentMethod',

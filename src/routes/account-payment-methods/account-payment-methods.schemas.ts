@@ -18,7 +18,7 @@ export const AccountPaymentMethodSchema = z
     environment: z.enum(['test', 'live']),
     status: z.enum(['active', 'inactive']),
     capabilities: z.array(CapabilitySchema),
-    display_configuration: z.record(z.string(), z.unknown()),
+    display_configuration: z.record(z.string(), z.unknown()).openapi({ example: { label: 'Front counter' } }),
     enabled: z.boolean(),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -62,8 +62,14 @@ export const CreateAccountPaymentMethodBody = z
 export const UpdateAccountPaymentMethodBody = z
   .strictObject({
     name: z.string().trim().min(1).max(200).optional(),
-    credentials: Secrets.optional().openapi({ description: 'Rotates the credentials; validated, never echoed.' }),
-    configuration: Secrets.optional().openapi({ description: 'Replaces the configuration; validated, never echoed.' }),
+    credentials: Secrets.optional().openapi({
+      description: 'Rotates the credentials; validated, never echoed.',
+      example: { api_key: 'sandbox-key-456' },
+    }),
+    configuration: Secrets.optional().openapi({
+      description: 'Replaces the configuration; validated, never echoed.',
+      example: { qr_ttl_seconds: 600 },
+    }),
     display_configuration: DisplayConfigurationSchema.optional(),
     capabilities: z.array(CapabilitySchema).max(3).optional(),
     enabled: z.boolean().optional().openapi({

@@ -63,7 +63,9 @@ export const revokeApiKey = createRoute({
     'The key stops working at once (`401 unauthorized`). Idempotent. Another owner’s key answers like an unknown one.',
   security: bearerSecurity,
   middleware: userOnly,
-  request: { params: z.object({ api_key_id: opaqueId('api_key_id', 'key_7m2x9c4v1b8n3k6q0z5w') }) },
+  request: {
+    params: z.object({ api_key_id: opaqueId('api_key_id', 'key_7m2x9c4v1b8n3k6q0z5w', 'The API key (`key_...`).') }),
+  },
   responses: {
     200: jsonContent(dataEnvelope(ApiKeySchema), 'The revoked key.'),
     ...errorResponses('unauthorized', 'api_key_not_found'),

@@ -1,7 +1,14 @@
 import { z } from '@hono/zod-openapi';
 import { CapabilitySchema } from '../payment-methods/payment-methods.schemas.ts';
 
-const JsonSchema = z.record(z.string(), z.unknown()).openapi({ description: 'JSON Schema (draft 2020-12).' });
+const JsonSchema = z.record(z.string(), z.unknown()).openapi({
+  description: 'JSON Schema (draft 2020-12).',
+  example: {
+    type: 'object',
+    properties: { qr_ttl_seconds: { type: 'integer', minimum: 60, maximum: 86400, default: 900 } },
+    additionalProperties: false,
+  },
+});
 
 export const ConnectorSchema = z
   .object({

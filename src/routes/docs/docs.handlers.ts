@@ -1,6 +1,10 @@
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Context, Next } from 'hono';
-import type { AppEnv } from '../../lib/openapi.ts';
+import type { AppEnv, AppOpenAPI, AppRouteHandler } from '../../lib/openapi.ts';
+import { sha256Hex } from '../../lib/encoding.ts';
+import { completeDescription } from './docs.description.ts';
+import type * as routes from './docs.routes.ts';
+import { OPENAPI_INFO, OPENAPI_TAGS } from './docs.schemas.ts';
 
 /** Strict CSP for the explorer: its scripts and styles are the Worker's own static assets, no inline code. */
 export const DOCS_CSP =
@@ -35,4 +39,41 @@ export async function explorer(c: Context<AppEnv>, next: Next) {
 export async function explorerAsset(c: Context<AppEnv>) {
   const res = await c.env.ASSETS.fetch(c.req.raw);
   return res.status === 404 ? c.notFound() : res;
+}
+
+/**
+ * `/openapi.json`: the description of `app`, as generated from its routes and completed
+ * (docs.description.ts), with a strong `ETag`, the SHA-256 of the exact bytes: the checksum a client keeps
+ * of the description it built against. Computed here over the whole text (hono's etag middleware hashes
+ * large bodies chunk by chunk, which is no plain SHA-256). `no-cache`: always revalidate.
+ */
+export const description =
+  (app: AppOpenAPI): AppRouteHandler<typeof routes.getOpenApiDescription> =>
+  async (c) => {
+    const document = app.getOpenAPI31Document({
+      openapi: '3.1.0',
+      info: OPENAPI_INFO,
+      // `x-internal: false`: the audience is merchants (OWASP API9 inventory).
+      servers: [
+        {
+          url: new URL(c.req.url).origin,
+          description: `This deployment (${c.get('deps').environment})`,
+          'x-internal': false,
+        },
+      ],
+      tags: OPENAPI_TAGS,
+    });
+    const text = JSON.stringify(completeDescription(document));
+    const etag = `"${await sha256Hex(text)}"`;
+    c.header('ETag', etag);
+    c.header('Cache-Control', 'no-cache');
+    if (matchesEtag(c.req.header('If-None-Match'), etag)) return c.body(null, 304) as never;
+    return c.body(text, 200, { 'Content-Type': 'application/json' }) as never;
+  };
+
+/** `If-None-Match` compares weakly (RFC 9110 13.1.2): `W/` is ignored, `*` matches any. */
+function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }

@@ -6,4 +6,5 @@ export function registerEventRoutes(app: AppOpenAPI) {
   app.openapi(routes.listEvents, handlers.listEvents);
   app.openapi(routes.listPaymentEvents, handlers.listPaymentEvents);
   app.openapi(routes.redeliverPaymentEvent, handlers.redeliverPaymentEvent);
+  for (const webhook of routes.eventWebhooks) app.openAPIRegistry.registerWebhook(webhook);
 }

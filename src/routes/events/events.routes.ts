@@ -1,4 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
+import { PAYMENT_EVENT_TYPES, type PaymentEventType } from '../../domain/payment-state.ts';
 import {
   bearerSecurity,
   dataEnvelope,
@@ -9,12 +10,15 @@ import {
 } from '../../lib/openapi.ts';
 import { requireAuth } from '../../middleware/auth.ts';
 import {
+  EVENT_DESCRIPTIONS,
   EventParams,
   ListEventsQuery,
   PaymentEventParams,
   PaymentEventSchema,
   RedeliverQuery,
+  StandardWebhookHeaders,
   WebhookEventSchema,
+  webhookEventOf,
 } from './events.schemas.ts';
 
 export const listEvents = createRoute({
@@ -70,3 +74,36 @@ export const redeliverPaymentEvent = createRoute({
     ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'invalid_state_transition'),
   },
 });
+
+/** What a receiver answers: anything but a 2xx (or no answer within 10 s) is a failed attempt, retried. */
+export const WEBHOOK_RESPONSES = {
+  200: {
+    description:
+      'Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read.',
+  },
+};
+
+/** `payment.charged_back` → `paymentChargedBack`. */
+const webhookName = (type: string) => type.replace(/[._]([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+/**
+ * The description's `webhooks`: one per event type the service sends (domain/payment-state.ts), each the
+ * body `listEvents` lists, signed with the Standard Webhooks headers. Sent to a payment's `webhook_url` and
+ * to each webhook endpoint subscribed to its type.
+ */
+export const eventWebhooks = PAYMENT_EVENT_TYPES.map((type: PaymentEventType) =>
+  createRoute({
+    operationId: webhookName(type),
+    method: 'post',
+    path: type,
+    tags: ['Webhooks'],
+    summary: `Event \`${type}\``,
+    description: `${EVENT_DESCRIPTIONS[type]} POSTed to the payment’s \`webhook_url\` and to each webhook endpoint subscribed to \`${type}\` (or \`*\`), with the same \`id\` everywhere. Verify the signature over the raw body, deduplicate by \`id\`, and apply \`data.payment\` only when its \`updated_at\` is newer than what you hold: deliveries may arrive late, twice or out of order.`,
+    security: [],
+    request: {
+      headers: StandardWebhookHeaders,
+      body: { required: true, content: { 'application/json': { schema: webhookEventOf(type) } } },
+    },
+    responses: WEBHOOK_RESPONSES,
+  }),
+);

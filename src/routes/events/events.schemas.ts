@@ -1,16 +1,20 @@
 import { z } from '@hono/zod-openapi';
-import { PAYMENT_EVENT_TYPES } from '../../domain/payment-state.ts';
+import { PAYMENT_EVENT_TYPES, type PaymentEventType } from '../../domain/payment-state.ts';
 import { CreatedRangeQuery, filteredListQuery, opaqueId, Timestamp } from '../../lib/openapi.ts';
 import { PaymentSchema } from '../payments/payments.schemas.ts';
 
 const AttemptSchema = z.object({
-  attempt: z.number().int(),
-  status_code: z.number().int().nullable().openapi({ description: 'The receiver’s HTTP status; null when none came.' }),
+  attempt: z.number().int().openapi({ description: 'The first attempt is 1.', example: 1 }),
+  status_code: z
+    .number()
+    .int()
+    .nullable()
+    .openapi({ description: 'The receiver’s HTTP status; null when none came.', example: 200 }),
   error: z
     .string()
     .nullable()
     .openapi({ description: '`timeout`, `network_error`, `http_<status>`, `url_refused`; never the receiver’s body.' }),
-  latency_ms: z.number().int(),
+  latency_ms: z.number().int().openapi({ example: 184 }),
   attempted_at: Timestamp,
 });
 
@@ -23,8 +27,8 @@ const eventFields = {
 const deliveryFields = {
   url: z.string().openapi({ description: 'Where the last attempt went (an endpoint’s URL as it was then).' }),
   status: z.enum(['pending', 'succeeded', 'dead']),
-  attempts: z.number().int(),
-  last_status_code: z.number().int().nullable(),
+  attempts: z.number().int().openapi({ example: 1 }),
+  last_status_code: z.number().int().nullable().openapi({ example: 200 }),
   last_error: z.string().nullable().openapi({
     description:
       'As `attempt_log[].error`, or `endpoint_disabled` / `endpoint_deleted` when the endpoint stopped receiving before this delivery succeeded.',
@@ -48,9 +52,12 @@ export const DestinationSchema = z
 export const PaymentEventSchema = z
   .object({
     ...eventFields,
-    data: z
-      .object({ payment: z.record(z.string(), z.unknown()) })
-      .openapi({ description: 'The payment as it was when the event happened (the delivered body’s `data`).' }),
+    data: z.object({ payment: z.record(z.string(), z.unknown()) }).openapi({
+      description: 'The payment as it was when the event happened (the delivered body’s `data`).',
+      example: {
+        payment: { id: 'pay_3kqz7w1v0c9m2x8bq4n6', status: 'approved', updated_at: '2026-11-21T10:15:30.123Z' },
+      },
+    }),
     delivery: z.object(deliveryFields).nullable().openapi({
       description:
         'The delivery to the payment’s `webhook_url`; null when the payment has none. The same delivery is in `deliveries`.',
@@ -81,8 +88,56 @@ export const WebhookEventSchema = z
   .openapi({ description: 'An event exactly as its webhook delivers it (`webhook-id` is its `id`).' })
   .openapi('WebhookEvent');
 
-export const PaymentEventParams = z.object({ payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6') });
-export const EventParams = PaymentEventParams.extend({ event_id: opaqueId('event_id', 'evt_0d4m8x2k9q7w1v3c5b6n') });
+/** What each event type tells a receiver; the description's `webhooks` has one entry per type. */
+export const EVENT_DESCRIPTIONS: Record<PaymentEventType, string> = {
+  'payment.pending':
+    'The processor holds the payment and waits: a QR to show (`action.type: display_qr`, payable until `action.expires_at`), a card at a terminal, or an outcome still unknown after a timeout.',
+  'payment.approved': 'The money was collected.',
+  'payment.declined':
+    'A business refusal (issuer, fraud rules); final. A new attempt needs a new `external_reference`.',
+  'payment.failed': 'A technical or configuration failure; final.',
+  'payment.expired': 'Nobody paid the QR in time; final, it can no longer be paid.',
+  'payment.canceled': 'Canceled before collection, or voided after it (before any refund); final.',
+  'payment.refunded':
+    'A refund was approved: `data.payment.status` is `partially_refunded` or `refunded`. Sent once per approved refund.',
+  'payment.charged_back':
+    'The payer’s bank took the collected money back: `data.payment.charged_back_at` is set, the status stays as it was. Refunds and cancels are no longer possible.',
+  'payment.action_required':
+    'A `pending` payment waits on someone: `data.payment.action.type` says on what (`check_terminal`: check the terminal’s activity for whether the card was charged). It stays `pending` until the processor reports the outcome.',
+};
+
+/** The Standard Webhooks headers every delivery (and the endpoint ping) carries. */
+export const StandardWebhookHeaders = z.object({
+  'webhook-id': z.string().openapi({
+    description: 'The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it.',
+    example: 'evt_0d4m8x2k9q7w1v3c5b6n',
+  }),
+  'webhook-timestamp': z.string().openapi({
+    description: 'Unix seconds of this attempt, as signed: refuse one too far from your clock (replays).',
+    example: '1795256130',
+  }),
+  'webhook-signature': z.string().openapi({
+    description:
+      'Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library.',
+    example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+  }),
+});
+
+/**
+ * The body of one event type: the fields of `WebhookEvent` with its `type` fixed. Spelt out rather than
+ * extended, which the generator would write as an `allOf` whose `type` is optional.
+ */
+export const webhookEventOf = (type: PaymentEventType) =>
+  z
+    .object({ ...WebhookEventSchema.shape, type: z.literal(type).openapi({ description: EVENT_DESCRIPTIONS[type] }) })
+    .openapi({ description: `The \`${type}\` event, exactly as \`GET /v1/events\` lists it.` });
+
+export const PaymentEventParams = z.object({
+  payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6', 'The payment (`pay_...`).'),
+});
+export const EventParams = PaymentEventParams.extend({
+  event_id: opaqueId('event_id', 'evt_0d4m8x2k9q7w1v3c5b6n', 'The event (`evt_...`), as in `webhook-id`.'),
+});
 
 export const RedeliverQuery = z.object({
   destination: z.string().min(1).max(128).optional().openapi({

@@ -42,7 +42,13 @@ export const getPaymentMethod = createRoute({
   security: bearerSecurity,
   middleware: readers,
   request: {
-    params: z.object({ payment_method_id: opaqueId('payment_method_id', '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91') }),
+    params: z.object({
+      payment_method_id: opaqueId(
+        'payment_method_id',
+        '5b0e7c52-3f57-4b8e-9a55-0e4d7c1b2a91',
+        'The payment method (a UUID).',
+      ),
+    }),
   },
   responses: {
     200: jsonContent(dataEnvelope(PublicPaymentMethodSchema), 'The method.'),

@@ -37,7 +37,9 @@ export const PublicPaymentMethodSchema = z
     environment: z.enum(['test', 'live']),
     status: z.enum(['active', 'inactive']).openapi({ description: 'Only `active` methods take new operations.' }),
     capabilities: z.array(CapabilitySchema),
-    metadata: z.record(z.string(), z.unknown()).openapi({ description: 'Non-sensitive presentation data.' }),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'Non-sensitive presentation data.', example: { label: 'Front counter' } }),
     created_at: Timestamp,
   })
   .openapi('PaymentMethod');

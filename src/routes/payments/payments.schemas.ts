@@ -15,6 +15,11 @@ export const ActionSchema = z
       example: 'display_qr',
     }),
     qr_data: z.string().optional().openapi({ description: 'With `display_qr`: show it unaltered as a QR code.' }),
+    expires_at: Timestamp.nullable().optional().openapi({
+      description:
+        'With `display_qr`: the moment the QR stops being payable (the payment method’s `qr_ttl_seconds` after the QR was made); the payment becomes `expired` soon after. Count down to it, and offer a new payment once it has passed. Null when the service sets no expiry (the processor’s own applies).',
+      example: '2026-11-21T10:30:30.123Z',
+    }),
   })
   .openapi('PaymentAction');
 
@@ -33,7 +38,10 @@ export const PaymentSchema = z
         'In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal.',
     }),
     description: z.string().nullable(),
-    metadata: z.record(z.string(), z.unknown()).nullable(),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ example: { order_id: '1042' } }),
     webhook_url: z.string().nullable(),
     charged_back_at: Timestamp.nullable().openapi({
       description:
@@ -89,5 +97,9 @@ export const ListPaymentsQuery = filteredListQuery({
   ...CreatedRangeQuery,
 });
 
-export const PaymentParams = z.object({ payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6') });
-export const RefundParams = PaymentParams.extend({ refund_id: opaqueId('refund_id', 'ref_8d2k7q1x9m3v5b0c6z4n') });
+export const PaymentParams = z.object({
+  payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6', 'The payment (`pay_...`).'),
+});
+export const RefundParams = PaymentParams.extend({
+  refund_id: opaqueId('refund_id', 'ref_8d2k7q1x9m3v5b0c6z4n', 'The refund (`ref_...`).'),
+});

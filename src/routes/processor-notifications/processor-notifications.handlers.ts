@@ -8,8 +8,8 @@ export const receiveProcessorNotification: AppRouteHandler<typeof routes.receive
     c.req.valid('param').payment_method_id,
     {
       headers: c.req.raw.headers,
-      // The raw text, as signed: the signature is checked over it (middleware/json-body.ts keeps it).
-      rawBody: await c.req.text(),
+      // The text as sent, kept by the input gate (middleware/json-body.ts): the signature is checked over it.
+      rawBody: c.get('body')?.text ?? '',
       url: c.req.url,
     },
   );

@@ -16,7 +16,7 @@ export const simulateProcessorNotification = createRoute({
   middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
   request: {
     params: z.object({
-      payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6'),
+      payment_id: opaqueId('payment_id', 'pay_3kqz7w1v0c9m2x8bq4n6', 'The payment (`pay_...`).'),
       action: z.enum(['approve', 'decline', 'expire', 'fail', 'charge_back']).openapi({
         param: { name: 'action', in: 'path' },
         description:

@@ -13,7 +13,7 @@ import {
 import { CreateUserBody, UpdateUserBody, UserSchema } from './users.schemas.ts';
 
 const tags = ['Users'];
-const UserIdParams = z.object({ user_id: opaqueId('user_id', 'usr_4n8d2k7q1x9m3v5b0c6z') });
+const UserIdParams = z.object({ user_id: opaqueId('user_id', 'usr_4n8d2k7q1x9m3v5b0c6z', 'The user (`usr_...`).') });
 
 export const createUser = createRoute({
   operationId: 'createUser',

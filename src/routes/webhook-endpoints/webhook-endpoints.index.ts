@@ -10,4 +10,5 @@ export function registerWebhookEndpointRoutes(app: AppOpenAPI) {
   app.openapi(routes.deleteWebhookEndpoint, handlers.deleteWebhookEndpoint);
   app.openapi(routes.rotateWebhookEndpointSecret, handlers.rotateWebhookEndpointSecret);
   app.openapi(routes.testWebhookEndpoint, handlers.testWebhookEndpoint);
+  app.openAPIRegistry.registerWebhook(routes.pingWebhook);
 }

@@ -16,7 +16,10 @@ import {
   WebhookEndpointSchema,
   WebhookEndpointTestResultSchema,
   WebhookEndpointWithSecretSchema,
+  WebhookPingSchema,
 } from './webhook-endpoints.schemas.ts';
+import { StandardWebhookHeaders } from '../events/events.schemas.ts';
+import { WEBHOOK_RESPONSES } from '../events/events.routes.ts';
 
 const tags = ['Webhooks'];
 const userOnly = [requireAuth({ accept: 'user' })];
@@ -140,4 +143,21 @@ export const testWebhookEndpoint = createRoute({
     200: jsonContent(dataEnvelope(WebhookEndpointTestResultSchema), 'The attempt’s result.'),
     ...errorResponses('unauthorized', 'webhook_endpoint_not_found'),
   },
+});
+
+/** The description's `webhooks` entry of the ping, beside the events' (events.routes.ts). */
+export const pingWebhook = createRoute({
+  operationId: 'ping',
+  method: 'post',
+  path: 'ping',
+  tags,
+  summary: 'Test ping to a webhook endpoint',
+  description:
+    'Sent only by `testWebhookEndpoint`, to that endpoint, signed with its secret like a delivery. Not an event: not listed, not retried; answer it 2xx like any delivery.',
+  security: [],
+  request: {
+    headers: StandardWebhookHeaders,
+    body: { required: true, content: { 'application/json': { schema: WebhookPingSchema } } },
+  },
+  responses: WEBHOOK_RESPONSES,
 });

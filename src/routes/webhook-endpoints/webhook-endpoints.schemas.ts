@@ -105,17 +105,31 @@ export const WebhookEndpointTestResultSchema = z
       .number()
       .int()
       .nullable()
-      .openapi({ description: 'The endpoint’s HTTP status; null when none came.' }),
+      .openapi({ description: 'The endpoint’s HTTP status; null when none came.', example: 200 }),
     error: z.string().nullable().openapi({
       description:
         '`timeout`, `network_error`, `http_<status>`, `url_refused`; null on success. Never the endpoint’s body.',
     }),
-    latency_ms: z.number().int(),
+    latency_ms: z.number().int().openapi({ example: 184 }),
     attempted_at: Timestamp,
   })
   .openapi('WebhookEndpointTestResult');
 
-export const EndpointParams = z.object({ webhook_endpoint_id: opaqueId('webhook_endpoint_id', EXAMPLE_ID) });
+export const EndpointParams = z.object({
+  webhook_endpoint_id: opaqueId('webhook_endpoint_id', EXAMPLE_ID, 'The webhook endpoint (`we_...`).'),
+});
+
+/** The body of the test ping (`testWebhookEndpoint`); not an event. */
+export const WebhookPingSchema = z
+  .object({
+    id: z
+      .string()
+      .openapi({ description: 'As `webhook-id`; never an event’s id.', example: 'evt_0d4m8x2k9q7w1v3c5b6n' }),
+    type: z.literal('ping'),
+    created_at: Timestamp,
+    data: z.object({ webhook_endpoint: z.object({ id: z.string().openapi({ example: EXAMPLE_ID }) }) }),
+  })
+  .openapi('WebhookPing');
 
 export const ListWebhookEndpointsQuery = PaginationQuery.extend({
   user_id: z.string().min(1).max(128).optional().openapi({ description: 'Admins only.' }),

@@ -1,5 +1,6 @@
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { toIsoOrNull } from '../../lib/time.ts';
+import { resolveOwner } from '../../services/owners.ts';
 import * as secrets from '../../services/webhooks/secrets.ts';
 import type * as routes from './webhook-secret.routes.ts';
 
@@ -8,8 +9,11 @@ const view = (current: secrets.WebhookSecrets) => ({
   previous_secret_expires_at: toIsoOrNull(current.previousExpiresAt),
 });
 
-export const getWebhookSecret: AppRouteHandler<typeof routes.getWebhookSecret> = async (c) =>
-  c.json({ data: view(await secrets.getWebhookSecrets(c.get('deps'), c.get('auth').ownerId)) }, 200);
+export const getWebhookSecret: AppRouteHandler<typeof routes.getWebhookSecret> = async (c) => {
+  const deps = c.get('deps');
+  const owner = await resolveOwner(deps, c.get('auth'), c.req.valid('query').user_id);
+  return c.json({ data: view(await secrets.getWebhookSecrets(deps, owner.id)) }, 200);
+};
 
 export const rotateWebhookSecret: AppRouteHandler<typeof routes.rotateWebhookSecret> = async (c) =>
   c.json({ data: view(await secrets.rotateWebhookSecret(c.get('deps'), c.get('auth').ownerId)) }, 200);

@@ -1,4 +1,4 @@
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { bearerSecurity, dataEnvelope, errorResponses, jsonContent } from '../../lib/openapi.ts';
 import { requireAuth } from '../../middleware/auth.ts';
 import { WebhookSecretSchema } from './webhook-secret.schemas.ts';
@@ -13,12 +13,17 @@ export const getWebhookSecret = createRoute({
   path: '/v1/account/webhook-secret',
   tags,
   summary: 'Get the webhook signing secret',
-  description,
+  description: `${description} \`user_id\` is for admins only: that owner’s secret.`,
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user' })],
+  request: {
+    query: z.object({
+      user_id: z.string().min(1).max(128).optional().openapi({ description: 'Admins only: this owner’s secret.' }),
+    }),
+  },
   responses: {
     200: jsonContent(dataEnvelope(WebhookSecretSchema), 'The signing secret.'),
-    ...errorResponses('unauthorized'),
+    ...errorResponses('unauthorized', 'insufficient_role', 'user_not_found'),
   },
 });
 

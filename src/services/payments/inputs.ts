@@ -53,7 +53,10 @@ export const CreatePaymentBody = z
     configuration: z
       .record(z.string(), z.unknown())
       .optional()
-      .openapi({ description: 'Validated against the method’s configuration schema and merged over its defaults.' }),
+      .openapi({
+        description: 'Validated against the method’s configuration schema and merged over its defaults.',
+        example: { qr_ttl_seconds: 600 },
+      }),
     webhook_url: z.string().max(2048).optional().openapi({
       description: 'HTTPS URL for this payment’s webhooks (no private, loopback or metadata addresses).',
       example: 'https://merchant.example/webhooks/payments',

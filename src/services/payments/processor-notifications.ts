@@ -18,16 +18,32 @@ import type { Deps } from '../../deps.ts';
 import { canRefundTransition } from '../../domain/refund-state.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
+import { enforceRateLimit, firstInWindow, type RateLimit } from '../rate-limit.ts';
 import { settleRefund } from './create-refund.ts';
-import { callConnector, connectorFor } from './processor.ts';
+import { callConnector, connectorFor, processorLookup } from './processor.ts';
 import { mutatePayment, processorAccountChange } from './store.ts';
 
 /**
  * Asynchronous notifications from a processor about a payment or refund. Verified by the method's connector
  * (failing closed), deduplicated by the processor's event id, and applied only through the state
  * machines: a late or repeated notification that would move a payment backwards changes nothing.
+ *
+ * News the connector cannot verify (Mercado Pago's unsigned QR notifications, or a signature that fails)
+ * can be sent by anyone who knows a method id, so it must cost nothing (docs/limits.md): about a payment
+ * or refund we do not know it is answered and forgotten; about one we know, the processor is read at most
+ * once per resource per window, later news within it being a duplicate of that read; and beyond a rate
+ * per method it is refused with 429, which the processor retries later.
  */
 export type NotificationOutcome = 'applied' | 'ignored' | 'duplicate' | 'unknown_resource';
+
+/** Unverifiable notifications accepted per payment method (docs/limits.md). */
+export const UNVERIFIED_NOTIFICATION_RATE_LIMIT = { limit: 60, windowMs: 60_000 } as const satisfies RateLimit;
+/**
+ * One read of a resource at the processor answers the unverifiable news about it for this long. Short,
+ * because news of a real change that arrives within it, after a read that saw the state before, is taken
+ * only by the next notification or by reconciliation (jobs/reconcile.ts).
+ */
+export const UNVERIFIED_REREAD_WINDOW_MS = 10_000;
 
 export async function receiveProcessorNotification(
   deps: Deps,
@@ -43,6 +59,9 @@ export async function receiveProcessorNotification(
   const { version, ctx } = await connectorFor(deps, method);
   const parsed = await callConnector(() => version.adapter.parseNotification(ctx, input));
   if (!parsed.ok) throw new ServiceError('unauthorized', 'The notification could not be verified.');
+  if (!parsed.value.trusted) {
+    await enforceRateLimit(deps, [`notifications:unverified:${method.id}`], UNVERIFIED_NOTIFICATION_RATE_LIMIT);
+  }
   return applyNotification(deps, method, version, ctx, parsed.value);
 }
 
@@ -64,6 +83,9 @@ export async function applyNotification(
     notification.resource === 'payment'
       ? await applyPaymentNotification(deps, method, version, ctx, notification)
       : await applyRefundNotification(deps, method, version, ctx, notification);
+  // Unverifiable news that read nothing leaves no trace: nobody vouches for its event id, so a row would
+  // deduplicate nothing and only let anyone fill the table.
+  if (!notification.trusted && (outcome === 'unknown_resource' || outcome === 'duplicate')) return outcome;
   await db
     .insert(processorNotifications)
     .values({
@@ -100,18 +122,12 @@ async function applyPaymentNotification(
     )
     .get();
   if (!payment) return 'unknown_resource';
+  if (!notification.trusted && !(await firstReadInWindow(deps, payment.id))) return 'duplicate';
   let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null =
     notification.status === null ? null : { status: notification.status };
   if (!notification.trusted || account === null) {
     // An unsigned or content-free notification: ask the processor instead of believing the body.
-    const read = await callConnector(() =>
-      version.adapter.getPayment(ctx, {
-        paymentId: payment.id,
-        processorReference: payment.processorReference,
-        processorIdempotencyKey: payment.processorIdempotencyKey,
-        amount: { minor: payment.amountMinor, currency: payment.currency },
-      }),
-    );
+    const read = await callConnector(() => version.adapter.getPayment(ctx, processorLookup(payment)));
     if (!read.ok) return 'ignored';
     account = read.value;
   }
@@ -139,16 +155,11 @@ async function applyRefundNotification(
     )
     .get();
   if (!found) return 'unknown_resource';
+  if (!notification.trusted && !(await firstReadInWindow(deps, found.refund.id))) return 'duplicate';
   let status = notification.status;
   if (!notification.trusted || status === null) {
     const read = await callConnector(() =>
-      version.adapter.getRefund(ctx, {
-        refundId: found.refund.id,
-        amount: { minor: found.refund.amountMinor, currency: found.refund.currency },
-        processorReference: found.refund.processorReference,
-        processorIdempotencyKey: found.refund.processorIdempotencyKey,
-        paymentProcessorReference: found.payment.processorReference ?? '',
-      }),
+      version.adapter.getRefund(ctx, processorLookup(found.payment, found.refund)),
     );
     if (!read.ok) return 'ignored';
     status = read.value.status;
@@ -160,3 +171,7 @@ async function applyRefundNotification(
   const after = await settleRefund(deps, found.refund.id, found.payment.id, status, {});
   return after.status !== before ? 'applied' : 'ignored';
 }
+
+/** Whether unverifiable news about this payment or refund may read it at the processor now. */
+const firstReadInWindow = (deps: Deps, resourceId: string) =>
+  firstInWindow(deps, `notifications:reread:${resourceId}`, UNVERIFIED_REREAD_WINDOW_MS);

@@ -1,6 +1,12 @@
 import { findConnectorVersion } from '../../connectors/registry.ts';
-import { ConnectorError, type ConnectorContext, type ConnectorVersion } from '../../connectors/types.ts';
-import type { PaymentMethodRow } from '../../db/schema/index.ts';
+import {
+  ConnectorError,
+  type ConnectorContext,
+  type ConnectorVersion,
+  type PaymentLookupInput,
+  type RefundLookupInput,
+} from '../../connectors/types.ts';
+import type { PaymentMethodRow, PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { openSecrets } from '../payment-methods/secrets.ts';
@@ -38,6 +44,31 @@ export async function callConnector<T>(fn: () => Promise<T>): Promise<ConnectorC
     if (error instanceof ConnectorError) return { ok: false, error };
     throw error;
   }
+}
+
+/**
+ * What a connector's `getPayment` (a payment) or `getRefund` (a refund of it) is asked by: one builder for
+ * every lookup (notifications, reconciliation, QR expiry), so that the processor is always asked the same
+ * way about the same operation.
+ */
+export function processorLookup(payment: PaymentRow): PaymentLookupInput;
+export function processorLookup(payment: PaymentRow, refund: RefundRow): RefundLookupInput;
+export function processorLookup(payment: PaymentRow, refund?: RefundRow): PaymentLookupInput | RefundLookupInput {
+  if (refund === undefined) {
+    return {
+      paymentId: payment.id,
+      processorReference: payment.processorReference,
+      processorIdempotencyKey: payment.processorIdempotencyKey,
+      amount: { minor: payment.amountMinor, currency: payment.currency },
+    };
+  }
+  return {
+    refundId: refund.id,
+    amount: { minor: refund.amountMinor, currency: refund.currency },
+    processorReference: refund.processorReference,
+    processorIdempotencyKey: refund.processorIdempotencyKey,
+    paymentProcessorReference: payment.processorReference ?? '',
+  };
 }
 
 /** The public error for a processor failure; the processor's own code is kept, its payload never is. */

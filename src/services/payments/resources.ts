@@ -2,13 +2,16 @@ import type { PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
 
-export type ActionView = { type: 'none' } | { type: 'display_qr'; qr_data: string } | { type: 'check_terminal' };
+export type ActionView =
+  | { type: 'none' }
+  | { type: 'display_qr'; qr_data: string; expires_at: string | null }
+  | { type: 'check_terminal' };
 
 /** What a `pending` payment waits on, or null. A required action outranks the QR: the scan is over. */
 function pendingAction(row: PaymentRow): ActionView | null {
   if (row.status !== 'pending') return null;
   if (row.requiredAction === 'check_terminal') return { type: 'check_terminal' };
-  return row.qrData ? { type: 'display_qr', qr_data: row.qrData } : null;
+  return row.qrData ? { type: 'display_qr', qr_data: row.qrData, expires_at: toIsoOrNull(row.expiresAt) } : null;
 }
 
 /**
