@@ -670,6 +670,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-helpers/refunds/{refund_id}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the processor reporting an approved sandbox refund failed (test only)
+         * @description Only in the `test` environment (404 in `live`); same credentials as reading the payment; sandbox methods only. The sandbox reports that the approved refund failed later (as a card refund can, days after it succeeded), by a signed sandbox notification through the same path as a real processor notification: the refund becomes `failed` with `failure_reason`, its amount is refundable again, the payment’s status is recomputed from its approved refunds, and the event `refund.failed` is sent once. A refund that is not `approved` is returned as it is. A refund that is missing or another owner’s is `404 refund_not_found`.
+         */
+        post: operations["simulateRefundFailure"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -872,6 +892,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `refund.failed`
+         * @description The processor reported an approved refund failed after it had succeeded (e.g. the customer’s card was closed): `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` has the status its approved refunds now call for (`refunded` becomes `partially_refunded` or `approved`). Sent once per reversal; the payment’s status change sends no `payment.*` event of its own. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `refund.failed` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["refundFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     ping: {
         parameters: {
             query?: never;
@@ -964,6 +1004,35 @@ export interface components {
              * @example 2026-11-21T10:30:30.123Z
              */
             expires_at?: string | null;
+        };
+        Refund: {
+            /** @example ref_8d2k7q1x9m3v5b0c6z4n */
+            id: string;
+            payment_id: string;
+            /**
+             * @description `approved` is final but for one move: the processor may report an approved refund failed later (Stripe: up to 30 days after; the card was closed, lost or stolen...). The refund then becomes `failed` with its `failure_reason` (event `refund.failed`), its amount is refundable again and the payment’s status is recomputed from its approved refunds (`refunded` becomes `partially_refunded` or `approved`): the money never reached the customer.
+             * @enum {string}
+             */
+            status: "created" | "pending" | "processing" | "approved" | "declined" | "failed";
+            amount: components["schemas"]["Amount"];
+            reason: string | null;
+            /**
+             * @description Why a `failed` or `declined` refund failed, when the processor said: `lost_or_stolen_card`, `expired_or_canceled_card` (the customer’s card cannot receive the money), `charge_for_pending_refund_disputed` (the payment was disputed while the refund was pending), `insufficient_funds` (your processor balance could not cover it), `declined`, `merchant_request` (canceled at your request) or `unknown`. Null otherwise. Tolerate future values.
+             * @example null
+             * @enum {string|null}
+             */
+            failure_reason: "lost_or_stolen_card" | "expired_or_canceled_card" | "charge_for_pending_refund_disputed" | "insufficient_funds" | "declined" | "merchant_request" | "unknown" | null;
+            processor_reference: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            updated_at: string;
         };
         WebhookPing: {
             /**
@@ -1426,26 +1495,6 @@ export interface components {
              */
             webhook_url?: string;
         };
-        Refund: {
-            /** @example ref_8d2k7q1x9m3v5b0c6z4n */
-            id: string;
-            payment_id: string;
-            /** @enum {string} */
-            status: "created" | "pending" | "processing" | "approved" | "declined" | "failed";
-            amount: components["schemas"]["Amount"];
-            reason: string | null;
-            processor_reference: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-21T10:15:30.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-21T10:15:30.123Z
-             */
-            updated_at: string;
-        };
         CreateRefundRequest: {
             /** @description In the payment’s currency; at most the refundable balance. A full refund sends the whole balance. */
             amount: components["schemas"]["Amount"];
@@ -1457,7 +1506,7 @@ export interface components {
             /** @example evt_0d4m8x2k9q7w1v3c5b6n */
             id: string;
             /**
-             * @description One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`); tolerate future types.
+             * @description One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), and `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change); tolerate future types.
              * @example payment.approved
              */
             type: string;
@@ -1468,6 +1517,8 @@ export interface components {
             created_at: string;
             /** @description The payment as it was when the event happened; order by its `updated_at`. */
             data: {
+                /** @description With `refund.failed`: the refund as the event left it. */
+                refund?: components["schemas"]["Refund"];
                 payment: components["schemas"]["Payment"];
             };
         };
@@ -1492,6 +1543,10 @@ export interface components {
              *     }
              */
             data: {
+                /** @description With `refund.failed`: the refund as the event left it. */
+                refund?: {
+                    [key: string]: unknown;
+                };
                 payment: {
                     [key: string]: unknown;
                 };
@@ -1675,7 +1730,7 @@ export interface components {
              *       "payment.refunded"
              *     ]
              */
-            enabled_events: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required")[];
+            enabled_events: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed")[];
             /**
              * @description Your note: what this endpoint is for.
              * @example Order service (production)
@@ -1697,7 +1752,7 @@ export interface components {
              *       "payment.refunded"
              *     ]
              */
-            enabled_events?: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required")[];
+            enabled_events?: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed")[];
             /**
              * @description Your note; `null` clears it.
              * @example Order service (production)
@@ -1756,6 +1811,14 @@ export interface components {
         ProcessorNotification: {
             [key: string]: unknown;
         };
+        SimulateRefundFailureRequest: {
+            /**
+             * @description The refund’s `failure_reason` after the news. Default `expired_or_canceled_card`.
+             * @example lost_or_stolen_card
+             * @enum {string}
+             */
+            reason?: "lost_or_stolen_card" | "expired_or_canceled_card" | "charge_for_pending_refund_disputed" | "insufficient_funds" | "declined" | "merchant_request" | "unknown";
+        };
         OpenApiDescription: {
             /** @example 3.1.0 */
             openapi: string;
@@ -1764,7 +1827,7 @@ export interface components {
                 title: string;
                 /**
                  * @description Semantic versioning; CHANGELOG.md lists each.
-                 * @example 1.2.0
+                 * @example 1.3.0
                  */
                 version: string;
             } & {
@@ -5657,7 +5720,7 @@ export interface operations {
                 /** @description Items to skip. */
                 offset?: number;
                 /** @description Only events of this type. */
-                type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required";
+                type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed";
                 /** @description Only the events of this payment. */
                 payment_id?: string;
                 /** @description Only items created at or after this instant. ISO 8601 date-time with `Z` or an offset. */
@@ -7488,6 +7551,187 @@ export interface operations {
             };
         };
     };
+    simulateRefundFailure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The refund (`ref_...`), of any of your payments. */
+                refund_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SimulateRefundFailureRequest"];
+            };
+        };
+        responses: {
+            /** @description The refund after the news. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `refund_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "refund_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_state_transition`, `concurrent_update` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_state_transition" | "concurrent_update";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_not_supported` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
     getOpenApiDescription: {
         parameters: {
             query?: never;
@@ -7953,6 +8197,53 @@ export interface operations {
                     created_at: string;
                     /** @description The payment as it was when the event happened; order by its `updated_at`. */
                     data: {
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    refundFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description The processor reported an approved refund failed after it had succeeded (e.g. the customer’s card was closed): `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` has the status its approved refunds now call for (`refunded` becomes `partially_refunded` or `approved`). Sent once per reversal; the payment’s status change sends no `payment.*` event of its own.
+                     * @enum {string}
+                     */
+                    type: "refund.failed";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The refund and its payment as the reversal left them. */
+                    data: {
+                        refund: components["schemas"]["Refund"];
                         payment: components["schemas"]["Payment"];
                     };
                 };

@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import errorsPage from '../docs/errors.md?raw';
 import statesPage from '../docs/states.md?raw';
+import terminalChecksPage from '../docs/terminal-checks.md?raw';
 import { eventTypeFor, PAYMENT_STATUSES, PAYMENT_TRANSITIONS } from '../src/domain/payment-state.ts';
 import { REFUND_REVERSALS, REFUND_STATUSES, REFUND_TRANSITIONS } from '../src/domain/refund-state.ts';
 import { DISPUTE_STATUSES, DISPUTE_TRANSITIONS } from '../src/domain/disputes.ts';
 import { PAYMENT_REVERSALS } from '../src/domain/reversals.ts';
+import {
+  MAX_TERMINAL_CHECKS,
+  nextTerminalCheck,
+  TERMINAL_CHECK_DELAYS_SECONDS,
+} from '../src/domain/terminal-checks.ts';
 import { HTTP_STATUS } from '../src/http/errors.ts';
 import { ERROR_CODES, type ErrorCode } from '../src/lib/errors.ts';
 
@@ -92,5 +98,20 @@ describe('docs/errors.md', () => {
     );
     expect(documented).toEqual(coded);
     expect(rows).toHaveLength(Object.keys(ERROR_CODES).length);
+  });
+});
+
+describe('docs/terminal-checks.md', () => {
+  it('has the schedule of src/domain/terminal-checks.ts: each read’s delay, and when it falls on time', () => {
+    const rows = tableAfter(terminalChecksPage, '## Schedule');
+    expect(rows.map((row) => Number(row[0]))).toEqual(Array.from({ length: MAX_TERMINAL_CHECKS }, (_, i) => i + 1));
+    expect(rows.map((row) => Number(row[1]))).toEqual([...TERMINAL_CHECK_DELAYS_SECONDS]);
+    const seconds = (cell: string) =>
+      [...cell.matchAll(/(\d+) (min|s)/g)].reduce((sum, [, n, unit]) => sum + Number(n) * (unit === 'min' ? 60 : 1), 0);
+    let now = 0;
+    rows.forEach((row, attempts) => {
+      now = nextTerminalCheck(attempts, 0, now)!;
+      expect(now / 1000, row[2]).toBe(seconds(row[2]!));
+    });
   });
 });

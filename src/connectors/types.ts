@@ -40,8 +40,22 @@ export interface Money {
  * `check_terminal`: the payment stays `pending` but will not settle by itself; someone must check the
  * terminal (e.g. Mercado Pago Point's `action_required`). The core shows it, tells the merchant, and
  * stops polling the processor for it.
+ *
+ * `at_terminal`: the payment was handed to the POS terminal and waits for the people at the counter (the
+ * customer presents a card, or the cashier cancels on the device): a Mercado Pago Point order `created` or
+ * `at_terminal`, a Stripe reader whose action is collecting this PaymentIntent, a sandbox POS amount ending
+ * 56. Unlike `check_terminal` it settles by itself once they act, and it can be canceled (asynchronously
+ * where the processor says so: `PaymentOutcome.cancellation`). The processor's news may be late or lost,
+ * so the core re-reads such a payment on the short schedule of `src/domain/terminal-checks.ts`.
  */
-export type PaymentAction = { type: 'none' } | { type: 'display_qr'; qrData: string } | { type: 'check_terminal' };
+export type PaymentAction =
+  | { type: 'none' }
+  | { type: 'display_qr'; qrData: string }
+  | { type: 'check_terminal' }
+  | { type: 'at_terminal' };
+
+/** The actions that keep a pending POS payment at its terminal: the core re-reads these on the terminal schedule. */
+export const TERMINAL_ACTIONS = ['at_terminal', 'check_terminal'] as const satisfies readonly PaymentAction['type'][];
 
 export interface ConnectorContext<Credentials = unknown, Configuration = unknown> {
   /** Decrypted for the duration of one operation only; never logged, never returned. */
@@ -67,6 +81,22 @@ export interface CreatePaymentInput {
   description?: string;
   /** Where the processor should send its notifications about this payment. */
   notificationUrl?: string;
+  /**
+   * POS only: the cart shown on the terminal before the card is presented, where the processor can show
+   * one (Stripe `set_reader_display`). Its total is the payment's amount, in its currency (the adapter
+   * refuses anything else: a customer must never see one total and be charged another). A version that
+   * declares `display` in its configuration schema also reads it from the configuration when this is
+   * absent; a version that cannot show a cart does not declare it, so the payment's configuration refuses it.
+   */
+  display?: TerminalDisplay;
+}
+
+/** A cart to show on a POS terminal: amounts in the payment's currency, in minor units. */
+export interface TerminalDisplay {
+  lines: { description: string; quantity: number; amount: Money }[];
+  /** Included in `total` (shown apart where the terminal shows tax). */
+  tax?: Money;
+  total: Money;
 }
 
 export interface PaymentOutcome {
@@ -77,6 +107,14 @@ export interface PaymentOutcome {
   /** The processor's own status word, kept for support; never in a public response. */
   processorStatus: string;
   declineCode?: string;
+  /**
+   * Only from `cancelPayment`: `requested` means the processor accepted the cancel but has not done it yet
+   * (Mercado Pago answers 202 for a Point order `at_terminal`). `status` and `action` are then the
+   * payment's as they still are (the payment is not canceled); the cancellation completes later, by the
+   * processor's notification or by a lookup (`getPayment` with `cancelRequested`), and the customer may
+   * still pay first, in which case the payment is approved. Absent: the cancel's outcome is `status`.
+   */
+  cancellation?: 'requested';
   /** What the processor kept of the collected payment (see `Settlement`); absent when nothing was collected. */
   settlement?: Settlement | null;
   /** Why `settlement` is null; set exactly when it is. */
@@ -135,6 +173,11 @@ export interface PaymentLookupInput {
   processorReference: string | null;
   processorIdempotencyKey: string;
   amount: Money;
+  /**
+   * The processor accepted a cancel of this payment that has not completed (`cancellation: 'requested'`).
+   * Real processors report the outcome themselves; a stateless simulated one (the sandbox) needs to be told.
+   */
+  cancelRequested?: boolean;
 }
 
 export interface CancelPaymentInput extends PaymentLookupInput {
@@ -236,6 +279,59 @@ export class ConnectorError extends Error {
   }
 }
 
+/**
+ * The processor refused to hand a payment (or a display) to the terminal because the terminal cannot take
+ * it now: `offline` (Stripe `terminal_reader_offline`, the sandbox's offline device) or `busy` with another
+ * action (Stripe `terminal_reader_busy`, Mercado Pago `already_queued_order_for_terminal`). It answers at
+ * once, instead of after the processor's timeout. Its kind is `unavailable`: nothing was collected and the
+ * same request may succeed once the device is back, so code that knows only `ConnectorError` stays right;
+ * the core may tell the merchant which (`terminal`) instead of a generic 503.
+ */
+export class TerminalUnavailableError extends ConnectorError {
+  constructor(
+    readonly terminal: 'offline' | 'busy',
+    message: string,
+    processorCode?: string,
+  ) {
+    super('unavailable', message, processorCode);
+    this.name = 'TerminalUnavailableError';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Terminals (POS versions)
+
+/**
+ * A POS terminal as its processor reports it. `unknown`: the processor does not say (Mercado Pago's
+ * terminals API shows no connectivity), which is never read as online.
+ */
+export type TerminalStatus = 'online' | 'offline' | 'busy' | 'unknown';
+
+/**
+ * What a terminal is busy with, normalized: a `payment` (`processorReference` is its processor id when the
+ * processor names it, so the core can tell its own payment from another), a `refund`, saving a card
+ * (`setup`), collecting `input` on screen, or anything `other`.
+ */
+export interface TerminalActivity {
+  kind: 'payment' | 'refund' | 'setup' | 'input' | 'other';
+  processorReference: string | null;
+}
+
+export interface TerminalState {
+  /** The processor's id of the device (Stripe `tmr_…`, Mercado Pago `NEWLAND_N950__…`). */
+  processorId: string;
+  status: TerminalStatus;
+  /** Set when `busy`, and when `offline` with an action the device was doing when it was last seen. */
+  busyWith?: TerminalActivity;
+  /**
+   * Mercado Pago Point's operating mode: only `pdv` (and `self_service`) terminals take orders from the
+   * API; `standalone` ones are operated by hand; `unknown` when Mercado Pago says `UNDEFINED` or another word.
+   */
+  operatingMode?: 'pdv' | 'self_service' | 'standalone' | 'unknown';
+  /** The processor's own words, kept for support; never in a public response. */
+  processorStatus: string;
+}
+
 export interface ConnectorAdapter<Credentials = unknown, Configuration = unknown> {
   createPayment(ctx: ConnectorContext<Credentials, Configuration>, input: CreatePaymentInput): Promise<PaymentOutcome>;
   getPayment(ctx: ConnectorContext<Credentials, Configuration>, input: PaymentLookupInput): Promise<PaymentOutcome>;
@@ -253,6 +349,13 @@ export interface ConnectorAdapter<Credentials = unknown, Configuration = unknown
     ctx: ConnectorContext<Credentials, Configuration>,
     input: InboundNotification,
   ): Promise<ProcessorNotification>;
+  /**
+   * POS versions whose processor can describe the device: the terminal of the method's configuration (the
+   * core may merge a payment's over it, as for a create). One processor read, nothing written, so the core
+   * may cache it briefly for a checkout screen that polls. Throws `configuration_invalid` when no terminal is
+   * configured, `not_found` when the processor does not list it, `unavailable`/`timeout` as any read.
+   */
+  getTerminal?(ctx: ConnectorContext<Credentials, Configuration>): Promise<TerminalState>;
 }
 
 export interface ConnectorVersion {

@@ -31,10 +31,15 @@ function withParsedCredentials<Credentials, Configuration>(
   adapter: ConnectorAdapter<Credentials, Configuration>,
 ): ConnectorAdapter<Credentials, Configuration> {
   type Ctx = ConnectorContext<Credentials, Configuration>;
+  const withCredentials = (ctx: Ctx): Ctx => ({
+    ...ctx,
+    credentials: parseCredentials(schema, ctx.credentials) as Credentials,
+  });
   const parsed =
     <I, O>(call: (ctx: Ctx, input: I) => Promise<O>) =>
     async (ctx: Ctx, input: I): Promise<O> =>
-      call({ ...ctx, credentials: parseCredentials(schema, ctx.credentials) as Credentials }, input);
+      call(withCredentials(ctx), input);
+  const getTerminal = adapter.getTerminal?.bind(adapter);
   return {
     createPayment: parsed(adapter.createPayment.bind(adapter)),
     getPayment: parsed(adapter.getPayment.bind(adapter)),
@@ -42,6 +47,7 @@ function withParsedCredentials<Credentials, Configuration>(
     refundPayment: parsed(adapter.refundPayment.bind(adapter)),
     getRefund: parsed(adapter.getRefund.bind(adapter)),
     parseNotification: parsed(adapter.parseNotification.bind(adapter)),
+    ...(getTerminal ? { getTerminal: async (ctx: Ctx) => getTerminal(withCredentials(ctx)) } : {}),
     ...(adapter.getVoidRefund ? { getVoidRefund: parsed(adapter.getVoidRefund.bind(adapter)) } : {}),
   };
 }

@@ -166,6 +166,8 @@ export const PAYMENT_EVENT_TYPES = [
   'payment.charged_back',
   /** Not a status: the payment stays `pending` with `action.type: check_terminal` (see `actionEventType`). */
   'payment.action_required',
+  /** Not a payment status: an approved refund failed later (`REFUND_REVERSAL_EVENT_TYPE`, domain/reversals.ts). */
+  'refund.failed',
 ] as const;
 
 export type PaymentEventType = (typeof PAYMENT_EVENT_TYPES)[number];

@@ -1,5 +1,6 @@
-import { and, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm';
-import { payments, refunds, type PaymentMethodRow } from '../db/schema/index.ts';
+import { and, asc, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
+import { CONNECTOR_VERSIONS } from '../connectors/registry.ts';
+import { paymentMethods, payments, refunds, type PaymentMethodRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { errorFields, log } from '../lib/log.ts';
@@ -7,6 +8,7 @@ import { settleRefund } from '../services/payments/create-refund.ts';
 import type { ConnectorContext, ConnectorVersion, PaymentAction } from '../connectors/types.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
+import { reverseApprovedRefund } from '../services/payments/reverse-refund.ts';
 import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
 
 /** A payment or refund untouched this long while not final is asked about at the processor. */
@@ -16,6 +18,32 @@ export const RECONCILE_AFTER_MS = 10 * 60 * 1000;
  * this rarely, in case the action was taken and its notification lost, instead of on every run.
  */
 export const RECONCILE_ACTION_REQUIRED_AFTER_MS = 6 * 60 * 60 * 1000;
+/**
+ * An approved refund is read again this long after it was last looked at, for as long as its connector
+ * version's `refundReversalWindowMs` says it may still fail: a reversal whose notification was lost is found
+ * within this delay. Rarer than `RECONCILE_AFTER_MS` because nearly every approved refund stays approved,
+ * and Stripe's window is 30 days (about 120 reads of each refund at this pace).
+ */
+export const RECONCILE_APPROVED_REFUND_AFTER_MS = 6 * 60 * 60 * 1000;
+
+/**
+ * Approved refunds still inside their connector version's reversal window: one condition per window length,
+ * so a method whose processor documents no late failure (Mercado Pago) never takes a place in the limit.
+ */
+function insideReversalWindow(now: number): SQL | undefined {
+  const byWindow = new Map<number, string[]>();
+  for (const version of CONNECTOR_VERSIONS) {
+    if (version.refundReversalWindowMs === undefined) continue;
+    byWindow.set(version.refundReversalWindowMs, [...(byWindow.get(version.refundReversalWindowMs) ?? []), version.id]);
+  }
+  if (byWindow.size === 0) return undefined;
+  // An approved refund's `updated_at` is the moment of its approval: nothing moves it until a reversal.
+  return or(
+    ...[...byWindow].map(([window, ids]) =>
+      and(inArray(paymentMethods.connectorVersionId, ids), gte(refunds.updatedAt, now - window)),
+    ),
+  );
+}
 
 /**
  * Nothing stays unknown forever: payments and refunds left `created`, `pending` or `processing` (a timeout,
@@ -24,7 +52,11 @@ export const RECONCILE_ACTION_REQUIRED_AFTER_MS = 6 * 60 * 60 * 1000;
  * longer be retried with its idempotency key (older than the key's retention) fails, releasing any
  * refund reservation.
  */
-export async function reconcile(deps: Deps, now: number, limit = 50): Promise<{ payments: number; refunds: number }> {
+export async function reconcile(
+  deps: Deps,
+  now: number,
+  limit = 50,
+): Promise<{ payments: number; refunds: number; approvedRefunds: number }> {
   const { db } = deps;
   const staleBefore = now - RECONCILE_AFTER_MS;
   const lastLook = (table: typeof payments | typeof refunds) =>
@@ -53,6 +85,25 @@ export async function reconcile(deps: Deps, now: number, limit = 50): Promise<{ 
       ),
     )
     .limit(limit);
+  const reversible = insideReversalWindow(now);
+  const approvedRefunds = reversible
+    ? await db
+        .select({ refund: refunds, payment: payments })
+        .from(refunds)
+        .innerJoin(payments, eq(payments.id, refunds.paymentId))
+        .innerJoin(paymentMethods, eq(paymentMethods.id, payments.paymentMethodId))
+        .where(
+          and(
+            eq(refunds.status, 'approved'),
+            eq(payments.environment, deps.environment),
+            lte(lastLook(refunds), now - RECONCILE_APPROVED_REFUND_AFTER_MS),
+            reversible,
+          ),
+        )
+        // Least recently looked at first, so a limit smaller than the window's refunds still reaches each in turn.
+        .orderBy(asc(lastLook(refunds)))
+        .limit(limit)
+    : [];
 
   const methods = new Map<string, PaymentMethodRow | undefined>();
   const methodOf = async (id: string) => {
@@ -75,7 +126,15 @@ export async function reconcile(deps: Deps, now: number, limit = 50): Promise<{ 
       await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
     });
   }
-  return { payments: stalePayments.length, refunds: staleRefunds.length };
+  for (const { refund, payment } of approvedRefunds) {
+    await rereadApprovedRefund(deps, refund, payment, await methodOf(payment.paymentMethodId), now).catch(
+      async (error) => {
+        log('error', 'reconcile_approved_refund_failed', { refund_id: refund.id, ...errorFields(error) });
+        await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
+      },
+    );
+  }
+  return { payments: stalePayments.length, refunds: staleRefunds.length, approvedRefunds: approvedRefunds.length };
 }
 
 interface Verdict<S> {
@@ -157,4 +216,26 @@ async function reconcileRefund(
     reconciledAt: now,
     ...(refund.processorReference === null && processorReference ? { processorReference } : {}),
   });
+}
+
+/**
+ * Asks the processor about an approved refund: its answer is trusted news, so a refund it now reports failed
+ * is reversed (`reverseApprovedRefund`). Whatever it says, the refund is marked looked at.
+ */
+async function rereadApprovedRefund(
+  deps: Deps,
+  refund: typeof refunds.$inferSelect,
+  payment: typeof payments.$inferSelect,
+  method: PaymentMethodRow | undefined,
+  now: number,
+) {
+  if (method && method.secretsCiphertext !== null && refund.processorReference !== null) {
+    const { version, ctx } = await connectorFor(deps, method);
+    const read = await callConnector(() => version.adapter.getRefund(ctx, processorLookup(payment, refund)));
+    if (read.ok) {
+      const news = { status: read.value.status, trusted: true, failureReason: read.value.failureReason ?? null };
+      if (await reverseApprovedRefund(deps, refund.id, payment.id, news, { reconciledAt: now })) return;
+    }
+  }
+  await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now });
 }

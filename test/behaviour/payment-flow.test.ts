@@ -3,7 +3,13 @@ import { SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/con
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { paymentRowsByReference } from '../helpers/merchant.ts';
 import { MercadoPagoSimulator, MP_BASE, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
-import { STRIPE_ORIGIN, StripeSimulator, stripeId, type SignedDelivery } from '../simulators/stripe.ts';
+import {
+  REFUND_FAIL_CARD,
+  STRIPE_ORIGIN,
+  StripeSimulator,
+  stripeId,
+  type SignedDelivery,
+} from '../simulators/stripe.ts';
 
 /**
  * The one flow suite: the first steps of every merchant (log in, create an API key), then the whole payment,
@@ -68,6 +74,16 @@ interface Profile {
   settleTerminalCheck?: (ctx: ProcessorNewsContext) => Promise<SentNews>;
   /** The processor's news that an approved POS payment was charged back (omitted when it cannot be driven; skipped). */
   chargeBack?: (ctx: ProcessorNewsContext) => Promise<SentNews>;
+  /**
+   * A POS payment whose refunds the processor reports failed after they succeeded: `prepare` runs before the
+   * payment is made (Stripe: the Terminal test card whose refunds fail later), `fail` is the processor's news
+   * that the approved refund failed with `expired_or_canceled_card`. Omitted when the processor documents no
+   * such failure (Mercado Pago, its NOTES.md); the test is then skipped.
+   */
+  refundFailsLater?: {
+    prepare: () => void;
+    fail: (ctx: ProcessorNewsContext, refund: { id: string; processor_reference: string }) => Promise<SentNews>;
+  };
 }
 
 const urlOf = (input: RequestInfo | URL) =>
@@ -109,6 +125,13 @@ function sandboxProfile(): Profile {
     settleQr: (ctx, outcome) => sent(ctx, outcome === 'paid' ? 'approve' : 'decline'),
     settleTerminalCheck: (ctx) => sent(ctx, 'approve'),
     chargeBack: (ctx) => sent(ctx, 'charge_back'),
+    refundFailsLater: {
+      prepare: () => {},
+      async fail(ctx, refund) {
+        const fail = () => call('POST', `/v1/test-helpers/refunds/${refund.id}/fail`, { token: ctx.token });
+        return { response: await fail(), again: fail };
+      },
+    },
     async latePending(ctx) {
       // The sandbox's own signed notification, as its processor would send it.
       const rawBody = JSON.stringify({
@@ -130,6 +153,7 @@ function sandboxProfile(): Profile {
 // Stripe: Terminal (USD, one reader) and PromptPay (THB) against the Stripe simulator.
 
 function stripeProfile(): Profile {
+  const READER = 'tmr_FlowCounter01';
   const sim = new StripeSimulator();
   const secretKey = `sk_test_${stripeId('k').slice(2)}`;
   const send = (methodId: string, delivery: SignedDelivery) =>
@@ -142,7 +166,7 @@ function stripeProfile(): Profile {
     method: (channel) => ({
       connector_definition_version_id: channel === 'pos' ? 'cnv_stripe_pos_v1' : 'cnv_stripe_qr_v1',
       credentials: { secret_key: secretKey, webhook_secret: sim.webhookSecret },
-      configuration: channel === 'pos' ? { reader_id: 'tmr_FlowCounter01' } : { payment_method_type: 'promptpay' },
+      configuration: channel === 'pos' ? { reader_id: READER } : { payment_method_type: 'promptpay' },
     }),
     async settleQr(ctx, outcome) {
       const delivery = await sim.settlePayment(
@@ -159,6 +183,14 @@ function stripeProfile(): Profile {
       );
     },
     processorPaymentCount: (paymentId) => sim.paymentIntentCount(paymentId),
+    refundFailsLater: {
+      prepare: () => sim.useTestCard(READER, REFUND_FAIL_CARD),
+      async fail(ctx, refund) {
+        sim.failAsyncRefunds();
+        const delivery = await sim.deliver(sim.eventFor('charge.refund.updated', refund.processor_reference));
+        return { response: await send(ctx.methodId, delivery), again: () => send(ctx.methodId, delivery) };
+      },
+    },
     async chargeBack(ctx) {
       // Stripe's chargeback as it unfolds: the dispute opens and the funds are withdrawn (news, not final:
       // a dispute can still be won), then it closes lost. The PaymentIntent stays succeeded throughout.
@@ -521,6 +553,33 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
       expectError(await refund(payment, '0.01'), 409, 'invalid_state_transition');
       expect((await get(payment.id)).body.data.status).toBe('refunded');
     });
+
+    it.runIf(profile.refundFailsLater)(
+      'an approved refund that fails later → failed with its reason, the payment collected again, told once; the money refundable again',
+      async () => {
+        profile.refundFailsLater!.prepare();
+        const payment = await approvedPos('30.00');
+        const made = await refund(payment, '30.00');
+        expect(made.body.data).toMatchObject({ status: 'approved', failure_reason: null });
+        expect((await get(payment.id)).body.data.status).toBe('refunded');
+
+        const sent = await profile.refundFailsLater!.fail(news(payment, 'pos'), made.body.data);
+        expect(sent.response.status, sent.response.text).toBe(200);
+        const read = await call('GET', `/v1/payments/${payment.id}/refunds/${made.body.data.id}`, {
+          token: apiKey.secret,
+        });
+        expect(read.body.data).toMatchObject({ status: 'failed', failure_reason: 'expired_or_canceled_card' });
+        const collected = (await get(payment.id)).body.data;
+        expect(collected.status).toBe('approved');
+        expect((await sent.again()).status).toBe(200);
+        expect((await get(payment.id)).body.data).toEqual(collected);
+        expect((await eventTypes(payment.id)).filter((t) => t === 'refund.failed')).toHaveLength(1);
+
+        const again = await refund(payment, '30.00');
+        expect(again.body.data.status).toBe('approved');
+        expect((await get(payment.id)).body.data.status).toBe('refunded');
+      },
+    );
 
     it('a pending QR payment cannot be refunded: 409 invalid_state_transition', async () => {
       const payment = await pendingQr();

@@ -5,6 +5,7 @@ import { WebhookSignatureValidator } from 'mercadopago/dist/utils/webhook/index.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { mercadoPagoPosV1, mercadoPagoQrV1 } from '../../src/connectors/mercadopago/index.ts';
 import {
+  type DocsTerminalList,
   buildOrderRequest,
   buildRefundRequest,
   MercadoPagoOrder,
@@ -63,6 +64,11 @@ export type MistypedRead = ExpectConforms<SdkMismatches<{ total_amount: number }
 export type MistypedNestedRead = ExpectConforms<
   // @ts-expect-error the nested number
   SdkMismatches<{ transactions: { refunds: { amount: number }[] } }, OrderResponse>
+>;
+// The terminals list has no SDK type: the Point reference's fields (`DocsTerminalList`) hold it instead.
+export type MisspeltTerminalRead = ExpectConforms<
+  // @ts-expect-error `operation_mode` is not a field of the documented terminal
+  SdkMismatches<{ data: { terminals: { id: string; operation_mode: string }[] } }, DocsTerminalList>
 >;
 
 // ---- Runtime

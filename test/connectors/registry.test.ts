@@ -82,6 +82,7 @@ describe('decrypted credentials are parsed with the version’s schema before ev
             paymentProcessorReference: 'ref_1',
           }),
           a.parseNotification(ctx(credentials), { headers: new Headers(), rawBody: '{}', url: 'https://example.com/' }),
+          ...(a.getTerminal ? [a.getTerminal(ctx(credentials))] : []),
           ...(a.getVoidRefund ? [a.getVoidRefund(ctx(credentials), lookup)] : []),
         ];
         for (const call of calls) {
@@ -92,6 +93,11 @@ describe('decrypted credentials are parsed with the version’s schema before ev
       }
     },
   );
+
+  it('every POS version reads its terminal, and only POS versions do', () => {
+    for (const version of CONNECTOR_VERSIONS)
+      expect(typeof version.adapter.getTerminal, version.id).toBe(version.type === 'pos' ? 'function' : 'undefined');
+  });
 
   it('the adapter receives what the schema returns (defaults applied, the original object untouched)', async () => {
     const [pos] = CONNECTOR_VERSIONS as [ConnectorVersion];

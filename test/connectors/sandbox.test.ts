@@ -5,7 +5,13 @@ import {
   SANDBOX_SIGNATURE_HEADER,
   signSandboxNotification,
 } from '../../src/connectors/sandbox/index.ts';
-import type { ConnectorContext, ConnectorVersion, CreatePaymentInput, Money } from '../../src/connectors/types.ts';
+import {
+  type ConnectorContext,
+  type ConnectorVersion,
+  type CreatePaymentInput,
+  type Money,
+  TerminalUnavailableError,
+} from '../../src/connectors/types.ts';
 import { connectorError } from '../helpers/connectors.ts';
 import { crc16 } from '../helpers/emvco.ts';
 
@@ -60,7 +66,7 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
     });
 
     it('gives the usual answer for any other ending', async () => {
-      for (const minor of [100, 1, 99, 150, 156, 1050, 12_345_600, 161])
+      for (const minor of [100, 1, 99, 150, 157, 1050, 12_345_600, 161])
         expectUsual(version, await adapter.createPayment(ctx(), paymentInput(minor)));
     });
 
@@ -376,5 +382,112 @@ describe('sandbox schemas', () => {
     expect(sandboxPosV1.configurationSchema.parse({})).toEqual({ terminal_id: 'sandbox-terminal-1' });
     expect(sandboxQrV1.configurationSchema.parse({})).toEqual({ qr_ttl_seconds: 900 });
     expect(sandboxQrV1.configurationSchema.safeParse({ qr_ttl_seconds: 59 }).success).toBe(false);
+  });
+});
+
+describe('sandbox POS at the counter: the simulated terminal', () => {
+  const pos = sandboxPosV1.adapter;
+  const posCtx = (configuration: Record<string, unknown> = {}) => ({
+    ...ctx(),
+    configuration: sandboxPosV1.configurationSchema.parse(configuration),
+  });
+  const lookupOf = (outcome: { processorReference: string | null }, minor: number) => ({
+    paymentId: 'pay_x',
+    processorReference: outcome.processorReference,
+    processorIdempotencyKey: 'k',
+    amount: { minor, currency: 'USD' },
+  });
+
+  it('ending 56 → pending at the terminal until someone acts; asked again, still there', async () => {
+    const outcome = await pos.createPayment(posCtx(), paymentInput(1056));
+    expect(outcome).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+    expect(await pos.getPayment(posCtx(), lookupOf(outcome, 1056))).toMatchObject({
+      status: 'pending',
+      action: { type: 'at_terminal' },
+    });
+    // QR has no terminal: 56 is the usual answer there.
+    expect((await sandboxQrV1.adapter.createPayment(ctx(), paymentInput(1056))).action.type).toBe('display_qr');
+  });
+
+  it('its cancel is accepted, not done; the next lookup after it answers canceled', async () => {
+    const outcome = await pos.createPayment(posCtx(), paymentInput(1056));
+    const cancel = { ...lookupOf(outcome, 1056), currentStatus: 'pending' as const };
+    const requested = await pos.cancelPayment(posCtx(), cancel);
+    expect(requested).toMatchObject({
+      status: 'pending',
+      action: { type: 'at_terminal' },
+      cancellation: 'requested',
+      processorReference: outcome.processorReference,
+      processorStatus: 'sandbox_cancel_requested',
+    });
+    // A retry is accepted the same way.
+    expect((await pos.cancelPayment(posCtx(), cancel)).cancellation).toBe('requested');
+    expect(await pos.getPayment(posCtx(), { ...lookupOf(outcome, 1056), cancelRequested: true })).toMatchObject({
+      status: 'canceled',
+      action: { type: 'none' },
+    });
+    // Other POS payments cancel at once, as before.
+    const other = await pos.createPayment(posCtx(), paymentInput(1055));
+    const canceled = await pos.cancelPayment(posCtx(), { ...lookupOf(other, 1055), currentStatus: 'pending' });
+    expect(canceled.status).toBe('canceled');
+    expect(canceled.cancellation).toBeUndefined();
+  });
+
+  it('getTerminal: the device as the configuration says (the test helper writes it), online when unset', async () => {
+    expect(await pos.getTerminal!(posCtx())).toEqual({
+      processorId: 'sandbox-terminal-1',
+      status: 'online',
+      processorStatus: 'sandbox_terminal_online',
+    });
+    expect(await pos.getTerminal!(posCtx({ terminal_id: 'till-2', terminal_status: 'busy' }))).toEqual({
+      processorId: 'till-2',
+      status: 'busy',
+      busyWith: { kind: 'payment', processorReference: null },
+      processorStatus: 'sandbox_terminal_busy',
+    });
+    expect((await pos.getTerminal!(posCtx({ terminal_status: 'offline' }))).status).toBe('offline');
+    expect(sandboxQrV1.adapter.getTerminal).toBeUndefined();
+    expect((await connectorError(pos.getTerminal!(ctx('invalid-credentials')))).kind).toBe('configuration_invalid');
+  });
+
+  it('an offline or busy device refuses a payment at once; lookups and cancels are not refused', async () => {
+    for (const status of ['offline', 'busy'] as const) {
+      const error = await connectorError(pos.createPayment(posCtx({ terminal_status: status }), paymentInput(2500)));
+      expect(error).toBeInstanceOf(TerminalUnavailableError);
+      expect(error).toMatchObject({
+        kind: 'unavailable',
+        terminal: status,
+        processorCode: `sandbox_terminal_${status}`,
+      });
+    }
+    const outcome = await pos.createPayment(posCtx(), paymentInput(1056));
+    expect((await pos.getPayment(posCtx({ terminal_status: 'offline' }), lookupOf(outcome, 1056))).status).toBe(
+      'pending',
+    );
+  });
+
+  it('the configuration takes terminal_status and display, and still defaults to the terminal alone', () => {
+    const schema = sandboxPosV1.configurationSchema;
+    expect(schema.parse({})).toEqual({ terminal_id: 'sandbox-terminal-1' });
+    expect(schema.safeParse({ terminal_status: 'offline' }).success).toBe(true);
+    expect(schema.safeParse({ terminal_status: 'asleep' }).success).toBe(false);
+    const display = {
+      lines: [{ description: 'Tea', quantity: 1, amount: { value: '25.00', currency: 'USD' } }],
+      total: { value: '25.00', currency: 'USD' },
+    };
+    expect(schema.safeParse({ display }).success).toBe(true);
+    expect(schema.safeParse({ display: { ...display, lines: [] } }).success).toBe(false);
+    expect(sandboxQrV1.configurationSchema.safeParse({ display }).success).toBe(false);
+  });
+
+  it('a display whose total is not the amount is refused, as a real terminal’s would be', async () => {
+    const display = {
+      lines: [{ description: 'Tea', quantity: 1, amount: { value: '24.00', currency: 'USD' } }],
+      total: { value: '24.00', currency: 'USD' },
+    };
+    expect(await connectorError(pos.createPayment(posCtx({ display }), paymentInput(2500)))).toMatchObject({
+      kind: 'configuration_invalid',
+      processorCode: 'display_invalid',
+    });
   });
 });

@@ -130,14 +130,14 @@ describe('Stripe POS adapter', () => {
     }
   });
 
-  it('a reader still waiting for the card → pending, not approved; the outcome comes with the card', async () => {
+  it('a reader still waiting for the card → pending at the terminal, not approved; the outcome comes with the card', async () => {
     const sim = new StripeSimulator({ readerMode: 'manual' });
     const input = stripePayment(2500);
     const outcome = await pos.createPayment(stripeCtx(sim, posConfig()), input);
     expect(outcome).toMatchObject({
       status: 'pending',
       processorStatus: 'requires_payment_method',
-      action: { type: 'none' },
+      action: { type: 'at_terminal' },
     });
     sim.presentCard(READER);
     const later = await pos.getPayment(stripeCtx(sim, posConfig()), {

@@ -25,6 +25,8 @@ import type { ConnectorErrorKind, ProcessorPaymentStatus } from '../../src/conne
  * check that the well-typed neighbours of those lines build what they should.
  */
 
+type DisplayLine = Stripe.Terminal.ReaderSetReaderDisplayParams.Cart.LineItem;
+
 describe('requests are typed by the SDK’s parameter types', () => {
   it('a misspelt or mistyped request field fails typecheck', () => {
     // @ts-expect-error `ammount` is not a field of Stripe.PaymentIntentCreateParams
@@ -43,6 +45,13 @@ describe('requests are typed by the SDK’s parameter types', () => {
     stripeRequest.listDisputes({ payment_intent_id: 'pi_1' });
     // @ts-expect-error `expand` of Stripe.PaymentIntentRetrieveParams is a list of paths
     stripeRequest.retrievePaymentIntent('pi_1', { expand: 'latest_charge' });
+    // @ts-expect-error `totl` is not a field of Stripe.Terminal.ReaderSetReaderDisplayParams.Cart
+    stripeRequest.setReaderDisplay('tmr_1', { type: 'cart', cart: { currency: 'usd', line_items: [], totl: 1 } }, 'k');
+    // @ts-expect-error `type` of Stripe.Terminal.ReaderSetReaderDisplayParams is only 'cart'
+    stripeRequest.setReaderDisplay('tmr_1', { type: 'text' }, 'k');
+    // @ts-expect-error a line item's `amount` is an integer of minor units, not a decimal string
+    const line: DisplayLine = { amount: '9.00', description: 'Tea', quantity: 1 };
+    expect(line.quantity).toBe(1);
 
     const request = stripeRequest.processPaymentIntent(
       'tmr_1',

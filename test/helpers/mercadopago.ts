@@ -1,5 +1,5 @@
 import type { ConnectorContext, CreatePaymentInput } from '../../src/connectors/types.ts';
-import type { MercadoPagoSimulator, SimAccount } from '../simulators/mercadopago.ts';
+import { MercadoPagoSimulator, type SimAccount } from '../simulators/mercadopago.ts';
 
 /** Shared by the Mercado Pago connector tests: contexts pointed at the simulator, payment inputs. */
 
@@ -53,3 +53,10 @@ export const mpLookup = (ref: string | null, minor = 2500, currency = 'ARS') => 
   processorIdempotencyKey: 'pay_x',
   amount: { minor, currency },
 });
+
+/** A fresh simulator with one ARS account, and contexts of that account. */
+export function mpFixture() {
+  const sim = new MercadoPagoSimulator();
+  const account = sim.addAccount({ currency: 'ARS' });
+  return { sim, account, ctx: (options: MpCtxOptions = {}) => mpCtx(sim, account, options) };
+}

@@ -18,6 +18,7 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const REFUND_FIELDS = [
   'amount',
   'created_at',
+  'failure_reason',
   'id',
   'payment_id',
   'processor_reference',

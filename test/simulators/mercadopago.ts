@@ -10,6 +10,7 @@ import type { ChargebackResponse as ChargebackApiResponse } from 'mercadopago/di
 import { SignatureFailureReason, WebhookSignatureValidator } from 'mercadopago/dist/utils/webhook/index.js';
 import { formatAmount, parseAmount } from '../../src/domain/money.ts';
 import { bytesToHex, hmacSha256 } from '../../src/lib/encoding.ts';
+import type { DocsTerminalList, ExpectConforms, SdkMismatches } from '../../src/connectors/mercadopago/transformers.ts';
 import { emvPayload, tlv } from '../helpers/emvco.ts';
 
 /**
@@ -26,6 +27,14 @@ import { emvPayload, tlv } from '../helpers/emvco.ts';
  * 55 → a Point order the terminal could not settle (`action_required` / `check_on_terminal`).
  * Point orders complete at once (processed) unless declined: the terminal is simulated. A refund of an
  * amount ending in 61 is rejected. Switches in `faults` force the other cases.
+ *
+ * Terminals: GET /terminals/v1/list answers the account's Point terminals (`addTerminal`) in the shape of
+ * the Point reference "Get list of terminals" (no SDK types it). The cancel of an order `at_terminal` sent
+ * with `x-allow-cancelable-status: at_terminal` is accepted with 202 when the terminal supports it
+ * (`faults.cancelAtTerminal: 'accepted'`; Point Smart 1 and 2, news of 2026-10-23): the order stays
+ * `at_terminal` until `completeCancellation` (the terminal canceled it: `order.canceled` notified) or `pay`
+ * (the customer paid first). With `faults.oneOrderPerTerminal`, a Point order for a terminal that already
+ * holds a `created` or `at_terminal` order is refused with 409 `already_queued_order_for_terminal`.
  *
  * The oracle is the official SDK (mercadopago 3.6.1): every answer is a complete object of its Orders
  * types (`OrderResponse`, `PaymentResponse`, `RefundResponse`, `ChargebackResponse`), every status the
@@ -157,6 +166,15 @@ const SITE_OF: Record<string, { site: string; country: string; numeric: string; 
   PEN: { site: 'MPE', country: 'PE', numeric: '604', code: 'PER' },
 };
 
+/** GET /terminals/v1/list as the Point reference documents it (`data.terminals`, `paging`). */
+export interface SimTerminalList {
+  data: { terminals: SimTerminalJson[] };
+  paging: { total: number; offset: number; limit: number };
+}
+
+// No SDK types this endpoint: the list is held to the Point reference's declaration instead.
+export type SimTerminalListConformsToDocs = ExpectConforms<SdkMismatches<SimTerminalList, DocsTerminalList>>;
+
 export interface SimAccount {
   accessToken: string;
   webhookSecret: string;
@@ -167,6 +185,17 @@ export interface SimAccount {
   /** Known stores' POS and Point terminals; null accepts any. */
   posIds: Set<string> | null;
   terminalIds: Set<string> | null;
+  /** The Point terminals GET /terminals/v1/list answers, in order. */
+  terminals: SimTerminalJson[];
+}
+
+/** A terminal of GET /terminals/v1/list, every field the Point reference's sample answer has. */
+export interface SimTerminalJson {
+  id: string;
+  pos_id: number;
+  store_id: string;
+  external_pos_id: string;
+  operating_mode: 'PDV' | 'STANDALONE' | 'SELF_SERVICE' | 'UNDEFINED';
 }
 
 export interface SimPayment {
@@ -232,6 +261,8 @@ export interface SimOrder {
   payment: SimPayment;
   refunds: SimRefund[];
   chargebacks: SimChargeback[];
+  /** A cancel at the terminal was accepted (202) and has not completed. */
+  cancelRequested?: boolean;
   version: number;
   createdDate: string;
   lastUpdatedDate: string;
@@ -282,6 +313,20 @@ export interface Faults {
   declineAll: boolean;
   /** Point orders wait on the terminal (`at_terminal`) instead of completing at once. */
   pointWaitsAtTerminal: boolean;
+  /**
+   * The cancel of an order `at_terminal` with `x-allow-cancelable-status: at_terminal`: `accepted` (202, the
+   * terminal cancels later; Point Smart 1 and 2 on their latest software) or `refused` (409 as without the
+   * header: an older terminal or software). Refused by default, as before the feature.
+   */
+  cancelAtTerminal: 'accepted' | 'refused';
+  /** The body of that 202 (undocumented): the order as it still is, or none. */
+  acceptedCancelBody: 'order' | 'empty';
+  /**
+   * A Point order for a terminal that holds one `created` or `at_terminal` is refused (409
+   * `already_queued_order_for_terminal`), as Mercado Pago does. Off by default: suites sharing one simulator
+   * leave orders waiting on one terminal.
+   */
+  oneOrderPerTerminal: boolean;
   /** Refunds stay `processing` until `settleRefund`. */
   refundsProcessing: boolean;
   /** The next QR order carries this `qr_data` instead of the generated one. */
@@ -342,6 +387,9 @@ export class MercadoPagoSimulator {
       invalidToken: false,
       declineAll: false,
       pointWaitsAtTerminal: false,
+      cancelAtTerminal: 'refused',
+      acceptedCancelBody: 'order',
+      oneOrderPerTerminal: false,
       refundsProcessing: false,
       qrData: null,
       networkError: false,
@@ -374,10 +422,29 @@ export class MercadoPagoSimulator {
       notificationUrl: options.notificationUrl ?? 'https://merchant.example/notifications',
       posIds: options.posIds ? new Set(options.posIds) : null,
       terminalIds: options.terminalIds ? new Set(options.terminalIds) : null,
+      terminals: [],
     };
     if (!SITE_OF[account.currency]) throw new Error(`no Mercado Pago site charges ${account.currency}`);
     this.accounts.set(account.accessToken, account);
     return account;
+  }
+
+  /** A Point terminal of `account`, listed by GET /terminals/v1/list (PDV unless said). */
+  addTerminal(
+    account: SimAccount,
+    id: string,
+    operatingMode: SimTerminalJson['operating_mode'] = 'PDV',
+  ): SimTerminalJson {
+    const n = account.terminals.length + 1;
+    const terminal: SimTerminalJson = {
+      id,
+      pos_id: 47_792_476 + n,
+      store_id: String(47_792_478 + n),
+      external_pos_id: `SUC01POS${String(n).padStart(2, '0')}`,
+      operating_mode: operatingMode,
+    };
+    account.terminals.push(terminal);
+    return terminal;
   }
 
   /** Orders created with this `external_reference` (our payment id). */
@@ -456,6 +523,7 @@ export class MercadoPagoSimulator {
       } satisfies Omit<UserResponse, 'api_response'>);
     }
 
+    if (request.method === 'GET' && path === '/terminals/v1/list') return this.listTerminals(account, url.searchParams);
     const chargebackMatch = /^\/v1\/chargebacks\/([^/]+)$/.exec(path);
     if (request.method === 'GET' && chargebackMatch) {
       const id = decodeURIComponent(chargebackMatch[1]!);
@@ -515,7 +583,7 @@ export class MercadoPagoSimulator {
       else
         res =
           action === 'cancel'
-            ? this.cancelOrder(order)
+            ? this.cancelOrder(order, request.headers)
             : action === 'refund'
               ? this.refundOrder(order, body)
               : json(404, { message: 'resource not found', error: 'not_found', status: 404, cause: [] });
@@ -526,6 +594,23 @@ export class MercadoPagoSimulator {
     if (lostAnswer) throw new DOMException('The operation was aborted due to timeout', 'TimeoutError');
     return new Response(resBody, { status: res.status, headers: res.headers });
   }) as typeof fetch;
+
+  /** GET /terminals/v1/list: `limit` 1 to 50 (default 50), `offset`, optional `store_id` / `pos_id` filters. */
+  private listTerminals(account: SimAccount, query: URLSearchParams): Response {
+    const limit = Number(query.get('limit') ?? 50);
+    const offset = Number(query.get('offset') ?? 0);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 50 || !Number.isInteger(offset) || offset < 0)
+      return mpError(400, 'invalid_parameter', 'limit must be 1 to 50 and offset 0 or more.');
+    const storeId = query.get('store_id');
+    const posId = query.get('pos_id');
+    const matching = account.terminals.filter(
+      (t) => (storeId === null || t.store_id === storeId) && (posId === null || String(t.pos_id) === posId),
+    );
+    return json(200, {
+      data: { terminals: matching.slice(offset, offset + limit) },
+      paging: { total: matching.length, offset, limit },
+    } satisfies SimTerminalList);
+  }
 
   private amountRule(account: SimAccount, body: unknown): number | null {
     const total = (body as { total_amount?: unknown } | undefined)?.total_amount;
@@ -570,6 +655,12 @@ export class MercadoPagoSimulator {
       return mpError(404, 'pos_not_found', 'The POS does not exist.');
     if (b.type === 'point' && account.terminalIds && !account.terminalIds.has(b.config.point.terminal_id))
       return mpError(404, 'terminal_not_found', 'The terminal does not exist.');
+    if (b.type === 'point' && this.faults.oneOrderPerTerminal && this.queuedOn(account, b.config.point.terminal_id))
+      return mpError(
+        409,
+        'already_queued_order_for_terminal',
+        'The terminal already has a queued order. It must be finished or canceled before sending new orders.',
+      );
 
     const id = `ORD${ulid()}`;
     const now = new Date(this.now()).toISOString();
@@ -624,7 +715,29 @@ export class MercadoPagoSimulator {
     return json(201, this.orderJson(order));
   }
 
-  private cancelOrder(order: SimOrder): Response {
+  /** An order of the account still waiting on this terminal (Point keeps one order per terminal). */
+  private queuedOn(account: SimAccount, terminalId: string): boolean {
+    return [...this.orders.values()].some(
+      (o) =>
+        o.token === account.accessToken &&
+        o.type === 'point' &&
+        (o.status === 'created' || o.status === 'at_terminal') &&
+        (o.config as { point?: { terminal_id?: string } }).point?.terminal_id === terminalId,
+    );
+  }
+
+  private cancelOrder(order: SimOrder, headers: Headers): Response {
+    if (
+      order.status === 'at_terminal' &&
+      headers.get('x-allow-cancelable-status') === 'at_terminal' &&
+      this.faults.cancelAtTerminal === 'accepted'
+    ) {
+      // Accepted for asynchronous processing: nothing changes until the terminal cancels it.
+      order.cancelRequested = true;
+      return this.faults.acceptedCancelBody === 'empty'
+        ? new Response(null, { status: 202 })
+        : json(202, this.orderJson(order));
+    }
     // Only an order nobody has started paying can be canceled through the API.
     if (order.status !== 'created')
       return mpError(409, 'order_cannot_be_canceled', `The order is ${order.status} and cannot be canceled.`);
@@ -819,9 +932,23 @@ export class MercadoPagoSimulator {
     return order;
   }
 
-  /** The buyer paid the QR (or the card went through on the terminal). */
+  /** The buyer paid the QR (or the card went through on the terminal, before any cancel requested there). */
   pay(orderId: string) {
-    this.move(this.order(orderId), 'processed', 'accredited', { status: 'processed', status_detail: 'accredited' });
+    const order = this.order(orderId);
+    order.cancelRequested = false;
+    this.move(order, 'processed', 'accredited', { status: 'processed', status_detail: 'accredited' });
+  }
+
+  /**
+   * The terminal carries out the cancel accepted with 202: the order is canceled and `order.canceled`
+   * notified. False (nothing happens) when no cancel is pending there: the customer paid first, or none was asked.
+   */
+  completeCancellation(orderId: string): boolean {
+    const order = this.order(orderId);
+    if (!order.cancelRequested || order.status !== 'at_terminal') return false;
+    order.cancelRequested = false;
+    this.move(order, 'canceled', 'canceled', { status: 'canceled', status_detail: 'canceled' });
+    return true;
   }
 
   decline(orderId: string, detail = 'rejected_by_issuer') {

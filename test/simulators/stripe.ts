@@ -275,8 +275,21 @@ const missing = (kind: string, id: string, param?: string) =>
     ...(param ? { param } : {}),
   });
 
-/** Decodes bracket notation (`a[b][]=x`) into nested objects and arrays. */
+/** Objects whose keys are exactly 0..n-1 (indexed arrays, `a[0][b]=`), back to arrays, at any depth. */
+function indexedToArrays(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(indexedToArrays);
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value).map(([k, v]) => [k, indexedToArrays(v)] as const);
+  const indexed = entries.length > 0 && entries.every(([k], i) => k === String(i));
+  return indexed ? entries.map(([, v]) => v) : Object.fromEntries(entries);
+}
+
+/** Decodes bracket notation (`a[b][]=x`, `a[0][b]=x`) into nested objects and arrays. */
 export function parseForm(text: string): Json {
+  return indexedToArrays(parseBrackets(text)) as Json;
+}
+
+function parseBrackets(text: string): Json {
   const out: Json = {};
   for (const [key, value] of new URLSearchParams(text)) {
     const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
@@ -347,6 +360,32 @@ export interface SignedDelivery {
 }
 
 type ReaderOutcome = 'succeed' | 'decline' | 'fail' | 'authorize' | 'customer_cancel';
+
+/**
+ * Why a reader cannot take a new action now: offline, or busy with one in progress. A cart on the screen is
+ * set "before processing the payment" (the cart display page), so it gives way to whatever comes next.
+ */
+function readerRefusal(reader: Stripe.Terminal.Reader): HandlerResult | null {
+  if (reader.status === 'offline')
+    return stripeError(400, {
+      type: 'invalid_request_error',
+      code: 'terminal_reader_offline',
+      message: 'Reader is currently offline.',
+    });
+  if (reader.action?.status === 'in_progress' && reader.action.type !== 'set_reader_display')
+    return stripeError(400, {
+      type: 'invalid_request_error',
+      code: 'terminal_reader_busy',
+      message: 'Reader is currently busy processing another request.',
+    });
+  return null;
+}
+
+/** stripe-node 18.3.0 `TerminalReaderActionUpdatedEvent` (types/EventTypes.d.ts:3548 at tag v18.3.0). */
+export type ReaderActionUpdatedEvent = Omit<Stripe.EventBase, 'type'> & {
+  type: 'terminal.reader.action_updated';
+  data: { object: Stripe.Terminal.Reader; previous_attributes?: Partial<Stripe.Terminal.Reader> };
+};
 
 export class StripeSimulator {
   readonly paymentIntents = new Map<string, Stripe.PaymentIntent>();
@@ -472,6 +511,36 @@ export class StripeSimulator {
           };
     this.failAttempt(pi, error);
     this.failReaderAction(reader, error.code!, error.message!);
+  }
+
+  /**
+   * The reader starts an action of another integration (a refund on the reader, saving a card, another
+   * PaymentIntent): it is busy until the action ends.
+   */
+  occupyReader(readerId: string, type: 'refund_payment' | 'process_setup_intent' | 'process_payment_intent') {
+    this.withReader(readerId, (reader) => {
+      const base = { status: 'in_progress' as const, failure_code: null, failure_message: null };
+      reader.action =
+        type === 'refund_payment'
+          ? { ...base, type, refund_payment: { payment_intent: stripeId('pi'), amount: 500 } }
+          : type === 'process_setup_intent'
+            ? { ...base, type, process_setup_intent: { setup_intent: stripeId('seti') } }
+            : { ...base, type, process_payment_intent: { payment_intent: stripeId('pi') } };
+      return { status: 200, body: {} };
+    });
+  }
+
+  /**
+   * `terminal.reader.action_updated` about a reader, as Stripe sends it from API 2025-06-30.basil on ("Sent
+   * when a payment updates with the payment method", server-driven guide): not an event of the pinned SDK
+   * (16.12.0), so typed from stripe-node 18.3.0's `TerminalReaderActionUpdatedEvent` (an EventBase whose
+   * object is a `Terminal.Reader`). Returned, not recorded: `events` holds the SDK's types only.
+   */
+  readerActionUpdated(readerId: string): ReaderActionUpdatedEvent {
+    const reader = this.readers.get(readerId);
+    if (!reader) throw new Error(`no reader ${readerId}`);
+    // The envelope of the SDK's other reader events, under the newer name.
+    return { ...this.makeEvent('terminal.reader.action_succeeded', reader), type: 'terminal.reader.action_updated' };
   }
 
   /** The reader presents this test card next (Terminal's simulated test cards: "configure the simulated reader"). */
@@ -899,6 +968,8 @@ export class StripeSimulator {
       if (method === 'POST' && extra === 'process_payment_intent' && parts.length === 5)
         return this.processPaymentIntent(readerId, params);
       if (method === 'POST' && extra === 'cancel_action' && parts.length === 5) return this.cancelAction(readerId);
+      if (method === 'POST' && extra === 'set_reader_display' && parts.length === 5)
+        return this.setReaderDisplay(readerId, params);
     }
     if (
       resource === 'test_helpers' &&
@@ -1595,18 +1666,8 @@ export class StripeSimulator {
 
   private processPaymentIntent(readerId: string, params: Json): HandlerResult {
     return this.withReader(readerId, (reader) => {
-      if (reader.status === 'offline')
-        return stripeError(400, {
-          type: 'invalid_request_error',
-          code: 'terminal_reader_offline',
-          message: 'Reader is currently offline.',
-        });
-      if (reader.action?.status === 'in_progress')
-        return stripeError(400, {
-          type: 'invalid_request_error',
-          code: 'terminal_reader_busy',
-          message: 'Reader is currently busy processing another request.',
-        });
+      const refused = readerRefusal(reader);
+      if (refused) return refused;
       const pi = this.paymentIntents.get(params.payment_intent ?? '');
       if (!pi)
         return stripeError(
@@ -1646,6 +1707,50 @@ export class StripeSimulator {
       const answer = clone(reader);
       if (this.readerMode === 'auto') this.presentCard(reader.id);
       return { status: 200, body: answer };
+    });
+  }
+
+  /**
+   * POST /v1/terminal/readers/{id}/set_reader_display (`ReaderSetReaderDisplayParams`): the reader answers
+   * with its action `set_reader_display` in progress, as the API reference's example does; it refuses as
+   * process_payment_intent does when offline or busy with another action.
+   */
+  private setReaderDisplay(readerId: string, params: Json): HandlerResult {
+    return this.withReader(readerId, (reader) => {
+      const refused = readerRefusal(reader);
+      if (refused) return refused;
+      const cart = params.cart;
+      const integer = (value: unknown) => typeof value === 'string' && /^\d+$/.test(value);
+      const lines: Json[] = Array.isArray(cart?.line_items) ? cart.line_items : [];
+      if (
+        params.type !== 'cart' ||
+        typeof cart?.currency !== 'string' ||
+        !integer(cart.total) ||
+        (cart.tax !== undefined && !integer(cart.tax)) ||
+        lines.length === 0 ||
+        !lines.every((l) => integer(l.amount) && integer(l.quantity) && typeof l.description === 'string')
+      )
+        return invalid('Invalid cart: type, cart[currency], cart[line_items] and cart[total] are required.', 'cart');
+      reader.action = {
+        type: 'set_reader_display',
+        status: 'in_progress',
+        failure_code: null,
+        failure_message: null,
+        set_reader_display: {
+          type: 'cart',
+          cart: {
+            currency: cart.currency,
+            line_items: lines.map((l) => ({
+              amount: Number(l.amount),
+              description: l.description,
+              quantity: Number(l.quantity),
+            })),
+            tax: cart.tax === undefined ? null : Number(cart.tax),
+            total: Number(cart.total),
+          },
+        },
+      };
+      return { status: 200, body: clone(reader) };
     });
   }
 

@@ -8,6 +8,7 @@ import type {
   ProcessorDispute,
   ProcessorNotification,
   RefundOutcome,
+  TerminalState,
 } from '../types.ts';
 import { ConnectorError } from '../types.ts';
 import { defineVersion, firstPublishedVersion } from '../version.ts';
@@ -15,6 +16,7 @@ import { sendRequest } from '../http.ts';
 import type { RefundRequest } from 'mercadopago/dist/clients/order/refund/types';
 import {
   buildOrderRequest,
+  CANCEL_AT_TERMINAL_HEADER,
   buildRefundRequest,
   chargebackToDispute,
   currencyOfSite,
@@ -24,6 +26,7 @@ import {
   MERCADOPAGO_HTTP,
   MercadoPagoChargeback,
   MercadoPagoOrder,
+  MercadoPagoTerminalList,
   MercadoPagoUser,
   minorOf,
   normalizeHttpError,
@@ -37,6 +40,9 @@ import {
   refundFailureReason,
   refundIdOf,
   signatureManifest,
+  terminalState,
+  TERMINALS_MAX_PAGES,
+  TERMINALS_PAGE_SIZE,
   verifySignature,
   type InPersonOrderRequest,
   type MercadoPagoOperation,
@@ -125,11 +131,24 @@ interface CallOptions {
    * payment says whether it was a decline, and the order id is kept.
    */
   orderOn402?: boolean;
+  /** Request headers beyond authentication, content type and idempotency. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** One request to the fixed base URL; anything but a 2xx becomes a `ConnectorError` without its payload. */
 async function mpCall(ctx: Ctx, method: 'GET' | 'POST', path: string, options: CallOptions): Promise<unknown> {
+  return (await mpSend(ctx, method, path, options)).json;
+}
+
+/** `mpCall` with the 2xx status, for the answers whose status says something (202: accepted, not done). */
+async function mpSend(
+  ctx: Ctx,
+  method: 'GET' | 'POST',
+  path: string,
+  options: CallOptions,
+): Promise<{ status: number; json: unknown }> {
   const headers: Record<string, string> = {
+    ...options.headers,
     Authorization: `Bearer ${ctx.credentials.access_token}`,
     Accept: 'application/json',
   };
@@ -144,9 +163,9 @@ async function mpCall(ctx: Ctx, method: 'GET' | 'POST', path: string, options: C
     headers,
     ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
   });
-  if (status === 402 && options.orderOn402 && MercadoPagoOrder.safeParse(json).success) return json;
+  if (status === 402 && options.orderOn402 && MercadoPagoOrder.safeParse(json).success) return { status, json };
   if (status < 200 || status > 299) throw normalizeHttpError(options.operation, status, json);
-  return json;
+  return { status, json };
 }
 
 const orderPath = (id: string, suffix = '') => `/v1/orders/${encodeURIComponent(id)}${suffix}`;
@@ -273,11 +292,22 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
             );
           }
           const key = await processorIdempotencyKey('cancel', input.processorIdempotencyKey);
-          const canceled = parseAnswer(
-            MercadoPagoOrder,
-            await mpCall(ctx, 'POST', orderPath(order.id, '/cancel'), { operation: 'cancel', idempotencyKey: key }),
-          );
-          return outcome(canceled);
+          // On the terminal already: only the header lets Mercado Pago cancel it, and then not at once.
+          const atTerminal = order.status === 'at_terminal';
+          const answer = await mpSend(ctx, 'POST', orderPath(order.id, '/cancel'), {
+            operation: 'cancel',
+            idempotencyKey: key,
+            ...(atTerminal ? { headers: CANCEL_AT_TERMINAL_HEADER } : {}),
+          });
+          if (answer.status === 202) {
+            // Accepted, not done: the order stays at_terminal until its cancellation (or the customer's
+            // payment) is notified. The 202's body is not documented, so the order read above stands.
+            const accepted = MercadoPagoOrder.safeParse(answer.json);
+            const now = outcome(accepted.success && accepted.data.id === order.id ? accepted.data : order);
+            if (now.status !== 'pending' && now.status !== 'processing') return now;
+            return { ...now, cancellation: 'requested' };
+          }
+          return outcome(parseAnswer(MercadoPagoOrder, answer.json));
         }
         default:
           // Declined, failed or expired at the processor already: that is the payment's truth.
@@ -386,7 +416,47 @@ function mercadoPagoAdapter(channel: Channel): ConnectorAdapter<MercadoPagoCrede
       if (refundId) return { eventId, resource: 'refund', processorReference: refundId, status: null, trusted: true };
       return { eventId, resource: 'payment', processorReference: orderId, status: null, trusted: true };
     },
+
+    ...(channel === 'pos'
+      ? {
+          async getTerminal(ctx: Ctx): Promise<TerminalState> {
+            checkCredentials(ctx);
+            const terminalId = ctx.configuration?.terminal_id;
+            if (!terminalId)
+              throw new ConnectorError(
+                'configuration_invalid',
+                'A Mercado Pago Point terminal needs configuration.terminal_id.',
+                'missing_terminal_id',
+              );
+            return findTerminal(ctx, terminalId);
+          },
+        }
+      : {}),
   };
+}
+
+/**
+ * The Point terminal of the configuration, from GET /terminals/v1/list (its filters are a store and a POS,
+ * not a terminal, so the pages are read until it appears).
+ */
+async function findTerminal(ctx: Ctx, terminalId: string): Promise<TerminalState> {
+  for (let page = 0; page < TERMINALS_MAX_PAGES; page++) {
+    const query = `limit=${TERMINALS_PAGE_SIZE}&offset=${page * TERMINALS_PAGE_SIZE}`;
+    const list = parseAnswer(
+      MercadoPagoTerminalList,
+      await mpCall(ctx, 'GET', `/terminals/v1/list?${query}`, { operation: 'lookup' }),
+    );
+    const found = list.data.terminals.find((t) => t.id === terminalId);
+    if (found) return terminalState(found);
+    const total = list.paging?.total;
+    const seen = (page + 1) * TERMINALS_PAGE_SIZE;
+    if (list.data.terminals.length < TERMINALS_PAGE_SIZE || (typeof total === 'number' && seen >= total)) break;
+  }
+  throw new ConnectorError(
+    'not_found',
+    'Mercado Pago does not list this terminal for the account.',
+    'terminal_not_listed',
+  );
 }
 
 function refundOutcome(refund: MercadoPagoOrderRefund): RefundOutcome {

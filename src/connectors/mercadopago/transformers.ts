@@ -13,8 +13,9 @@ import type {
   ProcessorDispute,
   ProcessorPaymentStatus,
   ProcessorRefundStatus,
+  TerminalState,
 } from '../types.ts';
-import { ConnectorError } from '../types.ts';
+import { ConnectorError, TerminalUnavailableError } from '../types.ts';
 import type { ProcessorHttp } from '../http.ts';
 // Type-only: the SDK is the oracle of every field sent or read, and nothing of it is bundled.
 import type {
@@ -114,6 +115,22 @@ export function isDeclineDetail(detail: string | null | undefined): boolean {
     DECLINE_STATUS_DETAIL_PREFIXES.some((prefix) => detail.startsWith(prefix))
   );
 }
+
+/**
+ * Point order statuses in which the order is on (or queued for) its terminal, waiting for the customer:
+ * `created` ("has not yet been captured by the terminal") and `at_terminal` (Point "Status of an order and a
+ * transaction"). Both settle by themselves once someone acts at the device.
+ */
+export const AT_TERMINAL_STATUSES: readonly string[] = ['created', 'at_terminal'];
+
+/**
+ * The cancel of an order already on the terminal: `POST /v1/orders/{id}/cancel` with this header is accepted
+ * with HTTP 202, "la order permanece en at_terminal hasta recibir la notificación de cancelación"; Point
+ * Smart 1 and 2 with their latest software (news "Cancela orders Point en at_terminal vía API", 2026-10-23,
+ * /developers/es/news/2026/10/23/Cancel-Point-orders-in-at-terminal-via-API). Without it only `created`
+ * orders cancel (Point "Cancel order" reference: 409 `cannot_cancel_order` otherwise).
+ */
+export const CANCEL_AT_TERMINAL_HEADER = { 'x-allow-cancelable-status': 'at_terminal' } as const;
 
 /** Whether an order waits for a check at the terminal (Point `action_required`, or any `check_on_terminal`). */
 export function needsTerminalCheck(channel: Channel, status: string, statusDetail?: string | null): boolean {
@@ -360,7 +377,9 @@ export function orderToOutcome(channel: Channel, order: MercadoPagoOrder): Payme
       ? { type: 'check_terminal' }
       : channel === 'qr' && status === 'pending' && typeof qrData === 'string' && qrData.length > 0
         ? { type: 'display_qr', qrData }
-        : { type: 'none' };
+        : channel === 'pos' && status === 'pending' && AT_TERMINAL_STATUSES.includes(order.status)
+          ? { type: 'at_terminal' }
+          : { type: 'none' };
   const declineCode =
     status === 'declined'
       ? isDeclineDetail(payment?.status_detail)
@@ -586,8 +605,17 @@ export function processorCodeOf(status: number, body: unknown): string {
 
 const isIdempotencyCode = (code: string) => /idempot/i.test(code);
 
+/**
+ * Point "Create order": 409 `already_queued_order_for_terminal`, "La terminal ya tiene una order en espera.
+ * Es necesario finalizarla o cancelarla para enviar nuevas orders." Mercado Pago documents no error for an
+ * offline terminal: an order for one is created and waits (`created`) until it expires.
+ */
+export const TERMINAL_BUSY_CODE = 'already_queued_order_for_terminal';
+
 export function normalizeHttpError(operation: MercadoPagoOperation, status: number, body: unknown): ConnectorError {
   const code = processorCodeOf(status, body);
+  if (operation === 'create' && status === 409 && code === TERMINAL_BUSY_CODE)
+    return new TerminalUnavailableError('busy', 'The Point terminal already has an order waiting.', code);
   const row =
     HTTP_ERROR_TABLE.find((r) => r.status === status) ??
     HTTP_ERROR_TABLE.find((r) => (status >= 500 ? r.status === '5xx' : status >= 400 && r.status === 'other_4xx'))!;
@@ -603,6 +631,76 @@ export const MERCADOPAGO_HTTP: ProcessorHttp = {
   timeout: { code: 'timeout', message: MESSAGES.timeout },
   network: { code: 'network_error', message: MESSAGES.unavailable },
 };
+
+// ---------------------------------------------------------------------------------------------------
+// Terminals (GET /terminals/v1/list)
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * The terminals list as the Point reference "Get list of terminals" documents it
+ * (/developers/en/reference/in-person-payments/point/terminals/get-terminals/get): `data.terminals[]` with
+ * `id`, `pos_id`, `store_id`, `external_pos_id`, `operating_mode` ("PDV | STANDALONE | UNDEFINED"), and
+ * `paging` (`total`, `offset`, `limit`; `limit` at most 50). No Mercado Pago SDK has this endpoint:
+ * mercadopago 3.6.1 (and sdk-nodejs at 3.3.0) know only the older Point Integration API's
+ * `GET /point/integration-api/devices`, whose `Device` type (`clients/point/commonTypes.d.ts`) does not
+ * describe this answer. This declaration is therefore the docs', and the schema below is held to it.
+ */
+export interface DocsTerminalList {
+  data: {
+    terminals: {
+      id: string;
+      pos_id?: number;
+      store_id?: string | number;
+      external_pos_id?: string;
+      operating_mode?: string;
+    }[];
+  };
+  paging?: { total?: number; offset?: number; limit?: number };
+}
+
+/** The page size of the list: its documented maximum. */
+export const TERMINALS_PAGE_SIZE = 50;
+/** Pages read at most for one terminal (500 terminals); a larger account should filter by store (not yet). */
+export const TERMINALS_MAX_PAGES = 10;
+
+export const MercadoPagoTerminalList = z.object({
+  data: z.object({
+    terminals: z.array(
+      z.object({
+        id: z.string().min(1).max(128),
+        operating_mode: z.string().max(32).nullish(),
+      }),
+    ),
+  }),
+  paging: z.object({ total: z.number().int().nullish() }).nullish(),
+});
+export type MercadoPagoTerminalList = z.infer<typeof MercadoPagoTerminalList>;
+export type TerminalListConformsToDocs = ExpectConforms<SdkMismatches<MercadoPagoTerminalList, DocsTerminalList>>;
+
+/**
+ * `operating_mode` → ours. `PDV` and `STANDALONE` (Point reference "Update terminal operation mode": PDV is
+ * "integrated via API", STANDALONE "not integrated with the API"); `SELF_SERVICE`, the unattended mode the
+ * Point v2 "Configure terminal" page adds; `UNDEFINED` and any other word: unknown.
+ */
+export const OPERATING_MODE_TABLE: Readonly<Record<string, NonNullable<TerminalState['operatingMode']>>> = {
+  PDV: 'pdv',
+  SELF_SERVICE: 'self_service',
+  STANDALONE: 'standalone',
+};
+
+/**
+ * A listed terminal as ours. The list says nothing of connectivity or of what the device is doing, so the
+ * status is `unknown` whatever the mode: only the mode is known.
+ */
+export function terminalState(terminal: MercadoPagoTerminalList['data']['terminals'][number]): TerminalState {
+  const mode = terminal.operating_mode ?? 'UNDEFINED';
+  return {
+    processorId: terminal.id,
+    status: 'unknown',
+    operatingMode: Object.hasOwn(OPERATING_MODE_TABLE, mode) ? OPERATING_MODE_TABLE[mode]! : 'unknown',
+    processorStatus: `operating_mode/${mode}`,
+  };
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Notifications (`x-signature`)

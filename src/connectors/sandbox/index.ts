@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bytesToHex, hmacSha256, sha256Hex, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
+import { DisplayConfiguration, displayFor } from '../display.ts';
 import type {
   Channel,
   ConnectorAdapter,
@@ -8,8 +9,9 @@ import type {
   ProcessorNotification,
   ProcessorRefundStatus,
   RefundOutcome,
+  TerminalState,
 } from '../types.ts';
-import { ConnectorError } from '../types.ts';
+import { ConnectorError, TerminalUnavailableError } from '../types.ts';
 import { defineVersion, firstPublishedVersion } from '../version.ts';
 import { SandboxNotificationBody, sandboxNotification } from './news.ts';
 import {
@@ -19,6 +21,7 @@ import {
   sandboxRefundSettlement,
   sandboxRefundStatus,
   toPaymentOutcome,
+  waitsAtTerminal,
 } from './transformers.ts';
 
 export {
@@ -47,14 +50,30 @@ export const SandboxCredentials = z.strictObject({
 });
 export type SandboxCredentials = z.infer<typeof SandboxCredentials>;
 
-const SandboxPosConfiguration = z.strictObject({
+/** The simulated device's states, as the test helper sets them (absent: online). */
+export const SANDBOX_TERMINAL_STATUSES = ['online', 'offline', 'busy'] as const;
+export type SandboxTerminalStatus = (typeof SANDBOX_TERMINAL_STATUSES)[number];
+
+// The sandbox is stateless: the simulated device's state lives in the method's configuration, where the
+// test helper (POST /v1/test-helpers/payment-methods/{id}/terminal) writes it, and a payment's
+// configuration may override it for that payment alone. Optional, not defaulted, so a stored configuration
+// says nothing of it until someone sets it.
+export const SandboxPosConfiguration = z.strictObject({
   terminal_id: z
     .string()
     .min(1)
     .max(64)
     .default('sandbox-terminal-1')
     .describe('The POS terminal that takes the payment.'),
+  terminal_status: z
+    .enum(SANDBOX_TERMINAL_STATUSES)
+    .optional()
+    .describe(
+      'The simulated terminal’s state (absent: `online`); set by POST /v1/test-helpers/payment-methods/{id}/terminal. `offline` and `busy` refuse a payment at once.',
+    ),
+  display: DisplayConfiguration.optional(),
 });
+export type SandboxPosConfiguration = z.infer<typeof SandboxPosConfiguration>;
 
 const SandboxQrConfiguration = z.strictObject({
   qr_ttl_seconds: z
@@ -82,10 +101,38 @@ function checkCredentials(ctx: ConnectorContext<SandboxCredentials>) {
 /** The processor's reference is derived from our idempotency key, as a processor replays its own answer. */
 const referenceFor = async (prefix: string, key: string) => `${prefix}_${(await sha256Hex(key)).slice(0, 24)}`;
 
+type PosContext = ConnectorContext<SandboxCredentials, Partial<SandboxPosConfiguration> | undefined>;
+
+/** The simulated device, as its configuration describes it. */
+function terminalOf(ctx: PosContext): TerminalState {
+  const processorId = ctx.configuration?.terminal_id ?? 'sandbox-terminal-1';
+  const status = ctx.configuration?.terminal_status ?? 'online';
+  return {
+    processorId,
+    status,
+    // Busy with a payment the sandbox does not name: another till's, as far as anyone can tell.
+    ...(status === 'busy' ? { busyWith: { kind: 'payment', processorReference: null } } : {}),
+    processorStatus: `sandbox_terminal_${status}`,
+  };
+}
+
+/** A POS payment needs the device: offline or busy refuses at once, as a real processor's terminal errors do. */
+function checkTerminal(ctx: PosContext) {
+  const { status } = terminalOf(ctx);
+  if (status === 'offline' || status === 'busy')
+    throw new TerminalUnavailableError(status, `The sandbox terminal is ${status}.`, `sandbox_terminal_${status}`);
+}
+
 function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, unknown> {
   return {
     async createPayment(ctx, input) {
       checkCredentials(ctx);
+      if (channel === 'pos') {
+        const pos = ctx as PosContext;
+        checkTerminal(pos);
+        // Nothing is shown anywhere, but a display the customer could not be shown truthfully is refused.
+        displayFor(input, pos.configuration);
+      }
       const answer = sandboxPaymentAnswer(channel, input.amount, input.attemptNumber);
       if (answer.kind === 'timeout')
         throw new ConnectorError('timeout', 'The sandbox did not answer in time.', 'sandbox_timeout');
@@ -103,9 +150,11 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
       // The sandbox only knows payments it answered for: one whose creation never got an answer is unknown.
       if (input.processorReference === null)
         throw new ConnectorError('not_found', 'The sandbox has no such payment.', 'sandbox_not_found');
+      // A cancel accepted at the terminal completes by the next time anyone asks.
+      const completed = input.cancelRequested === true && waitsAtTerminal(channel, input.amount);
       return toPaymentOutcome(
         channel,
-        sandboxPaymentStatus(channel, input.amount),
+        completed ? 'canceled' : sandboxPaymentStatus(channel, input.amount),
         input.processorReference,
         input.amount,
       );
@@ -113,6 +162,14 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
     async cancelPayment(ctx, input) {
       checkCredentials(ctx);
       const reference = input.processorReference ?? (await referenceFor('sbx_pay', input.processorIdempotencyKey));
+      if (input.processorReference !== null && waitsAtTerminal(channel, input.amount)) {
+        // Accepted, not done: the payment stays where it is until the cancellation completes (a lookup).
+        return {
+          ...toPaymentOutcome(channel, 'pending', reference, input.amount),
+          processorStatus: 'sandbox_cancel_requested',
+          cancellation: 'requested',
+        };
+      }
       return toPaymentOutcome(channel, 'canceled', reference, input.amount);
     },
     async refundPayment(ctx, input) {
@@ -152,6 +209,14 @@ function sandboxAdapter(channel: Channel): ConnectorAdapter<SandboxCredentials, 
       }
       return sandboxNotification(body);
     },
+    ...(channel === 'pos'
+      ? {
+          async getTerminal(ctx: ConnectorContext<SandboxCredentials, unknown>) {
+            checkCredentials(ctx);
+            return terminalOf(ctx as PosContext);
+          },
+        }
+      : {}),
   };
 }
 

@@ -14,6 +14,11 @@ export type SandboxPaymentAnswer =
 
 export const lastTwoDigits = (amount: Money) => amount.minor % 100;
 
+/** A POS amount ending in these digits waits at the terminal, and its cancel is accepted asynchronously. */
+export const AT_TERMINAL_DIGITS = 56;
+export const waitsAtTerminal = (channel: Channel, amount: Money) =>
+  channel === 'pos' && lastTwoDigits(amount) === AT_TERMINAL_DIGITS;
+
 /** The usual answer: POS approves at once; QR waits for the buyer to scan. */
 const usual = (channel: Channel): SandboxPaymentAnswer => ({
   kind: 'outcome',
@@ -34,6 +39,10 @@ export function sandboxPaymentAnswer(channel: Channel, amount: Money, attemptNum
     case 55:
       // A POS payment the terminal could not settle: it waits for someone to check the terminal (as
       // Mercado Pago Point's `action_required`), until the processor's news (test helpers) settles it.
+      return channel === 'pos' ? { kind: 'outcome', status: 'pending' } : usual(channel);
+    case AT_TERMINAL_DIGITS:
+      // A POS payment the customer has not paid at the terminal yet, so that cancel-at-terminal can be
+      // tried: it waits until the test helpers settle it, or its cancel completes.
       return channel === 'pos' ? { kind: 'outcome', status: 'pending' } : usual(channel);
     default:
       return usual(channel);
@@ -100,13 +109,16 @@ export function toPaymentOutcome(
   amount: Money,
   now = Date.now(),
 ): PaymentOutcome {
-  // A pending POS payment is one waiting at the terminal (ending 55); a pending QR one waits for the scan.
+  // A pending POS payment waits at the terminal: for the customer (ending 56) or for a check there (55); a
+  // pending QR one waits for the scan.
   const action: PaymentOutcome['action'] =
     status !== 'pending'
       ? { type: 'none' }
       : channel === 'qr'
         ? { type: 'display_qr', qrData: emvQrPayload(reference, amount) }
-        : { type: 'check_terminal' };
+        : waitsAtTerminal(channel, amount)
+          ? { type: 'at_terminal' }
+          : { type: 'check_terminal' };
   return {
     status,
     processorReference: reference,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type Stripe from 'stripe';
 import { minorUnits } from '../../domain/money.ts';
+import { DisplayConfiguration, displayFor } from '../display.ts';
 import { bytesToHex, hmacSha256, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import type {
   Channel,
@@ -11,6 +12,7 @@ import type {
   PaymentOutcome,
   ProcessorNotification,
   RefundOutcome,
+  TerminalState,
 } from '../types.ts';
 import { ConnectorError } from '../types.ts';
 import { defineVersion, firstPublishedVersion } from '../version.ts';
@@ -34,8 +36,10 @@ import {
   metadataQuery,
   normalizeStripeError,
   parseSignatureHeader,
+  readerDisplayParams,
   paymentSettlement,
   readerPaymentIntent,
+  readerTerminalState,
   stripeErrorOf,
   STRIPE_HTTP,
   STRIPE_MAX_AMOUNT,
@@ -103,6 +107,8 @@ export const StripePosConfiguration = z.strictObject({
     .describe(
       'The Stripe Terminal reader (`tmr_...`) that takes the payment; required to take a payment, here or in the payment’s configuration.',
     ),
+  // Shown with `set_reader_display` before the reader asks for the card.
+  display: DisplayConfiguration.optional(),
 });
 export type StripePosConfiguration = z.infer<typeof StripePosConfiguration>;
 
@@ -203,6 +209,16 @@ export const stripeRequest = {
   ): StripeRequest => ({
     method: 'POST',
     path: `/v1/terminal/readers/${path(reader)}/process_payment_intent`,
+    params,
+    idempotencyKey,
+  }),
+  setReaderDisplay: (
+    reader: string,
+    params: Stripe.Terminal.ReaderSetReaderDisplayParams,
+    idempotencyKey: string,
+  ): StripeRequest => ({
+    method: 'POST',
+    path: `/v1/terminal/readers/${path(reader)}/set_reader_display`,
     params,
     idempotencyKey,
   }),
@@ -423,7 +439,7 @@ async function captureIfAuthorized(
   throw failure(answer, 'write');
 }
 
-async function createPosPayment(ctx: Ctx<StripePosConfiguration>, input: CreatePaymentInput): Promise<PaymentOutcome> {
+function readerIdOf(ctx: Ctx<StripePosConfiguration>): string {
   const readerId = ctx.configuration?.reader_id;
   if (!readerId)
     throw new ConnectorError(
@@ -431,6 +447,13 @@ async function createPosPayment(ctx: Ctx<StripePosConfiguration>, input: CreateP
       'A Stripe Terminal reader_id is required to take a POS payment.',
       'stripe_reader_missing',
     );
+  return readerId;
+}
+
+async function createPosPayment(ctx: Ctx<StripePosConfiguration>, input: CreatePaymentInput): Promise<PaymentOutcome> {
+  const readerId = readerIdOf(ctx);
+  // Checked before anything is created: a customer must never be shown another total than the one charged.
+  const display = displayFor(input, ctx.configuration);
   const answer = await send(
     ctx,
     stripeRequest.createPaymentIntent(
@@ -450,6 +473,19 @@ async function createPosPayment(ctx: Ctx<StripePosConfiguration>, input: CreateP
       // The PaymentIntent itself guards against a second charge (it succeeds at most once), so the
       // hand-over key may change per attempt: a stored refusal (reader offline) must not be replayed to
       // every retry. Tipping is skipped: the amount approved must be the amount asked.
+      if (display) {
+        // The cart goes up first, so the customer sees what is being paid before the reader asks for the
+        // card; an offline or busy reader refuses here already (TerminalUnavailableError).
+        const shown = await send(
+          ctx,
+          stripeRequest.setReaderDisplay(
+            readerId,
+            readerDisplayParams(display),
+            `${input.processorIdempotencyKey}:display:${input.attemptNumber}`,
+          ),
+        );
+        if (!shown.ok) throw failure(shown, 'write');
+      }
       const handed = await send(
         ctx,
         stripeRequest.processPaymentIntent(
@@ -723,6 +759,16 @@ function stripeAdapter(
       const { event, object } = await verifyNotification(ctx, input.headers, input.rawBody);
       return eventToNotification(event, object);
     },
+
+    ...(channel === 'pos'
+      ? {
+          // The reader itself says both halves of the terminal's state: its connectivity and its current action.
+          async getTerminal(ctx: Ctx<StripePosConfiguration>): Promise<TerminalState> {
+            const answer = await send(ctx, stripeRequest.retrieveReader(readerIdOf(ctx)));
+            return readerTerminalState(expectOk(answer, StripeReader, 'lookup'));
+          },
+        }
+      : {}),
   };
 }
 

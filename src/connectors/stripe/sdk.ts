@@ -129,6 +129,8 @@ export type StripeRefund = z.infer<typeof StripeRefund>;
 
 export const StripeReaderAction = z.object(
   sdkShape<Stripe.Terminal.Reader.Action>()({
+    // Strings, not the SDK's unions: a type or status of a later API version must still parse.
+    type: z.string().optional(),
     status: z.string(),
     failure_code: z.string().nullable(),
     process_payment_intent: z
@@ -142,9 +144,22 @@ export const StripeReader = z.object(
     id: z.string().min(1),
     object: z.literal('terminal.reader'),
     action: StripeReaderAction.nullable(),
+    // "The networking status of the reader" (`Reader.Status | null`); read for the terminal's state only,
+    // as the SDK advises against it "in flows that may block taking payments".
+    status: z.string().nullish(),
   }),
 );
 export type StripeReader = z.infer<typeof StripeReader>;
+
+/**
+ * `terminal.reader.action_updated` is not an event of the pinned SDK (16.12.0, API 2024-06-20): stripe-node
+ * 18.3.0 added it with API 2025-06-30.basil ("Occurs whenever an action sent to a Terminal reader is
+ * updated", `TerminalReaderActionUpdatedEvent`, types/EventTypes.d.ts:3548 at tag v18.3.0), with a
+ * `Stripe.Terminal.Reader` as its object, as the other two reader events. Typed here from that declaration.
+ */
+export type StripeReaderEventType =
+  | Extract<Stripe.Event, { data: { object: Stripe.Terminal.Reader } }>['type']
+  | 'terminal.reader.action_updated';
 
 // ---------------------------------------------------------------------------------------------------------
 // Charge (only in events: it names its PaymentIntent)

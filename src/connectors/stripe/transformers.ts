@@ -12,9 +12,12 @@ import type {
   ProcessorPaymentStatus,
   ProcessorRefundStatus,
   RefundOutcome,
+  TerminalActivity,
+  TerminalDisplay,
+  TerminalState,
   Settlement,
 } from '../types.ts';
-import { ConnectorError } from '../types.ts';
+import { ConnectorError, TerminalUnavailableError } from '../types.ts';
 import type { ProcessorHttp } from '../http.ts';
 import {
   referenceId,
@@ -31,6 +34,7 @@ import {
   type StripeErrorType,
   type StripeEvent,
   type StripeEventType,
+  type StripeReaderEventType,
 } from './sdk.ts';
 
 /**
@@ -217,6 +221,37 @@ export const DISPUTE_EVENT_TYPES = {
   'charge.dispute.closed': true,
 } as const satisfies Record<StripeDisputeEventType, true>;
 
+/**
+ * Every event whose object is a Terminal reader, `terminal.reader.action_updated` included (typed from
+ * stripe-node 18.3.0, see `StripeReaderEventType`): each points at the PaymentIntent the reader's action
+ * carries, with no status, so the core asks the lookup (which reads the PaymentIntent and the reader).
+ */
+export const READER_EVENT_TYPES = {
+  'terminal.reader.action_succeeded': true,
+  'terminal.reader.action_failed': true,
+  'terminal.reader.action_updated': true,
+} as const satisfies Record<StripeReaderEventType, true>;
+
+/**
+ * A reader action's `type` → what the reader is busy with while it is `in_progress`; null for an action
+ * that yields to the next one (a cart on the screen: Stripe's cart display is set "before processing the
+ * payment", https://docs.stripe.com/terminal/features/display). The three types of stripe-node 18.3.0
+ * (API 2025-06-30.basil, types/Terminal/Readers.d.ts:619 at tag v18.3.0) are mapped too, in case a reader
+ * is driven by a newer integration; any other word is `other`.
+ */
+export const READER_ACTION_ACTIVITY = {
+  process_payment_intent: 'payment',
+  process_setup_intent: 'setup',
+  refund_payment: 'refund',
+  set_reader_display: null,
+  collect_payment_method: 'payment',
+  confirm_payment_intent: 'payment',
+  collect_inputs: 'input',
+} as const satisfies Record<
+  Stripe.Terminal.Reader.Action.Type | 'collect_payment_method' | 'confirm_payment_intent' | 'collect_inputs',
+  TerminalActivity['kind'] | null
+>;
+
 const lookup = <T>(table: Record<string, T>, key: string | null | undefined, fallback: T): T =>
   typeof key === 'string' && Object.hasOwn(table, key) ? table[key]! : fallback;
 
@@ -282,7 +317,10 @@ export function toPaymentOutcome(
   }
   const status = paymentIntentStatus(pi, options.eventType);
   const qr = status === 'pending' ? qrDataOf(pi) : null;
-  const action: PaymentAction = qr !== null ? { type: 'display_qr', qrData: qr } : { type: 'none' };
+  // A reader still collecting this PaymentIntent: it waits for the customer at the counter.
+  const collecting = status === 'pending' && options.readerAction?.status === 'in_progress';
+  const action: PaymentAction =
+    qr !== null ? { type: 'display_qr', qrData: qr } : collecting ? { type: 'at_terminal' } : { type: 'none' };
   const error = pi.last_payment_error;
   const declineCode = status === 'declined' ? (error?.decline_code ?? error?.code ?? undefined) : undefined;
   return {
@@ -424,6 +462,54 @@ export function readerPaymentIntent(reader: StripeReader | null): string | null 
   return referenceId(reader?.action?.process_payment_intent?.payment_intent);
 }
 
+/** What a reader's action in progress keeps it busy with; null when it has none, or one that yields. */
+export function readerActivity(reader: StripeReader): TerminalActivity | null {
+  const action = reader.action;
+  if (action?.status !== ('in_progress' satisfies Stripe.Terminal.Reader.Action.Status)) return null;
+  const kind = lookup<TerminalActivity['kind'] | null>(READER_ACTION_ACTIVITY, action.type, 'other');
+  if (kind === null) return null;
+  return { kind, processorReference: kind === 'payment' ? readerPaymentIntent(reader) : null };
+}
+
+/**
+ * A reader as a terminal (`Reader.status`: `online` | `offline` | null, types/Terminal/Readers.d.ts:95).
+ * Offline wins: a reader that lost its connection mid-payment keeps its action `in_progress` in the API
+ * (https://docs.stripe.com/terminal/payments/collect-card-payment?terminal-sdk-platform=server-driven,
+ * "Reader offline"), which is then said as what it was busy with. Null status: `unknown`, unless busy.
+ */
+export function readerTerminalState(reader: StripeReader): TerminalState {
+  const activity = readerActivity(reader);
+  const status =
+    reader.status === 'offline' ? 'offline' : activity ? 'busy' : reader.status === 'online' ? 'online' : 'unknown';
+  const action = reader.action ? `/${reader.action.type ?? 'action'}:${reader.action.status}` : '';
+  return {
+    processorId: reader.id,
+    status,
+    ...(activity ? { busyWith: activity } : {}),
+    processorStatus: `${reader.status ?? 'unknown'}${action}`,
+  };
+}
+
+/**
+ * Stripe's cart (`set_reader_display`, type `cart`) for a display checked against the payment: integer
+ * amounts in the smallest unit, the currency in lower case, tax left out when none is given.
+ */
+export function readerDisplayParams(display: TerminalDisplay): Stripe.Terminal.ReaderSetReaderDisplayParams {
+  return {
+    type: 'cart',
+    cart: {
+      currency: display.total.currency.toLowerCase(),
+      line_items: display.lines.map((line) => ({
+        amount: line.amount.minor,
+        description: line.description,
+        quantity: line.quantity,
+      })),
+      ...(display.tax ? { tax: display.tax.minor } : {}),
+      total: display.total.minor,
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Requests
 
@@ -471,15 +557,18 @@ export function toStripeAmount(money: Money, minorDigits: number): { amount: num
 
 /**
  * `application/x-www-form-urlencoded` in Stripe's bracket notation: nested objects as `a[b]=`, arrays as
- * `a[]=`, booleans as `true`/`false`; `undefined` and `null` are left out. Callers pass the SDK's own
- * parameter types (`Stripe.PaymentIntentCreateParams`...), which is where a misspelt field fails typecheck.
+ * `a[]=`, booleans as `true`/`false`; `undefined` and `null` are left out. Objects in an array are indexed
+ * (`a[0][b]=`), as the SDK's encoder (qs, `utils.stringifyRequestData`) writes every array: `a[][b]=&a[][c]=`
+ * would leave it to the server to guess where one object ends. Callers pass the SDK's own parameter types
+ * (`Stripe.PaymentIntentCreateParams`...), which is where a misspelt field fails typecheck.
  */
 export function encodeForm(params: object): string {
   const pairs: string[] = [];
   const walk = (key: string, value: unknown) => {
     if (value === undefined || value === null) return;
     if (Array.isArray(value)) {
-      for (const item of value) walk(`${key}[]`, item);
+      for (const [i, item] of value.entries())
+        walk(`${key}[${typeof item === 'object' && item !== null ? i : ''}]`, item);
     } else if (typeof value === 'object') {
       for (const [child, inner] of Object.entries(value)) walk(`${key}[${encodeURIComponent(child)}]`, inner);
     } else {
@@ -586,8 +675,26 @@ export function normalizeStripeError(httpStatus: number, body: unknown, context:
   const error = stripeErrorOf(body);
   const processorCode = error?.decline_code ?? error?.code ?? error?.type ?? `http_${httpStatus}`;
   const kind = stripeErrorKind(httpStatus, error, context);
+  const terminal = kind === 'unavailable' ? lookup(READER_UNAVAILABLE_CODES, error?.code, null) : null;
+  if (terminal) return new TerminalUnavailableError(terminal, READER_MESSAGES[terminal], processorCode);
   return new ConnectorError(kind, MESSAGES[kind], processorCode);
 }
+
+/**
+ * The reader's refusals that say why it cannot act now: "A reader is considered offline if Stripe hasn't
+ * received any signal from that reader in the past 2 minutes" (`terminal_reader_offline`); "A reader can
+ * only process one request at a time" (`terminal_reader_busy`), server-driven guide, "Handle errors".
+ * Stripe answers them at once, so the core can tell the cashier without waiting for any timeout.
+ */
+export const READER_UNAVAILABLE_CODES = {
+  terminal_reader_offline: 'offline',
+  terminal_reader_busy: 'busy',
+} as const satisfies Partial<Record<StripeErrorCode, 'offline' | 'busy'>>;
+
+const READER_MESSAGES = {
+  offline: 'The Stripe reader is offline.',
+  busy: 'The Stripe reader is busy with another action.',
+} as const;
 
 export function stripeErrorKind(
   httpStatus: number,
@@ -768,7 +875,7 @@ export function eventToNotification(event: StripeEvent, object: unknown): Proces
       };
     }
   }
-  if (kind === 'terminal.reader') {
+  if (kind === 'terminal.reader' && Object.hasOwn(READER_EVENT_TYPES, event.type)) {
     const reader = StripeReader.safeParse(object);
     const pi = reader.success ? readerPaymentIntent(reader.data) : null;
     if (pi) return { ...base, resource: 'payment', processorReference: pi, status: null };

@@ -2,6 +2,7 @@ import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqli
 import type { Environment } from '../../domain/environment.ts';
 import type { PaymentStatus, RequiredAction } from '../../domain/payment-state.ts';
 import type { RefundStatus } from '../../domain/refund-state.ts';
+import type { RefundFailureReason } from '../../domain/reversals.ts';
 import { paymentMethods } from './payment-methods.ts';
 import { users } from './users.ts';
 
@@ -95,6 +96,8 @@ export const refunds = sqliteTable(
     currency: text('currency').notNull(),
     status: text('status').$type<RefundStatus>().notNull(),
     reason: text('reason'),
+    /** Why a `failed` or `declined` refund failed, when the processor said (domain/reversals.ts); else null. */
+    failureReason: text('failure_reason').$type<RefundFailureReason>(),
     processorReference: text('processor_reference'),
     processorIdempotencyKey: text('processor_idempotency_key').notNull(),
     processorAttempts: integer('processor_attempts').notNull(),

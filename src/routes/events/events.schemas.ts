@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { PAYMENT_EVENT_TYPES, type PaymentEventType } from '../../domain/payment-state.ts';
 import { CreatedRangeQuery, filteredListQuery, opaqueId, Timestamp } from '../../lib/openapi.ts';
-import { PaymentSchema } from '../payments/payments.schemas.ts';
+import { PaymentSchema, RefundSchema } from '../payments/payments.schemas.ts';
 
 const AttemptSchema = z.object({
   attempt: z.number().int().openapi({ description: 'The first attempt is 1.', example: 1 }),
@@ -52,12 +52,20 @@ export const DestinationSchema = z
 export const PaymentEventSchema = z
   .object({
     ...eventFields,
-    data: z.object({ payment: z.record(z.string(), z.unknown()) }).openapi({
-      description: 'The payment as it was when the event happened (the delivered body’s `data`).',
-      example: {
-        payment: { id: 'pay_3kqz7w1v0c9m2x8bq4n6', status: 'approved', updated_at: '2026-11-21T10:15:30.123Z' },
-      },
-    }),
+    data: z
+      .object({
+        refund: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .openapi({ description: 'With `refund.failed`: the refund as the event left it.' }),
+        payment: z.record(z.string(), z.unknown()),
+      })
+      .openapi({
+        description: 'The payment as it was when the event happened (the delivered body’s `data`).',
+        example: {
+          payment: { id: 'pay_3kqz7w1v0c9m2x8bq4n6', status: 'approved', updated_at: '2026-11-21T10:15:30.123Z' },
+        },
+      }),
     delivery: z.object(deliveryFields).nullable().openapi({
       description:
         'The delivery to the payment’s `webhook_url`; null when the payment has none. The same delivery is in `deliveries`.',
@@ -78,11 +86,16 @@ export const WebhookEventSchema = z
     ...eventFields,
     type: z.string().openapi({
       description:
-        'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, and `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`); tolerate future types.',
+        'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), and `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change); tolerate future types.',
       example: 'payment.approved',
     }),
     data: z
-      .object({ payment: PaymentSchema })
+      .object({
+        refund: RefundSchema.optional().openapi({
+          description: 'With `refund.failed`: the refund as the event left it.',
+        }),
+        payment: PaymentSchema,
+      })
       .openapi({ description: 'The payment as it was when the event happened; order by its `updated_at`.' }),
   })
   .openapi({ description: 'An event exactly as its webhook delivers it (`webhook-id` is its `id`).' })
@@ -104,6 +117,8 @@ export const EVENT_DESCRIPTIONS: Record<PaymentEventType, string> = {
     'The payer’s bank took the collected money back: `data.payment.charged_back_at` is set, the status stays as it was. Refunds and cancels are no longer possible.',
   'payment.action_required':
     'A `pending` payment waits on someone: `data.payment.action.type` says on what (`check_terminal`: check the terminal’s activity for whether the card was charged). It stays `pending` until the processor reports the outcome.',
+  'refund.failed':
+    'The processor reported an approved refund failed after it had succeeded (e.g. the customer’s card was closed): `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` has the status its approved refunds now call for (`refunded` becomes `partially_refunded` or `approved`). Sent once per reversal; the payment’s status change sends no `payment.*` event of its own.',
 };
 
 /** The Standard Webhooks headers every delivery (and the endpoint ping) carries. */
@@ -129,7 +144,19 @@ export const StandardWebhookHeaders = z.object({
  */
 export const webhookEventOf = (type: PaymentEventType) =>
   z
-    .object({ ...WebhookEventSchema.shape, type: z.literal(type).openapi({ description: EVENT_DESCRIPTIONS[type] }) })
+    .object({
+      ...WebhookEventSchema.shape,
+      type: z.literal(type).openapi({ description: EVENT_DESCRIPTIONS[type] }),
+      // The refund is what `refund.failed` is about: always there, and in no other event.
+      data:
+        type === 'refund.failed'
+          ? z
+              .object({ refund: RefundSchema, payment: PaymentSchema })
+              .openapi({ description: 'The refund and its payment as the reversal left them.' })
+          : z
+              .object({ payment: PaymentSchema })
+              .openapi({ description: 'The payment as it was when the event happened; order by its `updated_at`.' }),
+    })
     .openapi({ description: `The \`${type}\` event, exactly as \`GET /v1/events\` lists it.` });
 
 export const PaymentEventParams = z.object({

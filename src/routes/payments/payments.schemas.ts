@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency.ts';
 import { PAYMENT_STATUSES } from '../../domain/payment-state.ts';
 import { REFUND_STATUSES } from '../../domain/refund-state.ts';
+import { REFUND_FAILURE_REASONS } from '../../domain/reversals.ts';
 import { CreatedRangeQuery, filteredListQuery, opaqueId, Timestamp } from '../../lib/openapi.ts';
 import { AmountSchema } from '../../services/payments/inputs.ts';
 
@@ -57,9 +58,17 @@ export const RefundSchema = z
   .object({
     id: z.string().openapi({ example: 'ref_8d2k7q1x9m3v5b0c6z4n' }),
     payment_id: z.string(),
-    status: z.enum(REFUND_STATUSES),
+    status: z.enum(REFUND_STATUSES).openapi({
+      description:
+        '`approved` is final but for one move: the processor may report an approved refund failed later (Stripe: up to 30 days after; the card was closed, lost or stolen...). The refund then becomes `failed` with its `failure_reason` (event `refund.failed`), its amount is refundable again and the payment’s status is recomputed from its approved refunds (`refunded` becomes `partially_refunded` or `approved`): the money never reached the customer.',
+    }),
     amount: AmountSchema,
     reason: z.string().nullable(),
+    failure_reason: z.enum(REFUND_FAILURE_REASONS).nullable().openapi({
+      description:
+        'Why a `failed` or `declined` refund failed, when the processor said: `lost_or_stolen_card`, `expired_or_canceled_card` (the customer’s card cannot receive the money), `charge_for_pending_refund_disputed` (the payment was disputed while the refund was pending), `insufficient_funds` (your processor balance could not cover it), `declined`, `merchant_request` (canceled at your request) or `unknown`. Null otherwise. Tolerate future values.',
+      example: null,
+    }),
     processor_reference: z.string().nullable(),
     created_at: Timestamp,
     updated_at: Timestamp,

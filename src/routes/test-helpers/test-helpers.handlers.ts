@@ -1,8 +1,9 @@
 import { ownerScopeOf } from '../../domain/caller.ts';
+import type { RefundFailureReason } from '../../domain/reversals.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
-import { simulateSandboxNotification } from '../../services/test-helpers.ts';
-import { toPaymentResource } from '../../services/payments/resources.ts';
+import { failSandboxRefund, simulateSandboxNotification } from '../../services/test-helpers.ts';
+import { toPaymentResource, toRefundResource } from '../../services/payments/resources.ts';
 import type * as routes from './test-helpers.routes.ts';
 
 export const simulateProcessorNotification: AppRouteHandler<typeof routes.simulateProcessorNotification> = async (
@@ -19,4 +20,15 @@ export const simulateProcessorNotification: AppRouteHandler<typeof routes.simula
     c.req.url,
   );
   return c.json({ data: toPaymentResource(payment) }, 200);
+};
+
+export const simulateRefundFailure: AppRouteHandler<typeof routes.simulateRefundFailure> = async (c) => {
+  const deps = c.get('deps');
+  if (deps.environment !== 'test') throw new ServiceError('not_found');
+  const { refund_id } = c.req.valid('param');
+  // The body is optional: without one there is nothing to validate.
+  const body: { reason?: RefundFailureReason } | undefined = c.req.valid('json');
+  const scope = ownerScopeOf(c.get('auth'), deps.environment);
+  const refund = await failSandboxRefund(deps, scope, refund_id, body?.reason, c.req.url);
+  return c.json({ data: toRefundResource(refund) }, 200);
 };

@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { bearerSecurity, dataEnvelope, errorResponses, jsonContent, opaqueId } from '../../lib/openapi.ts';
+import { REFUND_FAILURE_REASONS } from '../../domain/reversals.ts';
+import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, opaqueId } from '../../lib/openapi.ts';
 import { requireAuth } from '../../middleware/auth.ts';
-import { PaymentSchema } from '../payments/payments.schemas.ts';
+import { PaymentSchema, RefundSchema } from '../payments/payments.schemas.ts';
 
 // The operation id says "news" because it is part of the published API; in the code it is a processor notification.
 export const simulateProcessorNotification = createRoute({
@@ -32,6 +33,46 @@ export const simulateProcessorNotification = createRoute({
       'rate_limited',
       'not_found',
       'payment_not_found',
+      'capability_not_supported',
+      'invalid_state_transition',
+      'concurrent_update',
+    ),
+  },
+});
+
+export const FailRefundBody = z
+  .strictObject({
+    reason: z.enum(REFUND_FAILURE_REASONS).optional().openapi({
+      description: 'The refund’s `failure_reason` after the news. Default `expired_or_canceled_card`.',
+      example: 'lost_or_stolen_card',
+    }),
+  })
+  .openapi('SimulateRefundFailureRequest');
+
+export const simulateRefundFailure = createRoute({
+  operationId: 'simulateRefundFailure',
+  method: 'post',
+  path: '/v1/test-helpers/refunds/{refund_id}/fail',
+  tags: ['Test helpers'],
+  summary: 'Simulate the processor reporting an approved sandbox refund failed (test only)',
+  description:
+    'Only in the `test` environment (404 in `live`); same credentials as reading the payment; sandbox methods only. The sandbox reports that the approved refund failed later (as a card refund can, days after it succeeded), by a signed sandbox notification through the same path as a real processor notification: the refund becomes `failed` with `failure_reason`, its amount is refundable again, the payment’s status is recomputed from its approved refunds, and the event `refund.failed` is sent once. A refund that is not `approved` is returned as it is. A refund that is missing or another owner’s is `404 refund_not_found`.',
+  security: bearerSecurity,
+  middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
+  request: {
+    params: z.object({
+      refund_id: opaqueId('refund_id', 'ref_8d2k7q1x9m3v5b0c6z4n', 'The refund (`ref_...`), of any of your payments.'),
+    }),
+    body: { ...jsonBody(FailRefundBody), required: false },
+  },
+  responses: {
+    200: jsonContent(dataEnvelope(RefundSchema), 'The refund after the news.'),
+    ...errorResponses(
+      'unauthorized',
+      'insufficient_scope',
+      'rate_limited',
+      'not_found',
+      'refund_not_found',
       'capability_not_supported',
       'invalid_state_transition',
       'concurrent_update',

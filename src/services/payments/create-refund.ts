@@ -8,6 +8,7 @@ import { decideRefund } from '../../domain/decisions.ts';
 import { MoneyError, parseAmount } from '../../domain/money.ts';
 import { applyTransition } from '../../domain/payment-state.ts';
 import { applyRefundTransition, paymentStatusAfterRefunds, type RefundStatus } from '../../domain/refund-state.ts';
+import type { RefundFailureReason } from '../../domain/reversals.ts';
 import { invalidRequest, ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { RefundOutcome } from '../../connectors/types.ts';
@@ -102,8 +103,8 @@ export const createRefund = defineOperation({
   async applyOutcome(deps, _ctx, { payment, refund, known }, call) {
     const processorAttempts = refund.processorAttempts + 1;
     if (call.ok) {
-      const { status, processorReference, processorStatus } = call.value;
-      const fields = { processorReference, processorStatus, processorAttempts };
+      const { status, processorReference, processorStatus, failureReason } = call.value;
+      const fields = { processorReference, processorStatus, processorAttempts, ...failureOf(status, failureReason) };
       return settleRefund(deps, refund.id, payment.id, status, fields, known);
     }
     const error = call.error;
@@ -154,6 +155,7 @@ async function reserve(
         currency: current.currency,
         status: 'created',
         reason,
+        failureReason: null,
         processorReference: null,
         processorIdempotencyKey: id,
         processorAttempts: 0,
@@ -191,7 +193,9 @@ export async function settleRefund(
   refundId: string,
   paymentId: string,
   to: RefundStatus | null,
-  fields: Partial<Pick<RefundRow, 'processorReference' | 'processorStatus' | 'processorAttempts' | 'reconciledAt'>>,
+  fields: Partial<
+    Pick<RefundRow, 'processorReference' | 'processorStatus' | 'processorAttempts' | 'reconciledAt' | 'failureReason'>
+  >,
   known?: Known,
 ): Promise<RefundRow> {
   const { result } = await mutatePayment(
@@ -202,10 +206,12 @@ export async function settleRefund(
       if (!current) throw new Error('refund vanished');
       const now = Date.now();
       const move = to ? applyRefundTransition(current, to, now) : null;
+      const { failureReason, ...rest } = fields;
       const next: RefundRow = {
         ...current,
-        ...fields,
-        ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}),
+        ...rest,
+        // A reason belongs to the failure it explains: only with the move into `failed` or `declined`.
+        ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt, failureReason: failureReason ?? null } : {}),
       };
       const nextLedger = ledger
         .map((r) => (r.id === refundId ? next : r))
@@ -227,6 +233,7 @@ export async function settleRefund(
               processorStatus: next.processorStatus,
               processorAttempts: next.processorAttempts,
               reconciledAt: next.reconciledAt,
+              failureReason: next.failureReason,
             })
             .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, readVersion))),
         ],
@@ -236,4 +243,12 @@ export async function settleRefund(
     { known },
   );
   return result;
+}
+
+/** The processor's reason, kept only for a refund that failed or was declined. */
+export function failureOf(
+  status: RefundStatus,
+  reason: RefundFailureReason | undefined,
+): Pick<RefundRow, 'failureReason'> | Record<string, never> {
+  return (status === 'failed' || status === 'declined') && reason ? { failureReason: reason } : {};
 }

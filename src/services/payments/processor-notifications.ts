@@ -19,8 +19,9 @@ import { canRefundTransition } from '../../domain/refund-state.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
 import { enforceRateLimit, firstInWindow, type RateLimit } from '../rate-limit.ts';
-import { settleRefund } from './create-refund.ts';
+import { failureOf, settleRefund } from './create-refund.ts';
 import { callConnector, connectorFor, processorLookup } from './processor.ts';
+import { reverseApprovedRefund } from './reverse-refund.ts';
 import { mutatePayment, processorAccountChange } from './store.ts';
 
 /**
@@ -157,18 +158,29 @@ async function applyRefundNotification(
   if (!found) return 'unknown_resource';
   if (!notification.trusted && !(await firstReadInWindow(deps, found.refund.id))) return 'duplicate';
   let status = notification.status;
+  let failureReason = notification.failureReason;
   if (!notification.trusted || status === null) {
     const read = await callConnector(() =>
       version.adapter.getRefund(ctx, processorLookup(found.payment, found.refund)),
     );
     if (!read.ok) return 'ignored';
     status = read.value.status;
+    failureReason = read.value.failureReason;
   }
   const before = found.refund.status;
+  // Past this point the news is trusted: verified, or the processor's own answer to our read.
+  if (before === 'approved') {
+    const reversed = await reverseApprovedRefund(deps, found.refund.id, found.payment.id, {
+      status,
+      trusted: true,
+      failureReason: failureReason ?? null,
+    });
+    return reversed ? 'applied' : 'ignored';
+  }
   // settleRefund writes even when the state machine refuses (bumping the payment's version), and a
   // notification that is refused must change nothing, as for payments. A refund that moves meanwhile is re-judged there.
   if (!canRefundTransition(before, status)) return 'ignored';
-  const after = await settleRefund(deps, found.refund.id, found.payment.id, status, {});
+  const after = await settleRefund(deps, found.refund.id, found.payment.id, status, failureOf(status, failureReason));
   return after.status !== before ? 'applied' : 'ignored';
 }
 

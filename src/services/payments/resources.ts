@@ -47,8 +47,11 @@ export function toRefundResource(row: RefundRow) {
     status: row.status,
     amount: { value: formatAmount(row.amountMinor, row.currency), currency: row.currency },
     reason: row.reason,
+    failure_reason: row.failureReason,
     processor_reference: row.processorReference,
     created_at: toIso(row.createdAt),
     updated_at: toIso(row.updatedAt),
   };
 }
+
+export type RefundResource = ReturnType<typeof toRefundResource>;

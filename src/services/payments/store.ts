@@ -115,19 +115,24 @@ export async function commitPaymentChange(
   current: PaymentRow,
   change: PaymentChange,
   companions: (readVersion: number) => BatchItem<'sqlite'>[] = () => [],
+  named?: NamedEvent,
 ): Promise<{ payment: PaymentRow; deliveries: PendingDelivery[] } | null> {
   const { db } = deps;
   const nextVersion = current.version + 1;
   const next: PaymentRow = { ...current, ...change, version: nextVersion };
-  // A payment that starts waiting on an action says so (instead of `payment.pending`), a chargeback says
-  // so (also when it is the first news of the approval); otherwise a status change sends its own event.
-  const event = change.requiredAction
-    ? eventFor(next, actionEventType(change.requiredAction))
-    : change.chargedBackAt
-      ? eventFor(next, 'payment.charged_back')
-      : change.status !== undefined
-        ? eventFor(next, eventTypeFor(next.status))
-        : null;
+  // An event the decision names is the whole news (a refund reversal's status change is not a new
+  // collection or refund). Otherwise a payment that starts waiting on an action says so (instead of
+  // `payment.pending`), a chargeback says so (also when it is the first news of the approval), and a status
+  // change sends its own event.
+  const event = named
+    ? eventFor(next, named.type, named.data)
+    : change.requiredAction
+      ? eventFor(next, actionEventType(change.requiredAction))
+      : change.chargedBackAt
+        ? eventFor(next, 'payment.charged_back')
+        : change.status !== undefined
+          ? eventFor(next, eventTypeFor(next.status))
+          : null;
   const outbox: BatchItem<'sqlite'>[] = [];
   const deliveries: PendingDelivery[] = [];
   let endpointsAt: number | null = null;
@@ -178,8 +183,17 @@ export async function commitPaymentChange(
   return { payment: next, deliveries };
 }
 
+/**
+ * An event a decision sends instead of the one its payment change would: `data` is what the event is about
+ * besides the payment (e.g. `{ refund }`), placed before it in the body's `data`.
+ */
+export interface NamedEvent {
+  type: PaymentEventType;
+  data: Record<string, unknown>;
+}
+
 /** The event of a payment change (Standard Webhooks body), or null for internal steps. */
-function eventFor(payment: PaymentRow, type: PaymentEventType | null) {
+function eventFor(payment: PaymentRow, type: PaymentEventType | null, data: Record<string, unknown> = {}) {
   if (!type) return null;
   const id = newId('evt');
   const createdAt = payment.updatedAt;
@@ -187,7 +201,7 @@ function eventFor(payment: PaymentRow, type: PaymentEventType | null) {
     id,
     type,
     created_at: toIso(createdAt),
-    data: { payment: toPaymentResource(payment) },
+    data: { ...data, payment: toPaymentResource(payment) },
   });
   return { id, type, payload, createdAt };
 }
@@ -224,6 +238,8 @@ export function processorAccountChange(
 export interface PaymentDecision<T> {
   change: PaymentChange;
   companions?: (readVersion: number) => BatchItem<'sqlite'>[];
+  /** The event this change sends, when not the one the payment change itself calls for (`commitPaymentChange`). */
+  event?: NamedEvent;
   /** Returned to the caller once the change is committed. */
   result: T;
 }
@@ -265,7 +281,7 @@ export async function mutatePayment<T>(
     // Writing nothing checks nothing: a "no change" is only answered from a fresh read.
     if ('none' in decision && fromKnown) continue;
     if ('none' in decision) return { payment: loaded.payment, result: decision.none };
-    const saved = await commitPaymentChange(deps, loaded.payment, decision.change, decision.companions);
+    const saved = await commitPaymentChange(deps, loaded.payment, decision.change, decision.companions, decision.event);
     if (saved) {
       await enqueueDeliveries(deps, saved.deliveries);
       return { payment: saved.payment, result: decision.result };
