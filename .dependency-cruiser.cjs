@@ -29,6 +29,22 @@ module.exports = {
       to: { path: '^src/(routes|middleware|http)/|^src/lib/openapi\\.ts$|^src/app\\.ts$' },
     },
     {
+      name: 'connectors-speak-zod',
+      comment:
+        'Connector schemas are plain zod (their JSON Schema is served by GET /v1/connectors through z.toJSONSchema); the OpenAPI flavour of zod and Hono belong to the HTTP layer.',
+      severity: 'error',
+      from: { path: '^src/connectors/' },
+      to: { path: '(^|/)node_modules/(hono|@hono)/' },
+    },
+    {
+      name: 'no-cycles',
+      comment:
+        'An import cycle makes module initialisation order matter and hides which layer depends on which; type-only imports count too.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
       name: 'nothing-imports-tests',
       comment: 'Tests, their simulators and helpers stay out of what ships and of the tools.',
       severity: 'error',
@@ -44,7 +60,9 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|\\.wrangler|public)/' },
+    // Packages are cruised as leaves (doNotFollow), not excluded, so that a rule can name a package a layer must not
+    // import (connectors-speak-zod).
+    exclude: { path: '^(\\.wrangler|public)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

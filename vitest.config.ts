@@ -3,6 +3,17 @@ import { defineConfig } from 'vitest/config';
 
 // Tests run inside workerd with the `test` environment of wrangler.toml: real D1, Durable Objects and
 // static assets. Secrets are fixed test values here, never the developer's `.dev.vars`.
+const SECRETS = {
+  JWT_SIGNING_KEY: 'test-jwt-signing-key-0123456789abcdef0123456789',
+  API_KEY_PEPPER: 'test-api-key-pepper-0123456789abcdef',
+  CREDENTIALS_ENCRYPTION_KEYS: 'k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=',
+};
+// wrangler.toml requires these secrets (`secrets.required`): without a `.dev.vars`, wrangler reads them from the
+// process environment, and warns for every test file when they are not there (and, at its `log` level, says where
+// it found them). The bindings below win either way.
+Object.assign(process.env, SECRETS);
+process.env.WRANGLER_LOG ??= 'warn';
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations('./migrations');
   return {
@@ -12,11 +23,12 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
-            JWT_SIGNING_KEY: 'test-jwt-signing-key-0123456789abcdef0123456789',
-            API_KEY_PEPPER: 'test-api-key-pepper-0123456789abcdef',
-            CREDENTIALS_ENCRYPTION_KEYS: 'k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=',
+            ...SECRETS,
             ALLOW_INSECURE_WEBHOOKS: 'false',
           },
+          // A per-key limit low enough to reach in a test (test/middleware/auth-rate-limit.test.ts puts it in
+          // place of the deployment's API_KEY_RATE_LIMIT); the deployment's own limit stays for every other test.
+          ratelimits: { TIGHT_API_KEY_RATE_LIMIT: { namespace_id: '9001', simple: { limit: 3, period: 60 } } },
         },
       }),
     ],

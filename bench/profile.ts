@@ -16,6 +16,9 @@ const OP = process.env.BENCH_PROFILE_OP ?? 'get';
 const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_PROFILE_CONNECTIONS ?? 8);
 const INSPECTOR = 'http://127.0.0.1:9229';
+// Each API key may send 500 requests per 10 s in `test` (docs/limits.md): the load is spread over this many keys,
+// so that the profile is of the operation, not of its 429 answers.
+const KEYS = 16;
 
 interface ProfileNode {
   id: number;
@@ -132,12 +135,14 @@ async function main() {
     const token = (
       await api(base, 'POST', '/v1/auth/login', undefined, { email: server.adminEmail, password: server.adminPassword })
     ).json.data.access_token;
-    const key = (
-      await api(base, 'POST', '/v1/account/api-keys', token, {
-        name: 'profile',
+    const keys: { id: string; secret: string }[] = [];
+    for (let k = 0; k < KEYS; k++) {
+      const created = await api(base, 'POST', '/v1/account/api-keys', token, {
+        name: `profile ${k}`,
         scopes: ['payments:create', 'payments:read'],
-      })
-    ).json.data;
+      });
+      keys.push(created.json.data);
+    }
     const connectors = (await api(base, 'GET', '/v1/connectors?limit=100', token)).json.data;
     const version = connectors
       .filter((c: any) => c.provider === 'sandbox' && c.type === 'pos')
@@ -149,22 +154,27 @@ async function main() {
         credentials: { api_key: `sandbox-${randomBytes(8).toString('hex')}` },
       })
     ).json.data;
-    await api(base, 'POST', `/v1/account/payment-methods/${method.id}/api-keys`, token, { api_key_id: key.id });
+    for (const key of keys) {
+      await api(base, 'POST', `/v1/account/payment-methods/${method.id}/api-keys`, token, { api_key_id: key.id });
+    }
     const body = {
       amount: { value: '10.00', currency: 'USD' },
       external_reference: `profile-${randomUUID()}`,
       payment_method: method.id,
     };
+    // A replay is of the same key's earlier request (idempotency is per credential): one per key.
     const idem = randomUUID();
-    const payment = (await api(base, 'POST', '/v1/payments', key.secret, body, idem)).json.data;
+    const payments: { id: string }[] = [];
+    for (const key of keys) payments.push((await api(base, 'POST', '/v1/payments', key.secret, body, idem)).json.data);
 
     const session = inspector(await workerTarget());
     await session.opened;
     await session.send('Profiler.enable');
     await session.send('Profiler.setSamplingInterval', { interval: 200 });
     await session.send('Profiler.start');
-    const request =
-      OP === 'replay'
+    const requestOf = (k: number) => {
+      const key = keys[k % KEYS]!;
+      return OP === 'replay'
         ? {
             method: 'POST' as const,
             path: '/v1/payments',
@@ -177,10 +187,17 @@ async function main() {
           }
         : {
             method: 'GET' as const,
-            path: `/v1/payments/${payment.id}`,
+            path: `/v1/payments/${payments[k % KEYS]!.id}`,
             headers: { Authorization: `Bearer ${key.secret}` },
           };
-    const result = await autocannon({ url: base, connections: CONNECTIONS, duration: SECONDS, requests: [request] });
+    };
+    let sent = 0;
+    const result = await autocannon({
+      url: base,
+      connections: CONNECTIONS,
+      duration: SECONDS,
+      requests: [{ setupRequest: (request) => ({ ...request, ...requestOf(sent++) }) }],
+    });
     const { profile } = (await session.send('Profiler.stop')) as { profile: Profile };
     session.close();
     console.log(

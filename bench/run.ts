@@ -10,19 +10,23 @@
 //   3. For each operation (create payment, get payment, idempotent replay, refund) drives both with the
 //      same autocannon load: a discarded warm-up, then rounds alternating which side goes first.
 //   4. Asks the service for the EXPLAIN QUERY PLAN of every statement the sampled requests ran.
-//   5. The latency model: restarts both on the same state with every D1 round trip delayed by
+//   5. Per-key load: a quiet API key reads get payment at a steady rate alone, beside a flood spread over the
+//      operations' keys (none reaches its limit), and beside one key of the same owner flooding beyond its limit.
+//   6. The latency model: restarts both on the same state with every D1 round trip delayed by
 //      BENCH_LATENCY_MS (a Worker far from the database's primary) and measures p50/p99 per operation
 //      with few connections, so the serial round trips show as latency.
-//   6. Prints and writes bench/RESULTS.md: requests/s, p50/p99 latency, errors and non-2xx, the ratio
+//   7. Prints and writes bench/RESULTS.md: requests/s, p50/p99 latency, errors and non-2xx, the ratio
 //      to the baseline, D1 statements / round trips / rows per operation (sampled `X-D1-Stats`),
 //      workerd CPU time per request (/proc utime+stime of each side's workerd processes per round), the
-//      query plans and the latency model's table.
-//   7. Stops every process it started (whole process groups) and removes the temporary directory.
+//      query plans, the per-key table and the latency model's table.
+//   8. Stops every process it started (whole process groups) and removes the temporary directory.
 //
 // Knobs (environment): BENCH_DURATION (s per round, 5), BENCH_ROUNDS (4), BENCH_WARMUP (s, 3),
 // BENCH_CONNECTIONS (16), BENCH_POOL (payments for reads and refunds, 256), BENCH_SAMPLES (5),
 // BENCH_OPS (comma list of create,get,replay,refund), BENCH_LATENCY_MS (the latency model's delay per D1
-// round trip, 50; 0 skips it), BENCH_LATENCY_CONNECTIONS (4), BENCH_LATENCY_DURATION (s per round, 5).
+// round trip, 50; 0 skips it), BENCH_LATENCY_CONNECTIONS (4), BENCH_LATENCY_DURATION (s per round, 5),
+// BENCH_KEYS (API keys the operations' load is spread over, 32), BENCH_KEYLOAD_DURATION (s per per-key phase, 10;
+// 0 skips it), BENCH_KEYLOAD_RATE (the quiet key's requests/s, 20).
 // Loopback only. Not part of `npm test`.
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -80,6 +84,12 @@ const SAMPLES = intSetting('BENCH_SAMPLES', 5, 1, 50);
 const LATENCY_MS = intSetting('BENCH_LATENCY_MS', 50, 0, 1000);
 const LATENCY_CONNECTIONS = intSetting('BENCH_LATENCY_CONNECTIONS', 4, 1, 64);
 const LATENCY_DURATION_S = intSetting('BENCH_LATENCY_DURATION', 5, 1, 120);
+// Each API key may send 500 requests per 10 s in `test` (docs/limits.md): one key alone would be refused under the
+// operations' load, so the load is spread over many keys (32 keep each under its limit up to 1,600 requests/s);
+// every request still goes through the rate limiter, as in production.
+const KEYS = intSetting('BENCH_KEYS', 32, 1, 256);
+const KEYLOAD_S = intSetting('BENCH_KEYLOAD_DURATION', 10, 0, 120);
+const KEYLOAD_RATE = intSetting('BENCH_KEYLOAD_RATE', 20, 1, 45);
 const OPERATION_NAMES = ['create', 'get', 'replay', 'refund'] as const;
 type OperationName = (typeof OPERATION_NAMES)[number];
 const SELECTED = (process.env.BENCH_OPS ?? OPERATION_NAMES.join(','))
@@ -303,6 +313,8 @@ interface Side {
   server: Server;
   /** Builds the n-th request of an operation (fresh keys and references where the operation needs them). */
   request: Record<OperationName, (n: number) => RequestSpec>;
+  /** The service's per-key load: get payment with the flooding key, and with the quiet key of the same owner. */
+  perKey?: Record<'flooding' | 'quiet', (n: number) => RequestSpec>;
 }
 
 const LABELS: Record<OperationName, string> = {
@@ -320,15 +332,19 @@ async function prepareService(server: Server, adminEmail: string, adminPassword:
   const login = await http(base, 'POST', '/v1/auth/login', { body: { email: adminEmail, password: adminPassword } });
   expectStatus('login', login, 201);
   const token = login.body.data.access_token as string;
-  const key = await http(base, 'POST', '/v1/account/api-keys', {
-    token,
-    body: {
-      name: `bench ${RUN_ID}`,
-      scopes: ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'],
-    },
-  });
-  expectStatus('create API key', key, 201);
-  const apiKey = key.body.data.secret as string;
+  const createKey = async (name: string) => {
+    const key = await http(base, 'POST', '/v1/account/api-keys', {
+      token,
+      body: {
+        name,
+        scopes: ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'],
+      },
+    });
+    expectStatus('create API key', key, 201);
+    return { id: key.body.data.id as string, secret: key.body.data.secret as string };
+  };
+  const keys: { id: string; secret: string }[] = [];
+  for (let k = 0; k < KEYS; k++) keys.push(await createKey(`bench ${RUN_ID} ${k}`));
   const method = await http(base, 'POST', '/v1/account/payment-methods', {
     token,
     body: {
@@ -339,49 +355,62 @@ async function prepareService(server: Server, adminEmail: string, adminPassword:
   });
   expectStatus('create payment method', method, 201);
   const methodId = method.body.data.id as string;
-  expectStatus(
-    'link method',
-    await http(base, 'POST', `/v1/account/payment-methods/${methodId}/api-keys`, {
-      token,
-      body: { api_key_id: key.body.data.id },
-    }),
-    201,
-  );
+  for (const key of keys) {
+    expectStatus(
+      'link method',
+      await http(base, 'POST', `/v1/account/payment-methods/${methodId}/api-keys`, {
+        token,
+        body: { api_key_id: key.id },
+      }),
+      201,
+    );
+  }
 
-  const auth = { Authorization: `Bearer ${apiKey}` };
+  const auth = (n: number) => ({ Authorization: `Bearer ${keys[n % keys.length]!.secret}` });
   const payment = (reference: string, value: string) =>
     JSON.stringify({ amount: { value, currency: 'USD' }, external_reference: reference, payment_method: methodId });
   const pool = await createPool(server, (i) => ({
     method: 'POST',
     path: '/v1/payments',
-    headers: { ...auth, ...json, 'Idempotency-Key': `pool-${RUN_ID}-${i}` },
+    headers: { ...auth(i), ...json, 'Idempotency-Key': `pool-${RUN_ID}-${i}` },
     body: payment(`pool-${RUN_ID}-${i}`, LARGE),
   }));
-  const replay: RequestSpec = {
-    method: 'POST',
-    path: '/v1/payments',
-    headers: { ...auth, ...json, 'Idempotency-Key': `replay-${RUN_ID}` },
-    body: payment(`replay-${RUN_ID}`, '10.00'),
-  };
-  expectStatus('replay seed', await send(base, replay), 201);
+  // A replay is of the same key's earlier request (idempotency is per credential): one seed per key.
+  const replays = keys.map(
+    (_, k): RequestSpec => ({
+      method: 'POST',
+      path: '/v1/payments',
+      headers: { ...auth(k), ...json, 'Idempotency-Key': `replay-${RUN_ID}-${k}` },
+      body: payment(`replay-${RUN_ID}-${k}`, '10.00'),
+    }),
+  );
+  for (const replay of replays) expectStatus('replay seed', await send(base, replay), 201);
+  // Two more keys of the same owner for the per-key load, used nowhere else.
+  const [flooding, quiet] = [await createKey(`bench ${RUN_ID} flooding`), await createKey(`bench ${RUN_ID} quiet`)];
+  const read = (key: { secret: string }) => (n: number) => ({
+    method: 'GET' as const,
+    path: `/v1/payments/${pool[n % pool.length]}`,
+    headers: { Authorization: `Bearer ${key.secret}` },
+  });
   return {
     server,
     request: {
       create: (n) => ({
         method: 'POST',
         path: '/v1/payments',
-        headers: { ...auth, ...json, 'Idempotency-Key': `create-${RUN_ID}-${n}` },
+        headers: { ...auth(n), ...json, 'Idempotency-Key': `create-${RUN_ID}-${n}` },
         body: payment(`create-${RUN_ID}-${n}`, '10.00'),
       }),
-      get: (n) => ({ method: 'GET', path: `/v1/payments/${pool[n % pool.length]}`, headers: auth }),
-      replay: () => replay,
+      get: (n) => ({ method: 'GET', path: `/v1/payments/${pool[n % pool.length]}`, headers: auth(n) }),
+      replay: (n) => replays[n % replays.length]!,
       refund: (n) => ({
         method: 'POST',
         path: `/v1/payments/${pool[n % pool.length]}/refunds`,
-        headers: { ...auth, ...json, 'Idempotency-Key': `refund-${RUN_ID}-${n}` },
+        headers: { ...auth(n), ...json, 'Idempotency-Key': `refund-${RUN_ID}-${n}` },
         body: JSON.stringify({ amount: { value: '0.01', currency: 'USD' } }),
       }),
     },
+    perKey: { flooding: read(flooding), quiet: read(quiet) },
   };
 }
 
@@ -462,13 +491,23 @@ interface Round {
 /** Request numbers are global per side and operation, so every request of a run gets fresh keys. */
 const counters = new Map<string, number>();
 
-async function load(side: Side, operation: OperationName, seconds: number, connections = CONNECTIONS): Promise<Round> {
-  const pids = workerdPids(side.server);
-  const counterKey = `${side.server.name}:${operation}`;
+function load(side: Side, operation: OperationName, seconds: number, connections = CONNECTIONS): Promise<Round> {
+  return drive(side.server, `${side.server.name}:${operation}`, side.request[operation], seconds, { connections });
+}
+
+/** Drives one server with `request` for `seconds`: as fast as `connections` allow, or at `overallRate` per second. */
+async function drive(
+  server: Server,
+  counterKey: string,
+  request: (n: number) => RequestSpec,
+  seconds: number,
+  { connections, overallRate }: { connections: number; overallRate?: number },
+): Promise<Round> {
+  const pids = workerdPids(server);
   const nextRequest = () => {
     const n = counters.get(counterKey) ?? 0;
     counters.set(counterKey, n + 1);
-    return side.request[operation](n);
+    return request(n);
   };
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
@@ -477,8 +516,9 @@ async function load(side: Side, operation: OperationName, seconds: number, conne
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
-        url: side.server.baseUrl,
+        url: server.baseUrl,
         connections,
+        ...(overallRate !== undefined ? { overallRate } : {}),
         duration: seconds,
         timeout: 30,
         requests: [
@@ -566,7 +606,7 @@ interface Totals {
   d1: { total: D1Stats | null; operation: D1Stats | null; statuses: number[]; statements: StatementLog };
 }
 
-function summarize(totals: Totals) {
+function summarize(totals: Pick<Totals, 'rounds'>) {
   const seconds = totals.rounds.reduce((s, r) => s + r.seconds, 0);
   const requests = totals.rounds.reduce((s, r) => s + r.requests, 0);
   const latencies = totals.rounds.flatMap((r) => r.latencies);
@@ -593,6 +633,63 @@ function mergeStatuses(rounds: Round[]): string {
     .sort(([a], [b]) => a - b)
     .map(([status, count]) => `${status}×${count}`)
     .join(' ');
+}
+
+// ------------------------------------------------------------------ per-key load
+
+type Summary = ReturnType<typeof summarize>;
+
+interface PerKeyResult {
+  /** The quiet key at its steady rate, alone. */
+  alone: Summary;
+  /** Beside the same flood spread over the operations' keys, none of them reaching its limit. */
+  spread: { quiet: Summary; flood: Summary };
+  /** Beside one key flooding alone, far beyond its limit. */
+  oneKey: { quiet: Summary; flood: Summary };
+}
+
+/**
+ * A key of an owner reads at a steady KEYLOAD_RATE (under its own limit) alone, then beside a flood of get payment
+ * with every connection the operations use: first spread over the operations' keys, so that no key reaches its limit
+ * (what one key could do without a limit), then from one other key of the same owner, far beyond its 500 requests
+ * per 10 s. Locally one Worker isolate serves every request, so a flood that is served slows the quiet key; a flood
+ * answered 429 costs little.
+ */
+async function perKeyLoad(side: Side): Promise<PerKeyResult> {
+  const { flooding, quiet } = side.perKey!;
+  const steady = () =>
+    drive(side.server, 'per-key:quiet', quiet, KEYLOAD_S, { connections: 2, overallRate: KEYLOAD_RATE });
+  const beside = async (counterKey: string, request: (n: number) => RequestSpec) => {
+    const [q, flood] = await Promise.all([
+      steady(),
+      drive(side.server, counterKey, request, KEYLOAD_S, { connections: CONNECTIONS }),
+    ]);
+    return { quiet: summarize({ rounds: [q] }), flood: summarize({ rounds: [flood] }) };
+  };
+  const alone = summarize({ rounds: [await steady()] });
+  const spread = await beside(`${side.server.name}:get`, side.request.get);
+  const oneKey = await beside('per-key:flooding', flooding);
+  return { alone, spread, oneKey };
+}
+
+function renderPerKey(perKey: PerKeyResult): string[] {
+  const lines: string[] = [];
+  lines.push('## Per-key load: one key flooding, another of the same owner');
+  lines.push('');
+  lines.push(
+    `Get payment on the service (no added D1 delay), ${KEYLOAD_S} s per phase. A quiet API key reads at ${KEYLOAD_RATE} requests/s (2 connections): alone; beside a flood of ${CONNECTIONS} connections spread over the operations' ${KEYS} keys of the same owner, none of which reaches its limit (what one key could do without one); and beside one other key of the same owner flooding with the same ${CONNECTIONS} connections, far beyond its limit of 500 requests per 10 s (\`test\`; docs/limits.md). Each key is counted apart by the Workers Rate Limiting binding: the flooding key is answered \`429 rate_limited\` once its own budget is spent, the quiet key keeps getting 200. Locally a single Worker isolate serves every request, so whatever of a flood is served delays the quiet key; a refused request costs no D1 round trip (authentication is cached, then the rate limiter answers).`,
+  );
+  lines.push('');
+  lines.push('| phase | key | req/s | answers (status × count) | p50 ms | p99 ms |');
+  lines.push('| --- | --- | ---: | --- | ---: | ---: |');
+  const row = (phase: string, key: string, s: Summary) =>
+    lines.push(`| ${phase} | ${key} | ${fmt(s.rps)} | ${s.statuses || 'none'} | ${fmt(s.p50)} | ${fmt(s.p99)} |`);
+  row('quiet key alone', 'quiet', perKey.alone);
+  row(`flood spread over ${KEYS} keys (none limited)`, 'quiet', perKey.spread.quiet);
+  row('', `flood (${KEYS} keys)`, perKey.spread.flood);
+  row('one key flooding beyond its limit', 'quiet', perKey.oneKey.quiet);
+  row('', 'flooding key', perKey.oneKey.flood);
+  return lines;
 }
 
 // ------------------------------------------------------------------ report
@@ -709,6 +806,7 @@ function renderMarkdown(
   results: OperationResult[],
   info: { workerd: string; date: string; seconds: number },
   notes: string,
+  perKey: PerKeyResult | undefined,
 ): string {
   const m = machine();
   const lines: string[] = [];
@@ -786,6 +884,7 @@ function renderMarkdown(
       );
     }
   }
+  if (perKey) lines.push('', ...renderPerKey(perKey));
   const withLatency = results.filter((r) => r.latency);
   if (withLatency.length > 0) {
     lines.push('');
@@ -938,8 +1037,8 @@ async function main() {
     }
     const serviceD1 = await sampleD1(service, operation);
     const baselineD1 = await sampleD1(baseline, operation);
-    const serviceSummary = summarize({ rounds: rounds.service, d1: serviceD1 });
-    const baselineSummary = summarize({ rounds: rounds.baseline, d1: baselineD1 });
+    const serviceSummary = summarize({ rounds: rounds.service });
+    const baselineSummary = summarize({ rounds: rounds.baseline });
     const result: OperationResult = {
       plans: await explainStatements(service.server, serviceD1.statements),
       name: operation,
@@ -960,6 +1059,22 @@ async function main() {
     for (const body of [...serviceSummary.failures, ...baselineSummary.failures]) log(`  non-2xx: ${body}`);
   }
 
+  let perKey: PerKeyResult | undefined;
+  if (KEYLOAD_S > 0) {
+    log(
+      `per-key load: a quiet key at ${KEYLOAD_RATE} req/s for ${KEYLOAD_S} s alone, beside a flood over ${KEYS} keys, beside one key flooding...`,
+    );
+    perKey = await perKeyLoad(service);
+    const { alone, spread, oneKey } = perKey;
+    log(`  quiet alone: p50 ${fmt(alone.p50)} p99 ${fmt(alone.p99)} ms (${alone.statuses})`);
+    log(
+      `  beside a flood over ${KEYS} keys: quiet p50 ${fmt(spread.quiet.p50)} p99 ${fmt(spread.quiet.p99)} ms (${spread.quiet.statuses}); flood ${fmt(spread.flood.rps)} req/s (${spread.flood.statuses})`,
+    );
+    log(
+      `  beside one key flooding: quiet p50 ${fmt(oneKey.quiet.p50)} p99 ${fmt(oneKey.quiet.p99)} ms (${oneKey.quiet.statuses}); flood ${fmt(oneKey.flood.rps)} req/s (${oneKey.flood.statuses})`,
+    );
+  }
+
   if (LATENCY_MS > 0) {
     log(`latency model: restarting both with every D1 round trip delayed by ${LATENCY_MS} ms...`);
     await Promise.all([stopServer(serviceServer), stopServer(baselineServer)]);
@@ -978,8 +1093,8 @@ async function main() {
       const serviceD1 = await sampleD1(sides.service, operation);
       const baselineD1 = await sampleD1(sides.baseline, operation);
       result.latency = {
-        service: summarize({ rounds: rounds.service, d1: serviceD1 }),
-        baseline: summarize({ rounds: rounds.baseline, d1: baselineD1 }),
+        service: summarize({ rounds: rounds.service }),
+        baseline: summarize({ rounds: rounds.baseline }),
         serviceD1,
         baselineD1,
       };
@@ -993,6 +1108,7 @@ async function main() {
     results,
     { workerd, date: new Date().toISOString(), seconds: (Date.now() - began) / 1000 },
     previousNotes(),
+    perKey,
   );
   writeFileSync(RESULTS_FILE, markdown);
   console.log('');

@@ -1366,7 +1366,7 @@ export interface components {
             user_id?: string;
         };
         /**
-         * @description Non-sensitive presentation data (at most 50 flat keys).
+         * @description Non-sensitive presentation data (at most 50 flat keys), never read by the service: a field of the version’s `configuration_schema` (e.g. `qr_ttl_seconds`) is refused here; send it in `configuration`.
          * @example {
          *       "label": "Front counter",
          *       "color": "#0a7"
@@ -4173,6 +4173,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
             /** @description `internal_error` */
             500: {
                 headers: {
@@ -4292,6 +4310,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
             /** @description `internal_error` */
             500: {
                 headers: {
@@ -4403,6 +4439,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                         };
                     };
                 };
@@ -4610,6 +4664,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
             /** @description `internal_error` */
             500: {
                 headers: {
@@ -4766,6 +4840,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "payment_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                         };
                     };
                 };
@@ -4991,6 +5083,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
             /** @description `internal_error` */
             500: {
                 headers: {
@@ -5153,6 +5265,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "payment_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                         };
                     };
                 };
@@ -5363,6 +5493,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
             /** @description `internal_error` */
             500: {
                 headers: {
@@ -5525,6 +5675,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
             /** @description `internal_error` */
             500: {
                 headers: {
@@ -5634,6 +5802,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                         };
                     };
                 };
@@ -5759,6 +5945,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "payment_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                         };
                     };
                 };
@@ -5912,6 +6116,22 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                         };
                     };
                 };
@@ -7298,6 +7518,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
             /** @description `internal_error` */
             500: {
                 headers: {
@@ -7459,6 +7695,22 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "capability_not_supported";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                         };
                     };
                 };

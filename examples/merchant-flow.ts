@@ -9,7 +9,7 @@
 //   npm start                                   # in another terminal
 //   npm run example:merchant-flow               # = node examples/merchant-flow.ts (Node 22.18+)
 //
-// BASE_URL (default http://localhost:8787), ADMIN_EMAIL / ADMIN_PASSWORD (default the local bootstrap admin).
+// BASE_URL (default http://127.0.0.1:8787, where `npm start` listens), ADMIN_EMAIL / ADMIN_PASSWORD (default the local bootstrap admin).
 // The webhook receiver listens on 127.0.0.1 (random port): the local deployment may call it because
 // `.dev.vars` sets ALLOW_INSECURE_WEBHOOKS=true. Amounts stay decimal strings throughout.
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -23,7 +23,7 @@ type Schemas = components['schemas'];
 type ApiError = Schemas['ErrorResponse'];
 type Payment = Schemas['Payment'];
 
-const BASE_URL = process.env.BASE_URL ?? 'http://localhost:8787';
+const BASE_URL = process.env.BASE_URL ?? 'http://127.0.0.1:8787';
 const ADMIN_EMAIL = process.env.ADMIN_EMAIL ?? 'admin@example.com';
 const ADMIN_PASSWORD = process.env.ADMIN_PASSWORD ?? 'admin-password';
 /** Upper bound for the webhooks to arrive (the local queue delivers within seconds). */

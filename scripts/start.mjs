@@ -1,8 +1,9 @@
 // `npm start`: the local `test` deployment in one command, offline, no account.
 //   1. creates `.dev.vars` from `.dev.vars.example` when missing, every `generate` value freshly random;
-//   2. applies the D1 migrations to the local database (.wrangler/state);
+//   2. applies the D1 migrations to the local database (.wrangler/state), saying in one line what it applied;
 //   3. makes sure the bootstrap admin exists (BOOTSTRAP_ADMIN_EMAIL / BOOTSTRAP_ADMIN_PASSWORD);
-//   4. runs `wrangler dev --env test` on http://localhost:${PORT:-8787}.
+//   4. runs `wrangler dev --env test` on http://127.0.0.1:${PORT:-8787} and says so once it answers;
+//   5. fires the scheduled handler at the start of every minute, as the cron trigger does in a deployment.
 // Running it again keeps `.dev.vars`, the database and the admin as they are.
 // PAYMENT_SERVICE_STATE_DIR=<dir> (optional; the Node test project uses it) keeps everything in <dir>
 // instead: the vars file is <dir>/.dev.vars (created the same way, given to wrangler dev with --env-file)
@@ -10,6 +11,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
@@ -59,6 +61,8 @@ function readDevVars() {
   return vars;
 }
 
+const seconds = (since) => ((Date.now() - since) / 1000).toFixed(1);
+
 function fail(message) {
   console.error(`npm start: ${message}`);
   process.exit(1);
@@ -77,11 +81,22 @@ const missing = Object.keys(generators).filter((name) => !vars[name] || vars[nam
 if (missing.length > 0)
   fail(`.dev.vars lacks a value for ${missing.join(', ')}; delete it to have a fresh one generated.`);
 
-console.log('Applying the D1 migrations to the local database...');
+// wrangler prints a table of the migrations for every one it applies (hundreds of lines on a fresh database): the
+// output is kept for a failure, and a success is one line.
 const migrated = await runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...PERSIST, '--env', ENV], {
+  capture: true,
   env: { CI: 'true' },
 });
-if (migrated.code !== 0) fail(`applying the migrations failed (exit ${migrated.code}).`);
+if (migrated.code !== 0) {
+  process.stdout.write(migrated.stdout);
+  fail(`applying the migrations failed (exit ${migrated.code}).`);
+}
+const applied = [...new Set([...migrated.stdout.matchAll(/│ (\S+\.sql)\s+│ ✅/g)].map((match) => match[1]))];
+console.log(
+  applied.length > 0
+    ? `Migrations applied to the local database: ${applied.length} (${applied[0]} to ${applied.at(-1)}).`
+    : 'Migrations: the local database is up to date.',
+);
 
 const email = vars.BOOTSTRAP_ADMIN_EMAIL || 'admin@example.com';
 const password = vars.BOOTSTRAP_ADMIN_PASSWORD || 'admin-password';
@@ -93,18 +108,24 @@ else if (admin.created === false)
 else console.log(`Bootstrap admin ensured: ${admin.email}`);
 
 const port = process.env.PORT || '8787';
-console.log(
-  `Prepared in ${((Date.now() - started) / 1000).toFixed(1)} s. Starting wrangler dev on http://localhost:${port} (docs: /docs)...`,
-);
+const HOST = '127.0.0.1';
+const base = `http://${HOST}:${port}`;
+console.log(`Prepared in ${seconds(started)} s. Starting wrangler dev...`);
 
+// With a vars file (--env-file) wrangler also reads the required secrets from its own environment: only the file
+// may set them, as `.dev.vars` does otherwise.
+const childEnv = { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env, WRANGLER_SEND_METRICS: 'false' };
+for (const name of Object.keys(generators)) delete childEnv[name];
 const child = spawn(
   process.execPath,
-  [wranglerBin(), 'dev', '--env', ENV, '--port', port, '--ip', '127.0.0.1', ...PERSIST, ...VARS_FILE],
+  // --test-scheduled: this script fires the scheduled handler itself, so wrangler's warning that nothing does is
+  // wrong here (the flag also serves `/__scheduled`).
+  [wranglerBin(), 'dev', '--env', ENV, '--port', port, '--ip', HOST, '--test-scheduled', ...PERSIST, ...VARS_FILE],
   {
     cwd: ROOT,
     stdio: 'inherit',
     // Offline by default: no metrics, and no fetch of the `Request.cf` sample from the network.
-    env: { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env, WRANGLER_SEND_METRICS: 'false' },
+    env: childEnv,
   },
 );
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
@@ -116,3 +137,53 @@ child.on('error', (error) => fail(`could not start wrangler dev: ${error.message
 child.on('exit', (code, signal) =>
   process.exit(code ?? (signal ? 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGHUP' ? 1 : 15) : 0)),
 );
+const running = () => child.exitCode === null && child.signalCode === null;
+
+// Ready: the port accepts a connection, then the Worker answers (wrangler holds the request until it is loaded).
+const portOpen = () =>
+  new Promise((resolve) => {
+    const socket = connect({ host: HOST, port: Number(port) }, () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+while (running() && !(await portOpen())) await new Promise((resolve) => setTimeout(resolve, 200));
+let ready = false;
+try {
+  const res = await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(120_000) });
+  await res.arrayBuffer();
+  if (!res.ok) throw new Error(`GET /openapi.json answered ${res.status}`);
+  ready = true;
+} catch (error) {
+  if (running()) console.error(`npm start: the Worker did not answer (${error.message}); see wrangler's output above.`);
+}
+
+// Crons do not fire under `wrangler dev`: the `* * * * *` trigger of wrangler.toml (QR expiry, reconciliation, the
+// webhook relay) is fired here at the start of every minute, through the route wrangler dev runs it on.
+const SCHEDULED = `${base}/cdn-cgi/local/scheduled?cron=*+*+*+*+*`;
+function fireScheduled() {
+  fetch(SCHEDULED, { signal: AbortSignal.timeout(55_000) }).then(
+    async (res) => {
+      await res.arrayBuffer();
+      if (!res.ok) console.error(`npm start: the scheduled handler answered ${res.status}.`);
+    },
+    (error) => running() && console.error(`npm start: could not fire the scheduled handler: ${error.message}`),
+  );
+}
+function everyMinute() {
+  setTimeout(
+    () => {
+      fireScheduled();
+      everyMinute();
+    },
+    60_000 - (Date.now() % 60_000),
+  );
+}
+if (running()) everyMinute();
+if (running() && ready) {
+  console.log(
+    `\nnpm start: ready in ${seconds(started)} s on ${base} (explorer ${base}/docs, contract ${base}/openapi.json).\n` +
+      `The scheduled jobs run at the start of every minute; run them now: curl -s "${SCHEDULED}"\n`,
+  );
+}

@@ -3,7 +3,6 @@ import type { D1Handle } from './db/prepared.ts';
 import { parseKeyRing, type KeyRing } from './domain/credential-crypto.ts';
 import type { Environment } from './domain/environment.ts';
 import { allowsInsecureLocalWebhooks } from './domain/webhook-url.ts';
-import type { IdempotencyStore } from './durable-objects/idempotency-store.ts';
 import type { Env, WebhookMessage } from './env.ts';
 
 /**
@@ -26,9 +25,8 @@ export interface Deps {
   /** The local-development exception for webhook URLs (domain/webhook-url.ts). */
   allowInsecureWebhooks: boolean;
   webhooks: Queue<WebhookMessage>;
-  /** Durable Object namespaces, typed where they are used (services/idempotency.ts, services/rate-limit.ts). */
-  idempotency: DurableObjectNamespace<IdempotencyStore>;
-  rateLimiter: DurableObjectNamespace;
+  idempotency: Env['IDEMPOTENCY'];
+  rateLimiter: Env['RATE_LIMITER'];
 }
 
 export interface DepsOptions {

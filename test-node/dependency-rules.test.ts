@@ -62,4 +62,38 @@ describe('dependency rules', () => {
     expect(seeded.ok).toBe(false);
     expect(seeded.output).toContain('domain-is-pure');
   });
+
+  it('no import cycles, type-only imports included', async () => {
+    const clean = await cruise({
+      'src/lib/a.ts': "import type { B } from './b.ts';\nexport type A = B | 1;\n",
+      'src/lib/b.ts': 'export type B = 2;\n',
+    });
+    expect(clean.ok, clean.output).toBe(true);
+    const seeded = await cruise({
+      'src/lib/a.ts': "import type { B } from './b.ts';\nexport type A = B | 1;\n",
+      'src/lib/b.ts': "import type { A } from './a.ts';\nexport type B = A[] | 2;\n",
+    });
+    expect(seeded.ok).toBe(false);
+    expect(seeded.output).toContain('no-cycles');
+  });
+
+  it('connectors use plain zod, never Hono', async () => {
+    const packages = {
+      'node_modules/zod/package.json': '{ "name": "zod", "main": "index.js" }\n',
+      'node_modules/zod/index.js': 'export const z = {};\n',
+      'node_modules/@hono/zod-openapi/package.json': '{ "name": "@hono/zod-openapi", "main": "index.js" }\n',
+      'node_modules/@hono/zod-openapi/index.js': 'export const z = {};\n',
+    };
+    const clean = await cruise({
+      ...packages,
+      'src/connectors/x.ts': "import { z } from 'zod';\nexport const x = z;\n",
+    });
+    expect(clean.ok, clean.output).toBe(true);
+    const seeded = await cruise({
+      ...packages,
+      'src/connectors/x.ts': "import { z } from '@hono/zod-openapi';\nexport const x = z;\n",
+    });
+    expect(seeded.ok).toBe(false);
+    expect(seeded.output).toContain('connectors-speak-zod');
+  });
 });

@@ -1,4 +1,4 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
 import { MoneyError, parseAmount } from '../domain/money.ts';
 import { ConnectorError, type Money, type TerminalDisplay } from './types.ts';
 

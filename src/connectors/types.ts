@@ -1,4 +1,4 @@
-import type { z } from '@hono/zod-openapi';
+import type { z } from 'zod';
 import type { DisputeReason, DisputeStatus } from '../domain/disputes.ts';
 import type { Environment } from '../domain/environment.ts';
 import type { PaymentStatus, RefundedPaymentStatus } from '../domain/payment-state.ts';

@@ -22,7 +22,3 @@ export class RateLimiter extends DurableObject {
     await this.ctx.storage.deleteAll();
   }
 }
-
-/** The `RATE_LIMITER` binding, typed: the bindings file (env.ts) knows no class of the app. */
-export const rateLimiters = (binding: DurableObjectNamespace) =>
-  binding as unknown as DurableObjectNamespace<RateLimiter>;

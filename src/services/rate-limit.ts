@@ -1,5 +1,4 @@
 import type { Deps } from '../deps.ts';
-import { rateLimiters } from '../durable-objects/rate-limiter.ts';
 import { ServiceError } from '../lib/errors.ts';
 
 export interface RateLimit {
@@ -33,6 +32,5 @@ export async function firstInWindow(deps: Deps, key: string, windowMs: number): 
 }
 
 function hit(deps: Deps, key: string, limit: number, windowMs: number) {
-  const limiters = rateLimiters(deps.rateLimiter);
-  return limiters.get(limiters.idFromName(key)).hit(limit, windowMs);
+  return deps.rateLimiter.get(deps.rateLimiter.idFromName(key)).hit(limit, windowMs);
 }

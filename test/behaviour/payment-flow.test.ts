@@ -12,8 +12,8 @@ import {
 } from '../simulators/stripe.ts';
 
 /**
- * One behavioural suite for the whole payment, cancel and refund flow, run unchanged against every
- * connector: the built-in sandbox, Stripe against its simulator and Mercado Pago against its simulator
+ * The one flow suite: the first steps of every merchant (log in, create an API key), then the whole payment,
+ * cancel and refund flow, run unchanged against every connector: the built-in sandbox, Stripe against its simulator and Mercado Pago against its simulator
  * (the Worker runs in this isolate, so its outbound fetch is answered by the simulator installed as the
  * global fetch). A profile supplies only what differs between processors: how to create the POS and QR
  * methods, the currencies, how to install its processor, and how "the buyer paid" or "the buyer's bank
@@ -261,6 +261,35 @@ function mercadoPagoProfile(): Profile {
 }
 
 const PROFILES: Profile[] = [sandboxProfile(), stripeProfile(), mercadoPagoProfile()];
+
+// ---------------------------------------------------------------------------------------------------------
+// Where every merchant starts, whatever its processor: an account, an API key, the session and the contract.
+
+describe('a first flow', () => {
+  it('logs in, creates an API key, and uses it', async () => {
+    const admin = await seedSession({ role: 'admin' });
+    const me = await call('GET', '/v1/auth/me', { token: admin.accessToken });
+    expect(me.status).toBe(200);
+    expect(me.body.data.role).toBe('admin');
+    const key = await createKey(admin, ['payments:read']);
+    expect(key.secret).toMatch(/^sk_test_[A-Za-z0-9_-]{43}$/);
+    const list = await call('GET', '/v1/account/api-keys', { token: admin.accessToken });
+    expect(list.status).toBe(200);
+    expect(list.body.pagination).toEqual({ limit: 50, offset: 0, total: 1 });
+    expect(list.text).not.toContain(key.secret);
+    const refreshed = await call('POST', '/v1/auth/refresh', { body: { refresh_token: admin.refreshToken } });
+    expect(refreshed.status).toBe(201);
+    const reuse = await call('POST', '/v1/auth/refresh', { body: { refresh_token: admin.refreshToken } });
+    expect(reuse.status).toBe(401);
+    const after = await call('POST', '/v1/auth/refresh', {
+      body: { refresh_token: refreshed.body.data.refresh_token },
+    });
+    expect(after.status).toBe(401);
+    const spec = await call('GET', '/openapi.json');
+    expect(spec.status).toBe(200);
+    expect(spec.body.openapi).toBe('3.1.0');
+  });
+});
 
 // ---------------------------------------------------------------------------------------------------------
 // The suite: identical for every profile.

@@ -15,7 +15,7 @@ import {
 import { connectorError } from '../helpers/connectors.ts';
 import { crc16 } from '../helpers/emvco.ts';
 
-/** The sandbox adapter called directly, against every row of CONTRACT.md's sandbox table. */
+/** The sandbox adapter called directly, against every row of docs/sandbox.md's tables. */
 
 const API_KEY = `sbx-${crypto.randomUUID()}`;
 

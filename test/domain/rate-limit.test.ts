@@ -1,7 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/domain/rate-limit.ts';
-import { rateLimiters } from '../../src/durable-objects/rate-limiter.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { SESSION_RATE_LIMIT } from '../../src/services/rate-limit.ts';
 
@@ -135,7 +134,7 @@ describe('session rate limit settings and the RateLimiter object', () => {
   });
 
   it('allows up to the limit per key, then answers whole seconds to wait', async () => {
-    const limiters = rateLimiters(env.RATE_LIMITER);
+    const limiters = env.RATE_LIMITER;
     const limiter = limiters.get(limiters.idFromName(`test:${newId('k')}`));
     const results = [];
     for (let i = 0; i < 4; i++) results.push(await limiter.hit(3, 60_000));

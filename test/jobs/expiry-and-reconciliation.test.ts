@@ -149,6 +149,14 @@ describe('QR expiry', () => {
     expect(await eventTypes(payment.id)).toEqual(['payment.pending', 'payment.expired']);
   });
 
+  it('a payment whose configuration sets qr_ttl_seconds 120 expires after 120 s, whatever its method says', async () => {
+    const before = Date.now();
+    const payment = await pay(m.qr.id, '71.00', { webhook_url: HOOK, configuration: { qr_ttl_seconds: 120 } });
+    const { expires_at: expiresAt } = await row(payment.id);
+    expect(expiresAt! - before).toBeGreaterThanOrEqual(120_000);
+    expect(expiresAt! - before).toBeLessThan(900_000);
+  });
+
   it('display_qr carries expires_at, the moment the payment expires: in the create answer, in reads and in payment.pending; no action once expired', async () => {
     const method = await addSandboxMethod(m.session, SANDBOX_QR, undefined, { configuration: { qr_ttl_seconds: 120 } });
     await linkMethod(m.session, method.id, m.key.id);

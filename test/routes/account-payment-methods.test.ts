@@ -841,3 +841,32 @@ describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
     });
   });
 });
+
+describe('display_configuration', () => {
+  it('refuses a field of the version’s configuration (qr_ttl_seconds on a QR method), where it had no effect', async () => {
+    const created = await post(
+      client,
+      validBody({ connector_definition_version_id: QR, display_configuration: { qr_ttl_seconds: 60, label: 'QR' } }),
+    );
+    const error = expectError(created, 400, 'invalid_request');
+    expect(error.details.fields).toEqual([
+      { field: 'display_configuration.qr_ttl_seconds', issue: expect.stringContaining('`configuration`') },
+    ]);
+
+    const method = await createMethod(client, {
+      connector_definition_version_id: QR,
+      configuration: { qr_ttl_seconds: 60 },
+    });
+    const patched = await call('PATCH', `${BASE}/${method.id}`, {
+      token: client.accessToken,
+      body: { display_configuration: { qr_ttl_seconds: 120 } },
+    });
+    expect(expectError(patched, 400, 'invalid_request').details.fields).toEqual([
+      { field: 'display_configuration.qr_ttl_seconds', issue: expect.stringContaining('`configuration`') },
+    ]);
+    // Another version's field is presentation data like any other key.
+    const pos = await post(client, validBody({ display_configuration: { qr_ttl_seconds: 60 } }));
+    expect(pos.status).toBe(201);
+    expect(pos.body.data.display_configuration).toEqual({ qr_ttl_seconds: 60 });
+  });
+});

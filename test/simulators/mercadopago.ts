@@ -20,7 +20,7 @@ import { emvPayload, tlv } from '../helpers/emvco.ts';
  * `X-Idempotency-Key` replay, `{ errors: [{ code, message, details }] }` error bodies, and webhooks signed
  * with `x-signature: ts=…,v1=…` over `id:{data.id};request-id:{x-request-id};ts:{ts};`.
  *
- * Amounts drive outcomes like the sandbox (CONTRACT.md), by the last two digits of the minor units:
+ * Amounts drive outcomes like the sandbox (docs/sandbox.md), by the last two digits of the minor units:
  * 51 → Point order declined (failed / rejected_by_issuer), QR as usual (decline later through `decline`);
  * 52 → the first request with a key is processed but its answer lost (a TimeoutError is thrown at once);
  * 53 → the first request with a key answers 503 and does nothing; 54 → order failed (processing_error);

@@ -1,4 +1,4 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
 import { sha256Hex } from '../../lib/encoding.ts';
 import type {
   Channel,
@@ -59,7 +59,7 @@ import {
 
 export const MERCADOPAGO_CURRENCIES = ['ARS', 'BRL', 'MXN', 'CLP', 'COP', 'UYU', 'PEN'];
 
-// `.describe()` rather than `.openapi()`: GET /v1/connectors serves these through z.toJSONSchema.
+// Field descriptions use `.describe()`: GET /v1/connectors serves these schemas through z.toJSONSchema.
 export const MercadoPagoCredentials = z.strictObject({
   access_token: z
     .string()

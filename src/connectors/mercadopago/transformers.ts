@@ -1,4 +1,4 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
 import { isDisputeReason, type DisputeStatus } from '../../domain/disputes.ts';
 import { formatAmount, minorUnits, MoneyError } from '../../domain/money.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
@@ -101,7 +101,7 @@ export const REFUND_STATUS_TABLE: Readonly<Record<string, ProcessorRefundStatus>
   in_process: 'pending',
   pending: 'pending',
   created: 'pending',
-  // Mercado Pago refused to refund: a decline, as a sandbox refund ending in .61 (CONTRACT.md).
+  // Mercado Pago refused to refund: a decline, as a sandbox refund ending in .61 (docs/sandbox.md).
   rejected: 'declined',
   failed: 'failed',
   canceled: 'failed',

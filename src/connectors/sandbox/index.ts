@@ -1,4 +1,4 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
 import { bytesToHex, hmacSha256, sha256Hex, timingSafeEqual, utf8 } from '../../lib/encoding.ts';
 import { DisplayConfiguration, displayFor } from '../display.ts';
 import type {
@@ -39,8 +39,8 @@ export {
  */
 export const SANDBOX_CURRENCIES = ['USD', 'EUR', 'BRL', 'ARS', 'MXN', 'CLP', 'COP', 'UYU'];
 
-// Field descriptions use `.describe()`: `GET /v1/connectors` serves these schemas through
-// `z.toJSONSchema`, which reads zod's registry and drops `.openapi()` metadata.
+// Field descriptions use `.describe()`: `GET /v1/connectors` serves these schemas through `z.toJSONSchema`,
+// which writes them as `description`.
 export const SandboxCredentials = z.strictObject({
   api_key: z
     .string()

@@ -1,4 +1,4 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
 import { DISPUTE_REASONS, DISPUTE_STATUSES, type DisputeReason } from '../../domain/disputes.ts';
 import { REFUND_FAILURE_REASONS, type RefundFailureReason } from '../../domain/reversals.ts';
 import type { Money, ProcessorDispute, ProcessorNotification } from '../types.ts';

@@ -3,7 +3,7 @@ import type { RefundFailureReason } from '../../domain/reversals.ts';
 import type { Channel, Money, PaymentOutcome, ProcessorRefundStatus, RefundOutcome, Settlement } from '../types.ts';
 
 /**
- * Pure mappings of the sandbox processor (CONTRACT.md, "Sandbox processor behaviour"): the outcome is
+ * Pure mappings of the sandbox processor (docs/sandbox.md, "Payments, by the last two digits of the amount"): the outcome is
  * chosen by the last two digits of the amount's minor units, which are the cents, or the last two
  * integer digits for a currency without decimals.
  */

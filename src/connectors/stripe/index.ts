@@ -1,4 +1,4 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
 import type Stripe from 'stripe';
 import { minorUnits } from '../../domain/money.ts';
 import { DisplayConfiguration, displayFor } from '../display.ts';

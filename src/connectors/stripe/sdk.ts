@@ -1,4 +1,4 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
 // Type-only: nothing of the SDK is bundled; its types are the oracle the schemas below are held to.
 import type Stripe from 'stripe';
 

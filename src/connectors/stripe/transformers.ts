@@ -1,4 +1,4 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
 import type Stripe from 'stripe';
 import type { DisputeReason, DisputeStatus } from '../../domain/disputes.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';

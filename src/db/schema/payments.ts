@@ -74,7 +74,7 @@ export const payments = sqliteTable(
     index('payments_status_idx').on(t.status, t.updatedAt),
     index('payments_expiry_idx').on(t.status, t.expiresAt),
     index('payments_processor_reference_idx').on(t.paymentMethodId, t.processorReference),
-    // GET /v1/payments (services/payments/list-payments.ts): each filter has an index that starts with the
+    // GET /v1/payments (services/payments/reads.ts): each filter has an index that starts with the
     // owner and environment, holds the filter's column, and ends in the list's order (created_at, id), so
     // every page and its count is a range of one index, never a scan of the table.
     index('payments_owner_created_idx').on(t.ownerId, t.environment, t.createdAt, t.id),

@@ -37,7 +37,7 @@ export const listEvents = createRoute({
   request: { query: ListEventsQuery },
   responses: {
     200: jsonContent(listEnvelope(WebhookEventSchema), 'A page of events.'),
-    ...errorResponses('unauthorized', 'insufficient_scope'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
   },
 });
 
@@ -54,7 +54,7 @@ export const listPaymentEvents = createRoute({
   request: { params: PaymentEventParams, query: PaginationQuery },
   responses: {
     200: jsonContent(listEnvelope(PaymentEventSchema), 'A page of events.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_not_found'),
   },
 });
 
@@ -71,7 +71,13 @@ export const redeliverPaymentEvent = createRoute({
   request: { params: EventParams, query: RedeliverQuery },
   responses: {
     202: jsonContent(dataEnvelope(PaymentEventSchema), 'Queued.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'invalid_state_transition'),
+    ...errorResponses(
+      'unauthorized',
+      'insufficient_scope',
+      'rate_limited',
+      'payment_not_found',
+      'invalid_state_transition',
+    ),
   },
 });
 

@@ -27,7 +27,7 @@ export const listPaymentMethods = createRoute({
   request: { query: PaginationQuery },
   responses: {
     200: jsonContent(listEnvelope(PublicPaymentMethodSchema), 'A page of methods.'),
-    ...errorResponses('unauthorized', 'insufficient_scope'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
   },
 });
 
@@ -52,6 +52,6 @@ export const getPaymentMethod = createRoute({
   },
   responses: {
     200: jsonContent(dataEnvelope(PublicPaymentMethodSchema), 'The method.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_method_not_found'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_method_not_found'),
   },
 });

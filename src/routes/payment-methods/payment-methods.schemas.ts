@@ -24,7 +24,8 @@ export const DisplayConfigurationSchema = z
     }
   })
   .openapi('DisplayConfiguration', {
-    description: 'Non-sensitive presentation data (at most 50 flat keys).',
+    description:
+      'Non-sensitive presentation data (at most 50 flat keys), never read by the service: a field of the version’s `configuration_schema` (e.g. `qr_ttl_seconds`) is refused here; send it in `configuration`.',
     example: { label: 'Front counter', color: '#0a7' },
   });
 

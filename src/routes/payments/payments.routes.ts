@@ -46,6 +46,7 @@ export const createPayment = createRoute({
     ...errorResponses(
       'unauthorized',
       'insufficient_scope',
+      'rate_limited',
       'payment_method_not_found',
       'capability_not_supported',
       'unsupported_currency',
@@ -73,7 +74,7 @@ export const listPayments = createRoute({
   request: { query: ListPaymentsQuery },
   responses: {
     200: jsonContent(listEnvelope(PaymentSchema), 'A page of payments.'),
-    ...errorResponses('unauthorized', 'insufficient_scope'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
   },
 });
 
@@ -90,7 +91,7 @@ export const getPayment = createRoute({
   request: { params: PaymentParams },
   responses: {
     200: jsonContent(dataEnvelope(PaymentSchema), 'The payment.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_not_found'),
   },
 });
 
@@ -110,6 +111,7 @@ export const cancelPayment = createRoute({
     ...errorResponses(
       'unauthorized',
       'insufficient_scope',
+      'rate_limited',
       'payment_not_found',
       'payment_method_not_found',
       'capability_not_supported',
@@ -141,6 +143,7 @@ export const createRefund = createRoute({
     ...errorResponses(
       'unauthorized',
       'insufficient_scope',
+      'rate_limited',
       'payment_not_found',
       'payment_method_not_found',
       'capability_not_supported',
@@ -167,7 +170,7 @@ export const listRefunds = createRoute({
   request: { params: PaymentParams, query: PaginationQuery },
   responses: {
     200: jsonContent(listEnvelope(RefundSchema), 'A page of refunds.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_not_found'),
   },
 });
 
@@ -184,6 +187,6 @@ export const getRefund = createRoute({
   request: { params: RefundParams },
   responses: {
     200: jsonContent(dataEnvelope(RefundSchema), 'The refund.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'payment_not_found', 'refund_not_found'),
+    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_not_found', 'refund_not_found'),
   },
 });

@@ -30,6 +30,7 @@ export const simulateProcessorNotification = createRoute({
     ...errorResponses(
       'unauthorized',
       'insufficient_scope',
+      'rate_limited',
       'not_found',
       'payment_not_found',
       'capability_not_supported',
@@ -69,6 +70,7 @@ export const simulateRefundFailure = createRoute({
     ...errorResponses(
       'unauthorized',
       'insufficient_scope',
+      'rate_limited',
       'not_found',
       'refund_not_found',
       'capability_not_supported',

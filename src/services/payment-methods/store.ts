@@ -8,7 +8,7 @@ import { ServiceError } from '../../lib/errors.ts';
 import { IsolateCache } from '../../lib/isolate-cache.ts';
 import { methodStatus } from './resources.ts';
 import { openSecretsToMerge, sealSecrets } from './secrets.ts';
-import { checkCapabilities, connectorVersionOrThrow, parseSecrets } from './validation.ts';
+import { checkCapabilities, checkDisplayConfiguration, connectorVersionOrThrow, parseSecrets } from './validation.ts';
 
 /**
  * Payment methods: created and changed by their owner (management routes), read by business callers.
@@ -31,6 +31,7 @@ export async function createPaymentMethod(
   input: NewPaymentMethod,
 ): Promise<PaymentMethodRow> {
   const version = connectorVersionOrThrow(input.connector_definition_version_id);
+  checkDisplayConfiguration(version, input.display_configuration);
   const secrets = parseSecrets(version, input.credentials, input.configuration ?? {});
   const capabilities = checkCapabilities(version, input.capabilities);
   const now = Date.now();
@@ -122,6 +123,7 @@ export async function updatePaymentMethod(
   patch: PaymentMethodPatch,
 ): Promise<PaymentMethodRow> {
   const version = connectorVersionOrThrow(row.connectorVersionId);
+  checkDisplayConfiguration(version, patch.display_configuration);
   let secretsCiphertext = row.secretsCiphertext;
   if (patch.credentials !== undefined || patch.configuration !== undefined) {
     // A full replacement needs nothing of the old secrets: a method whose stored secrets can no longer

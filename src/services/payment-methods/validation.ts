@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { findConnectorVersion } from '../../connectors/registry.ts';
 import type { Capability, ConnectorVersion } from '../../connectors/types.ts';
 import { invalidRequest, type FieldIssue } from '../../lib/errors.ts';
@@ -29,6 +30,23 @@ export function parseSecrets(version: ConnectorVersion, credentials: unknown, co
     throw invalidRequest('Invalid credentials or configuration for this connector version.', fields);
   }
   return { credentials: creds.data, configuration: config.data as Record<string, unknown> };
+}
+
+/**
+ * `display_configuration` is presentation data that the service shows and never reads: a field of the version's
+ * configuration put there (`qr_ttl_seconds` on a QR method) would be accepted and have no effect, so it is refused,
+ * naming where it belongs.
+ */
+export function checkDisplayConfiguration(version: ConnectorVersion, display: Record<string, unknown> | undefined) {
+  const schema = version.configurationSchema;
+  if (!display || !(schema instanceof z.ZodObject)) return;
+  const fields: FieldIssue[] = Object.keys(display)
+    .filter((key) => Object.hasOwn(schema.shape, key))
+    .map((key) => ({
+      field: `display_configuration.${key}`,
+      issue: 'A field of this connector version’s configuration: send it in `configuration`',
+    }));
+  if (fields.length > 0) throw invalidRequest('Configuration sent as display configuration.', fields);
 }
 
 export function checkCapabilities(version: ConnectorVersion, requested: Capability[] | undefined): Capability[] {

@@ -247,7 +247,7 @@ export interface PaymentDecision<T> {
 /**
  * Tries of one compare-and-set before giving up. Each lost try means another writer of the same payment
  * won, so N concurrent writers cost the unluckiest at most N - 1 losses; 50 concurrent refunds of one
- * payment (test/routes/refunds.test.ts) need 6 to 11 tries in practice. With the jittered wait below
+ * payment (test/routes/payments-refunds.test.ts) need 6 to 11 tries in practice. With the jittered wait below
  * (at most 50 ms), giving up holds the idempotency object about 1.5 s at worst instead of ten.
  */
 export const MUTATE_MAX_ATTEMPTS = 64;
