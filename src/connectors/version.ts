@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   CAPABILITIES,
   ConnectorError,
@@ -70,3 +70,10 @@ export function firstPublishedVersion(provider: string, credentialsSchema: z.Zod
     credentialsSchema,
   };
 }
+
+/**
+ * `qr_ttl_seconds` of every QR version's configuration: how long a pending QR payment stays payable before
+ * the service expires it (jobs/expire-qr-payments.ts reads it), one range and default for every processor.
+ */
+export const qrTtlSeconds = (description = 'A pending QR payment expires after this many seconds.') =>
+  z.number().int().min(60).max(86_400).default(900).describe(description);

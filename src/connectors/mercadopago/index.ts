@@ -11,7 +11,7 @@ import type {
   TerminalState,
 } from '../types.ts';
 import { ConnectorError } from '../types.ts';
-import { defineVersion, firstPublishedVersion } from '../version.ts';
+import { defineVersion, firstPublishedVersion, qrTtlSeconds } from '../version.ts';
 import { sendRequest } from '../http.ts';
 import type { RefundRequest } from 'mercadopago/dist/clients/order/refund/types';
 import {
@@ -89,13 +89,7 @@ export const MercadoPagoQrConfiguration = z.strictObject({
   external_pos_id: PosId.optional().describe(
     'The `external_id` of the Mercado Pago point of sale (store POS) whose QR shows the order. Required to take a payment; may be given per payment.',
   ),
-  qr_ttl_seconds: z
-    .number()
-    .int()
-    .min(60)
-    .max(86_400)
-    .default(900)
-    .describe('A pending QR order expires after this many seconds (`expiration_time`).'),
+  qr_ttl_seconds: qrTtlSeconds('A pending QR order expires after this many seconds (`expiration_time`).'),
 });
 export type MercadoPagoQrConfiguration = z.infer<typeof MercadoPagoQrConfiguration>;
 

@@ -12,7 +12,7 @@ import type {
   TerminalState,
 } from '../types.ts';
 import { ConnectorError, TerminalUnavailableError } from '../types.ts';
-import { defineVersion, firstPublishedVersion } from '../version.ts';
+import { defineVersion, firstPublishedVersion, qrTtlSeconds } from '../version.ts';
 import { SandboxNotificationBody, sandboxNotification } from './news.ts';
 import {
   sandboxPaymentAnswer,
@@ -76,13 +76,7 @@ export const SandboxPosConfiguration = z.strictObject({
 export type SandboxPosConfiguration = z.infer<typeof SandboxPosConfiguration>;
 
 const SandboxQrConfiguration = z.strictObject({
-  qr_ttl_seconds: z
-    .number()
-    .int()
-    .min(60)
-    .max(86_400)
-    .default(900)
-    .describe('A pending QR payment expires after this many seconds.'),
+  qr_ttl_seconds: qrTtlSeconds(),
 });
 
 /** Header carrying the sandbox's notification signature: hex HMAC-SHA256 of the raw body keyed by `api_key`. */

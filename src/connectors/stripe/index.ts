@@ -15,7 +15,7 @@ import type {
   TerminalState,
 } from '../types.ts';
 import { ConnectorError } from '../types.ts';
-import { defineVersion, firstPublishedVersion } from '../version.ts';
+import { defineVersion, firstPublishedVersion, qrTtlSeconds } from '../version.ts';
 import { sendRequest } from '../http.ts';
 import {
   StripeDispute,
@@ -117,13 +117,7 @@ export const StripeQrConfiguration = z.strictObject({
     .enum(['promptpay', 'paynow'])
     .default('promptpay')
     .describe('`promptpay` (THB) or `paynow` (SGD).'),
-  qr_ttl_seconds: z
-    .number()
-    .int()
-    .min(60)
-    .max(86_400)
-    .default(900)
-    .describe('A pending QR payment expires after this many seconds.'),
+  qr_ttl_seconds: qrTtlSeconds(),
   billing_email: z
     .email()
     .max(254)

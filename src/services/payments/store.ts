@@ -73,8 +73,9 @@ export function findPaymentWithRefunds({ d1 }: Deps, scope: OwnerScope, id: stri
   return withLedger(d1, ownedPayment.bind(d1, id, scope.ownerId, scope.environment), id);
 }
 
-export function loadPayment({ db }: Deps, id: string) {
-  return db.select().from(payments).where(eq(payments.id, id)).get();
+export async function loadPayment({ d1 }: Deps, id: string): Promise<PaymentRow | undefined> {
+  const raw = await paymentById.bind(d1, id).first<Record<string, unknown>>();
+  return raw ? paymentById.decode(raw) : undefined;
 }
 
 /** The payment by id alone, with its ledger (for the compare-and-set loop: the caller checked the owner). */
