@@ -1,3 +1,4 @@
+import { dataPlane } from './shards.ts';
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
@@ -103,7 +104,7 @@ export async function consumeOnce(eventIds: string[], attempts = 1): Promise<Con
 export async function elapseUntilDue(eventIds: string[]) {
   const now = Date.now();
   for (const key of new Set(eventIds)) {
-    await env.DB.prepare(
+    await dataPlane.prepare(
       "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND destination = ? AND status = 'pending' AND next_attempt_at > ?",
     )
       .bind(now, messageOf(key).eventId, destinationOf(key), now)
@@ -233,7 +234,7 @@ function trackOrAllow(secret: string, responseId: number) {
 
 /** Event ids of a payment, oldest first, from D1. */
 export async function eventIdsOf(paymentId: string): Promise<string[]> {
-  const { results } = await env.DB.prepare(
+  const { results } = await dataPlane.prepare(
     'SELECT id FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid',
   )
     .bind(paymentId)
@@ -250,7 +251,7 @@ export interface EventRow {
 }
 
 export async function eventRowsOf(paymentId: string): Promise<EventRow[]> {
-  const { results } = await env.DB.prepare(
+  const { results } = await dataPlane.prepare(
     'SELECT * FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid',
   )
     .bind(paymentId)
@@ -271,7 +272,7 @@ export interface DeliveryRow {
 
 /** The delivery of an event to the payment's `webhook_url`, or to the endpoint `endpointId`. */
 export async function deliveryRow(eventId: string, endpointId?: string): Promise<DeliveryRow | null> {
-  return env.DB.prepare('SELECT * FROM webhook_deliveries WHERE event_id = ? AND destination = ?')
+  return dataPlane.prepare('SELECT * FROM webhook_deliveries WHERE event_id = ? AND destination = ?')
     .bind(eventId, endpointId ?? 'payment_url')
     .first<DeliveryRow>();
 }
@@ -327,7 +328,7 @@ export async function createEndpoint(session: Session, body: Record<string, unkn
 
 /** Rows of the endpoint table, straight from D1. */
 export async function endpointRow(id: string) {
-  return env.DB.prepare('SELECT * FROM webhook_endpoints WHERE id = ?').bind(id).first<Record<string, unknown>>();
+  return dataPlane.prepare('SELECT * FROM webhook_endpoints WHERE id = ?').bind(id).first<Record<string, unknown>>();
 }
 
 export interface WebhookTestSetup {

@@ -163,7 +163,7 @@ export async function commitPaymentChange(
         updatedAt: event.createdAt,
       };
       outbox.push(insertRowIf(db, webhookDeliveries, delivery, written));
-      deliveries.push(pendingDeliveryOf(event.id, PAYMENT_URL_DESTINATION));
+      deliveries.push(pendingDeliveryOf(event.id, next.ownerId, PAYMENT_URL_DESTINATION));
     }
     endpointsAt = outbox.length;
     outbox.push(endpointDeliveriesStatement(deps, next, event, { paymentId: next.id, ownerId: next.ownerId }, written));
@@ -179,7 +179,7 @@ export async function commitPaymentChange(
   if (updated.meta.changes !== 1) return null;
   if (endpointsAt !== null && event) {
     for (const { destination } of results[before.length + endpointsAt] as { destination: string }[])
-      deliveries.push(pendingDeliveryOf(event.id, destination));
+      deliveries.push(pendingDeliveryOf(event.id, next.ownerId, destination));
   }
   return { payment: next, deliveries };
 }
