@@ -1,4 +1,4 @@
-import { dataPlane } from './shards.ts';
+import { dataPlane, SHARDS } from './shards.ts';
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
@@ -36,6 +36,24 @@ export function messageOf(key: string): WebhookMessage {
   return endpointId ? { eventId, endpointId } : { eventId };
 }
 
+/** The messages the Worker sent, by delivery key: they name the shard and owner, which the key does not. */
+const sent = new Map<string, WebhookMessage>();
+
+/** The message as the Worker would send it: as sent, or, for a key a test made, naming the event's shard and owner. */
+async function fullMessageOf(key: string): Promise<WebhookMessage> {
+  const known = sent.get(key);
+  if (known) return known;
+  const message = messageOf(key);
+  for (const { name, d1 } of SHARDS) {
+    const event = await d1
+      .prepare('SELECT owner_id FROM payment_events WHERE id = ?')
+      .bind(message.eventId)
+      .first<{ owner_id: string }>();
+    if (event) return { ...message, shard: name, ownerId: event.owner_id };
+  }
+  return message;
+}
+
 const destinationOf = (key: string) => messageOf(key).endpointId ?? 'payment_url';
 
 export function captureQueue(): CapturedQueue {
@@ -44,12 +62,14 @@ export function captureQueue(): CapturedQueue {
     .spyOn(env.WEBHOOKS, 'sendBatch')
     .mockImplementation(async (messages: Iterable<MessageSendRequest<WebhookMessage>>) => {
       for (const m of messages) {
+        sent.set(deliveryKey(m.body), m.body);
         queue.pending.push(deliveryKey(m.body));
         queue.sent.push(deliveryKey(m.body));
       }
       return undefined as never;
     });
   const send = vi.spyOn(env.WEBHOOKS, 'send').mockImplementation(async (body: WebhookMessage) => {
+    sent.set(deliveryKey(body), body);
     queue.pending.push(deliveryKey(body));
     queue.sent.push(deliveryKey(body));
     return undefined as never;
@@ -69,12 +89,14 @@ export interface ConsumerRound {
 
 /** One consumer run over `eventIds` (delivery keys, one batch), as the queue would deliver them. */
 export async function consumeOnce(eventIds: string[], attempts = 1): Promise<ConsumerRound> {
-  const messages = eventIds.map((key, i) => ({
-    id: `msg-${i}-${key}`,
-    timestamp: new Date(),
-    attempts,
-    body: messageOf(key),
-  }));
+  const messages = await Promise.all(
+    eventIds.map(async (key, i) => ({
+      id: `msg-${i}-${key}`,
+      timestamp: new Date(),
+      attempts,
+      body: await fullMessageOf(key),
+    })),
+  );
   const batch = createMessageBatch<WebhookMessage>('payment-webhooks-test', messages);
   // getQueueResult reports which messages were retried but not the delay asked for: record it here.
   const delays = new Map<string, number | undefined>();
