@@ -6,7 +6,9 @@ import { findLeaks, recordLogLine } from './helpers/leak-scan.ts';
 
 // Every test file starts from the migrated schemas, control and both shards (a no-op when already applied).
 await applyD1Migrations(env.DB, env.TEST_CONTROL_MIGRATIONS);
-await Promise.all([env.SHARD_0, env.SHARD_1].map((shard) => applyD1Migrations(shard, env.TEST_SHARD_MIGRATIONS, 'd1_shard_migrations')));
+await Promise.all(
+  [env.SHARD_0, env.SHARD_1].map((shard) => applyD1Migrations(shard, env.TEST_SHARD_MIGRATIONS, 'd1_shard_migrations')),
+);
 
 // The Worker runs in the tests' isolate, so its log lines pass through this console.
 for (const level of ['log', 'info', 'warn', 'error'] as const) {

@@ -30,7 +30,11 @@ export function shardsOf(bindings: object): readonly Shard[] {
   if (!shards) {
     shards = Object.entries(bindings)
       .filter(([name, value]) => isShardName(name) && isD1(value))
-      .map(([name, d1]) => ({ name: name as ShardName, index: Number(name.slice('SHARD_'.length)), d1: d1 as D1Database }))
+      .map(([name, d1]) => ({
+        name: name as ShardName,
+        index: Number(name.slice('SHARD_'.length)),
+        d1: d1 as D1Database,
+      }))
       .sort((a, b) => a.index - b.index);
     found.set(bindings, shards);
   }

@@ -78,23 +78,23 @@ export async function reconcile(
     .limit(limit);
   const approvedRefunds =
     LONGEST_REVERSAL_WINDOW_MS > 0
-    ? await db
-        .select({ refund: refunds, payment: payments })
-        .from(refunds)
-        .innerJoin(payments, eq(payments.id, refunds.paymentId))
-        .where(
-          and(
-            eq(refunds.status, 'approved'),
-            eq(payments.environment, deps.environment),
-            lte(lastLook(refunds), now - RECONCILE_APPROVED_REFUND_AFTER_MS),
-            // An approved refund's `updated_at` is the moment of its approval: nothing moves it until a reversal.
-            gte(refunds.updatedAt, now - LONGEST_REVERSAL_WINDOW_MS),
-          ),
-        )
-        // Least recently looked at first, so a limit smaller than the window's refunds still reaches each in turn.
-        .orderBy(asc(lastLook(refunds)))
-        .limit(limit)
-    : [];
+      ? await db
+          .select({ refund: refunds, payment: payments })
+          .from(refunds)
+          .innerJoin(payments, eq(payments.id, refunds.paymentId))
+          .where(
+            and(
+              eq(refunds.status, 'approved'),
+              eq(payments.environment, deps.environment),
+              lte(lastLook(refunds), now - RECONCILE_APPROVED_REFUND_AFTER_MS),
+              // An approved refund's `updated_at` is the moment of its approval: nothing moves it until a reversal.
+              gte(refunds.updatedAt, now - LONGEST_REVERSAL_WINDOW_MS),
+            ),
+          )
+          // Least recently looked at first, so a limit smaller than the window's refunds still reaches each in turn.
+          .orderBy(asc(lastLook(refunds)))
+          .limit(limit)
+      : [];
 
   const methods = new Map<string, PaymentMethodRow | undefined>();
   const methodOf = async (id: string) => {
@@ -123,17 +123,15 @@ export async function reconcile(
     if (window === undefined || refund.updatedAt < now - window) {
       // Its processor documents no failure this late (Mercado Pago: none at all): not looked at again before the
       // longest window has passed, when the query no longer takes it, so it never holds a place in the limit.
-      await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: refund.updatedAt + LONGEST_REVERSAL_WINDOW_MS }).catch(
-        () => undefined,
-      );
+      await settleRefund(deps, refund.id, payment.id, null, {
+        reconciledAt: refund.updatedAt + LONGEST_REVERSAL_WINDOW_MS,
+      }).catch(() => undefined);
       continue;
     }
-    await rereadApprovedRefund(deps, refund, payment, method, now).catch(
-      async (error) => {
-        log('error', 'reconcile_approved_refund_failed', { refund_id: refund.id, ...errorFields(error) });
-        await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
-      },
-    );
+    await rereadApprovedRefund(deps, refund, payment, method, now).catch(async (error) => {
+      log('error', 'reconcile_approved_refund_failed', { refund_id: refund.id, ...errorFields(error) });
+      await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
+    });
   }
   return { payments: stalePayments.length, refunds: staleRefunds.length, approvedRefunds: approvedRefunds.length };
 }

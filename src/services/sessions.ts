@@ -103,7 +103,11 @@ export async function rotateRefreshToken(deps: Deps, presented: string) {
   return tokenResponse(deps, user, found.session.id, successor, now);
 }
 
-export async function revokeSession({ control: db }: Deps, sessionId: string, reason: 'logout' | 'refresh_token_reuse') {
+export async function revokeSession(
+  { control: db }: Deps,
+  sessionId: string,
+  reason: 'logout' | 'refresh_token_reuse',
+) {
   const result = await db
     .update(sessions)
     .set({ revokedAt: Date.now(), revokedReason: reason })

@@ -1,5 +1,4 @@
 import { dataPlane, depsOfPayment } from '../helpers/shards.ts';
-import { env } from 'cloudflare:workers';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { reconcile, RECONCILE_ACTION_REQUIRED_AFTER_MS, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
 import {
@@ -116,13 +115,15 @@ const deliver = (n: SimNotification, headers: Record<string, string> = {}) =>
   call('POST', n.path, { rawBody: n.rawBody, headers: { ...n.headers, ...headers } });
 
 async function paymentRowByReference(reference: string) {
-  return dataPlane.prepare('SELECT * FROM payments WHERE external_reference = ?')
+  return dataPlane
+    .prepare('SELECT * FROM payments WHERE external_reference = ?')
     .bind(reference)
     .first<{ id: string; status: string; processor_reference: string | null }>();
 }
 
 async function refundRow(id: string) {
-  return dataPlane.prepare('SELECT * FROM refunds WHERE id = ?')
+  return dataPlane
+    .prepare('SELECT * FROM refunds WHERE id = ?')
     .bind(id)
     .first<{ status: string; processor_reference: string | null }>();
 }
@@ -462,7 +463,8 @@ describe('unverifiable notifications cost nothing', () => {
       headers: { 'Content-Type': 'application/json' },
     });
   const notificationRows = async (method: string) =>
-    (await dataPlane.prepare('SELECT count(*) AS n FROM processor_notifications WHERE payment_method_id = ?')
+    (await dataPlane
+      .prepare('SELECT count(*) AS n FROM processor_notifications WHERE payment_method_id = ?')
       .bind(method)
       .first<{ n: number }>())!.n;
   const unknownOrder = () => `ORD01J${crypto.randomUUID().replace(/-/g, '').slice(0, 20).toUpperCase()}`;

@@ -1,5 +1,4 @@
 import { dataPlane } from '../helpers/shards.ts';
-import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { call, createKey, expectError, seedSession, type Session } from '../helpers/api.ts';
 import { STRIPE_ORIGIN, StripeSimulator, stripeId, type SignedDelivery } from '../simulators/stripe.ts';
@@ -106,13 +105,15 @@ const notify = (method: string, delivery: Pick<SignedDelivery, 'rawBody' | 'head
   call('POST', `/v1/processor-notifications/${method}`, { rawBody: delivery.rawBody, headers: delivery.headers });
 
 async function paymentRow(id: string) {
-  return dataPlane.prepare('SELECT * FROM payments WHERE id = ?')
+  return dataPlane
+    .prepare('SELECT * FROM payments WHERE id = ?')
     .bind(id)
     .first<{ status: string; processor_reference: string | null; processor_attempts: number }>();
 }
 
 async function refundRow(id: string) {
-  return dataPlane.prepare('SELECT * FROM refunds WHERE id = ?')
+  return dataPlane
+    .prepare('SELECT * FROM refunds WHERE id = ?')
     .bind(id)
     .first<{ status: string; processor_reference: string | null }>();
 }
@@ -210,7 +211,8 @@ describe('Stripe POS payments through the API', () => {
     const reference = `order-${crypto.randomUUID()}`;
     const first = await pay(pos, '10.52', { key, reference });
     expectError(first, 504, 'processor_timeout');
-    const { results } = await dataPlane.prepare('SELECT * FROM payments WHERE external_reference = ?')
+    const { results } = await dataPlane
+      .prepare('SELECT * FROM payments WHERE external_reference = ?')
       .bind(reference)
       .all<{ id: string; status: string; processor_reference: string | null }>();
     expect(results).toHaveLength(1);
@@ -252,7 +254,8 @@ describe('Stripe POS payments through the API', () => {
     expect(expectError(await pay(pos, '12.00', { reference }), 504, 'processor_timeout').details).toEqual({
       processor_code: 'idempotency_error',
     });
-    const { results } = await dataPlane.prepare('SELECT status FROM payments WHERE external_reference = ?')
+    const { results } = await dataPlane
+      .prepare('SELECT status FROM payments WHERE external_reference = ?')
       .bind(reference)
       .all<{ status: string }>();
     expect(results).toEqual([{ status: 'pending' }]);

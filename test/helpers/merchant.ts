@@ -1,5 +1,4 @@
 import { dataPlane } from './shards.ts';
-import { env } from 'cloudflare:workers';
 import type { Scope } from '../../src/domain/scopes.ts';
 import { BUSINESS_SCOPES } from '../../src/domain/scopes.ts';
 import { createMethod } from './methods.ts';
@@ -115,7 +114,8 @@ export interface PaymentDbRow {
 }
 
 export async function paymentRowsByReference(externalReference: string): Promise<PaymentDbRow[]> {
-  const { results } = await dataPlane.prepare('SELECT * FROM payments WHERE external_reference = ?')
+  const { results } = await dataPlane
+    .prepare('SELECT * FROM payments WHERE external_reference = ?')
     .bind(externalReference)
     .all<PaymentDbRow>();
   return results;
@@ -133,16 +133,16 @@ export interface RefundDbRow {
 }
 
 export async function refundRows(paymentId: string): Promise<RefundDbRow[]> {
-  const { results } = await dataPlane.prepare('SELECT * FROM refunds WHERE payment_id = ?')
+  const { results } = await dataPlane
+    .prepare('SELECT * FROM refunds WHERE payment_id = ?')
     .bind(paymentId)
     .all<RefundDbRow>();
   return results;
 }
 
 export async function approvedRefundTotal(paymentId: string): Promise<number> {
-  const row = await dataPlane.prepare(
-    "SELECT COALESCE(SUM(amount_minor), 0) AS total FROM refunds WHERE payment_id = ? AND status = 'approved'",
-  )
+  const row = await dataPlane
+    .prepare("SELECT COALESCE(SUM(amount_minor), 0) AS total FROM refunds WHERE payment_id = ? AND status = 'approved'")
     .bind(paymentId)
     .first<{ total: number }>();
   return row?.total ?? 0;

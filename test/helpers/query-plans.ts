@@ -2,7 +2,8 @@ import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import type { PageStatements } from '../../src/db/paging.ts';
 
-const CONTROL_TABLES = /"(users|sessions|refresh_tokens|api_keys|api_key_payment_methods|payment_methods|owner_placements)"/;
+const CONTROL_TABLES =
+  /"(users|sessions|refresh_tokens|api_keys|api_key_payment_methods|payment_methods|owner_placements)"/;
 
 /** SQLite's plan of a statement as Drizzle builds it, one `detail` line per step, in the database of its tables. */
 export async function queryPlan(statement: { toSQL(): { sql: string; params: unknown[] } }): Promise<string[]> {

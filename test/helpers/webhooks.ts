@@ -126,9 +126,10 @@ export async function consumeOnce(eventIds: string[], attempts = 1): Promise<Con
 export async function elapseUntilDue(eventIds: string[]) {
   const now = Date.now();
   for (const key of new Set(eventIds)) {
-    await dataPlane.prepare(
-      "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND destination = ? AND status = 'pending' AND next_attempt_at > ?",
-    )
+    await dataPlane
+      .prepare(
+        "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND destination = ? AND status = 'pending' AND next_attempt_at > ?",
+      )
       .bind(now, messageOf(key).eventId, destinationOf(key), now)
       .run();
   }
@@ -256,9 +257,8 @@ function trackOrAllow(secret: string, responseId: number) {
 
 /** Event ids of a payment, oldest first, from D1. */
 export async function eventIdsOf(paymentId: string): Promise<string[]> {
-  const { results } = await dataPlane.prepare(
-    'SELECT id FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid',
-  )
+  const { results } = await dataPlane
+    .prepare('SELECT id FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid')
     .bind(paymentId)
     .all<{ id: string }>();
   return results.map((r) => r.id);
@@ -273,9 +273,8 @@ export interface EventRow {
 }
 
 export async function eventRowsOf(paymentId: string): Promise<EventRow[]> {
-  const { results } = await dataPlane.prepare(
-    'SELECT * FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid',
-  )
+  const { results } = await dataPlane
+    .prepare('SELECT * FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid')
     .bind(paymentId)
     .all<EventRow>();
   return results;
@@ -294,7 +293,8 @@ export interface DeliveryRow {
 
 /** The delivery of an event to the payment's `webhook_url`, or to the endpoint `endpointId`. */
 export async function deliveryRow(eventId: string, endpointId?: string): Promise<DeliveryRow | null> {
-  return dataPlane.prepare('SELECT * FROM webhook_deliveries WHERE event_id = ? AND destination = ?')
+  return dataPlane
+    .prepare('SELECT * FROM webhook_deliveries WHERE event_id = ? AND destination = ?')
     .bind(eventId, endpointId ?? 'payment_url')
     .first<DeliveryRow>();
 }

@@ -245,7 +245,8 @@ describe('reconciliation of payments', () => {
     expect(failed.status).toBe('failed');
     const longAgo = Date.now() - 3600_000;
     for (const id of [approved.id, failed.id]) {
-      await dataPlane.prepare("UPDATE payments SET status = 'pending', updated_at = ?, version = version + 1 WHERE id = ?")
+      await dataPlane
+        .prepare("UPDATE payments SET status = 'pending', updated_at = ?, version = version + 1 WHERE id = ?")
         .bind(longAgo, id)
         .run();
     }
@@ -279,10 +280,11 @@ describe('reconciliation of payments', () => {
 describe('reconciliation of refunds', () => {
   async function insertRefund(paymentId: string, amountMinor: number, processorReference: string | null, at: number) {
     const id = newId('ref');
-    await (await shardDbOf(m.session.user.id)).prepare(
-      `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
+    await (await shardDbOf(m.session.user.id))
+      .prepare(
+        `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
-    )
+      )
       .bind(id, paymentId, m.session.user.id, amountMinor, processorReference, id, at, at)
       .run();
     return id;

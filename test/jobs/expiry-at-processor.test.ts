@@ -1,5 +1,4 @@
 import { onEveryShard } from '../helpers/shards.ts';
-import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sandboxQrV1 } from '../../src/connectors/sandbox/index.ts';
 import { ConnectorError } from '../../src/connectors/types.ts';

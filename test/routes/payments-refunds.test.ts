@@ -1,5 +1,4 @@
-import { dataPlane, shardDbOf, depsOfOwner } from '../helpers/shards.ts';
-import { env } from 'cloudflare:workers';
+import { shardDbOf, depsOfOwner } from '../helpers/shards.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/jobs/reconcile.ts';
 import { newId } from '../../src/lib/ids.ts';
@@ -312,10 +311,11 @@ describe('listRefunds and getRefund', () => {
   /** A refund the processor has not settled yet, as a timeout leaves it (the reconciliation job settles it). */
   async function pendingRefund(paymentId: string, amountMinor: number, at: number) {
     const id = newId('ref');
-    await (await shardDbOf(m.session.user.id)).prepare(
-      `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
+    await (await shardDbOf(m.session.user.id))
+      .prepare(
+        `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
-    )
+      )
       .bind(id, paymentId, m.session.user.id, amountMinor, `sbx_ref_${id}`, id, at, at)
       .run();
     return id;

@@ -1,5 +1,4 @@
 import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
-import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_REFUND_REVERSAL_WINDOW_MS } from '../../src/connectors/sandbox/index.ts';
 import { reconcile, RECONCILE_APPROVED_REFUND_AFTER_MS } from '../../src/jobs/reconcile.ts';
@@ -185,7 +184,8 @@ describe('an approved refund the processor reports failed later', () => {
 describe('untrusted news of a reversal', () => {
   async function untrusted(refundId: string) {
     const deps = await depsOfOwner(m.session.user.id);
-    const row = await dataPlane.prepare('SELECT processor_reference FROM refunds WHERE id = ?')
+    const row = await dataPlane
+      .prepare('SELECT processor_reference FROM refunds WHERE id = ?')
       .bind(refundId)
       .first<{ processor_reference: string }>();
     const method = (await loadPaymentMethod(deps, m.pos.id))!;
@@ -252,7 +252,8 @@ describe('reconciliation of approved refunds', () => {
     const approvedAt = Date.parse(made.body.data.updated_at);
     const deps = await depsOfOwner(m.session.user.id);
     const reconciledAt = async () =>
-      (await dataPlane.prepare('SELECT reconciled_at FROM refunds WHERE id = ?')
+      (await dataPlane
+        .prepare('SELECT reconciled_at FROM refunds WHERE id = ?')
         .bind(made.body.data.id)
         .first<{ reconciled_at: number | null }>())!.reconciled_at;
     const due = approvedAt + RECONCILE_APPROVED_REFUND_AFTER_MS;

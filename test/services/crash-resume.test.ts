@@ -232,10 +232,15 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const body = refundBody('20.00');
     const path = `/v1/payments/${paymentId}/refunds`;
     await firstTry(
-      run(createRefund, await depsOfOwner(m.session.user.id), await attemptOf(m, 'create_refund', key, path, body, crashOnStart), {
-        paymentId,
-        body,
-      }),
+      run(
+        createRefund,
+        await depsOfOwner(m.session.user.id),
+        await attemptOf(m, 'create_refund', key, path, body, crashOnStart),
+        {
+          paymentId,
+          body,
+        },
+      ),
     );
     expect((await refundRows(paymentId)).map((r) => r.status)).toEqual(['created']);
 
@@ -256,10 +261,15 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const body = refundBody('50.00');
     const path = `/v1/payments/${paymentId}/refunds`;
     await firstTry(
-      run(createRefund, await depsCrashingAt(m, /^update "refunds"/), await attemptOf(m, 'create_refund', key, path, body), {
-        paymentId,
-        body,
-      }),
+      run(
+        createRefund,
+        await depsCrashingAt(m, /^update "refunds"/),
+        await attemptOf(m, 'create_refund', key, path, body),
+        {
+          paymentId,
+          body,
+        },
+      ),
     );
 
     const retry = await refundOnce(m, paymentId, body, key);
@@ -276,10 +286,15 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const key = crypto.randomUUID();
     const body = refundBody('10.00');
     const path = `/v1/payments/${paymentId}/refunds`;
-    const done = await run(createRefund, await depsOfOwner(m.session.user.id), await attemptOf(m, 'create_refund', key, path, body), {
-      paymentId,
-      body,
-    });
+    const done = await run(
+      createRefund,
+      await depsOfOwner(m.session.user.id),
+      await attemptOf(m, 'create_refund', key, path, body),
+      {
+        paymentId,
+        body,
+      },
+    );
 
     const retry = await refundOnce(m, paymentId, body, key);
     expect(retry.status, retry.text).toBe(201);
@@ -294,10 +309,15 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const body = refundBody('20.00');
     const path = `/v1/payments/${paymentId}/refunds`;
     await firstTry(
-      run(createRefund, await depsOfOwner(m.session.user.id), await attemptOf(m, 'create_refund', key, path, body, crashOnStart), {
-        paymentId,
-        body,
-      }),
+      run(
+        createRefund,
+        await depsOfOwner(m.session.user.id),
+        await attemptOf(m, 'create_refund', key, path, body, crashOnStart),
+        {
+          paymentId,
+          body,
+        },
+      ),
     );
     expectError(await refundOnce(m, paymentId, refundBody('25.00'), key), 409, 'idempotency_key_reused');
     expect(await refundRows(paymentId)).toHaveLength(1);
@@ -313,9 +333,14 @@ describe('a cancel crashed after its claim resumes on retry instead of meeting i
     const key = crypto.randomUUID();
     const path = `/v1/payments/${paymentId}/cancel`;
     await firstTry(
-      run(cancelPayment, await depsOfOwner(m.session.user.id), await attemptOf(m, 'cancel_payment', key, path, null, crashOnStart), {
-        paymentId,
-      }),
+      run(
+        cancelPayment,
+        await depsOfOwner(m.session.user.id),
+        await attemptOf(m, 'cancel_payment', key, path, null, crashOnStart),
+        {
+          paymentId,
+        },
+      ),
     );
 
     expectError(
@@ -334,9 +359,14 @@ describe('a cancel crashed after its claim resumes on retry instead of meeting i
     const paymentId = created.body.data.id as string;
     const key = crypto.randomUUID();
     const path = `/v1/payments/${paymentId}/cancel`;
-    const done = await run(cancelPayment, await depsOfOwner(m.session.user.id), await attemptOf(m, 'cancel_payment', key, path, null), {
-      paymentId,
-    });
+    const done = await run(
+      cancelPayment,
+      await depsOfOwner(m.session.user.id),
+      await attemptOf(m, 'cancel_payment', key, path, null),
+      {
+        paymentId,
+      },
+    );
     expect(done.status).toBe('canceled');
 
     const retry = await postIdempotent(path, m.key.secret, undefined, key);

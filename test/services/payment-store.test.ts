@@ -1,5 +1,4 @@
 import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
-import { env } from 'cloudflare:workers';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { payments } from '../../src/db/schema/index.ts';
@@ -39,7 +38,8 @@ describe('mutatePayment', () => {
     const after = (await paymentRow(id))!;
     expect(after.version).toBe(before.version + MUTATE_MAX_ATTEMPTS);
     expect(after.status).toBe(before.status);
-    const raw = await dataPlane.prepare('SELECT processor_status FROM payments WHERE id = ?')
+    const raw = await dataPlane
+      .prepare('SELECT processor_status FROM payments WHERE id = ?')
       .bind(id)
       .first<{ processor_status: string | null }>();
     expect(raw?.processor_status).not.toBe('never-written');

@@ -1,5 +1,4 @@
 import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
-import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import { WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -156,7 +155,8 @@ describe('signed deliveries', () => {
 
     // A delivery the service signed 10 minutes ago (due then): a correct signature, but too old to accept.
     const signedAt = Date.now() - 10 * 60 * 1000;
-    await dataPlane.prepare("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ? WHERE event_id = ?")
+    await dataPlane
+      .prepare("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ? WHERE event_id = ?")
       .bind(signedAt, genuine!.headers['webhook-id'])
       .run();
     await deliverEvent(await depsOfOwner(m.session.user.id), genuine!.headers['webhook-id']!, signedAt);
@@ -240,7 +240,8 @@ describe('event types', () => {
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((e: { type: string }) => e.type)).toEqual(['payment.approved', 'payment.pending']);
     for (const event of listed.body.data) expect(event.delivery).toBeNull();
-    const { results } = await dataPlane.prepare('SELECT count(*) AS n FROM webhook_deliveries WHERE payment_id = ?')
+    const { results } = await dataPlane
+      .prepare('SELECT count(*) AS n FROM webhook_deliveries WHERE payment_id = ?')
       .bind(payment.id)
       .all<{ n: number }>();
     expect(results[0]!.n).toBe(0);

@@ -1,5 +1,4 @@
 import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
-import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AUTO_DISABLE_AFTER_MS, subscribes } from '../../src/domain/webhook-endpoints.ts';
 import { relayOverdueWebhooks, OVERDUE_AFTER_MS } from '../../src/jobs/relay-webhooks.ts';
@@ -264,7 +263,8 @@ describe('per destination: redeliver, URL changes, SSRF, relay', () => {
 
     const second = await pay(m, '44.01');
     const [secondEvent] = await eventIdsOf(second.id);
-    await dataPlane.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?')
+    await dataPlane
+      .prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?')
       .bind('https://169.254.169.254/latest/meta-data/', ep.id)
       .run();
     const round = await consumeOnce(hooks.queue.pending.splice(0));
@@ -514,12 +514,14 @@ describe('the subscription rule, as the event batch applies it in SQL', () => {
       });
     const payment = await pay(m, '41.00');
     await approve(m, payment.id);
-    const events = await dataPlane.prepare('SELECT id, type FROM payment_events WHERE payment_id = ?')
+    const events = await dataPlane
+      .prepare('SELECT id, type FROM payment_events WHERE payment_id = ?')
       .bind(payment.id)
       .all<{ id: string; type: string }>();
     expect(events.results.map((e) => e.type).sort()).toEqual(['payment.approved', 'payment.pending']);
     for (const event of events.results) {
-      const rows = await dataPlane.prepare('SELECT destination FROM webhook_deliveries WHERE event_id = ?')
+      const rows = await dataPlane
+        .prepare('SELECT destination FROM webhook_deliveries WHERE event_id = ?')
         .bind(event.id)
         .all<{ destination: string }>();
       const expected = endpoints.filter((e) => subscribes(e.enabled_events, event.type)).map((e) => e.id);

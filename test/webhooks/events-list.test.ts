@@ -243,10 +243,15 @@ describe('GET /v1/events: every query is served by an index', () => {
 
   it('explains the page and the total of each of the 16 filter combinations', async () => {
     const build = (filters: EventFilters) =>
-      eventListStatements(createDeps(env, { shard: 'SHARD_0' }), { ownerId: 'usr_plan', environment: 'test' }, filters, {
-        limit: 50,
-        offset: 0,
-      });
+      eventListStatements(
+        createDeps(env, { shard: 'SHARD_0' }),
+        { ownerId: 'usr_plan', environment: 'test' },
+        filters,
+        {
+          limit: 50,
+          offset: 0,
+        },
+      );
     expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBe(32);
   });
 });

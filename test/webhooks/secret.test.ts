@@ -1,5 +1,4 @@
 import { dataPlane, onEveryShard } from '../helpers/shards.ts';
-import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deliverEvent } from '../../src/services/webhooks/deliver.ts';
 import { call, expectError, seedSession } from '../helpers/api.ts';
@@ -29,7 +28,8 @@ function base64Bytes(text: string): Uint8Array {
 }
 
 async function storedRow(ownerId: string) {
-  return dataPlane.prepare('SELECT * FROM webhook_secrets WHERE owner_id = ?')
+  return dataPlane
+    .prepare('SELECT * FROM webhook_secrets WHERE owner_id = ?')
     .bind(ownerId)
     .first<Record<string, unknown>>();
 }

@@ -1,5 +1,4 @@
 import { dataPlane } from '../helpers/shards.ts';
-import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, expectError } from '../helpers/api.ts';
 import { paymentBody, paymentRowsByReference, setupMerchant, type Merchant } from '../helpers/merchant.ts';
