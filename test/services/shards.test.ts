@@ -235,7 +235,10 @@ describe('routing: one owner, one shard', () => {
     clearPlacementCache();
     for (const owner of [a, b]) {
       const home = (await shardOf(owner.id))!;
-      const counters = { SHARD_0: { statements: 0 }, SHARD_1: { statements: 0 } };
+      const counters: Record<string, { statements: number }> = {
+        SHARD_0: { statements: 0 },
+        SHARD_1: { statements: 0 },
+      };
       const bindings = {
         ...env,
         SHARD_0: metered(env.SHARD_0, counters.SHARD_0),
@@ -253,8 +256,8 @@ describe('routing: one owner, one shard', () => {
         { description: 'metered' },
       );
       expect(patched.status).toBe(200);
-      expect(counters[home].statements).toBeGreaterThan(0);
-      expect(counters[home === 'SHARD_0' ? 'SHARD_1' : 'SHARD_0'].statements).toBe(0);
+      expect(counters[home]!.statements).toBeGreaterThan(0);
+      expect(counters[home === 'SHARD_0' ? 'SHARD_1' : 'SHARD_0']!.statements).toBe(0);
     }
   });
 
