@@ -241,8 +241,8 @@ describe('routing: one owner, one shard', () => {
       };
       const bindings = {
         ...env,
-        SHARD_0: metered(env.SHARD_0, counters.SHARD_0),
-        SHARD_1: metered(env.SHARD_1, counters.SHARD_1),
+        SHARD_0: metered(env.SHARD_0, counters.SHARD_0!),
+        SHARD_1: metered(env.SHARD_1, counters.SHARD_1!),
       };
       expect((await fetchWith(bindings, 'GET', '/v1/payments', owner.key.secret)).status).toBe(200);
       expect((await fetchWith(bindings, 'GET', '/v1/events', owner.key.secret)).status).toBe(200);
