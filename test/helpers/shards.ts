@@ -1,4 +1,6 @@
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
+import { app } from '../../src/app.ts';
 import type { ShardName } from '../../src/db/shards.ts';
 import { createDeps, type Deps } from '../../src/deps.ts';
 
@@ -80,4 +82,43 @@ function statement(sql: string, params: unknown[]) {
       return { meta: { changes } };
     },
   };
+}
+
+/** A D1 binding that counts the statements sent to it (sessions included). */
+export function metered(d1: D1Database, counter: { statements: number }): D1Database {
+  const wrap = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(t, prop) {
+        const value = Reflect.get(t, prop, t);
+        if (prop === 'prepare' || prop === 'batch' || prop === 'exec') {
+          return (...args: unknown[]) => {
+            counter.statements++;
+            return (value as (...a: unknown[]) => unknown).apply(t, args);
+          };
+        }
+        if (prop === 'withSession')
+          return (...args: unknown[]) => wrap((value as (...a: unknown[]) => object).apply(t, args));
+        return typeof value === 'function' ? value.bind(t) : value;
+      },
+    });
+  return wrap(d1);
+}
+
+/** A request through the Worker's fetch with these bindings (the idempotency objects keep the deployment's). */
+export async function fetchWith(bindings: object, method: string, path: string, token: string, body?: unknown) {
+  const ctx = createExecutionContext();
+  const res = await app.fetch(
+    new Request(`http://localhost${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }),
+    bindings,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, body: (await res.json().catch(() => null)) as any };
 }

@@ -1,7 +1,5 @@
-import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { app } from '../../src/app.ts';
 import { createDeps } from '../../src/deps.ts';
 import { chooseShard } from '../../src/domain/shard-policy.ts';
 import {
@@ -13,7 +11,7 @@ import {
 import { MOVE_SETTLE_MS, moveOwner, OWNER_TABLES } from '../../src/services/shards/move-owner.ts';
 import { call, createKey, expectError, seedSession, type Session } from '../helpers/api.ts';
 import { addSandboxMethod, linkMethod, paymentBody, postIdempotent, SANDBOX_POS } from '../helpers/merchant.ts';
-import { SHARDS, shardOf } from '../helpers/shards.ts';
+import { fetchWith, metered, SHARDS, shardOf } from '../helpers/shards.ts';
 import { captureQueue } from '../helpers/webhooks.ts';
 
 let admin: Session;
@@ -75,45 +73,6 @@ async function ownerRows(d1: D1Database, ownerId: string) {
 }
 
 const countRows = (rows: Record<string, unknown[]>) => Object.values(rows).reduce((n, r) => n + r.length, 0);
-
-/** A D1 binding that counts the statements sent to it (sessions included). */
-function metered(d1: D1Database, counter: { statements: number }): D1Database {
-  const wrap = <T extends object>(target: T): T =>
-    new Proxy(target, {
-      get(t, prop) {
-        const value = Reflect.get(t, prop, t);
-        if (prop === 'prepare' || prop === 'batch' || prop === 'exec') {
-          return (...args: unknown[]) => {
-            counter.statements++;
-            return (value as (...a: unknown[]) => unknown).apply(t, args);
-          };
-        }
-        if (prop === 'withSession')
-          return (...args: unknown[]) => wrap((value as (...a: unknown[]) => object).apply(t, args));
-        return typeof value === 'function' ? value.bind(t) : value;
-      },
-    });
-  return wrap(d1);
-}
-
-/** A request through the Worker's fetch with these bindings (the idempotency objects keep the deployment's). */
-async function fetchWith(bindings: object, method: string, path: string, token: string, body?: unknown) {
-  const ctx = createExecutionContext();
-  const res = await app.fetch(
-    new Request(`http://localhost${path}`, {
-      method,
-      headers: {
-        Authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    }),
-    bindings,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, body: (await res.json().catch(() => null)) as any };
-}
 
 describe('the directory', () => {
   it('places new owners on the shard with the fewest owners, ties to the lowest index: two new owners alternate', async () => {
