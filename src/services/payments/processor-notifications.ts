@@ -4,6 +4,8 @@ import type {
   ConnectorVersion,
   InboundNotification,
   PaymentAction,
+  PaymentOutcome,
+  ProcessorDispute,
   ProcessorNotification,
   ProcessorPaymentStatus,
 } from '../../connectors/types.ts';
@@ -16,8 +18,11 @@ import {
 } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { canRefundTransition } from '../../domain/refund-state.ts';
+import { nextUpdatedAt } from '../../domain/payment-state.ts';
+import { settlementChange } from '../../domain/settlement.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
+import { recordDisputeNews } from '../disputes/record-dispute-news.ts';
 import { enforceRateLimit, firstInWindow, type RateLimit } from '../rate-limit.ts';
 import { failureOf, settleRefund } from './create-refund.ts';
 import { callConnector, connectorFor, processorLookup } from './processor.ts';
@@ -124,20 +129,40 @@ async function applyPaymentNotification(
     .get();
   if (!payment) return 'unknown_resource';
   if (!notification.trusted && !(await firstReadInWindow(deps, payment.id))) return 'duplicate';
+  if (notification.trusted && notification.dispute) {
+    // Verified news of a dispute: the dispute itself, and through it the chargeback summary when lost.
+    return (await recordDisputeNews(deps, payment.id, notification.dispute)) ? 'applied' : 'ignored';
+  }
   let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null =
     notification.status === null ? null : { status: notification.status };
+  let disputes: ProcessorDispute[] = [];
+  let settled: Pick<PaymentOutcome, 'settlement' | 'settlementNullReason'> = notification.trusted ? notification : {};
   if (!notification.trusted || account === null) {
     // An unsigned or content-free notification: ask the processor instead of believing the body.
     const read = await callConnector(() => version.adapter.getPayment(ctx, processorLookup(payment)));
     if (!read.ok) return 'ignored';
     account = read.value;
+    disputes = read.value.disputes ?? [];
+    settled = read.value;
+  }
+  // The processor's own answer is trusted news of the payment's disputes; first, so that a lost one is the
+  // chargeback with its dispute's events (the account's `charged_back` then finds it recorded).
+  let applied = false;
+  for (const dispute of disputes) {
+    if (await recordDisputeNews(deps, payment.id, dispute)) applied = true;
   }
   const told = account;
   const { result } = await mutatePayment<NotificationOutcome>(deps, payment.id, (current, ledger) => {
-    const change = processorAccountChange(current, told, Date.now(), { hasRefunds: ledger.length > 0 });
-    return change ? { change, result: 'applied' } : { none: 'ignored' };
+    const now = Date.now();
+    const change = processorAccountChange(current, told, now, { hasRefunds: ledger.length > 0 });
+    const collected = (change?.status ?? current.status) === 'approved';
+    const settlement = collected ? settlementChange(current, settled) : null;
+    if (!change && !settlement) return { none: 'ignored' };
+    // A settlement reported later is a visible change of the payment: `updated_at` moves with it.
+    const moved = change ?? { updatedAt: nextUpdatedAt(current.updatedAt, now) };
+    return { change: { ...moved, ...settlement }, result: 'applied' };
   });
-  return result;
+  return applied ? 'applied' : result;
 }
 
 async function applyRefundNotification(
