@@ -20,6 +20,7 @@ export const HTTP_STATUS = {
   payment_method_not_found: 404,
   payment_not_found: 404,
   refund_not_found: 404,
+  dispute_not_found: 404,
   webhook_endpoint_not_found: 404,
   email_taken: 409,
   external_reference_conflict: 409,

@@ -72,6 +72,7 @@ export const ERROR_CODES = {
     retryable: false,
     message: 'No such refund of this payment.',
   },
+  dispute_not_found: { category: 'not_found', retryable: false, message: 'No such dispute.' },
   webhook_endpoint_not_found: {
     category: 'not_found',
     retryable: false,

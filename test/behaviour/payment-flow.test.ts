@@ -80,6 +80,16 @@ interface Profile {
    * that the approved refund failed with `expired_or_canceled_card`. Omitted when the processor documents no
    * such failure (Mercado Pago, its NOTES.md); the test is then skipped.
    */
+  /**
+   * The processor's news of a chargeback of an approved POS payment: `open` it (the funds withdrawn), then
+   * `close` it `won` (the funds reinstated) or `lost`. Omitted when it cannot be driven; its test is skipped.
+   */
+  dispute?: {
+    open: (ctx: ProcessorNewsContext) => Promise<SentNews>;
+    close: (ctx: ProcessorNewsContext, dispute: { id: string }, outcome: 'won' | 'lost') => Promise<SentNews>;
+  };
+  /** Whether an approved payment carries the processor's `settlement` (`not_reported` otherwise). */
+  reportsSettlement: boolean;
   refundFailsLater?: {
     prepare: () => void;
     fail: (ctx: ProcessorNewsContext, refund: { id: string; processor_reference: string }) => Promise<SentNews>;
@@ -125,6 +135,21 @@ function sandboxProfile(): Profile {
     settleQr: (ctx, outcome) => sent(ctx, outcome === 'paid' ? 'approve' : 'decline'),
     settleTerminalCheck: (ctx) => sent(ctx, 'approve'),
     chargeBack: (ctx) => sent(ctx, 'charge_back'),
+    dispute: {
+      async open(ctx) {
+        // Each call opens another dispute: `again` re-sends nothing new, it reads the dispute back.
+        const response = await call('POST', `/v1/test-helpers/payments/${ctx.payment.id}/dispute`, {
+          token: ctx.token,
+        });
+        return { response, again: () => call('GET', `/v1/disputes/${response.body.data.id}`, { token: ctx.token }) };
+      },
+      async close(ctx, dispute, outcome) {
+        const close = () =>
+          call('POST', `/v1/test-helpers/disputes/${dispute.id}/close`, { token: ctx.token, body: { outcome } });
+        return { response: await close(), again: close };
+      },
+    },
+    reportsSettlement: true,
     refundFailsLater: {
       prepare: () => {},
       async fail(ctx, refund) {
@@ -158,6 +183,8 @@ function stripeProfile(): Profile {
   const secretKey = `sk_test_${stripeId('k').slice(2)}`;
   const send = (methodId: string, delivery: SignedDelivery) =>
     postNotification(methodId, delivery.rawBody, delivery.headers);
+  /** Our payment id → its Stripe dispute (`du_…`). */
+  const stripeDisputes = new Map<string, string>();
   return {
     name: 'Stripe',
     currencies: { pos: 'USD', qr: 'THB' },
@@ -191,6 +218,31 @@ function stripeProfile(): Profile {
         return { response: await send(ctx.methodId, delivery), again: () => send(ctx.methodId, delivery) };
       },
     },
+    dispute: {
+      async open(ctx) {
+        // A chargeback at Stripe: `charge.dispute.created`, then `charge.dispute.funds_withdrawn`.
+        const dispute = sim.openDispute(ctx.payment.processor_reference!);
+        stripeDisputes.set(ctx.payment.id, dispute.id);
+        const created = await send(ctx.methodId, await sim.deliver(sim.eventFor('charge.dispute.created', dispute.id)));
+        if (created.status !== 200) return { response: created, again: async () => created };
+        const delivery = await sim.deliver(sim.eventFor('charge.dispute.funds_withdrawn', dispute.id));
+        return { response: await send(ctx.methodId, delivery), again: () => send(ctx.methodId, delivery) };
+      },
+      async close(ctx, _dispute, outcome) {
+        const id = stripeDisputes.get(ctx.payment.id)!;
+        sim.closeDispute(id, outcome);
+        if (outcome === 'won') {
+          const reinstated = await send(
+            ctx.methodId,
+            await sim.deliver(sim.eventFor('charge.dispute.funds_reinstated', id)),
+          );
+          if (reinstated.status !== 200) return { response: reinstated, again: async () => reinstated };
+        }
+        const delivery = await sim.deliver(sim.eventFor('charge.dispute.closed', id));
+        return { response: await send(ctx.methodId, delivery), again: () => send(ctx.methodId, delivery) };
+      },
+    },
+    reportsSettlement: true,
     async chargeBack(ctx) {
       // Stripe's chargeback as it unfolds: the dispute opens and the funds are withdrawn (news, not final:
       // a dispute can still be won), then it closes lost. The PaymentIntent stays succeeded throughout.
@@ -242,6 +294,8 @@ function mercadoPagoProfile(): Profile {
     // The operator checked the terminal: Mercado Pago processes the Point order and notifies it.
     settleTerminalCheck: (ctx) => news(ctx, () => sim.pay(ctx.payment.processor_reference!)),
     chargeBack: (ctx) => news(ctx, () => sim.chargeBack(ctx.payment.processor_reference!)),
+    // Its chargebacks are read from the order (NOTES.md); the simulator drives no open-then-decided dispute.
+    reportsSettlement: false,
     async latePending(ctx) {
       notifyingTo(ctx.methodId);
       const orderId = ctx.payment.processor_reference!;
@@ -386,6 +440,15 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
         external_reference: body.external_reference,
       });
       expect(res.body.data.processor_reference).toEqual(expect.any(String));
+      // What the processor kept: reported as it booked it, or null with the documented reason.
+      const read = (await get(res.body.data.id)).body.data;
+      if (profile.reportsSettlement) {
+        expect(read.settlement_null_reason, JSON.stringify(read)).toBeNull();
+        expect(Object.keys(read.settlement)).toEqual(['fee', 'net', 'available_on']);
+        expect(Number(read.settlement.fee.value) + Number(read.settlement.net.value)).toBeCloseTo(25, 2);
+      } else {
+        expect(read).toMatchObject({ settlement: null, settlement_null_reason: 'not_reported' });
+      }
 
       const replay = await pay(body, key);
       expect(replay.status).toBe(201);
@@ -487,6 +550,65 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
         expect((await sent.again()).status).toBe(200);
         expect((await get(payment.id)).body.data).toEqual(read);
         expect((await eventTypes(payment.id)).filter((t) => t === 'payment.charged_back')).toHaveLength(1);
+      },
+    );
+
+    it.runIf(profile.dispute)(
+      'a dispute opened (funds withdrawn) and won (reinstated), another lost (charged_back_at): through the API and the events',
+      async () => {
+        const disputesOf = async (payment: Payment) => {
+          const res = await call('GET', `/v1/payments/${payment.id}/disputes`, { token: apiKey.secret });
+          expect(res.status, res.text).toBe(200);
+          return res.body.data as { id: string; status: string; [key: string]: unknown }[];
+        };
+        const count = (types: string[], type: string) => types.filter((t) => t === type).length;
+
+        const payment = await approvedPos('80.00');
+        const opened = await profile.dispute!.open(news(payment, 'pos'));
+        expect(opened.response.status, opened.response.text).toBe(200);
+        const [dispute] = await disputesOf(payment);
+        expect(dispute).toMatchObject({
+          payment_id: payment.id,
+          status: 'needs_response',
+          amount: payment.amount,
+          reason: 'fraudulent',
+          funds_reinstated_at: null,
+        });
+        expect(dispute!.funds_withdrawn_at).toEqual(expect.any(String));
+        expect(dispute!.evidence_due_by).toEqual(expect.any(String));
+        expect((await opened.again()).status).toBe(200);
+        expect(await disputesOf(payment)).toHaveLength(1);
+        expect((await get(payment.id)).body.data).toMatchObject({ status: 'approved', charged_back_at: null });
+
+        const won = await profile.dispute!.close(news(payment, 'pos'), dispute!, 'won');
+        expect(won.response.status, won.response.text).toBe(200);
+        const read = await call('GET', `/v1/disputes/${dispute!.id}`, { token: apiKey.secret });
+        expect(read.body.data).toMatchObject({ id: dispute!.id, status: 'won' });
+        expect(read.body.data.funds_reinstated_at).toEqual(expect.any(String));
+        expect((await won.again()).status).toBe(200);
+        expect((await get(payment.id)).body.data).toMatchObject({ status: 'approved', charged_back_at: null });
+        const told = await eventTypes(payment.id);
+        expect([count(told, 'dispute.created'), count(told, 'dispute.closed')]).toEqual([1, 1]);
+        expect(told).not.toContain('payment.charged_back');
+
+        const other = await approvedPos('81.00');
+        await profile.dispute!.open(news(other, 'pos'));
+        const [second] = await disputesOf(other);
+        const lost = await profile.dispute!.close(news(other, 'pos'), second!, 'lost');
+        expect(lost.response.status, lost.response.text).toBe(200);
+        expect((await disputesOf(other))[0]).toMatchObject({
+          id: second!.id,
+          status: 'lost',
+          funds_reinstated_at: null,
+        });
+        const charged = (await get(other.id)).body.data;
+        expect(charged.status).toBe('approved');
+        expect(charged.charged_back_at).toEqual(expect.any(String));
+        expectError(await refund(other, '1.00'), 409, 'invalid_state_transition');
+        const toldLost = await eventTypes(other.id);
+        expect([count(toldLost, 'dispute.closed'), count(toldLost, 'payment.charged_back')]).toEqual([1, 1]);
+        const listed = await call('GET', '/v1/disputes?status=lost&limit=100', { token: apiKey.secret });
+        expect(listed.body.data.map((d: { id: string }) => d.id)).toContain(second!.id);
       },
     );
   });

@@ -3,6 +3,7 @@ export * from './sessions.ts';
 export * from './api-keys.ts';
 export * from './payment-methods.ts';
 export * from './payments.ts';
+export * from './disputes.ts';
 export * from './payment-events.ts';
 export * from './webhook-deliveries.ts';
 export * from './webhook-endpoints.ts';

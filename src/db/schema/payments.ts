@@ -3,6 +3,7 @@ import type { Environment } from '../../domain/environment.ts';
 import type { PaymentStatus, RequiredAction } from '../../domain/payment-state.ts';
 import type { RefundStatus } from '../../domain/refund-state.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
+import type { SettlementNullReason } from '../../domain/settlement.ts';
 import { paymentMethods } from './payment-methods.ts';
 import { users } from './users.ts';
 
@@ -54,6 +55,16 @@ export const payments = sqliteTable(
      * collected, refunds and cancels are refused.
      */
     chargedBackAt: integer('charged_back_at'),
+    /**
+     * What the processor reported it kept of the money that moved (domain/settlement.ts): fee and net in
+     * minor units of `settlement_currency` (the processor's settlement currency), and when the net is
+     * available; all null until reported. `settlement_null_reason` says why they are null when money moved.
+     */
+    settlementFeeMinor: integer('settlement_fee_minor'),
+    settlementNetMinor: integer('settlement_net_minor'),
+    settlementCurrency: text('settlement_currency'),
+    settlementAvailableOn: integer('settlement_available_on'),
+    settlementNullReason: text('settlement_null_reason').$type<SettlementNullReason>(),
     /** Set while a cancellation is at the processor; refunds wait (see services/payments/cancel-payment.ts). */
     cancelRequestedAt: integer('cancel_requested_at'),
     /** The idempotency attempt holding that cancellation (`attemptKey` below): its retry resumes it. */
@@ -102,6 +113,12 @@ export const refunds = sqliteTable(
     processorIdempotencyKey: text('processor_idempotency_key').notNull(),
     processorAttempts: integer('processor_attempts').notNull(),
     processorStatus: text('processor_status'),
+    /** As on payments; a refund's net is negative (the money left the merchant's balance). */
+    settlementFeeMinor: integer('settlement_fee_minor'),
+    settlementNetMinor: integer('settlement_net_minor'),
+    settlementCurrency: text('settlement_currency'),
+    settlementAvailableOn: integer('settlement_available_on'),
+    settlementNullReason: text('settlement_null_reason').$type<SettlementNullReason>(),
     reconciledAt: integer('reconciled_at'),
     /** As on payments: the attempt that reserved this refund, so its retry resumes it (services/payments/create-refund.ts). */
     attemptKey: text('attempt_key'),

@@ -6,6 +6,7 @@ import { applyTransition, nextUpdatedAt } from '../../domain/payment-state.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { invalidRequest, ServiceError, zodIssuesToFields } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { NO_SETTLEMENT, settlementChange } from '../../domain/settlement.ts';
 import type { PaymentOutcome } from '../../connectors/types.ts';
 import { defineOperation, type Recorded } from '../operations/operation.ts';
 import { usableMethod } from '../payment-methods/store.ts';
@@ -95,6 +96,7 @@ export const createPayment = defineOperation({
       expiresAt: null,
       reconciledAt: null,
       chargedBackAt: null,
+      ...NO_SETTLEMENT,
       cancelRequestedAt: null,
       cancelAttemptKey: null,
       attemptKey: ctx.attempt.key,
@@ -168,6 +170,7 @@ export const createPayment = defineOperation({
               qrData,
               expiresAt: qrData !== null && ttl !== null ? now + ttl * 1000 : null,
               ...(account ?? (visible ? { updatedAt: nextUpdatedAt(current.updatedAt, now) } : {})),
+              ...settlementChange(current, outcome),
             },
             result: null,
           };
