@@ -102,12 +102,16 @@ export const cancelPayment = createRoute({
   tags: ['Payments'],
   summary: 'Cancel a payment',
   description:
-    'No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. A processor refusal is `402 processor_declined`.',
+    'No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. A processor refusal is `402 processor_declined`.\n\n`200`: canceled (`status: canceled`). `202`: cancel requested, not done: the processor accepted a cancel it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`); the payment keeps its status, with `cancel_requested_at` set. It completes by the processor’s notification or the service’s own read: `payment.canceled`, or `payment.approved` if the customer paid first; follow it by webhook or `GET /v1/payments/{payment_id}`. A cancel while one is requested answers `202` again without asking the processor; a retry with the same `Idempotency-Key` answers what the first request answered.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:cancel' }), requireIdempotencyKey],
   request: { headers: IdempotencyHeaders, params: PaymentParams },
   responses: {
     200: jsonContent(dataEnvelope(PaymentSchema), 'The canceled payment.'),
+    202: jsonContent(
+      dataEnvelope(PaymentSchema),
+      'Cancel requested: the processor completes it later. The payment as it still is, with `cancel_requested_at`.',
+    ),
     ...errorResponses(
       'unauthorized',
       'insufficient_scope',

@@ -8,6 +8,7 @@ import {
 } from '../../connectors/types.ts';
 import type { PaymentMethodRow, PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { cancelAwaitingProcessor } from '../../domain/decisions.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { openSecrets } from '../payment-methods/secrets.ts';
 
@@ -60,6 +61,7 @@ export function processorLookup(payment: PaymentRow, refund?: RefundRow): Paymen
       processorReference: payment.processorReference,
       processorIdempotencyKey: payment.processorIdempotencyKey,
       amount: { minor: payment.amountMinor, currency: payment.currency },
+      ...(cancelAwaitingProcessor(payment) ? { cancelRequested: true } : {}),
     };
   }
   return {
