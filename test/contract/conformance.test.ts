@@ -29,6 +29,7 @@ const payment = () => ({
   metadata: null,
   webhook_url: null,
   charged_back_at: null,
+  cancel_requested_at: null,
   created_at: ISO,
   updated_at: ISO,
 });

@@ -59,6 +59,7 @@ function baseBody(operationId: string): Record<string, unknown> {
     },
     createRefund: { amount: { value: '1.00', currency: 'USD' } },
     simulateRefundFailure: { reason: 'lost_or_stolen_card' },
+    simulateTerminalStatus: { status: 'online' },
     createWebhookEndpoint: { url: 'https://hooks.example.com/hostile', enabled_events: ['payment.approved'] },
     updateWebhookEndpoint: { description: 'Hostile renamed' },
     // Each processor's own format: any object passes the description, the connector judges it.

@@ -5,4 +5,5 @@ import * as routes from './test-helpers.routes.ts';
 export function registerTestHelperRoutes(app: AppOpenAPI) {
   app.openapi(routes.simulateProcessorNotification, handlers.simulateProcessorNotification);
   app.openapi(routes.simulateRefundFailure, handlers.simulateRefundFailure);
+  app.openapi(routes.simulateTerminalStatus, handlers.simulateTerminalStatus);
 }

@@ -6,6 +6,7 @@ import { applyTransition, nextUpdatedAt } from '../../domain/payment-state.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { invalidRequest, ServiceError, zodIssuesToFields } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { type DisplayConfiguration, displayConfigurationIssues } from '../../connectors/display.ts';
 import type { PaymentOutcome } from '../../connectors/types.ts';
 import { defineOperation, type Recorded } from '../operations/operation.ts';
 import { usableMethod } from '../payment-methods/store.ts';
@@ -61,6 +62,14 @@ export const createPayment = defineOperation({
     const merged = version.configurationSchema.safeParse({ ...storedConfiguration, ...(body.configuration ?? {}) });
     if (!merged.success)
       throw invalidRequest('Invalid configuration.', zodIssuesToFields(merged.error, 'configuration'));
+    // A cart for the terminal must show what is charged: checked now, not when the processor is asked.
+    const display = (merged.data as { display?: DisplayConfiguration }).display;
+    const displayIssues = display ? displayConfigurationIssues(display, { minor: amountMinor, currency }) : [];
+    if (displayIssues.length > 0)
+      throw invalidRequest(
+        'Invalid configuration.display.',
+        displayIssues.map(({ field, issue }) => ({ field: `configuration.${field}`, issue })),
+      );
 
     let webhookUrl: string | null = null;
     if (body.webhook_url !== undefined) {
