@@ -352,6 +352,16 @@ describe('Mercado Pago cancel and refund through the API', () => {
       expect(refund.status, refund.text).toBe(201);
     }));
 
+  it('a Point order that goes action_required while its notification is lost: the scheduled terminal read finds it and tells the merchant (payment.action_required)', async () => {
+    sim.faults.pointWaitsAtTerminal = true;
+    const created = await pay(pos, '34.00');
+    const id = created.body.data.id;
+    sim.actionRequired(created.body.data.processor_reference);
+    await runTerminalChecks(createDeps(env), Date.now() + 60_000);
+    expect((await getPayment(id)).body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
+    expect((await events(id)).map((e) => e.type)).toEqual(['payment.action_required', 'payment.pending']);
+  });
+
   it('cancel accepted at the terminal whose notification is lost: the scheduled terminal read completes it', async () => {
     sim.faults.pointWaitsAtTerminal = true;
     sim.faults.cancelAtTerminal = 'accepted';
