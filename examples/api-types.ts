@@ -330,6 +330,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payment-methods/{payment_method_id}/terminal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the terminal of a POS payment method
+         * @description The device behind a POS method as its processor reports it (Stripe’s readers API, Mercado Pago’s terminals API, the sandbox’s simulated device): `online`, `offline`, `busy` (with what) or `unknown`, and Mercado Pago’s operating mode. For a checkout screen: the answer is reused for up to 5 seconds per edge location, so poll no faster. Same visibility as `GET /v1/payment-methods/{payment_method_id}` (scope `payment_methods:read`); a QR method is `422 capability_not_supported`; a terminal the processor does not know is `422 connector_configuration_invalid`.
+         */
+        get: operations["getPaymentMethodTerminal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payments": {
         parameters: {
             query?: never;
@@ -345,7 +365,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment
-         * @description Scope `payments:create`; the method must be active, support `payments` and (for an API key) be enabled for the key. A processor outcome is a resource: 201 with `status` `approved`, `pending` (QR: show `action.qr_data` and wait for the webhook or a read), `declined` or `failed`. A 2xx is not an approval: read `status`. `504 processor_timeout` / `503 processor_unavailable`: the attempt is kept; retry with the same `Idempotency-Key` and body to resume it (never a second charge), or reconcile with a read. The same key and body replay the stored answer byte for byte (`Idempotent-Replayed: true`); the same key with another body is `409 idempotency_key_reused`. A reference already used by this API key (or user) is `409 external_reference_conflict` with `details.payment_id`, the payment that holds it: read it to recover an attempt whose answer was lost.
+         * @description Scope `payments:create`; the method must be active, support `payments` and (for an API key) be enabled for the key. A processor outcome is a resource: 201 with `status` `approved`, `pending` (QR: show `action.qr_data` and wait for the webhook or a read), `declined` or `failed`. A 2xx is not an approval: read `status`. `504 processor_timeout` / `503 processor_unavailable`: the attempt is kept; retry with the same `Idempotency-Key` and body to resume it (never a second charge), or reconcile with a read. POS: a terminal the processor reports offline or busy refuses the payment at once with `409 terminal_unavailable` (`details.terminal_status`; nothing charged, the attempt kept): bring the terminal online (`GET /v1/payment-methods/{payment_method_id}/terminal` shows it) and retry with the same key and body. `configuration.display` (where the method’s schema has it) is checked against the payment: a total other than `amount`, or another currency, is `400 invalid_request`. The same key and body replay the stored answer byte for byte (`Idempotent-Replayed: true`); the same key with another body is `409 idempotency_key_reused`. A reference already used by this API key (or user) is `409 external_reference_conflict` with `details.payment_id`, the payment that holds it: read it to recover an attempt whose answer was lost.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -386,6 +406,8 @@ export interface paths {
         /**
          * Cancel a payment
          * @description No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. A processor refusal is `402 processor_declined`.
+         *
+         *     `200`: canceled (`status: canceled`). `202`: cancel requested, not done: the processor accepted a cancel it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`); the payment keeps its status, with `cancel_requested_at` set. It completes by the processor’s notification or the service’s own read: `payment.canceled`, or `payment.approved` if the customer paid first; follow it by webhook or `GET /v1/payments/{payment_id}`. A cancel while one is requested answers `202` again without asking the processor; a retry with the same `Idempotency-Key` answers what the first request answered.
          */
         post: operations["cancelPayment"];
         delete?: never;
@@ -790,6 +812,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-helpers/payment-methods/{payment_method_id}/terminal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the simulated terminal of a sandbox POS method (test only)
+         * @description Only in the `test` environment (404 in `live`); sandbox POS methods only (another is `422 capability_not_supported`); same visibility as reading the method (scope `payment_methods:read`). Sets the sandbox device’s state (kept in the method’s configuration as `terminal_status`) and answers the terminal as `GET /v1/payment-methods/{payment_method_id}/terminal` then reads it.
+         */
+        post: operations["simulateTerminalStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1134,6 +1176,12 @@ export interface components {
             settlement_null_reason: "not_collected" | "pending_at_processor" | "not_reported" | null;
             /**
              * Format: date-time
+             * @description Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`), or `approved` if the customer paid first (`payment.approved`). Kept once set; the status tells how it ended. Null when no cancel was requested this way.
+             * @example null
+             */
+            cancel_requested_at: string | null;
+            /**
+             * Format: date-time
              * @example 2026-11-21T10:15:30.123Z
              */
             created_at: string;
@@ -1156,10 +1204,10 @@ export interface components {
              */
             currency: string;
         };
-        /** @description In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal. */
+        /** @description In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again), the customer at the terminal, or a check at the terminal. */
         PaymentAction: {
             /**
-             * @description `none`; `display_qr` (show `qr_data`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). Tolerate future values. An action never implies approval.
+             * @description `none`; `display_qr` (show `qr_data`); `at_terminal`: a POS payment handed to the terminal, waiting for the customer to present a card (or the cashier to cancel it: the cancel may complete later, see `cancel_requested_at`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). A payment at the terminal is read again from its processor on a short schedule (seconds to minutes). Tolerate future values. An action never implies approval.
              * @example display_qr
              */
             type: string;
@@ -1693,6 +1741,44 @@ export interface components {
              */
             created_at: string;
         };
+        Terminal: {
+            /**
+             * Format: uuid
+             * @description The POS payment method whose terminal this is.
+             */
+            payment_method: string;
+            /**
+             * @description The processor’s id of the device (a Stripe reader `tmr_…`, a Mercado Pago Point terminal id).
+             * @example tmr_FDOt2wlRZEdpd7
+             */
+            processor_id: string;
+            /**
+             * @description `online`: can take a payment. `offline`: a payment sent now is refused at once (`409 terminal_unavailable`). `busy`: doing something else (`busy_with`); a payment is refused until it is done. `unknown`: the processor does not report connectivity (Mercado Pago); never read it as online. Tolerate future values.
+             * @example online
+             */
+            status: string;
+            /** @description What the terminal is busy with (when `busy`, or last seen doing offline); else null. */
+            busy_with: {
+                /**
+                 * @description `payment`, `refund`, `setup` (saving a card), `input` (collecting input on screen) or `other`.
+                 * @example payment
+                 */
+                kind: string;
+                /** @description The processor’s id of the payment it is busy with, when it names it: a payment’s `processor_reference` when it is one of yours. */
+                processor_reference: string | null;
+            } | null;
+            /**
+             * @description Mercado Pago Point: `pdv` (takes orders from the API), `self_service`, `standalone` (operated by hand: payments through the API cannot reach it) or `unknown`. Null for processors without modes.
+             * @example null
+             */
+            operating_mode: string | null;
+            /**
+             * Format: date-time
+             * @description When the processor was read: answers are reused for up to 5 seconds, so poll at most that often.
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            read_at: string;
+        };
         CreatePaymentRequest: {
             amount: components["schemas"]["Amount"];
             /**
@@ -2079,6 +2165,14 @@ export interface components {
              * @enum {string}
              */
             reason?: "lost_or_stolen_card" | "expired_or_canceled_card" | "charge_for_pending_refund_disputed" | "insufficient_funds" | "declined" | "merchant_request" | "unknown";
+        };
+        SimulateTerminalRequest: {
+            /**
+             * @description The simulated device’s state: `online` takes payments; `offline` and `busy` refuse them at once (`409 terminal_unavailable`).
+             * @example offline
+             * @enum {string}
+             */
+            status: "online" | "offline" | "busy";
         };
         OpenApiDescription: {
             /** @example 3.1.0 */
@@ -4608,6 +4702,195 @@ export interface operations {
             };
         };
     };
+    getPaymentMethodTerminal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
+            path: {
+                /** @description The payment method (a UUID). */
+                payment_method_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The terminal. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Terminal"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `payment_method_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_not_supported`, `connector_configuration_invalid` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported" | "connector_configuration_invalid";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `processor_unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_unavailable";
+                        };
+                    };
+                };
+            };
+            /** @description `processor_timeout` */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_timeout";
+                        };
+                    };
+                };
+            };
+        };
+    };
     listPayments: {
         parameters: {
             query?: {
@@ -4849,7 +5132,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `external_reference_conflict`, `idempotency_key_reused`, `concurrent_update` */
+            /** @description `external_reference_conflict`, `terminal_unavailable`, `idempotency_key_reused`, `concurrent_update` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4863,7 +5146,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"] & {
                         error: {
                             /** @enum {string} */
-                            code: "external_reference_conflict" | "idempotency_key_reused" | "concurrent_update";
+                            code: "external_reference_conflict" | "terminal_unavailable" | "idempotency_key_reused" | "concurrent_update";
                         };
                     };
                 };
@@ -5159,6 +5442,22 @@ export interface operations {
         responses: {
             /** @description The canceled payment. */
             200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Payment"];
+                    };
+                };
+            };
+            /** @description Cancel requested: the processor completes it later. The payment as it still is, with `cancel_requested_at`. */
+            202: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
@@ -8723,6 +9022,172 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "capability_not_supported";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    simulateTerminalStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment method (a UUID). */
+                payment_method_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateTerminalRequest"];
+            };
+        };
+        responses: {
+            /** @description The terminal after the change. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Terminal"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `payment_method_not_found`, `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found" | "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_not_supported`, `connector_configuration_invalid` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported" | "connector_configuration_invalid";
                         };
                     };
                 };

@@ -28,6 +28,7 @@ export const HTTP_STATUS = {
   invalid_state_transition: 409,
   webhook_endpoint_limit_reached: 409,
   concurrent_update: 409,
+  terminal_unavailable: 409,
   processor_declined: 402,
   unsupported_currency: 422,
   refund_exceeds_balance: 422,

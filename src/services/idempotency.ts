@@ -17,8 +17,11 @@ export interface OperationRequest {
   target: { method: string; path: string };
 }
 
-/** A final answer as the idempotency object keeps it: the presented resource's JSON text, or the error. */
-export type StoredAnswer = { ok: true; body: string } | { ok: false; error: ErrorOutcome };
+/**
+ * A final answer as the idempotency object keeps it: the presented resource's JSON text (`accepted`: the
+ * processor completes the change later, answered 202), or the error.
+ */
+export type StoredAnswer = { ok: true; body: string; accepted?: true } | { ok: false; error: ErrorOutcome };
 
 export interface OperationAnswer {
   answer: StoredAnswer;

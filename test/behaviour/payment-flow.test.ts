@@ -1,5 +1,8 @@
+import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
+import { createDeps } from '../../src/deps.ts';
+import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { paymentRowsByReference } from '../helpers/merchant.ts';
 import { MercadoPagoSimulator, MP_BASE, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
@@ -94,6 +97,25 @@ interface Profile {
     prepare: () => void;
     fail: (ctx: ProcessorNewsContext, refund: { id: string; processor_reference: string }) => Promise<SentNews>;
   };
+  /** At the counter: a POS payment that waits at the terminal for the customer, and the terminal itself. */
+  counter: Counter;
+}
+
+interface Counter {
+  /** A POS amount that waits at the terminal once `prepare` ran; `prepare` answers the undoing of itself. */
+  value: string;
+  prepare: () => () => void;
+  /**
+   * How the processor answers a cancel there: `requested` (accepted, carried out later: `completeCancel` is
+   * the processor doing it and telling us, `payFirst` the customer paying before it lands) or `immediate`.
+   */
+  cancel: 'requested' | 'immediate';
+  completeCancel?: (ctx: ProcessorNewsContext) => Promise<void>;
+  payFirst?: (ctx: ProcessorNewsContext) => Promise<void>;
+  /** What GET .../terminal answers for the POS method's device. */
+  terminal: { status: string; operating_mode: string | null };
+  /** The device goes offline (or back online); omitted when the processor shows no connectivity (skipped). */
+  setOffline?: (ctx: Omit<ProcessorNewsContext, 'payment'>, offline: boolean) => Promise<void>;
 }
 
 const urlOf = (input: RequestInfo | URL) =>
@@ -157,6 +179,22 @@ function sandboxProfile(): Profile {
         return { response: await fail(), again: fail };
       },
     },
+    counter: {
+      value: '20.56',
+      prepare: () => () => {},
+      cancel: 'requested',
+      // The service's next scheduled read (the cron, a minute later) finds the cancel done.
+      completeCancel: async () => void (await runTerminalChecks(createDeps(env), Date.now() + 60_000)),
+      payFirst: async (ctx) => void (await helper(ctx, 'approve')),
+      terminal: { status: 'online', operating_mode: null },
+      async setOffline(ctx, offline) {
+        const res = await call('POST', `/v1/test-helpers/payment-methods/${ctx.methodId}/terminal`, {
+          token: ctx.token,
+          body: { status: offline ? 'offline' : 'online' },
+        });
+        expect(res.status, res.text).toBe(200);
+      },
+    },
     async latePending(ctx) {
       // The sandbox's own signed notification, as its processor would send it.
       const rawBody = JSON.stringify({
@@ -210,6 +248,17 @@ function stripeProfile(): Profile {
       );
     },
     processorPaymentCount: (paymentId) => sim.paymentIntentCount(paymentId),
+    // The reader waits for a card; Stripe cancels a payment on the reader at once (its NOTES.md).
+    counter: {
+      value: '20.00',
+      prepare: () => {
+        sim.readerMode = 'manual';
+        return () => (sim.readerMode = 'auto');
+      },
+      cancel: 'immediate',
+      terminal: { status: 'online', operating_mode: null },
+      setOffline: async (_ctx, offline) => void sim.offlineReaders[offline ? 'add' : 'delete'](READER),
+    },
     refundFailsLater: {
       prepare: () => sim.useTestCard(READER, REFUND_FAIL_CARD),
       async fail(ctx, refund) {
@@ -264,7 +313,14 @@ function stripeProfile(): Profile {
 function mercadoPagoProfile(): Profile {
   const sim = new MercadoPagoSimulator();
   let account: SimAccount | undefined;
-  const accountOf = () => (account ??= sim.addAccount({ currency: 'ARS' }));
+  const TERMINAL = 'NEWLAND_N950__N950NCB801293324';
+  const accountOf = () => {
+    if (!account) {
+      account = sim.addAccount({ currency: 'ARS' });
+      sim.addTerminal(account, TERMINAL);
+    }
+    return account;
+  };
   const send = (n: SimNotification) => call('POST', n.path, { rawBody: n.rawBody, headers: n.headers });
   /** Mercado Pago posts to the application's webhook URL: the method's notification route. */
   const notifyingTo = (methodId: string) =>
@@ -284,8 +340,7 @@ function mercadoPagoProfile(): Profile {
     method: (channel) => ({
       connector_definition_version_id: channel === 'pos' ? 'cnv_mercadopago_pos_v1' : 'cnv_mercadopago_qr_v1',
       credentials: { access_token: accountOf().accessToken, webhook_secret: accountOf().webhookSecret },
-      configuration:
-        channel === 'pos' ? { terminal_id: 'NEWLAND_N950__N950NCB801293324' } : { external_pos_id: 'STORE001POS001' },
+      configuration: channel === 'pos' ? { terminal_id: TERMINAL } : { external_pos_id: 'STORE001POS001' },
     }),
     async settleQr(ctx, outcome) {
       const orderId = ctx.payment.processor_reference!;
@@ -311,6 +366,24 @@ function mercadoPagoProfile(): Profile {
       );
     },
     processorPaymentCount: (paymentId) => sim.ordersFor(paymentId).length,
+    // A Point Smart terminal: the order waits at_terminal, its cancel is accepted with 202 and notified later;
+    // one order per terminal, as Mercado Pago keeps it. The terminals API shows no connectivity.
+    counter: {
+      value: '20.00',
+      prepare: () => {
+        Object.assign(sim.faults, {
+          pointWaitsAtTerminal: true,
+          cancelAtTerminal: 'accepted',
+          oneOrderPerTerminal: true,
+        });
+        return () => sim.resetFaults();
+      },
+      cancel: 'requested',
+      completeCancel: async (ctx) =>
+        void (await news(ctx, () => sim.completeCancellation(ctx.payment.processor_reference!))).response,
+      payFirst: async (ctx) => void (await news(ctx, () => sim.pay(ctx.payment.processor_reference!))).response,
+      terminal: { status: 'unknown', operating_mode: 'pdv' },
+    },
   };
 }
 
@@ -731,5 +804,91 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
       expect(replay.text).toBe(res.text);
       expect((await get(payment.id)).body.data.status).toBe('canceled');
     });
+  });
+
+  describe('at the counter', () => {
+    const { counter } = profile;
+    const terminal = () => call('GET', `/v1/payment-methods/${methods.pos}/terminal`, { token: apiKey.secret });
+
+    async function atTerminal(): Promise<Payment> {
+      const res = await pay(bodyFor('pos', counter.value));
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.data).toMatchObject({
+        status: 'pending',
+        action: { type: 'at_terminal' },
+        cancel_requested_at: null,
+      });
+      return res.body.data;
+    }
+
+    it('the terminal behind the POS method', async () => {
+      const res = await terminal();
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data).toMatchObject({ payment_method: methods.pos, ...counter.terminal });
+      expect(res.body.data.processor_id).toEqual(expect.any(String));
+    });
+
+    it('send to the terminal, the customer leaves, cancel: canceled (at once, or 202 then completed), and the terminal is free', async () => {
+      const undo = counter.prepare();
+      try {
+        const payment = await atTerminal();
+        const key = crypto.randomUUID();
+        const res = await cancel(payment.id, key);
+        if (counter.cancel === 'requested') {
+          expect(res.status, res.text).toBe(202);
+          expect(res.body.data).toMatchObject({ status: 'pending', cancel_requested_at: expect.any(String) });
+          expect((await cancel(payment.id, key)).text).toBe(res.text);
+          await counter.completeCancel!(news(payment, 'pos'));
+        } else {
+          expect(res.status, res.text).toBe(200);
+        }
+        expect((await get(payment.id)).body.data.status).toBe('canceled');
+        expect(await eventTypes(payment.id)).toContain('payment.canceled');
+        // The terminal is free: the next payment reaches it (a busy one would answer 409 terminal_unavailable).
+        const next = await atTerminal();
+        const freed = await cancel(next.id);
+        expect(freed.status).toBe(counter.cancel === 'requested' ? 202 : 200);
+        if (counter.cancel === 'requested') await counter.completeCancel!(news(next, 'pos'));
+        expect((await get(next.id)).body.data.status).toBe('canceled');
+      } finally {
+        undo();
+      }
+    });
+
+    it.runIf(counter.cancel === 'requested')(
+      'cancel requested, but the customer pays first: approved, told by payment.approved',
+      async () => {
+        const undo = counter.prepare();
+        try {
+          const payment = await atTerminal();
+          expect((await cancel(payment.id)).status).toBe(202);
+          await counter.payFirst!(news(payment, 'pos'));
+          const read = (await get(payment.id)).body.data;
+          expect(read).toMatchObject({ status: 'approved', cancel_requested_at: expect.any(String) });
+          expect(await eventTypes(payment.id)).toContain('payment.approved');
+        } finally {
+          undo();
+        }
+      },
+    );
+
+    it.runIf(counter.setOffline)(
+      'an offline terminal refuses a payment at once (409 terminal_unavailable); back online, the same key succeeds',
+      async () => {
+        const ctx = { methodId: methods.pos, token: apiKey.secret };
+        const body = bodyFor('pos', '27.00');
+        const key = crypto.randomUUID();
+        await counter.setOffline!(ctx, true);
+        try {
+          const refused = expectError(await pay(body, key), 409, 'terminal_unavailable');
+          expect(refused.details).toMatchObject({ terminal_status: 'offline' });
+        } finally {
+          await counter.setOffline!(ctx, false);
+        }
+        const paid = await pay(body, key);
+        expect(paid.status, paid.text).toBe(201);
+        expect(paid.body.data.status).toBe('approved');
+      },
+    );
   });
 });

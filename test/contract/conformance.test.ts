@@ -31,6 +31,7 @@ const payment = () => ({
   charged_back_at: null,
   settlement: null,
   settlement_null_reason: 'not_reported',
+  cancel_requested_at: null,
   created_at: ISO,
   updated_at: ISO,
 });

@@ -61,6 +61,7 @@ function baseBody(operationId: string): Record<string, unknown> {
     simulateRefundFailure: { reason: 'lost_or_stolen_card' },
     simulateDispute: { amount: { value: '1.00', currency: 'USD' }, reason: 'fraudulent' },
     simulateDisputeClose: { outcome: 'won' },
+    simulateTerminalStatus: { status: 'online' },
     createWebhookEndpoint: { url: 'https://hooks.example.com/hostile', enabled_events: ['payment.approved'] },
     updateWebhookEndpoint: { description: 'Hostile renamed' },
     // Each processor's own format: any object passes the description, the connector judges it.

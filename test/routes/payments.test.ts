@@ -19,6 +19,7 @@ import { expectIndistinguishable, fieldsOf, withoutRequestId } from '../helpers/
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PAYMENT_FIELDS = [
   'amount',
+  'cancel_requested_at',
   'charged_back_at',
   'created_at',
   'description',

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import type { Environment } from '../../domain/environment.ts';
 import type { PaymentStatus, RequiredAction } from '../../domain/payment-state.ts';
@@ -70,6 +71,21 @@ export const payments = sqliteTable(
     /** The idempotency attempt holding that cancellation (`attemptKey` below): its retry resumes it. */
     cancelAttemptKey: text('cancel_attempt_key'),
     /**
+     * When the processor accepted a cancel it completes later (`cancellation: 'requested'`, e.g. Mercado Pago's
+     * 202 for a Point order at the terminal): the public `cancel_requested_at`. Kept once set; the status says
+     * how it ended (`canceled`, or `approved` when the customer paid first). docs/states.md, "Cancel at the terminal".
+     */
+    cancelAcceptedAt: integer('cancel_accepted_at'),
+    /** While `pending`: the processor's last word was that the payment waits at the terminal (`action.type: at_terminal`). */
+    atTerminal: integer('at_terminal', { mode: 'boolean' }).notNull().default(false),
+    /**
+     * The terminal re-read schedule (docs/terminal-checks.md, jobs/terminal-checks.ts): when the payment was
+     * first seen waiting at its terminal, how many reads were made since, and when the next is due (null: none).
+     */
+    terminalSeenAt: integer('terminal_seen_at'),
+    terminalChecks: integer('terminal_checks').notNull().default(0),
+    terminalCheckAt: integer('terminal_check_at'),
+    /**
      * The idempotency attempt that created the payment: the id of its idempotency object (one per
      * credential, operation and Idempotency-Key) and its request fingerprint. Written with the row, so a
      * retry finds its own payment here even when the object lost its memory between this insert and its
@@ -85,6 +101,8 @@ export const payments = sqliteTable(
     index('payments_status_idx').on(t.status, t.updatedAt),
     index('payments_expiry_idx').on(t.status, t.expiresAt),
     index('payments_processor_reference_idx').on(t.paymentMethodId, t.processorReference),
+    // The terminal re-reads due (jobs/terminal-checks.ts): only payments with a read scheduled are in it.
+    index('payments_terminal_check_idx').on(t.terminalCheckAt).where(sql`${t.terminalCheckAt} is not null`),
     // GET /v1/payments (services/payments/reads.ts): each filter has an index that starts with the
     // owner and environment, holds the filter's column, and ends in the list's order (created_at, id), so
     // every page and its count is a range of one index, never a scan of the table.

@@ -13,7 +13,7 @@ export const ActionSchema = z
   .object({
     type: z.string().openapi({
       description:
-        '`none`; `display_qr` (show `qr_data`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). Tolerate future values. An action never implies approval.',
+        '`none`; `display_qr` (show `qr_data`); `at_terminal`: a POS payment handed to the terminal, waiting for the customer to present a card (or the cashier to cancel it: the cancel may complete later, see `cancel_requested_at`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). A payment at the terminal is read again from its processor on a short schedule (seconds to minutes). Tolerate future values. An action never implies approval.',
       example: 'display_qr',
     }),
     qr_data: z.string().optional().openapi({ description: 'With `display_qr`: show it unaltered as a QR code.' }),
@@ -66,7 +66,7 @@ export const PaymentSchema = z
     processor_reference: z.string().nullable(),
     action: ActionSchema.optional().openapi({
       description:
-        'In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal.',
+        'In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again), the customer at the terminal, or a check at the terminal.',
     }),
     description: z.string().nullable(),
     metadata: z
@@ -80,6 +80,11 @@ export const PaymentSchema = z
       example: null,
     }),
     ...settlementFields('the collected payment'),
+    cancel_requested_at: Timestamp.nullable().openapi({
+      description:
+        'Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`), or `approved` if the customer paid first (`payment.approved`). Kept once set; the status tells how it ended. Null when no cancel was requested this way.',
+      example: null,
+    }),
     created_at: Timestamp,
     updated_at: Timestamp.openapi({ description: 'Strictly increases with every change; order updates by it.' }),
   })

@@ -1,4 +1,4 @@
-import { ownerScopeOf } from '../../domain/caller.ts';
+import { callerOf, ownerScopeOf } from '../../domain/caller.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
@@ -9,6 +9,7 @@ import {
   simulateSandboxNotification,
 } from '../../services/test-helpers.ts';
 import { toDisputeResource, toPaymentResource, toRefundResource } from '../../services/payments/resources.ts';
+import { setSandboxTerminal } from '../../services/terminals.ts';
 import type * as routes from './test-helpers.routes.ts';
 
 export const simulateProcessorNotification: AppRouteHandler<typeof routes.simulateProcessorNotification> = async (
@@ -57,4 +58,12 @@ export const simulateDisputeClose: AppRouteHandler<typeof routes.simulateDispute
   const scope = ownerScopeOf(c.get('auth'), deps.environment);
   const dispute = await closeSandboxDisputeOf(deps, scope, dispute_id, outcome, c.req.url);
   return c.json({ data: toDisputeResource(dispute) }, 200);
+};
+
+export const simulateTerminalStatus: AppRouteHandler<typeof routes.simulateTerminalStatus> = async (c) => {
+  const deps = c.get('deps');
+  if (deps.environment !== 'test') throw new ServiceError('not_found');
+  const { payment_method_id } = c.req.valid('param');
+  const { status } = c.req.valid('json');
+  return c.json({ data: await setSandboxTerminal(deps, callerOf(c.get('auth')), payment_method_id, status) }, 200);
 };

@@ -8,4 +8,5 @@ export function registerTestHelperRoutes(app: AppOpenAPI) {
   app.openapi(routes.simulateProcessorNotification, handlers.simulateProcessorNotification);
   app.openapi(routes.simulateDisputeClose, handlers.simulateDisputeClose);
   app.openapi(routes.simulateRefundFailure, handlers.simulateRefundFailure);
+  app.openapi(routes.simulateTerminalStatus, handlers.simulateTerminalStatus);
 }

@@ -4,6 +4,9 @@ import { REFUND_FAILURE_REASONS } from '../../domain/reversals.ts';
 import { bearerSecurity, dataEnvelope, errorResponses, jsonBody, jsonContent, opaqueId } from '../../lib/openapi.ts';
 import { requireAuth } from '../../middleware/auth.ts';
 import { DisputeParams, DisputeSchema } from '../disputes/disputes.schemas.ts';
+import { PaymentMethodParams, TERMINAL_ERRORS } from '../payment-methods/payment-methods.routes.ts';
+import { TerminalSchema } from '../payment-methods/payment-methods.schemas.ts';
+import { SANDBOX_TERMINAL_STATUSES } from '../../connectors/sandbox/index.ts';
 import { AmountSchema, PaymentParams, PaymentSchema, RefundSchema } from '../payments/payments.schemas.ts';
 
 // The operation id says "news" because it is part of the published API; in the code it is a processor notification.
@@ -146,5 +149,32 @@ export const simulateDisputeClose = createRoute({
   responses: {
     200: jsonContent(dataEnvelope(DisputeSchema), 'The dispute after the news.'),
     ...errorResponses(...HELPER_ERRORS, 'dispute_not_found'),
+  },
+});
+
+export const SimulateTerminalBody = z
+  .strictObject({
+    status: z.enum(SANDBOX_TERMINAL_STATUSES).openapi({
+      description:
+        'The simulated device’s state: `online` takes payments; `offline` and `busy` refuse them at once (`409 terminal_unavailable`).',
+      example: 'offline',
+    }),
+  })
+  .openapi('SimulateTerminalRequest');
+
+export const simulateTerminalStatus = createRoute({
+  operationId: 'simulateTerminalStatus',
+  method: 'post',
+  path: '/v1/test-helpers/payment-methods/{payment_method_id}/terminal',
+  tags: ['Test helpers'],
+  summary: 'Set the simulated terminal of a sandbox POS method (test only)',
+  description:
+    'Only in the `test` environment (404 in `live`); sandbox POS methods only (another is `422 capability_not_supported`); same visibility as reading the method (scope `payment_methods:read`). Sets the sandbox device’s state (kept in the method’s configuration as `terminal_status`) and answers the terminal as `GET /v1/payment-methods/{payment_method_id}/terminal` then reads it.',
+  security: bearerSecurity,
+  middleware: [requireAuth({ accept: 'any', scope: 'payment_methods:read' })],
+  request: { params: PaymentMethodParams, body: jsonBody(SimulateTerminalBody) },
+  responses: {
+    200: jsonContent(dataEnvelope(TerminalSchema), 'The terminal after the change.'),
+    ...errorResponses(...TERMINAL_ERRORS, 'not_found'),
   },
 });

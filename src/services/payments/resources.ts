@@ -12,12 +12,14 @@ const amountOf = (row: { amountMinor: number; currency: string }) => ({
 export type ActionView =
   | { type: 'none' }
   | { type: 'display_qr'; qr_data: string; expires_at: string | null }
-  | { type: 'check_terminal' };
+  | { type: 'check_terminal' }
+  | { type: 'at_terminal' };
 
 /** What a `pending` payment waits on, or null. A required action outranks the QR: the scan is over. */
 function pendingAction(row: PaymentRow): ActionView | null {
   if (row.status !== 'pending') return null;
   if (row.requiredAction === 'check_terminal') return { type: 'check_terminal' };
+  if (row.atTerminal) return { type: 'at_terminal' };
   return row.qrData ? { type: 'display_qr', qr_data: row.qrData, expires_at: toIsoOrNull(row.expiresAt) } : null;
 }
 
@@ -41,6 +43,7 @@ export function toPaymentResource(row: PaymentRow, options: { withAction: boolea
     webhook_url: row.webhookUrl,
     charged_back_at: toIsoOrNull(row.chargedBackAt),
     ...settlementView(row, COLLECTED.includes(row.status)),
+    cancel_requested_at: toIsoOrNull(row.cancelAcceptedAt),
     created_at: toIso(row.createdAt),
     updated_at: toIso(row.updatedAt),
   };

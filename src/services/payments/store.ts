@@ -22,6 +22,7 @@ import {
   type TransitionGuards,
 } from '../../domain/payment-state.ts';
 import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/types.ts';
+import { terminalWaitChange } from '../../domain/terminal-checks.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
@@ -231,12 +232,19 @@ export function processorAccountChange(
   const status = move.ok ? move.status : current.status;
   const required = status === 'pending' && account.action?.type === 'check_terminal' ? 'check_terminal' : null;
   const newAction = required !== null && current.requiredAction !== required;
-  if (!move.ok && !newAction) return null;
+  // Whether it waits at its terminal (shown as `at_terminal`, re-read on the terminal schedule): docs/terminal-checks.md.
+  const terminal = terminalWaitChange(
+    current,
+    { status, ...(account.action ? { action: account.action.type } : {}) },
+    now,
+  );
+  if (!move.ok && !newAction && !terminal) return null;
   return {
     ...(move.ok
       ? { status: move.status, updatedAt: move.updatedAt }
       : { updatedAt: nextUpdatedAt(current.updatedAt, now) }),
     ...(newAction ? { requiredAction: required } : {}),
+    ...terminal,
   };
 }
 
