@@ -330,6 +330,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payment-methods/{payment_method_id}/terminal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the terminal of a POS payment method
+         * @description The device behind a POS method as its processor reports it (Stripe’s readers API, Mercado Pago’s terminals API, the sandbox’s simulated device): `online`, `offline`, `busy` (with what) or `unknown`, and Mercado Pago’s operating mode. For a checkout screen: the answer is reused for up to 5 seconds per edge location, so poll no faster. Same visibility as `GET /v1/payment-methods/{payment_method_id}` (scope `payment_methods:read`); a QR method is `422 capability_not_supported`; a terminal the processor does not know is `422 connector_configuration_invalid`.
+         */
+        get: operations["getPaymentMethodTerminal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payments": {
         parameters: {
             query?: never;
@@ -345,7 +365,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment
-         * @description Scope `payments:create`; the method must be active, support `payments` and (for an API key) be enabled for the key. A processor outcome is a resource: 201 with `status` `approved`, `pending` (QR: show `action.qr_data` and wait for the webhook or a read), `declined` or `failed`. A 2xx is not an approval: read `status`. `504 processor_timeout` / `503 processor_unavailable`: the attempt is kept; retry with the same `Idempotency-Key` and body to resume it (never a second charge), or reconcile with a read. The same key and body replay the stored answer byte for byte (`Idempotent-Replayed: true`); the same key with another body is `409 idempotency_key_reused`. A reference already used by this API key (or user) is `409 external_reference_conflict` with `details.payment_id`, the payment that holds it: read it to recover an attempt whose answer was lost.
+         * @description Scope `payments:create`; the method must be active, support `payments` and (for an API key) be enabled for the key. A processor outcome is a resource: 201 with `status` `approved`, `pending` (QR: show `action.qr_data` and wait for the webhook or a read), `declined` or `failed`. A 2xx is not an approval: read `status`. `504 processor_timeout` / `503 processor_unavailable`: the attempt is kept; retry with the same `Idempotency-Key` and body to resume it (never a second charge), or reconcile with a read. POS: a terminal the processor reports offline or busy refuses the payment at once with `409 terminal_unavailable` (`details.terminal_status`; nothing charged, the attempt kept): bring the terminal online (`GET /v1/payment-methods/{payment_method_id}/terminal` shows it) and retry with the same key and body. `configuration.display` (where the method’s schema has it) is checked against the payment: a total other than `amount`, or another currency, is `400 invalid_request`. The same key and body replay the stored answer byte for byte (`Idempotent-Replayed: true`); the same key with another body is `409 idempotency_key_reused`. A reference already used by this API key (or user) is `409 external_reference_conflict` with `details.payment_id`, the payment that holds it: read it to recover an attempt whose answer was lost.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -386,6 +406,8 @@ export interface paths {
         /**
          * Cancel a payment
          * @description No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. A processor refusal is `402 processor_declined`.
+         *
+         *     `200`: canceled (`status: canceled`). `202`: cancel requested, not done: the processor accepted a cancel it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`); the payment keeps its status, with `cancel_requested_at` set. It completes by the processor’s notification or the service’s own read: `payment.canceled`, or `payment.approved` if the customer paid first; follow it by webhook or `GET /v1/payments/{payment_id}`. A cancel while one is requested answers `202` again without asking the processor; a retry with the same `Idempotency-Key` answers what the first request answered.
          */
         post: operations["cancelPayment"];
         delete?: never;
@@ -430,6 +452,66 @@ export interface paths {
          * @description Scope `payments:read`. Use it to follow a `pending` refund to its outcome. A payment that is missing or another owner’s is `404 payment_not_found`; a refund that is missing or not of that payment is `404 refund_not_found`.
          */
         get: operations["getRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your disputes
+         * @description Scope `payments:read`. The disputes (inquiries and chargebacks) of the caller’s owner’s payments in this environment, as their processors reported them; for a user token, the user’s own. Newest first (`created_at`, then `id`, descending); `status` narrows it (e.g. `needs_response`: the ones whose evidence is due). An invalid filter, or an unknown parameter, is `400 invalid_request` naming it.
+         */
+        get: operations["listDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disputes/{dispute_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a dispute
+         * @description Scope `payments:read`. A dispute that is missing or another owner’s is `404 dispute_not_found` (both answer alike).
+         */
+        get: operations["getDispute"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{payment_id}/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a payment’s disputes
+         * @description Scope `payments:read`. Newest first (`created_at`, then `id`, descending), whatever their status. A payment that is missing or another owner’s is `404 payment_not_found`.
+         */
+        get: operations["listPaymentDisputes"];
         put?: never;
         post?: never;
         delete?: never;
@@ -650,6 +732,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-helpers/payments/{payment_id}/dispute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the payer’s bank disputing a sandbox payment (test only)
+         * @description Only in the `test` environment (404 in `live`); same credentials as reading the payment; sandbox methods only, collected payments only (`approved`, `partially_refunded`, `refunded`; otherwise `409 invalid_state_transition`). The sandbox reports a chargeback, by a signed sandbox notification through the same path as a real processor notification: a dispute `needs_response` with its funds withdrawn now and evidence due in 7 days, event `dispute.created`. Close it with `POST /v1/test-helpers/disputes/{dispute_id}/close`. A payment that is missing or another owner’s is `404 payment_not_found`.
+         */
+        post: operations["simulateDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test-helpers/payments/{payment_id}/{action}": {
         parameters: {
             query?: never;
@@ -670,6 +772,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-helpers/disputes/{dispute_id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the issuer deciding a sandbox dispute (test only)
+         * @description Only in the `test` environment (404 in `live`); same credentials as reading the payment; sandbox methods only. The sandbox reports the dispute decided, by a signed sandbox notification through the same path as a real processor notification: event `dispute.closed`. A dispute already closed is returned as it is (its outcome is final). A dispute that is missing or another owner’s is `404 dispute_not_found`.
+         */
+        post: operations["simulateDisputeClose"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test-helpers/refunds/{refund_id}/fail": {
         parameters: {
             query?: never;
@@ -684,6 +806,26 @@ export interface paths {
          * @description Only in the `test` environment (404 in `live`); same credentials as reading the payment; sandbox methods only. The sandbox reports that the approved refund failed later (as a card refund can, days after it succeeded), by a signed sandbox notification through the same path as a real processor notification: the refund becomes `failed` with `failure_reason`, its amount is refundable again, the payment’s status is recomputed from its approved refunds, and the event `refund.failed` is sent once. A refund that is not `approved` is returned as it is. A refund that is missing or another owner’s is `404 refund_not_found`.
          */
         post: operations["simulateRefundFailure"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test-helpers/payment-methods/{payment_method_id}/terminal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the simulated terminal of a sandbox POS method (test only)
+         * @description Only in the `test` environment (404 in `live`); sandbox POS methods only (another is `422 capability_not_supported`); same visibility as reading the method (scope `payment_methods:read`). Sets the sandbox device’s state (kept in the method’s configuration as `terminal_status`) and answers the terminal as `GET /v1/payment-methods/{payment_method_id}/terminal` then reads it.
+         */
+        post: operations["simulateTerminalStatus"];
         delete?: never;
         options?: never;
         head?: never;
@@ -912,6 +1054,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "dispute.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `dispute.created`
+         * @description The processor reported a new dispute of the payment: an inquiry (`warning_*`) or a chargeback (`needs_response`, the funds withdrawn: `data.dispute.funds_withdrawn_at`). Respond at the processor by `evidence_due_by`. A dispute first heard of already closed sends `dispute.closed` right after. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `dispute.created` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["disputeCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `dispute.updated`
+         * @description A dispute changed without closing: escalated, under review, its amount, deadline or reason changed, or its funds were withdrawn or reinstated (a reinstatement reported after the dispute closed comes as this event). POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `dispute.updated` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["disputeUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `dispute.closed`
+         * @description A dispute reached a final status: `won` (the funds are reinstated, `data.dispute.funds_reinstated_at`), `lost` (the money stays with the payer: `data.payment.charged_back_at` is set, and `payment.charged_back` is sent too the first time), or `warning_closed` (an inquiry that never escalated). POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `dispute.closed` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["disputeClosed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     ping: {
         parameters: {
             query?: never;
@@ -961,10 +1163,23 @@ export interface components {
             webhook_url: string | null;
             /**
              * Format: date-time
-             * @description Set when the processor reported a chargeback: the payer’s bank took the collected money back (event `payment.charged_back`). The status stays as it was (`approved`, `partially_refunded` or `refunded`; an open payment becomes `approved`, as the chargeback proves it was collected); from then on refunds and cancels answer `409 invalid_state_transition`, and any dispute is handled at the processor. Null otherwise.
+             * @description Set when the processor reported a chargeback: the payer’s bank took the collected money back (event `payment.charged_back`). The status stays as it was (`approved`, `partially_refunded` or `refunded`; an open payment becomes `approved`, as the chargeback proves it was collected); from then on refunds and cancels answer `409 invalid_state_transition`. It is the summary of a lost dispute: the disputes themselves, open, won or lost, are at `GET /v1/payments/{payment_id}/disputes` (events `dispute.*`); evidence is submitted at the processor. Null otherwise.
              * @example null
              */
             charged_back_at: string | null;
+            settlement: components["schemas"]["Settlement"];
+            /**
+             * @description Why `settlement` is null: `not_collected` (no money moved: not collected, or the refund is not approved), `pending_at_processor` (the money moved, the processor has not booked it yet: read again later), `not_reported` (the processor reports no fee for it, e.g. Mercado Pago; its connector notes say where). Null when `settlement` is set. Tolerate future values.
+             * @example null
+             * @enum {string|null}
+             */
+            settlement_null_reason: "not_collected" | "pending_at_processor" | "not_reported" | null;
+            /**
+             * Format: date-time
+             * @description Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`), or `approved` if the customer paid first (`payment.approved`). Kept once set; the status tells how it ended. Null when no cancel was requested this way.
+             * @example null
+             */
+            cancel_requested_at: string | null;
             /**
              * Format: date-time
              * @example 2026-11-21T10:15:30.123Z
@@ -989,10 +1204,10 @@ export interface components {
              */
             currency: string;
         };
-        /** @description In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal. */
+        /** @description In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again), the customer at the terminal, or a check at the terminal. */
         PaymentAction: {
             /**
-             * @description `none`; `display_qr` (show `qr_data`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). Tolerate future values. An action never implies approval.
+             * @description `none`; `display_qr` (show `qr_data`); `at_terminal`: a POS payment handed to the terminal, waiting for the customer to present a card (or the cashier to cancel it: the cancel may complete later, see `cancel_requested_at`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). A payment at the terminal is read again from its processor on a short schedule (seconds to minutes). Tolerate future values. An action never implies approval.
              * @example display_qr
              */
             type: string;
@@ -1005,6 +1220,19 @@ export interface components {
              */
             expires_at?: string | null;
         };
+        /** @description What the processor reported it kept of the collected payment, as it booked it; null until it does, with `settlement_null_reason`. Recorded once: processors do not change a booking. */
+        Settlement: {
+            /** @description What the processor kept, in the currency it settles in (which may differ from the payment’s: Stripe converts to your account’s currency). */
+            fee: components["schemas"]["Amount"];
+            /** @description For a payment: what reaches your balance (the amount less `fee`; in the sandbox `fee` + `net` is the amount). For a refund: what left your balance. */
+            net: components["schemas"]["Amount"];
+            /**
+             * Format: date-time
+             * @description When the processor makes `net` available to pay out (Stripe: the balance transaction’s `available_on`).
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            available_on: string;
+        } | null;
         Refund: {
             /** @example ref_8d2k7q1x9m3v5b0c6z4n */
             id: string;
@@ -1023,6 +1251,14 @@ export interface components {
              */
             failure_reason: "lost_or_stolen_card" | "expired_or_canceled_card" | "charge_for_pending_refund_disputed" | "insufficient_funds" | "declined" | "merchant_request" | "unknown" | null;
             processor_reference: string | null;
+            /** @description What the processor reported it kept of the approved refund (a reversed refund has none: nothing moved in the end), as it booked it; null until it does, with `settlement_null_reason`. Recorded once: processors do not change a booking. */
+            settlement: components["schemas"]["Settlement"];
+            /**
+             * @description Why `settlement` is null: `not_collected` (no money moved: not collected, or the refund is not approved), `pending_at_processor` (the money moved, the processor has not booked it yet: read again later), `not_reported` (the processor reports no fee for it, e.g. Mercado Pago; its connector notes say where). Null when `settlement` is set. Tolerate future values.
+             * @example null
+             * @enum {string|null}
+             */
+            settlement_null_reason: "not_collected" | "pending_at_processor" | "not_reported" | null;
             /**
              * Format: date-time
              * @example 2026-11-21T10:15:30.123Z
@@ -1030,6 +1266,55 @@ export interface components {
             created_at: string;
             /**
              * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            updated_at: string;
+        };
+        Dispute: {
+            /** @example dsp_6m1q9x3k7v0c2b8n4z5w */
+            id: string;
+            /** @example pay_3kqz7w1v0c9m2x8bq4n6 */
+            payment_id: string;
+            /**
+             * @description Stripe’s seven dispute statuses, every processor mapped into them (docs/states.md, "Disputes"). An inquiry (`warning_needs_response`, `warning_under_review`) may escalate to a chargeback or close unescalated (`warning_closed`); a chargeback (`needs_response`, `under_review`) is decided `won` (the funds are reinstated) or `lost` (the payment’s `charged_back_at` is set). `won`, `lost` and `warning_closed` are final. Statuses only move forward.
+             * @example needs_response
+             * @enum {string}
+             */
+            status: "warning_needs_response" | "warning_under_review" | "warning_closed" | "needs_response" | "under_review" | "won" | "lost";
+            /** @description The disputed amount, in the dispute’s currency; usually the payment’s amount, a dispute may be partial. */
+            amount: components["schemas"]["Amount"];
+            /**
+             * @description Why the payer disputed, normalized to Stripe’s reasons; `general` when the processor gives another. Tolerate future values.
+             * @example fraudulent
+             * @enum {string}
+             */
+            reason: "bank_cannot_process" | "check_returned" | "credit_not_processed" | "customer_initiated" | "debit_not_authorized" | "duplicate" | "fraudulent" | "general" | "incorrect_account_details" | "insufficient_funds" | "product_not_received" | "product_unacceptable" | "subscription_canceled" | "unrecognized";
+            /**
+             * Format: date-time
+             * @description When your evidence is due at the processor; null when it gives no deadline.
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            evidence_due_by: string | null;
+            /**
+             * Format: date-time
+             * @description When the disputed amount left your balance; null while it has not (an inquiry).
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            funds_withdrawn_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it came back (a won chargeback); null otherwise.
+             * @example null
+             */
+            funds_reinstated_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Strictly increases with every change of the dispute.
              * @example 2026-11-21T10:15:30.123Z
              */
             updated_at: string;
@@ -1456,6 +1741,44 @@ export interface components {
              */
             created_at: string;
         };
+        Terminal: {
+            /**
+             * Format: uuid
+             * @description The POS payment method whose terminal this is.
+             */
+            payment_method: string;
+            /**
+             * @description The processor’s id of the device (a Stripe reader `tmr_…`, a Mercado Pago Point terminal id).
+             * @example tmr_FDOt2wlRZEdpd7
+             */
+            processor_id: string;
+            /**
+             * @description `online`: can take a payment. `offline`: a payment sent now is refused at once (`409 terminal_unavailable`). `busy`: doing something else (`busy_with`); a payment is refused until it is done. `unknown`: the processor does not report connectivity (Mercado Pago); never read it as online. Tolerate future values.
+             * @example online
+             */
+            status: string;
+            /** @description What the terminal is busy with (when `busy`, or last seen doing offline); else null. */
+            busy_with: {
+                /**
+                 * @description `payment`, `refund`, `setup` (saving a card), `input` (collecting input on screen) or `other`.
+                 * @example payment
+                 */
+                kind: string;
+                /** @description The processor’s id of the payment it is busy with, when it names it: a payment’s `processor_reference` when it is one of yours. */
+                processor_reference: string | null;
+            } | null;
+            /**
+             * @description Mercado Pago Point: `pdv` (takes orders from the API), `self_service`, `standalone` (operated by hand: payments through the API cannot reach it) or `unknown`. Null for processors without modes.
+             * @example null
+             */
+            operating_mode: string | null;
+            /**
+             * Format: date-time
+             * @description When the processor was read: answers are reused for up to 5 seconds, so poll at most that often.
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            read_at: string;
+        };
         CreatePaymentRequest: {
             amount: components["schemas"]["Amount"];
             /**
@@ -1506,7 +1829,7 @@ export interface components {
             /** @example evt_0d4m8x2k9q7w1v3c5b6n */
             id: string;
             /**
-             * @description One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), and `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change); tolerate future types.
+             * @description One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change), and `dispute.created`, `dispute.updated`, `dispute.closed` (`data.dispute` with `data.payment`); tolerate future types.
              * @example payment.approved
              */
             type: string;
@@ -1519,6 +1842,8 @@ export interface components {
             data: {
                 /** @description With `refund.failed`: the refund as the event left it. */
                 refund?: components["schemas"]["Refund"];
+                /** @description With `dispute.created`, `dispute.updated` and `dispute.closed`: the dispute as the event left it. */
+                dispute?: components["schemas"]["Dispute"];
                 payment: components["schemas"]["Payment"];
             };
         };
@@ -1545,6 +1870,10 @@ export interface components {
             data: {
                 /** @description With `refund.failed`: the refund as the event left it. */
                 refund?: {
+                    [key: string]: unknown;
+                };
+                /** @description With `dispute.*`: the dispute as the event left it. */
+                dispute?: {
                     [key: string]: unknown;
                 };
                 payment: {
@@ -1730,7 +2059,7 @@ export interface components {
              *       "payment.refunded"
              *     ]
              */
-            enabled_events: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed")[];
+            enabled_events: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed")[];
             /**
              * @description Your note: what this endpoint is for.
              * @example Order service (production)
@@ -1752,7 +2081,7 @@ export interface components {
              *       "payment.refunded"
              *     ]
              */
-            enabled_events?: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed")[];
+            enabled_events?: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed")[];
             /**
              * @description Your note; `null` clears it.
              * @example Order service (production)
@@ -1811,6 +2140,24 @@ export interface components {
         ProcessorNotification: {
             [key: string]: unknown;
         };
+        SimulateDisputeRequest: {
+            /** @description The disputed amount, in the payment’s currency, at most its amount. Default: the payment’s amount. */
+            amount?: components["schemas"]["Amount"];
+            /**
+             * @description Why the payer disputes. Default `fraudulent`.
+             * @example fraudulent
+             * @enum {string}
+             */
+            reason?: "bank_cannot_process" | "check_returned" | "credit_not_processed" | "customer_initiated" | "debit_not_authorized" | "duplicate" | "fraudulent" | "general" | "incorrect_account_details" | "insufficient_funds" | "product_not_received" | "product_unacceptable" | "subscription_canceled" | "unrecognized";
+        };
+        SimulateDisputeCloseRequest: {
+            /**
+             * @description `won`: the funds are reinstated (`funds_reinstated_at`); `lost`: they stay with the payer and the payment’s `charged_back_at` is set (event `payment.charged_back` too).
+             * @example won
+             * @enum {string}
+             */
+            outcome: "won" | "lost";
+        };
         SimulateRefundFailureRequest: {
             /**
              * @description The refund’s `failure_reason` after the news. Default `expired_or_canceled_card`.
@@ -1818,6 +2165,14 @@ export interface components {
              * @enum {string}
              */
             reason?: "lost_or_stolen_card" | "expired_or_canceled_card" | "charge_for_pending_refund_disputed" | "insufficient_funds" | "declined" | "merchant_request" | "unknown";
+        };
+        SimulateTerminalRequest: {
+            /**
+             * @description The simulated device’s state: `online` takes payments; `offline` and `busy` refuse them at once (`409 terminal_unavailable`).
+             * @example offline
+             * @enum {string}
+             */
+            status: "online" | "offline" | "busy";
         };
         OpenApiDescription: {
             /** @example 3.1.0 */
@@ -4347,6 +4702,195 @@ export interface operations {
             };
         };
     };
+    getPaymentMethodTerminal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
+            path: {
+                /** @description The payment method (a UUID). */
+                payment_method_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The terminal. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Terminal"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `payment_method_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_not_supported`, `connector_configuration_invalid` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported" | "connector_configuration_invalid";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `processor_unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_unavailable";
+                        };
+                    };
+                };
+            };
+            /** @description `processor_timeout` */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "processor_timeout";
+                        };
+                    };
+                };
+            };
+        };
+    };
     listPayments: {
         parameters: {
             query?: {
@@ -4588,7 +5132,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `external_reference_conflict`, `idempotency_key_reused`, `concurrent_update` */
+            /** @description `external_reference_conflict`, `terminal_unavailable`, `idempotency_key_reused`, `concurrent_update` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4602,7 +5146,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"] & {
                         error: {
                             /** @enum {string} */
-                            code: "external_reference_conflict" | "idempotency_key_reused" | "concurrent_update";
+                            code: "external_reference_conflict" | "terminal_unavailable" | "idempotency_key_reused" | "concurrent_update";
                         };
                     };
                 };
@@ -4898,6 +5442,22 @@ export interface operations {
         responses: {
             /** @description The canceled payment. */
             200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Payment"];
+                    };
+                };
+            };
+            /** @description Cancel requested: the processor completes it later. The payment as it still is, with `cancel_requested_at`. */
+            202: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     /** @description `true` on a stored answer replayed for the same `Idempotency-Key` and body. */
@@ -5712,6 +6272,411 @@ export interface operations {
             };
         };
     };
+    listDisputes: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
+                /** @description Only disputes in this status. */
+                status?: "warning_needs_response" | "warning_under_review" | "warning_closed" | "needs_response" | "under_review" | "won" | "lost";
+            };
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of disputes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Dispute"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getDispute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
+            path: {
+                /** @description The dispute (`dsp_...`). */
+                dispute_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dispute. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Dispute"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `dispute_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "dispute_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listPaymentDisputes: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
+            };
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
+            path: {
+                /** @description The payment (`pay_...`). */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of disputes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Dispute"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `payment_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -5720,7 +6685,7 @@ export interface operations {
                 /** @description Items to skip. */
                 offset?: number;
                 /** @description Only events of this type. */
-                type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed";
+                type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed";
                 /** @description Only the events of this payment. */
                 payment_id?: string;
                 /** @description Only items created at or after this instant. ISO 8601 date-time with `Z` or an offset. */
@@ -7372,6 +8337,187 @@ export interface operations {
             };
         };
     };
+    simulateDispute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment (`pay_...`). */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SimulateDisputeRequest"];
+            };
+        };
+        responses: {
+            /** @description The dispute the news opened. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Dispute"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `payment_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "payment_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `concurrent_update`, `invalid_state_transition` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "concurrent_update" | "invalid_state_transition";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_not_supported`, `unsupported_currency` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported" | "unsupported_currency";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
     simulateProcessorNews: {
         parameters: {
             query?: never;
@@ -7469,6 +8615,187 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "invalid_state_transition" | "concurrent_update";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_not_supported` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    simulateDisputeClose: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The dispute (`dsp_...`). */
+                dispute_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateDisputeCloseRequest"];
+            };
+        };
+        responses: {
+            /** @description The dispute after the news. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Dispute"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `dispute_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "dispute_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `concurrent_update` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "concurrent_update";
                         };
                     };
                 };
@@ -7695,6 +9022,172 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "capability_not_supported";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    simulateTerminalStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment method (a UUID). */
+                payment_method_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateTerminalRequest"];
+            };
+        };
+        responses: {
+            /** @description The terminal after the change. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Terminal"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `payment_method_not_found`, `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "payment_method_not_found" | "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_not_supported`, `connector_configuration_invalid` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "capability_not_supported" | "connector_configuration_invalid";
                         };
                     };
                 };
@@ -8244,6 +9737,147 @@ export interface operations {
                     /** @description The refund and its payment as the reversal left them. */
                     data: {
                         refund: components["schemas"]["Refund"];
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description The processor reported a new dispute of the payment: an inquiry (`warning_*`) or a chargeback (`needs_response`, the funds withdrawn: `data.dispute.funds_withdrawn_at`). Respond at the processor by `evidence_due_by`. A dispute first heard of already closed sends `dispute.closed` right after.
+                     * @enum {string}
+                     */
+                    type: "dispute.created";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The dispute and its payment as the news left them. */
+                    data: {
+                        dispute: components["schemas"]["Dispute"];
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description A dispute changed without closing: escalated, under review, its amount, deadline or reason changed, or its funds were withdrawn or reinstated (a reinstatement reported after the dispute closed comes as this event).
+                     * @enum {string}
+                     */
+                    type: "dispute.updated";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The dispute and its payment as the news left them. */
+                    data: {
+                        dispute: components["schemas"]["Dispute"];
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeClosed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description A dispute reached a final status: `won` (the funds are reinstated, `data.dispute.funds_reinstated_at`), `lost` (the money stays with the payer: `data.payment.charged_back_at` is set, and `payment.charged_back` is sent too the first time), or `warning_closed` (an inquiry that never escalated).
+                     * @enum {string}
+                     */
+                    type: "dispute.closed";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The dispute and its payment as the news left them. */
+                    data: {
+                        dispute: components["schemas"]["Dispute"];
                         payment: components["schemas"]["Payment"];
                     };
                 };

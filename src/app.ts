@@ -12,6 +12,7 @@ import { registerConnectorRoutes } from './routes/connectors/connectors.index.ts
 import { registerAccountPaymentMethodRoutes } from './routes/account-payment-methods/account-payment-methods.index.ts';
 import { registerPaymentMethodRoutes } from './routes/payment-methods/payment-methods.index.ts';
 import { registerPaymentRoutes } from './routes/payments/payments.index.ts';
+import { registerDisputeRoutes } from './routes/disputes/disputes.index.ts';
 import { registerEventRoutes } from './routes/events/events.index.ts';
 import { registerProcessorNotificationRoutes } from './routes/processor-notifications/processor-notifications.index.ts';
 import { registerTestHelperRoutes } from './routes/test-helpers/test-helpers.index.ts';
@@ -35,6 +36,7 @@ export function createApp() {
   registerAccountPaymentMethodRoutes(app);
   registerPaymentMethodRoutes(app);
   registerPaymentRoutes(app);
+  registerDisputeRoutes(app);
   registerEventRoutes(app);
   registerWebhookSecretRoutes(app);
   registerWebhookEndpointRoutes(app);

@@ -98,7 +98,9 @@ describe('@hey-api/openapi-ts on the served description', () => {
       yes<Equal<ErrorResponse['error']['retryable'], boolean>>();
       yes<Equal<ErrorResponse['error']['request_id'], string>>();
       type Conflict = CreatePaymentErrors[409]['error']['code'];
-      yes<Equal<Conflict, 'external_reference_conflict' | 'idempotency_key_reused' | 'concurrent_update'>>();
+      yes<
+        Equal<Conflict, 'external_reference_conflict' | 'terminal_unavailable' | 'idempotency_key_reused' | 'concurrent_update'>
+      >();
       const conflict = {} as CreatePaymentErrors[409];
       const message: string = conflict.error.message;
       void message;

@@ -217,10 +217,13 @@ describe('/openapi.json', () => {
       listApiKeys: 200,
       revokeApiKey: 200,
     };
+    // A cancel the processor completes later is 202 besides the 200 of a payment canceled (docs/states.md).
+    const accepted: Record<string, number> = { cancelPayment: 202 };
     for (const op of operations) {
       const successes = Object.keys(op.responses)
         .filter((status) => /^2\d\d$/.test(status))
-        .map(Number);
+        .map(Number)
+        .filter((status) => status !== accepted[op.operationId!]);
       expect(successes, label(op)).toHaveLength(1);
       const want = expected[op.operationId!] ?? expectedSuccessStatus(op);
       if (expected[op.operationId!] !== undefined)

@@ -80,6 +80,23 @@ export function displayFromConfiguration(display: DisplayConfiguration): Termina
 }
 
 /**
+ * Where a configured display (decimal strings, as the request carries it) disagrees with the payment it would
+ * be shown for: the core refuses these before recording the payment (400), with the same fields
+ * `displayFor` would name later. Empty when it can be shown.
+ */
+export function displayConfigurationIssues(
+  display: DisplayConfiguration,
+  amount: Money,
+): { field: string; issue: string }[] {
+  try {
+    return displayIssues(displayFromConfiguration(display), amount);
+  } catch (error) {
+    if (error instanceof DisplayRefused) return error.issues;
+    throw error;
+  }
+}
+
+/**
  * The display a create carries (the core's, else the configuration's), checked against the payment. The
  * core should have refused a bad one with 400 before recording the payment (`displayIssues`); reaching the
  * processor with it would show the customer a total other than the one charged, so it is refused here too.
@@ -96,9 +113,14 @@ export function displayFor(
   return display;
 }
 
-const displayRefused = (issues: { field: string; issue: string }[]) =>
-  new ConnectorError(
-    'configuration_invalid',
-    `The display cannot be shown for this payment (${issues.map((i) => i.field).join(', ')}).`,
-    'display_invalid',
-  );
+class DisplayRefused extends ConnectorError {
+  constructor(readonly issues: { field: string; issue: string }[]) {
+    super(
+      'configuration_invalid',
+      `The display cannot be shown for this payment (${issues.map((i) => i.field).join(', ')}).`,
+      'display_invalid',
+    );
+  }
+}
+
+const displayRefused = (issues: { field: string; issue: string }[]) => new DisplayRefused(issues);

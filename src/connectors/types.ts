@@ -4,6 +4,7 @@ import type { Environment } from '../domain/environment.ts';
 import type { PaymentStatus, RefundedPaymentStatus } from '../domain/payment-state.ts';
 import type { RefundStatus } from '../domain/refund-state.ts';
 import type { RefundFailureReason } from '../domain/reversals.ts';
+import type { ProcessorSettlementNullReason } from '../domain/settlement.ts';
 
 /**
  * The connector interface. A connector version describes what a processor integration offers (channel,
@@ -144,9 +145,10 @@ export interface Settlement {
  * - `not_reported`: the processor's API does not report it for this operation (each NOTES.md says where).
  * An outcome of money that did not move (a payment not collected, a refund not approved or failed) carries
  * no `settlement` at all. A settlement once reported does not change at the processor, so the core records
- * the first one it is given; a refund reversed later has moved nothing in the end (its settlement goes).
+ * the first one it is given (`settlementChange`, src/domain/settlement.ts); a refund reversed later has
+ * moved nothing in the end (its settlement goes).
  */
-export type SettlementNullReason = 'pending_at_processor' | 'not_reported';
+export type SettlementNullReason = ProcessorSettlementNullReason;
 
 /**
  * A dispute (an inquiry or a chargeback) of a payment, normalized (src/domain/disputes.ts has the statuses,
@@ -246,6 +248,12 @@ export type ProcessorNotification = {
        * money is back with the merchant (`reverseVoid` in src/domain/reversals.ts).
        */
       voidReversal?: { processorRefundReference: string; failureReason: RefundFailureReason };
+      /**
+       * With status `approved`, when the news itself says what the processor kept (as `PaymentOutcome`);
+       * absent when it does not (the core may read the payment for it).
+       */
+      settlement?: Settlement | null;
+      settlementNullReason?: SettlementNullReason;
     }
   | {
       resource: 'refund';

@@ -30,18 +30,36 @@ export interface PaymentFacts {
   requiredAction: RequiredAction | null;
   chargedBackAt: number | null;
   cancelRequestedAt: number | null;
+  /** When the processor accepted a cancel it completes later (the public `cancel_requested_at`). */
+  cancelAcceptedAt: number | null;
   amountMinor: number;
 }
 
-/** A cancel: from `created`, `pending`, `processing`, or a void of an `approved` payment no refund was recorded for. */
-export function decideCancel(payment: PaymentFacts, hasRefunds: boolean, now: number): Decision {
+/** Statuses a cancel the processor accepted may still complete from (docs/states.md, "Cancel at the terminal"). */
+const OPEN_STATUSES: readonly PaymentStatus[] = ['created', 'pending', 'processing'];
+
+/** Whether a cancel the processor accepted is still to complete: the payment is open and the cancel was requested. */
+export const cancelAwaitingProcessor = (payment: Pick<PaymentFacts, 'status' | 'cancelAcceptedAt'>) =>
+  payment.cancelAcceptedAt !== null && OPEN_STATUSES.includes(payment.status);
+
+/**
+ * A cancel: from `created`, `pending`, `processing`, or a void of an `approved` payment no refund was recorded for.
+ * `alreadyRequested`: the processor accepted an earlier cancel that has not completed; nothing new is asked,
+ * the payment is answered as it is (docs/states.md, "Cancel at the terminal").
+ */
+export function decideCancel(
+  payment: PaymentFacts,
+  hasRefunds: boolean,
+  now: number,
+): Decision<{ alreadyRequested: boolean }> {
   if (payment.status === 'pending' && payment.requiredAction === 'check_terminal') {
     return { ok: false, reason: 'awaits_terminal_check' };
   }
   if (payment.chargedBackAt !== null) return { ok: false, reason: 'charged_back' };
+  if (cancelAwaitingProcessor(payment)) return { ok: true, alreadyRequested: true };
   if (cancellationInProgress(payment, now)) return { ok: false, reason: 'cancellation_in_progress' };
   if (!canCancel(payment.status, hasRefunds, false)) return { ok: false, reason: 'not_cancelable' };
-  return { ok: true };
+  return { ok: true, alreadyRequested: false };
 }
 
 /**

@@ -168,6 +168,10 @@ export const PAYMENT_EVENT_TYPES = [
   'payment.action_required',
   /** Not a payment status: an approved refund failed later (`REFUND_REVERSAL_EVENT_TYPE`, domain/reversals.ts). */
   'refund.failed',
+  /** Not payment statuses: a dispute of the payment opened, changed, or closed (`DISPUTE_EVENT_TYPES`, domain/disputes.ts). */
+  'dispute.created',
+  'dispute.updated',
+  'dispute.closed',
 ] as const;
 
 export type PaymentEventType = (typeof PAYMENT_EVENT_TYPES)[number];

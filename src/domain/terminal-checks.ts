@@ -38,3 +38,44 @@ export function nextTerminalCheck(attempts: number, firstSeenAt: number, now: nu
   const at = Math.max(slot, now + TERMINAL_CHECK_MIN_GAP_MS);
   return at - firstSeenAt > TERMINAL_CHECK_WINDOW_MS ? null : at;
 }
+
+/** What a payment's terminal wait is recorded as (db/schema/payments.ts). */
+export interface TerminalWait {
+  atTerminal: boolean;
+  terminalSeenAt: number | null;
+  terminalChecks: number;
+  terminalCheckAt: number | null;
+}
+
+/** Statuses a payment may still wait at its terminal in. */
+const OPEN: readonly string[] = ['created', 'pending', 'processing'];
+
+/**
+ * What the processor's account of a payment (the status it moves to, and the action it reports, when it
+ * reports one) changes of its terminal wait; null when nothing. A `pending` payment reported `at_terminal`
+ * shows that action; one first seen waiting at its terminal (`at_terminal` or `check_terminal`) starts the
+ * re-read schedule there; a payment that is no longer open stops it. The reads themselves advance the
+ * schedule (jobs/terminal-checks.ts); a payment seen at the terminal again later keeps its first sighting,
+ * so the reads stay bounded per payment.
+ */
+export function terminalWaitChange(
+  current: TerminalWait,
+  next: { status: string; action?: string },
+  now: number,
+): Partial<TerminalWait> | null {
+  const change: Partial<TerminalWait> = {};
+  if (!OPEN.includes(next.status)) {
+    if (current.atTerminal) change.atTerminal = false;
+    if (current.terminalCheckAt !== null) change.terminalCheckAt = null;
+  } else if (next.action !== undefined) {
+    const atTerminal = next.status === 'pending' && next.action === 'at_terminal';
+    if (atTerminal !== current.atTerminal) change.atTerminal = atTerminal;
+    const waiting = next.status === 'pending' && (next.action === 'at_terminal' || next.action === 'check_terminal');
+    if (waiting && current.terminalSeenAt === null) {
+      change.terminalSeenAt = now;
+      change.terminalChecks = 0;
+      change.terminalCheckAt = nextTerminalCheck(0, now, now);
+    }
+  }
+  return Object.keys(change).length > 0 ? change : null;
+}

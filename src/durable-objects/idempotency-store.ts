@@ -69,8 +69,12 @@ export class IdempotencyStore extends DurableObject<Env> {
     };
     try {
       const declared: AnyOperation = OPERATIONS[operation];
-      const resource = await runOperation(declared, deps, ctx, input, { started: () => (started = true) });
-      answer = { ok: true, body: JSON.stringify(resource) };
+      let accepted = false;
+      const resource = await runOperation(declared, deps, ctx, input, {
+        started: () => (started = true),
+        accepted: () => (accepted = true),
+      });
+      answer = { ok: true, body: JSON.stringify(resource), ...(accepted ? { accepted: true as const } : {}) };
     } catch (error) {
       if (!(error instanceof ServiceError)) {
         log('error', 'idempotent_operation_failed', { operation, ...errorFields(error) });

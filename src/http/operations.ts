@@ -9,7 +9,8 @@ import { READ_BOOKMARK_HEADER } from './headers.ts';
 
 /**
  * Answers a route with a declared idempotent operation (services/operations/), run through its
- * idempotency object: a new resource is 201, a changed one 200, an error its code's status and envelope.
+ * idempotency object: a new resource is 201, a changed one 200, a change the processor completes later (the
+ * operation's `accepted`) 202, an error its code's status and envelope.
  * A stored answer comes back byte for byte (`Idempotent-Replayed: true`); an error's `request_id` is this
  * request's, as every response's is its own `X-Request-Id`. Returns a raw Response, whose shape is the one
  * declared on the route (checked by the contract tests).
@@ -31,7 +32,7 @@ export async function answerOperation<Op extends AnyOperation>(
   if (replayed) headers.set('Idempotent-Replayed', 'true');
   if (bookmark) headers.set(READ_BOOKMARK_HEADER, bookmark);
   if (answer.ok) {
-    const status = operation.answers === 'created' ? 201 : 200;
+    const status = answer.accepted ? 202 : operation.answers === 'created' ? 201 : 200;
     return new Response(`{"data":${answer.body}}`, { status, headers });
   }
   c.set('errorCode', answer.error.code);

@@ -4,6 +4,7 @@ import { errorFields, log } from '../lib/log.ts';
 import { expireQrPayments } from './expire-qr-payments.ts';
 import { reconcile } from './reconcile.ts';
 import { relayOverdueWebhooks } from './relay-webhooks.ts';
+import { runTerminalChecks } from './terminal-checks.ts';
 
 /**
  * The cron trigger (every minute): the jobs run on every shard, each with its own bounded work per tick (the
@@ -15,12 +16,13 @@ export async function runScheduledJobs(env: Env, now: number) {
   const perShard = await Promise.all(
     base.shards.map(async ({ name }) => {
       const deps = base.withShard(name);
-      const [expired, reconciled, relayed] = await Promise.all([
+      const [expired, reconciled, relayed, terminalChecks] = await Promise.all([
         settled(name, expireQrPayments(deps, now)),
         settled(name, reconcile(deps, now)),
         settled(name, relayOverdueWebhooks(deps, now)),
+        settled(name, runTerminalChecks(deps, now)),
       ]);
-      return { shard: name, expired, reconciled, relayed };
+      return { shard: name, expired, reconciled, relayed, terminalChecks };
     }),
   );
   log('info', 'scheduled_jobs', { shards: perShard });

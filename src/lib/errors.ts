@@ -72,6 +72,7 @@ export const ERROR_CODES = {
     retryable: false,
     message: 'No such refund of this payment.',
   },
+  dispute_not_found: { category: 'not_found', retryable: false, message: 'No such dispute.' },
   webhook_endpoint_not_found: {
     category: 'not_found',
     retryable: false,
@@ -106,6 +107,12 @@ export const ERROR_CODES = {
     category: 'conflict',
     retryable: true,
     message: 'The payment is being changed by many requests at once; retry with the same Idempotency-Key and body.',
+  },
+  terminal_unavailable: {
+    category: 'processor',
+    retryable: true,
+    message:
+      'The POS terminal cannot take the payment now (`details.terminal_status`: offline or busy); nothing was charged. Retry with the same Idempotency-Key and body once it is online and free.',
   },
   processor_declined: {
     category: 'processor',

@@ -228,9 +228,10 @@ const described = new Map<string, string>();
  * is `{ method: 'POST', path: '/v1/payments/{payment_id}/cancel' }`); null when no route matched.
  */
 export function operationOf(c: Context): { method: string; path: string } | null {
-  // Middleware registered with `use` matches every method (`ALL`); the operation is the last route of this method.
-  let route: { method: string; path: string } | undefined;
-  for (const matched of matchedRoutes(c)) if (matched.method !== 'ALL') route = matched;
+  // Middleware registered with `use` matches every method (`ALL`); the operation is the first route of this
+  // method, the one whose handler answers (a static path registered before a parameterized one it shares,
+  // `/v1/test-helpers/payments/{payment_id}/dispute` before `.../{action}`, is matched first).
+  const route = matchedRoutes(c).find((matched) => matched.method !== 'ALL');
   if (route === undefined) return null;
   let path = described.get(route.path);
   if (path === undefined) {

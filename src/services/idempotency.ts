@@ -20,8 +20,11 @@ export interface OperationRequest {
   shard: ShardName;
 }
 
-/** A final answer as the idempotency object keeps it: the presented resource's JSON text, or the error. */
-export type StoredAnswer = { ok: true; body: string } | { ok: false; error: ErrorOutcome };
+/**
+ * A final answer as the idempotency object keeps it: the presented resource's JSON text (`accepted`: the
+ * processor completes the change later, answered 202), or the error.
+ */
+export type StoredAnswer = { ok: true; body: string; accepted?: true } | { ok: false; error: ErrorOutcome };
 
 export interface OperationAnswer {
   answer: StoredAnswer;

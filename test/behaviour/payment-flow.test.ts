@@ -1,5 +1,7 @@
+import { onEveryShard } from '../helpers/shards.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
+import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { paymentRowsByReference } from '../helpers/merchant.ts';
 import { MercadoPagoSimulator, MP_BASE, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
@@ -80,10 +82,39 @@ interface Profile {
    * that the approved refund failed with `expired_or_canceled_card`. Omitted when the processor documents no
    * such failure (Mercado Pago, its NOTES.md); the test is then skipped.
    */
+  /**
+   * The processor's news of a chargeback of an approved POS payment: `open` it (the funds withdrawn), then
+   * `close` it `won` (the funds reinstated) or `lost`. Omitted when it cannot be driven; its test is skipped.
+   */
+  dispute?: {
+    open: (ctx: ProcessorNewsContext) => Promise<SentNews>;
+    close: (ctx: ProcessorNewsContext, dispute: { id: string }, outcome: 'won' | 'lost') => Promise<SentNews>;
+  };
+  /** Whether an approved payment carries the processor's `settlement` (`not_reported` otherwise). */
+  reportsSettlement: boolean;
   refundFailsLater?: {
     prepare: () => void;
     fail: (ctx: ProcessorNewsContext, refund: { id: string; processor_reference: string }) => Promise<SentNews>;
   };
+  /** At the counter: a POS payment that waits at the terminal for the customer, and the terminal itself. */
+  counter: Counter;
+}
+
+interface Counter {
+  /** A POS amount that waits at the terminal once `prepare` ran; `prepare` answers the undoing of itself. */
+  value: string;
+  prepare: () => () => void;
+  /**
+   * How the processor answers a cancel there: `requested` (accepted, carried out later: `completeCancel` is
+   * the processor doing it and telling us, `payFirst` the customer paying before it lands) or `immediate`.
+   */
+  cancel: 'requested' | 'immediate';
+  completeCancel?: (ctx: ProcessorNewsContext) => Promise<void>;
+  payFirst?: (ctx: ProcessorNewsContext) => Promise<void>;
+  /** What GET .../terminal answers for the POS method's device. */
+  terminal: { status: string; operating_mode: string | null };
+  /** The device goes offline (or back online); omitted when the processor shows no connectivity (skipped). */
+  setOffline?: (ctx: Omit<ProcessorNewsContext, 'payment'>, offline: boolean) => Promise<void>;
 }
 
 const urlOf = (input: RequestInfo | URL) =>
@@ -125,11 +156,42 @@ function sandboxProfile(): Profile {
     settleQr: (ctx, outcome) => sent(ctx, outcome === 'paid' ? 'approve' : 'decline'),
     settleTerminalCheck: (ctx) => sent(ctx, 'approve'),
     chargeBack: (ctx) => sent(ctx, 'charge_back'),
+    dispute: {
+      async open(ctx) {
+        // Each call opens another dispute: `again` re-sends nothing new, it reads the dispute back.
+        const response = await call('POST', `/v1/test-helpers/payments/${ctx.payment.id}/dispute`, {
+          token: ctx.token,
+        });
+        return { response, again: () => call('GET', `/v1/disputes/${response.body.data.id}`, { token: ctx.token }) };
+      },
+      async close(ctx, dispute, outcome) {
+        const close = () =>
+          call('POST', `/v1/test-helpers/disputes/${dispute.id}/close`, { token: ctx.token, body: { outcome } });
+        return { response: await close(), again: close };
+      },
+    },
+    reportsSettlement: true,
     refundFailsLater: {
       prepare: () => {},
       async fail(ctx, refund) {
         const fail = () => call('POST', `/v1/test-helpers/refunds/${refund.id}/fail`, { token: ctx.token });
         return { response: await fail(), again: fail };
+      },
+    },
+    counter: {
+      value: '20.56',
+      prepare: () => () => {},
+      cancel: 'requested',
+      // The service's next scheduled read (the cron, a minute later) finds the cancel done.
+      completeCancel: async () => void (await onEveryShard((deps) => runTerminalChecks(deps, Date.now() + 60_000))),
+      payFirst: async (ctx) => void (await helper(ctx, 'approve')),
+      terminal: { status: 'online', operating_mode: null },
+      async setOffline(ctx, offline) {
+        const res = await call('POST', `/v1/test-helpers/payment-methods/${ctx.methodId}/terminal`, {
+          token: ctx.token,
+          body: { status: offline ? 'offline' : 'online' },
+        });
+        expect(res.status, res.text).toBe(200);
       },
     },
     async latePending(ctx) {
@@ -158,6 +220,8 @@ function stripeProfile(): Profile {
   const secretKey = `sk_test_${stripeId('k').slice(2)}`;
   const send = (methodId: string, delivery: SignedDelivery) =>
     postNotification(methodId, delivery.rawBody, delivery.headers);
+  /** Our payment id → its Stripe dispute (`du_…`). */
+  const stripeDisputes = new Map<string, string>();
   return {
     name: 'Stripe',
     currencies: { pos: 'USD', qr: 'THB' },
@@ -183,6 +247,17 @@ function stripeProfile(): Profile {
       );
     },
     processorPaymentCount: (paymentId) => sim.paymentIntentCount(paymentId),
+    // The reader waits for a card; Stripe cancels a payment on the reader at once (its NOTES.md).
+    counter: {
+      value: '20.00',
+      prepare: () => {
+        sim.readerMode = 'manual';
+        return () => (sim.readerMode = 'auto');
+      },
+      cancel: 'immediate',
+      terminal: { status: 'online', operating_mode: null },
+      setOffline: async (_ctx, offline) => void sim.offlineReaders[offline ? 'add' : 'delete'](READER),
+    },
     refundFailsLater: {
       prepare: () => sim.useTestCard(READER, REFUND_FAIL_CARD),
       async fail(ctx, refund) {
@@ -191,6 +266,31 @@ function stripeProfile(): Profile {
         return { response: await send(ctx.methodId, delivery), again: () => send(ctx.methodId, delivery) };
       },
     },
+    dispute: {
+      async open(ctx) {
+        // A chargeback at Stripe: `charge.dispute.created`, then `charge.dispute.funds_withdrawn`.
+        const dispute = sim.openDispute(ctx.payment.processor_reference!);
+        stripeDisputes.set(ctx.payment.id, dispute.id);
+        const created = await send(ctx.methodId, await sim.deliver(sim.eventFor('charge.dispute.created', dispute.id)));
+        if (created.status !== 200) return { response: created, again: async () => created };
+        const delivery = await sim.deliver(sim.eventFor('charge.dispute.funds_withdrawn', dispute.id));
+        return { response: await send(ctx.methodId, delivery), again: () => send(ctx.methodId, delivery) };
+      },
+      async close(ctx, _dispute, outcome) {
+        const id = stripeDisputes.get(ctx.payment.id)!;
+        sim.closeDispute(id, outcome);
+        if (outcome === 'won') {
+          const reinstated = await send(
+            ctx.methodId,
+            await sim.deliver(sim.eventFor('charge.dispute.funds_reinstated', id)),
+          );
+          if (reinstated.status !== 200) return { response: reinstated, again: async () => reinstated };
+        }
+        const delivery = await sim.deliver(sim.eventFor('charge.dispute.closed', id));
+        return { response: await send(ctx.methodId, delivery), again: () => send(ctx.methodId, delivery) };
+      },
+    },
+    reportsSettlement: true,
     async chargeBack(ctx) {
       // Stripe's chargeback as it unfolds: the dispute opens and the funds are withdrawn (news, not final:
       // a dispute can still be won), then it closes lost. The PaymentIntent stays succeeded throughout.
@@ -212,7 +312,14 @@ function stripeProfile(): Profile {
 function mercadoPagoProfile(): Profile {
   const sim = new MercadoPagoSimulator();
   let account: SimAccount | undefined;
-  const accountOf = () => (account ??= sim.addAccount({ currency: 'ARS' }));
+  const TERMINAL = 'NEWLAND_N950__N950NCB801293324';
+  const accountOf = () => {
+    if (!account) {
+      account = sim.addAccount({ currency: 'ARS' });
+      sim.addTerminal(account, TERMINAL);
+    }
+    return account;
+  };
   const send = (n: SimNotification) => call('POST', n.path, { rawBody: n.rawBody, headers: n.headers });
   /** Mercado Pago posts to the application's webhook URL: the method's notification route. */
   const notifyingTo = (methodId: string) =>
@@ -232,8 +339,7 @@ function mercadoPagoProfile(): Profile {
     method: (channel) => ({
       connector_definition_version_id: channel === 'pos' ? 'cnv_mercadopago_pos_v1' : 'cnv_mercadopago_qr_v1',
       credentials: { access_token: accountOf().accessToken, webhook_secret: accountOf().webhookSecret },
-      configuration:
-        channel === 'pos' ? { terminal_id: 'NEWLAND_N950__N950NCB801293324' } : { external_pos_id: 'STORE001POS001' },
+      configuration: channel === 'pos' ? { terminal_id: TERMINAL } : { external_pos_id: 'STORE001POS001' },
     }),
     async settleQr(ctx, outcome) {
       const orderId = ctx.payment.processor_reference!;
@@ -242,6 +348,8 @@ function mercadoPagoProfile(): Profile {
     // The operator checked the terminal: Mercado Pago processes the Point order and notifies it.
     settleTerminalCheck: (ctx) => news(ctx, () => sim.pay(ctx.payment.processor_reference!)),
     chargeBack: (ctx) => news(ctx, () => sim.chargeBack(ctx.payment.processor_reference!)),
+    // Its chargebacks are read from the order (NOTES.md); the simulator drives no open-then-decided dispute.
+    reportsSettlement: false,
     async latePending(ctx) {
       notifyingTo(ctx.methodId);
       const orderId = ctx.payment.processor_reference!;
@@ -257,6 +365,24 @@ function mercadoPagoProfile(): Profile {
       );
     },
     processorPaymentCount: (paymentId) => sim.ordersFor(paymentId).length,
+    // A Point Smart terminal: the order waits at_terminal, its cancel is accepted with 202 and notified later;
+    // one order per terminal, as Mercado Pago keeps it. The terminals API shows no connectivity.
+    counter: {
+      value: '20.00',
+      prepare: () => {
+        Object.assign(sim.faults, {
+          pointWaitsAtTerminal: true,
+          cancelAtTerminal: 'accepted',
+          oneOrderPerTerminal: true,
+        });
+        return () => sim.resetFaults();
+      },
+      cancel: 'requested',
+      completeCancel: async (ctx) =>
+        void (await news(ctx, () => sim.completeCancellation(ctx.payment.processor_reference!))).response,
+      payFirst: async (ctx) => void (await news(ctx, () => sim.pay(ctx.payment.processor_reference!))).response,
+      terminal: { status: 'unknown', operating_mode: 'pdv' },
+    },
   };
 }
 
@@ -386,6 +512,15 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
         external_reference: body.external_reference,
       });
       expect(res.body.data.processor_reference).toEqual(expect.any(String));
+      // What the processor kept: reported as it booked it, or null with the documented reason.
+      const read = (await get(res.body.data.id)).body.data;
+      if (profile.reportsSettlement) {
+        expect(read.settlement_null_reason, JSON.stringify(read)).toBeNull();
+        expect(Object.keys(read.settlement)).toEqual(['fee', 'net', 'available_on']);
+        expect(Number(read.settlement.fee.value) + Number(read.settlement.net.value)).toBeCloseTo(25, 2);
+      } else {
+        expect(read).toMatchObject({ settlement: null, settlement_null_reason: 'not_reported' });
+      }
 
       const replay = await pay(body, key);
       expect(replay.status).toBe(201);
@@ -487,6 +622,65 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
         expect((await sent.again()).status).toBe(200);
         expect((await get(payment.id)).body.data).toEqual(read);
         expect((await eventTypes(payment.id)).filter((t) => t === 'payment.charged_back')).toHaveLength(1);
+      },
+    );
+
+    it.runIf(profile.dispute)(
+      'a dispute opened (funds withdrawn) and won (reinstated), another lost (charged_back_at): through the API and the events',
+      async () => {
+        const disputesOf = async (payment: Payment) => {
+          const res = await call('GET', `/v1/payments/${payment.id}/disputes`, { token: apiKey.secret });
+          expect(res.status, res.text).toBe(200);
+          return res.body.data as { id: string; status: string; [key: string]: unknown }[];
+        };
+        const count = (types: string[], type: string) => types.filter((t) => t === type).length;
+
+        const payment = await approvedPos('80.00');
+        const opened = await profile.dispute!.open(news(payment, 'pos'));
+        expect(opened.response.status, opened.response.text).toBe(200);
+        const [dispute] = await disputesOf(payment);
+        expect(dispute).toMatchObject({
+          payment_id: payment.id,
+          status: 'needs_response',
+          amount: payment.amount,
+          reason: 'fraudulent',
+          funds_reinstated_at: null,
+        });
+        expect(dispute!.funds_withdrawn_at).toEqual(expect.any(String));
+        expect(dispute!.evidence_due_by).toEqual(expect.any(String));
+        expect((await opened.again()).status).toBe(200);
+        expect(await disputesOf(payment)).toHaveLength(1);
+        expect((await get(payment.id)).body.data).toMatchObject({ status: 'approved', charged_back_at: null });
+
+        const won = await profile.dispute!.close(news(payment, 'pos'), dispute!, 'won');
+        expect(won.response.status, won.response.text).toBe(200);
+        const read = await call('GET', `/v1/disputes/${dispute!.id}`, { token: apiKey.secret });
+        expect(read.body.data).toMatchObject({ id: dispute!.id, status: 'won' });
+        expect(read.body.data.funds_reinstated_at).toEqual(expect.any(String));
+        expect((await won.again()).status).toBe(200);
+        expect((await get(payment.id)).body.data).toMatchObject({ status: 'approved', charged_back_at: null });
+        const told = await eventTypes(payment.id);
+        expect([count(told, 'dispute.created'), count(told, 'dispute.closed')]).toEqual([1, 1]);
+        expect(told).not.toContain('payment.charged_back');
+
+        const other = await approvedPos('81.00');
+        await profile.dispute!.open(news(other, 'pos'));
+        const [second] = await disputesOf(other);
+        const lost = await profile.dispute!.close(news(other, 'pos'), second!, 'lost');
+        expect(lost.response.status, lost.response.text).toBe(200);
+        expect((await disputesOf(other))[0]).toMatchObject({
+          id: second!.id,
+          status: 'lost',
+          funds_reinstated_at: null,
+        });
+        const charged = (await get(other.id)).body.data;
+        expect(charged.status).toBe('approved');
+        expect(charged.charged_back_at).toEqual(expect.any(String));
+        expectError(await refund(other, '1.00'), 409, 'invalid_state_transition');
+        const toldLost = await eventTypes(other.id);
+        expect([count(toldLost, 'dispute.closed'), count(toldLost, 'payment.charged_back')]).toEqual([1, 1]);
+        const listed = await call('GET', '/v1/disputes?status=lost&limit=100', { token: apiKey.secret });
+        expect(listed.body.data.map((d: { id: string }) => d.id)).toContain(second!.id);
       },
     );
   });
@@ -609,5 +803,91 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
       expect(replay.text).toBe(res.text);
       expect((await get(payment.id)).body.data.status).toBe('canceled');
     });
+  });
+
+  describe('at the counter', () => {
+    const { counter } = profile;
+    const terminal = () => call('GET', `/v1/payment-methods/${methods.pos}/terminal`, { token: apiKey.secret });
+
+    async function atTerminal(): Promise<Payment> {
+      const res = await pay(bodyFor('pos', counter.value));
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.data).toMatchObject({
+        status: 'pending',
+        action: { type: 'at_terminal' },
+        cancel_requested_at: null,
+      });
+      return res.body.data;
+    }
+
+    it('the terminal behind the POS method', async () => {
+      const res = await terminal();
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data).toMatchObject({ payment_method: methods.pos, ...counter.terminal });
+      expect(res.body.data.processor_id).toEqual(expect.any(String));
+    });
+
+    it('send to the terminal, the customer leaves, cancel: canceled (at once, or 202 then completed), and the terminal is free', async () => {
+      const undo = counter.prepare();
+      try {
+        const payment = await atTerminal();
+        const key = crypto.randomUUID();
+        const res = await cancel(payment.id, key);
+        if (counter.cancel === 'requested') {
+          expect(res.status, res.text).toBe(202);
+          expect(res.body.data).toMatchObject({ status: 'pending', cancel_requested_at: expect.any(String) });
+          expect((await cancel(payment.id, key)).text).toBe(res.text);
+          await counter.completeCancel!(news(payment, 'pos'));
+        } else {
+          expect(res.status, res.text).toBe(200);
+        }
+        expect((await get(payment.id)).body.data.status).toBe('canceled');
+        expect(await eventTypes(payment.id)).toContain('payment.canceled');
+        // The terminal is free: the next payment reaches it (a busy one would answer 409 terminal_unavailable).
+        const next = await atTerminal();
+        const freed = await cancel(next.id);
+        expect(freed.status).toBe(counter.cancel === 'requested' ? 202 : 200);
+        if (counter.cancel === 'requested') await counter.completeCancel!(news(next, 'pos'));
+        expect((await get(next.id)).body.data.status).toBe('canceled');
+      } finally {
+        undo();
+      }
+    });
+
+    it.runIf(counter.cancel === 'requested')(
+      'cancel requested, but the customer pays first: approved, told by payment.approved',
+      async () => {
+        const undo = counter.prepare();
+        try {
+          const payment = await atTerminal();
+          expect((await cancel(payment.id)).status).toBe(202);
+          await counter.payFirst!(news(payment, 'pos'));
+          const read = (await get(payment.id)).body.data;
+          expect(read).toMatchObject({ status: 'approved', cancel_requested_at: expect.any(String) });
+          expect(await eventTypes(payment.id)).toContain('payment.approved');
+        } finally {
+          undo();
+        }
+      },
+    );
+
+    it.runIf(counter.setOffline)(
+      'an offline terminal refuses a payment at once (409 terminal_unavailable); back online, the same key succeeds',
+      async () => {
+        const ctx = { methodId: methods.pos, token: apiKey.secret };
+        const body = bodyFor('pos', '27.00');
+        const key = crypto.randomUUID();
+        await counter.setOffline!(ctx, true);
+        try {
+          const refused = expectError(await pay(body, key), 409, 'terminal_unavailable');
+          expect(refused.details).toMatchObject({ terminal_status: 'offline' });
+        } finally {
+          await counter.setOffline!(ctx, false);
+        }
+        const paid = await pay(body, key);
+        expect(paid.status, paid.text).toBe(201);
+        expect(paid.body.data.status).toBe('approved');
+      },
+    );
   });
 });

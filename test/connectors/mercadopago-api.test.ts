@@ -1,6 +1,7 @@
 import { dataPlane, depsOfPayment } from '../helpers/shards.ts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { reconcile, RECONCILE_ACTION_REQUIRED_AFTER_MS, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
+import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
 import {
   UNVERIFIED_NOTIFICATION_RATE_LIMIT,
   UNVERIFIED_REREAD_WINDOW_MS,
@@ -114,6 +115,12 @@ const getPayment = (id: string) => call('GET', `/v1/payments/${id}`, { token: ap
 const deliver = (n: SimNotification, headers: Record<string, string> = {}) =>
   call('POST', n.path, { rawBody: n.rawBody, headers: { ...n.headers, ...headers } });
 
+const events = async (id: string) =>
+  (await call('GET', `/v1/payments/${id}/events?limit=100`, { token: apiKey.secret })).body.data as {
+    type: string;
+    data: { payment: { action?: unknown } };
+  }[];
+
 async function paymentRowByReference(reference: string) {
   return dataPlane
     .prepare('SELECT * FROM payments WHERE external_reference = ?')
@@ -130,6 +137,18 @@ async function refundRow(id: string) {
 
 function notifyingTo(method: string) {
   account.notificationUrl = `http://localhost/v1/processor-notifications/${method}`;
+}
+
+/** Runs `test` with Mercado Pago notifying the Point method, its orders waiting at the terminal, and cancels there accepted (202). */
+async function atTheTerminal(test: () => Promise<void>) {
+  notifyingTo(pos);
+  sim.faults.pointWaitsAtTerminal = true;
+  sim.faults.cancelAtTerminal = 'accepted';
+  try {
+    await test();
+  } finally {
+    notifyingTo(qr);
+  }
 }
 
 async function pendingQr(value = '40.00'): Promise<{ payment: any; orderId: string }> {
@@ -275,6 +294,85 @@ describe('Mercado Pago cancel and refund through the API', () => {
     const error = expectError(await post(`/v1/payments/${created.body.data.id}/cancel`), 402, 'processor_declined');
     expect(error.details).toEqual({ processor_code: 'order_cannot_be_canceled' });
     expect((await getPayment(created.body.data.id)).body.data.status).toBe('pending');
+  });
+
+  it('cancel of a Point order at the terminal that Mercado Pago accepts (202): 202 pending with cancel_requested_at, completed by the cancellation’s notification', () =>
+    atTheTerminal(async () => {
+      const created = await pay(pos, '30.00');
+      expect(created.body.data).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+      const id = created.body.data.id;
+      const orderId = created.body.data.processor_reference;
+      const key = crypto.randomUUID();
+      const res = await post(`/v1/payments/${id}/cancel`, undefined, key);
+      expect(res.status, res.text).toBe(202);
+      expect(res.body.data).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+      expect(res.body.data.cancel_requested_at).toEqual(expect.any(String));
+      const sent = sim.requestsTo('POST', `/v1/orders/${orderId}/cancel`);
+      expect(sent.at(-1)!.headers['x-allow-cancelable-status']).toBe('at_terminal');
+      // The same key answers the same, byte for byte; another key asks Mercado Pago nothing more.
+      const replay = await post(`/v1/payments/${id}/cancel`, undefined, key);
+      expect(replay.status).toBe(202);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.text).toBe(res.text);
+      const again = await post(`/v1/payments/${id}/cancel`);
+      expect(again.status, again.text).toBe(202);
+      expect(again.body.data.cancel_requested_at).toBe(res.body.data.cancel_requested_at);
+      expect(sim.requestsTo('POST', `/v1/orders/${orderId}/cancel`)).toHaveLength(sent.length);
+      // The terminal cancels it: Mercado Pago notifies order.canceled.
+      expect(sim.completeCancellation(orderId)).toBe(true);
+      const [n] = (await sim.delivered(orderId)).slice(-1);
+      expect((await deliver(n!)).body.data.outcome).toBe('applied');
+      const read = (await getPayment(id)).body.data;
+      expect(read).toMatchObject({ status: 'canceled', cancel_requested_at: res.body.data.cancel_requested_at });
+      expect(read.action).toBeUndefined();
+      expect((await events(id)).map((e) => e.type)).toEqual(['payment.canceled', 'payment.pending']);
+      // A retry with the first key still answers what it answered.
+      expect((await post(`/v1/payments/${id}/cancel`, undefined, key)).text).toBe(res.text);
+    }));
+
+  it('cancel accepted at the terminal, but the customer pays first: approved (payment.approved), refundable', () =>
+    atTheTerminal(async () => {
+      const created = await pay(pos, '32.00');
+      const id = created.body.data.id;
+      const orderId = created.body.data.processor_reference;
+      const key = crypto.randomUUID();
+      expect((await post(`/v1/payments/${id}/cancel`, undefined, key)).status).toBe(202);
+      sim.pay(orderId);
+      expect(sim.completeCancellation(orderId)).toBe(false);
+      const [n] = (await sim.delivered(orderId)).slice(-1);
+      expect((await deliver(n!)).body.data.outcome).toBe('applied');
+      const read = (await getPayment(id)).body.data;
+      expect(read).toMatchObject({ status: 'approved', cancel_requested_at: expect.any(String) });
+      expect((await events(id)).map((e) => e.type)).toEqual(['payment.approved', 'payment.pending']);
+      // The cancel's own key answers what it answered; it never turns into a void of the paid order.
+      const replay = await post(`/v1/payments/${id}/cancel`, undefined, key);
+      expect(replay.status).toBe(202);
+      expect(replay.body.data.status).toBe('pending');
+      expect(sim.orders.get(orderId)!.status).toBe('processed');
+      const refund = await post(`/v1/payments/${id}/refunds`, { amount: { value: '32.00', currency: 'ARS' } });
+      expect(refund.status, refund.text).toBe(201);
+    }));
+
+  it('a Point order that goes action_required while its notification is lost: the scheduled terminal read finds it and tells the merchant (payment.action_required)', async () => {
+    sim.faults.pointWaitsAtTerminal = true;
+    const created = await pay(pos, '34.00');
+    const id = created.body.data.id;
+    sim.actionRequired(created.body.data.processor_reference);
+    await runTerminalChecks(await depsOfPayment(id), Date.now() + 60_000);
+    expect((await getPayment(id)).body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
+    expect((await events(id)).map((e) => e.type)).toEqual(['payment.action_required', 'payment.pending']);
+  });
+
+  it('cancel accepted at the terminal whose notification is lost: the scheduled terminal read completes it', async () => {
+    sim.faults.pointWaitsAtTerminal = true;
+    sim.faults.cancelAtTerminal = 'accepted';
+    const created = await pay(pos, '33.00');
+    const id = created.body.data.id;
+    expect((await post(`/v1/payments/${id}/cancel`)).status).toBe(202);
+    sim.completeCancellation(created.body.data.processor_reference);
+    const deps = await depsOfPayment(id);
+    await runTerminalChecks(deps, Date.now() + 60_000);
+    expect((await getPayment(id)).body.data.status).toBe('canceled');
   });
 
   it('partial then full refunds, and a rejected one', async () => {
@@ -536,12 +634,6 @@ describe('unverifiable notifications cost nothing', () => {
 });
 
 describe('Mercado Pago outcomes a merchant must act on', () => {
-  const events = async (id: string) =>
-    (await call('GET', `/v1/payments/${id}/events?limit=100`, { token: apiKey.secret })).body.data as {
-      type: string;
-      data: { payment: { action?: unknown } };
-    }[];
-
   it('Point action_required (check_on_terminal): pending with action check_terminal, told once, not canceled, polled rarely, settled by the terminal’s outcome', async () => {
     notifyingTo(pos);
     try {
@@ -589,7 +681,7 @@ describe('Mercado Pago outcomes a merchant must act on', () => {
     try {
       sim.faults.pointWaitsAtTerminal = true;
       const res = await pay(pos, '31.00');
-      expect(res.body.data).toMatchObject({ status: 'pending', action: { type: 'none' } });
+      expect(res.body.data).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
       const orderId = res.body.data.processor_reference;
       sim.actionRequired(orderId);
       const [n] = await sim.delivered(orderId);

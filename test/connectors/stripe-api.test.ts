@@ -1,5 +1,7 @@
-import { dataPlane } from '../helpers/shards.ts';
+import { dataPlane, depsOfPayment } from '../helpers/shards.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MAX_TERMINAL_CHECKS } from '../../src/domain/terminal-checks.ts';
+import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
 import { call, createKey, expectError, seedSession, type Session } from '../helpers/api.ts';
 import { STRIPE_ORIGIN, StripeSimulator, stripeId, type SignedDelivery } from '../simulators/stripe.ts';
 
@@ -567,5 +569,45 @@ describe('Stripe refunds through the API', () => {
     expect(retry.status, retry.text).toBe(201);
     expect(retry.body.data.status).toBe('approved');
     expect([...sim.refunds.values()].filter((r) => r.payment_intent === payment.processor_reference)).toHaveLength(1);
+  });
+});
+
+describe('Stripe payments at the reader, re-read on the terminal schedule (injected clock)', () => {
+  it('12 readers collecting at once, a cron run every minute for 40 minutes: every run within Stripe’s 25 reads per second in test mode, at most 15 reads per payment, none past the window, and a payment the card settles leaves the schedule', async () => {
+    sim.readerMode = 'manual';
+    const readers = Array.from({ length: 12 }, (_, i) => `tmr_RateCounter${String(i).padStart(2, '0')}`);
+    const payments: { id: string; reader: string }[] = [];
+    for (const reader of readers) {
+      const method = await addMethod('cnv_stripe_pos_v1', { reader_id: reader });
+      const res = await pay(method, '20.00');
+      expect(res.body.data).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+      payments.push({ id: res.body.data.id, reader });
+    }
+    const t0 = Date.now();
+    const deps = await depsOfPayment(payments[0]!.id);
+    for (let minute = 1; minute <= 40; minute++) {
+      const before = sim.requests.length;
+      await runTerminalChecks(deps, t0 + minute * 60_000);
+      const made = sim.requests.slice(before);
+      // Stripe counts read requests per second: a run's requests, however fast it makes them, are at most this.
+      expect(made.length, `minute ${minute}`).toBeLessThanOrEqual(25);
+      expect(made.every((r) => r.method === 'GET')).toBe(true);
+      // The customer presents a card on the first reader three minutes in.
+      if (minute === 3) sim.presentCard(payments[0]!.reader);
+    }
+    for (const { id } of payments) {
+      const row = await dataPlane
+        .prepare('SELECT status, terminal_checks, terminal_check_at FROM payments WHERE id = ?')
+        .bind(id)
+        .first<{ status: string; terminal_checks: number; terminal_check_at: number | null }>();
+      expect(row!.terminal_checks).toBeLessThanOrEqual(MAX_TERMINAL_CHECKS);
+      expect(row!.terminal_check_at).toBeNull();
+    }
+    expect((await getPayment(payments[0]!.id)).body.data.status).toBe('approved');
+    expect((await getPayment(payments[1]!.id)).body.data).toMatchObject({
+      status: 'pending',
+      action: { type: 'at_terminal' },
+    });
+    for (const { id } of payments.slice(1)) expect((await post(`/v1/payments/${id}/cancel`)).status).toBe(200);
   });
 });

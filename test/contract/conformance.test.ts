@@ -29,6 +29,9 @@ const payment = () => ({
   metadata: null,
   webhook_url: null,
   charged_back_at: null,
+  settlement: null,
+  settlement_null_reason: 'not_reported',
+  cancel_requested_at: null,
   created_at: ISO,
   updated_at: ISO,
 });

@@ -61,6 +61,9 @@ function baseBody(operationId: string): Record<string, unknown> {
     },
     createRefund: { amount: { value: '1.00', currency: 'USD' } },
     simulateRefundFailure: { reason: 'lost_or_stolen_card' },
+    simulateDispute: { amount: { value: '1.00', currency: 'USD' }, reason: 'fraudulent' },
+    simulateDisputeClose: { outcome: 'won' },
+    simulateTerminalStatus: { status: 'online' },
     createWebhookEndpoint: { url: 'https://hooks.example.com/hostile', enabled_events: ['payment.approved'] },
     updateWebhookEndpoint: { description: 'Hostile renamed' },
     // Each processor's own format: any object passes the description, the connector judges it.
@@ -74,7 +77,9 @@ function baseBody(operationId: string): Record<string, unknown> {
 /** Business routes take the API key; management routes the admin's access token; public ones nothing. */
 function credentialFor(op: DescribedOperation): string | undefined {
   if (!op.security || op.security.length === 0) return undefined;
-  return /^\/v1\/(payments|payment-methods|test-helpers)(\/|$)/.test(op.path) ? apiKey.secret : admin.accessToken;
+  return /^\/v1\/(payments|payment-methods|disputes|test-helpers)(\/|$)/.test(op.path)
+    ? apiKey.secret
+    : admin.accessToken;
 }
 
 const requiresBearer = (op: DescribedOperation) =>
@@ -764,6 +769,10 @@ beforeAll(async () => {
     body: { url: 'https://hooks.example.com/hostile', enabled_events: ['*'] },
   });
   if (endpoint.status !== 201) throw new Error(`webhook endpoint failed: ${endpoint.status} ${endpoint.text}`);
+  const dispute = await call('POST', `/v1/test-helpers/payments/${payment.body.data.id}/dispute`, {
+    token: apiKey.secret,
+  });
+  if (dispute.status !== 200) throw new Error(`dispute failed: ${dispute.status} ${dispute.text}`);
   ids = {
     user_id: admin.user.id,
     api_key_id: apiKey.id,
@@ -771,6 +780,7 @@ beforeAll(async () => {
     payment_id: payment.body.data.id,
     event_id: events.body?.data?.[0]?.id ?? 'evt_hostile_none',
     refund_id: refund.body.data.id,
+    dispute_id: dispute.body.data.id,
     webhook_endpoint_id: endpoint.body.data.id,
     action: 'expire',
   };

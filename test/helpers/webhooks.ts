@@ -387,3 +387,22 @@ export function webhookTestSetup(): WebhookTestSetup {
   });
   return setup;
 }
+
+/**
+ * Delivers what is queued to a fresh receiver and returns the bodies each destination received, verified with
+ * its own secret: `destinations` names each by its URL and secret (e.g. the payment's URL, an endpoint).
+ */
+export async function deliveredBodies<K extends string>(
+  hooks: WebhookTestSetup,
+  destinations: Record<K, { url: string; secret: string }>,
+): Promise<Record<K, { type: string; data: any }[]>> {
+  hooks.rx = receiver();
+  await drainQueue(hooks.queue);
+  const requests = hooks.rx.requests;
+  return Object.fromEntries(
+    Object.entries<{ url: string; secret: string }>(destinations).map(([name, { url, secret }]) => [
+      name,
+      requests.filter((r) => r.url === url).map((r) => verifyWith(secret, r) as { type: string; data: any }),
+    ]),
+  ) as Record<K, { type: string; data: any }[]>;
+}

@@ -22,6 +22,8 @@ const REFUND_FIELDS = [
   'payment_id',
   'processor_reference',
   'reason',
+  'settlement',
+  'settlement_null_reason',
   'status',
   'updated_at',
 ];

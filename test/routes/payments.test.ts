@@ -19,6 +19,7 @@ import { expectIndistinguishable, fieldsOf, withoutRequestId } from '../helpers/
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PAYMENT_FIELDS = [
   'amount',
+  'cancel_requested_at',
   'charged_back_at',
   'created_at',
   'description',
@@ -27,6 +28,8 @@ const PAYMENT_FIELDS = [
   'metadata',
   'payment_method',
   'processor_reference',
+  'settlement',
+  'settlement_null_reason',
   'status',
   'updated_at',
   'webhook_url',
@@ -77,6 +80,13 @@ describe('createPayment: transition table and sandbox answers', () => {
     const data = res.body.data;
     expect(Object.keys(data).sort()).toEqual([...PAYMENT_FIELDS, 'action'].sort());
     expect(data.amount).toEqual({ value: '10.00', currency: 'USD' });
+    // The sandbox's documented fee: 2.9 % + 0.30, the rest net, available two days later at 00:00 UTC.
+    expect(data.settlement).toEqual({
+      fee: { value: '0.59', currency: 'USD' },
+      net: { value: '9.41', currency: 'USD' },
+      available_on: expect.stringMatching(/T00:00:00\.000Z$/),
+    });
+    expect(data.settlement_null_reason).toBeNull();
     expect(data.external_reference).toBe(body.external_reference);
     expect(data.payment_method).toBe(m.pos.id);
     expect(typeof data.processor_reference).toBe('string');

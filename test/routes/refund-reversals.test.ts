@@ -17,11 +17,9 @@ import {
 } from '../helpers/merchant.ts';
 import {
   createEndpoint,
-  drainQueue,
+  deliveredBodies,
   eventRowsOf,
   getWebhookSecret,
-  receiver,
-  verifyWith,
   webhookTestSetup,
 } from '../helpers/webhooks.ts';
 
@@ -61,13 +59,11 @@ const getRefund = async (paymentId: string, id: string) =>
 const eventTypes = async (paymentId: string) => (await eventRowsOf(paymentId)).map((e) => e.type);
 
 /** Delivers what is queued and returns the bodies each destination received, verified with its own secret. */
-async function delivered() {
-  hooks.rx = receiver();
-  await drainQueue(hooks.queue);
-  const at = (url: string, key: string) =>
-    hooks.rx!.requests.filter((r) => r.url === url).map((r) => verifyWith(key, r) as { type: string; data: any });
-  return { payment: at(HOOK, secret), endpoint: at(ENDPOINT_URL, endpoint.secret) };
-}
+const delivered = () =>
+  deliveredBodies(hooks, {
+    payment: { url: HOOK, secret },
+    endpoint: { url: ENDPOINT_URL, secret: endpoint.secret },
+  });
 
 describe('an approved refund the processor reports failed later', () => {
   it('restores the balance, recomputes the payment, sends refund.failed once, and a new refund can take the money', async () => {

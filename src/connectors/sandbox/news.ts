@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DISPUTE_REASONS, DISPUTE_STATUSES, type DisputeReason } from '../../domain/disputes.ts';
 import { REFUND_FAILURE_REASONS, type RefundFailureReason } from '../../domain/reversals.ts';
 import type { Money, ProcessorDispute, ProcessorNotification } from '../types.ts';
+import { sandboxSettlement } from './transformers.ts';
 
 /**
  * The sandbox's notifications: what its test helpers send through the same path as a real processor's
@@ -22,6 +23,16 @@ const PaymentNews = z.object({
   resource: z.literal('payment'),
   reference: Id,
   status: z.enum(['pending', 'processing', 'approved', 'declined', 'failed', 'expired', 'canceled', 'charged_back']),
+  /**
+   * The payment's amount, with `approved`: the sandbox is stateless, so news of a collection says what was
+   * collected and the notification reports the sandbox's fixed fee on it (`sandboxSettlement`).
+   */
+  amount: z
+    .object({
+      minor: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+      currency: z.string().regex(/^[A-Z]{3}$/),
+    })
+    .optional(),
 });
 
 const RefundNews = z.object({
@@ -72,7 +83,13 @@ export function sandboxNotification(body: SandboxNotificationBody): ProcessorNot
     return { ...base, resource: 'payment', processorReference: body.reference, status, dispute };
   }
   if (body.resource === 'payment')
-    return { ...base, resource: 'payment', processorReference: body.reference, status: body.status };
+    return {
+      ...base,
+      resource: 'payment',
+      processorReference: body.reference,
+      status: body.status,
+      ...(body.status === 'approved' && body.amount ? { settlement: sandboxSettlement(body.amount, Date.now()) } : {}),
+    };
   const failed = body.status === 'failed' || body.status === 'declined';
   return {
     ...base,

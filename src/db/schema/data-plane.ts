@@ -2,6 +2,7 @@
 // (owner-placements.ts). Nothing here references a control table: the two live in different databases.
 // Its migrations: migrations/shard (drizzle.shard.config.ts).
 export * from './payments.ts';
+export * from './disputes.ts';
 export * from './payment-events.ts';
 export * from './webhook-deliveries.ts';
 export * from './webhook-endpoints.ts';

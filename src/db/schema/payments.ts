@@ -1,8 +1,10 @@
+import { sql } from 'drizzle-orm';
 import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import type { Environment } from '../../domain/environment.ts';
 import type { PaymentStatus, RequiredAction } from '../../domain/payment-state.ts';
 import type { RefundStatus } from '../../domain/refund-state.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
+import type { SettlementNullReason } from '../../domain/settlement.ts';
 
 /**
  * Payments. `version` grows by one with every change: writers read, decide through the state machine,
@@ -50,10 +52,35 @@ export const payments = sqliteTable(
      * collected, refunds and cancels are refused.
      */
     chargedBackAt: integer('charged_back_at'),
+    /**
+     * What the processor reported it kept of the money that moved (domain/settlement.ts): fee and net in
+     * minor units of `settlement_currency` (the processor's settlement currency), and when the net is
+     * available; all null until reported. `settlement_null_reason` says why they are null when money moved.
+     */
+    settlementFeeMinor: integer('settlement_fee_minor'),
+    settlementNetMinor: integer('settlement_net_minor'),
+    settlementCurrency: text('settlement_currency'),
+    settlementAvailableOn: integer('settlement_available_on'),
+    settlementNullReason: text('settlement_null_reason').$type<SettlementNullReason>(),
     /** Set while a cancellation is at the processor; refunds wait (see services/payments/cancel-payment.ts). */
     cancelRequestedAt: integer('cancel_requested_at'),
     /** The idempotency attempt holding that cancellation (`attemptKey` below): its retry resumes it. */
     cancelAttemptKey: text('cancel_attempt_key'),
+    /**
+     * When the processor accepted a cancel it completes later (`cancellation: 'requested'`, e.g. Mercado Pago's
+     * 202 for a Point order at the terminal): the public `cancel_requested_at`. Kept once set; the status says
+     * how it ended (`canceled`, or `approved` when the customer paid first). docs/states.md, "Cancel at the terminal".
+     */
+    cancelAcceptedAt: integer('cancel_accepted_at'),
+    /** While `pending`: the processor's last word was that the payment waits at the terminal (`action.type: at_terminal`). */
+    atTerminal: integer('at_terminal', { mode: 'boolean' }).notNull().default(false),
+    /**
+     * The terminal re-read schedule (docs/terminal-checks.md, jobs/terminal-checks.ts): when the payment was
+     * first seen waiting at its terminal, how many reads were made since, and when the next is due (null: none).
+     */
+    terminalSeenAt: integer('terminal_seen_at'),
+    terminalChecks: integer('terminal_checks').notNull().default(0),
+    terminalCheckAt: integer('terminal_check_at'),
     /**
      * The idempotency attempt that created the payment: the id of its idempotency object (one per
      * credential, operation and Idempotency-Key) and its request fingerprint. Written with the row, so a
@@ -70,6 +97,8 @@ export const payments = sqliteTable(
     index('payments_status_idx').on(t.status, t.updatedAt),
     index('payments_expiry_idx').on(t.status, t.expiresAt),
     index('payments_processor_reference_idx').on(t.paymentMethodId, t.processorReference),
+    // The terminal re-reads due (jobs/terminal-checks.ts): only payments with a read scheduled are in it.
+    index('payments_terminal_check_idx').on(t.terminalCheckAt).where(sql`${t.terminalCheckAt} is not null`),
     // GET /v1/payments (services/payments/reads.ts): each filter has an index that starts with the
     // owner and environment, holds the filter's column, and ends in the list's order (created_at, id), so
     // every page and its count is a range of one index, never a scan of the table.
@@ -98,6 +127,12 @@ export const refunds = sqliteTable(
     processorIdempotencyKey: text('processor_idempotency_key').notNull(),
     processorAttempts: integer('processor_attempts').notNull(),
     processorStatus: text('processor_status'),
+    /** As on payments; a refund's net is negative (the money left the merchant's balance). */
+    settlementFeeMinor: integer('settlement_fee_minor'),
+    settlementNetMinor: integer('settlement_net_minor'),
+    settlementCurrency: text('settlement_currency'),
+    settlementAvailableOn: integer('settlement_available_on'),
+    settlementNullReason: text('settlement_null_reason').$type<SettlementNullReason>(),
     reconciledAt: integer('reconciled_at'),
     /** As on payments: the attempt that reserved this refund, so its retry resumes it (services/payments/create-refund.ts). */
     attemptKey: text('attempt_key'),

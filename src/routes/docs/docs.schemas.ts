@@ -49,6 +49,7 @@ export const OPENAPI_TAGS = [
   { name: 'Payment methods', description: 'The payment methods enabled for the caller.' },
   { name: 'Payments', description: 'Create, read and cancel payments.' },
   { name: 'Refunds', description: 'Refund approved payments, partially or fully.' },
+  { name: 'Disputes', description: 'Inquiries and chargebacks of your payments, as their processors report them.' },
   { name: 'Webhooks', description: 'Payment events, their deliveries and the signing secret.' },
   { name: 'Processor notifications', description: "Processors' asynchronous news about payments." },
   { name: 'Test helpers', description: 'Simulate processor news (`test` environment only).' },

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { PAYMENT_EVENT_TYPES, type PaymentEventType } from '../../domain/payment-state.ts';
 import { CreatedRangeQuery, filteredListQuery, opaqueId, Timestamp } from '../../lib/openapi.ts';
+import { DisputeSchema } from '../disputes/disputes.schemas.ts';
 import { PaymentSchema, RefundSchema } from '../payments/payments.schemas.ts';
 
 const AttemptSchema = z.object({
@@ -58,6 +59,10 @@ export const PaymentEventSchema = z
           .record(z.string(), z.unknown())
           .optional()
           .openapi({ description: 'With `refund.failed`: the refund as the event left it.' }),
+        dispute: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .openapi({ description: 'With `dispute.*`: the dispute as the event left it.' }),
         payment: z.record(z.string(), z.unknown()),
       })
       .openapi({
@@ -86,13 +91,17 @@ export const WebhookEventSchema = z
     ...eventFields,
     type: z.string().openapi({
       description:
-        'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), and `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change); tolerate future types.',
+        'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change), and `dispute.created`, `dispute.updated`, `dispute.closed` (`data.dispute` with `data.payment`); tolerate future types.',
       example: 'payment.approved',
     }),
     data: z
       .object({
         refund: RefundSchema.optional().openapi({
           description: 'With `refund.failed`: the refund as the event left it.',
+        }),
+        dispute: DisputeSchema.optional().openapi({
+          description:
+            'With `dispute.created`, `dispute.updated` and `dispute.closed`: the dispute as the event left it.',
         }),
         payment: PaymentSchema,
       })
@@ -119,6 +128,12 @@ export const EVENT_DESCRIPTIONS: Record<PaymentEventType, string> = {
     'A `pending` payment waits on someone: `data.payment.action.type` says on what (`check_terminal`: check the terminal’s activity for whether the card was charged). It stays `pending` until the processor reports the outcome.',
   'refund.failed':
     'The processor reported an approved refund failed after it had succeeded (e.g. the customer’s card was closed): `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` has the status its approved refunds now call for (`refunded` becomes `partially_refunded` or `approved`). Sent once per reversal; the payment’s status change sends no `payment.*` event of its own.',
+  'dispute.created':
+    'The processor reported a new dispute of the payment: an inquiry (`warning_*`) or a chargeback (`needs_response`, the funds withdrawn: `data.dispute.funds_withdrawn_at`). Respond at the processor by `evidence_due_by`. A dispute first heard of already closed sends `dispute.closed` right after.',
+  'dispute.updated':
+    'A dispute changed without closing: escalated, under review, its amount, deadline or reason changed, or its funds were withdrawn or reinstated (a reinstatement reported after the dispute closed comes as this event).',
+  'dispute.closed':
+    'A dispute reached a final status: `won` (the funds are reinstated, `data.dispute.funds_reinstated_at`), `lost` (the money stays with the payer: `data.payment.charged_back_at` is set, and `payment.charged_back` is sent too the first time), or `warning_closed` (an inquiry that never escalated).',
 };
 
 /** The Standard Webhooks headers every delivery (and the endpoint ping) carries. */
@@ -147,15 +162,19 @@ export const webhookEventOf = (type: PaymentEventType) =>
     .object({
       ...WebhookEventSchema.shape,
       type: z.literal(type).openapi({ description: EVENT_DESCRIPTIONS[type] }),
-      // The refund is what `refund.failed` is about: always there, and in no other event.
+      // The refund is what `refund.failed` is about, the dispute what `dispute.*` is: always there, and in no other event.
       data:
         type === 'refund.failed'
           ? z
               .object({ refund: RefundSchema, payment: PaymentSchema })
               .openapi({ description: 'The refund and its payment as the reversal left them.' })
-          : z
-              .object({ payment: PaymentSchema })
-              .openapi({ description: 'The payment as it was when the event happened; order by its `updated_at`.' }),
+          : type.startsWith('dispute.')
+            ? z
+                .object({ dispute: DisputeSchema, payment: PaymentSchema })
+                .openapi({ description: 'The dispute and its payment as the news left them.' })
+            : z
+                .object({ payment: PaymentSchema })
+                .openapi({ description: 'The payment as it was when the event happened; order by its `updated_at`.' }),
     })
     .openapi({ description: `The \`${type}\` event, exactly as \`GET /v1/events\` lists it.` });
 

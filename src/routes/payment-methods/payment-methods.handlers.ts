@@ -3,6 +3,7 @@ import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import { toPublicPaymentMethod } from '../../services/payment-methods/resources.ts';
 import * as methods from '../../services/payment-methods/store.ts';
+import { readTerminal } from '../../services/terminals.ts';
 import type * as routes from './payment-methods.routes.ts';
 
 export const listPaymentMethods: AppRouteHandler<typeof routes.listPaymentMethods> = async (c) => {
@@ -19,4 +20,9 @@ export const getPaymentMethod: AppRouteHandler<typeof routes.getPaymentMethod> =
   );
   if (!row) throw new ServiceError('payment_method_not_found');
   return c.json({ data: toPublicPaymentMethod(row) }, 200);
+};
+
+export const getPaymentMethodTerminal: AppRouteHandler<typeof routes.getPaymentMethodTerminal> = async (c) => {
+  const terminal = await readTerminal(c.get('deps'), callerOf(c.get('auth')), c.req.valid('param').payment_method_id);
+  return c.json({ data: terminal }, 200);
 };

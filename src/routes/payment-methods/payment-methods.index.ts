@@ -5,4 +5,5 @@ import * as routes from './payment-methods.routes.ts';
 export function registerPaymentMethodRoutes(app: AppOpenAPI) {
   app.openapi(routes.listPaymentMethods, handlers.listPaymentMethods);
   app.openapi(routes.getPaymentMethod, handlers.getPaymentMethod);
+  app.openapi(routes.getPaymentMethodTerminal, handlers.getPaymentMethodTerminal);
 }

@@ -44,3 +44,39 @@ export const PublicPaymentMethodSchema = z
     created_at: Timestamp,
   })
   .openapi('PaymentMethod');
+
+export const TerminalSchema = z
+  .object({
+    payment_method: z.string().uuid().openapi({ description: 'The POS payment method whose terminal this is.' }),
+    processor_id: z.string().openapi({
+      description: 'The processor’s id of the device (a Stripe reader `tmr_…`, a Mercado Pago Point terminal id).',
+      example: 'tmr_FDOt2wlRZEdpd7',
+    }),
+    status: z.string().openapi({
+      description:
+        '`online`: can take a payment. `offline`: a payment sent now is refused at once (`409 terminal_unavailable`). `busy`: doing something else (`busy_with`); a payment is refused until it is done. `unknown`: the processor does not report connectivity (Mercado Pago); never read it as online. Tolerate future values.',
+      example: 'online',
+    }),
+    busy_with: z
+      .object({
+        kind: z.string().openapi({
+          description: '`payment`, `refund`, `setup` (saving a card), `input` (collecting input on screen) or `other`.',
+          example: 'payment',
+        }),
+        processor_reference: z.string().nullable().openapi({
+          description:
+            'The processor’s id of the payment it is busy with, when it names it: a payment’s `processor_reference` when it is one of yours.',
+        }),
+      })
+      .nullable()
+      .openapi({ description: 'What the terminal is busy with (when `busy`, or last seen doing offline); else null.' }),
+    operating_mode: z.string().nullable().openapi({
+      description:
+        'Mercado Pago Point: `pdv` (takes orders from the API), `self_service`, `standalone` (operated by hand: payments through the API cannot reach it) or `unknown`. Null for processors without modes.',
+      example: null,
+    }),
+    read_at: Timestamp.openapi({
+      description: 'When the processor was read: answers are reused for up to 5 seconds, so poll at most that often.',
+    }),
+  })
+  .openapi('Terminal');

@@ -35,6 +35,7 @@ export const createPayment = createRoute({
     'Scope `payments:create`; the method must be active, support `payments` and (for an API key) be enabled for the key.',
     'A processor outcome is a resource: 201 with `status` `approved`, `pending` (QR: show `action.qr_data` and wait for the webhook or a read), `declined` or `failed`. A 2xx is not an approval: read `status`.',
     '`504 processor_timeout` / `503 processor_unavailable`: the attempt is kept; retry with the same `Idempotency-Key` and body to resume it (never a second charge), or reconcile with a read.',
+    'POS: a terminal the processor reports offline or busy refuses the payment at once with `409 terminal_unavailable` (`details.terminal_status`; nothing charged, the attempt kept): bring the terminal online (`GET /v1/payment-methods/{payment_method_id}/terminal` shows it) and retry with the same key and body. `configuration.display` (where the method’s schema has it) is checked against the payment: a total other than `amount`, or another currency, is `400 invalid_request`.',
     'The same key and body replay the stored answer byte for byte (`Idempotent-Replayed: true`); the same key with another body is `409 idempotency_key_reused`.',
     'A reference already used by this API key (or user) is `409 external_reference_conflict` with `details.payment_id`, the payment that holds it: read it to recover an attempt whose answer was lost.',
   ].join(' '),
@@ -51,6 +52,7 @@ export const createPayment = createRoute({
       'capability_not_supported',
       'unsupported_currency',
       'external_reference_conflict',
+      'terminal_unavailable',
       ...idempotent,
       ...processorErrors,
       ...contention,
@@ -102,12 +104,16 @@ export const cancelPayment = createRoute({
   tags: ['Payments'],
   summary: 'Cancel a payment',
   description:
-    'No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. A processor refusal is `402 processor_declined`.',
+    'No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. A processor refusal is `402 processor_declined`.\n\n`200`: canceled (`status: canceled`). `202`: cancel requested, not done: the processor accepted a cancel it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`); the payment keeps its status, with `cancel_requested_at` set. It completes by the processor’s notification or the service’s own read: `payment.canceled`, or `payment.approved` if the customer paid first; follow it by webhook or `GET /v1/payments/{payment_id}`. A cancel while one is requested answers `202` again without asking the processor; a retry with the same `Idempotency-Key` answers what the first request answered.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:cancel' }), requireIdempotencyKey],
   request: { headers: IdempotencyHeaders, params: PaymentParams },
   responses: {
     200: jsonContent(dataEnvelope(PaymentSchema), 'The canceled payment.'),
+    202: jsonContent(
+      dataEnvelope(PaymentSchema),
+      'Cancel requested: the processor completes it later. The payment as it still is, with `cancel_requested_at`.',
+    ),
     ...errorResponses(
       'unauthorized',
       'insufficient_scope',

@@ -3,6 +3,7 @@ import { IDEMPOTENCY_KEY_PATTERN } from '../../domain/idempotency.ts';
 import { PAYMENT_STATUSES } from '../../domain/payment-state.ts';
 import { REFUND_STATUSES } from '../../domain/refund-state.ts';
 import { REFUND_FAILURE_REASONS } from '../../domain/reversals.ts';
+import { SETTLEMENT_NULL_REASONS } from '../../domain/settlement.ts';
 import { CreatedRangeQuery, filteredListQuery, opaqueId, Timestamp } from '../../lib/openapi.ts';
 import { AmountSchema } from '../../services/payments/inputs.ts';
 
@@ -12,7 +13,7 @@ export const ActionSchema = z
   .object({
     type: z.string().openapi({
       description:
-        '`none`; `display_qr` (show `qr_data`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). Tolerate future values. An action never implies approval.',
+        '`none`; `display_qr` (show `qr_data`); `at_terminal`: a POS payment handed to the terminal, waiting for the customer to present a card (or the cashier to cancel it: the cancel may complete later, see `cancel_requested_at`); or `check_terminal`: the terminal could not settle the payment and the processor will not settle it by itself (Mercado Pago Point `action_required`), so someone must check the terminal’s activity for whether the card was charged. The payment stays `pending` until the processor reports the terminal’s outcome; it cannot be canceled meanwhile (409). A payment at the terminal is read again from its processor on a short schedule (seconds to minutes). Tolerate future values. An action never implies approval.',
       example: 'display_qr',
     }),
     qr_data: z.string().optional().openapi({ description: 'With `display_qr`: show it unaltered as a QR code.' }),
@@ -23,6 +24,35 @@ export const ActionSchema = z
     }),
   })
   .openapi('PaymentAction');
+
+/** What the processor kept and when the rest is yours (docs/states.md, "Settlement"). */
+export const SettlementSchema = z
+  .object({
+    fee: AmountSchema.openapi({
+      description:
+        'What the processor kept, in the currency it settles in (which may differ from the payment’s: Stripe converts to your account’s currency).',
+    }),
+    net: AmountSchema.openapi({
+      description:
+        'For a payment: what reaches your balance (the amount less `fee`; in the sandbox `fee` + `net` is the amount). For a refund: what left your balance.',
+    }),
+    available_on: Timestamp.openapi({
+      description:
+        'When the processor makes `net` available to pay out (Stripe: the balance transaction’s `available_on`).',
+    }),
+  })
+  .openapi('Settlement');
+
+const settlementFields = (what: string) => ({
+  settlement: SettlementSchema.nullable().openapi({
+    description: `What the processor reported it kept of ${what}, as it booked it; null until it does, with \`settlement_null_reason\`. Recorded once: processors do not change a booking.`,
+  }),
+  settlement_null_reason: z.enum(SETTLEMENT_NULL_REASONS).nullable().openapi({
+    description:
+      'Why `settlement` is null: `not_collected` (no money moved: not collected, or the refund is not approved), `pending_at_processor` (the money moved, the processor has not booked it yet: read again later), `not_reported` (the processor reports no fee for it, e.g. Mercado Pago; its connector notes say where). Null when `settlement` is set. Tolerate future values.',
+    example: null,
+  }),
+});
 
 export const PaymentSchema = z
   .object({
@@ -36,7 +66,7 @@ export const PaymentSchema = z
     processor_reference: z.string().nullable(),
     action: ActionSchema.optional().openapi({
       description:
-        'In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again) or a check at the terminal.',
+        'In the create response; in reads only while a `pending` payment waits on something: a QR to show (so a reloaded checkout can show it again), the customer at the terminal, or a check at the terminal.',
     }),
     description: z.string().nullable(),
     metadata: z
@@ -46,7 +76,13 @@ export const PaymentSchema = z
     webhook_url: z.string().nullable(),
     charged_back_at: Timestamp.nullable().openapi({
       description:
-        'Set when the processor reported a chargeback: the payer’s bank took the collected money back (event `payment.charged_back`). The status stays as it was (`approved`, `partially_refunded` or `refunded`; an open payment becomes `approved`, as the chargeback proves it was collected); from then on refunds and cancels answer `409 invalid_state_transition`, and any dispute is handled at the processor. Null otherwise.',
+        'Set when the processor reported a chargeback: the payer’s bank took the collected money back (event `payment.charged_back`). The status stays as it was (`approved`, `partially_refunded` or `refunded`; an open payment becomes `approved`, as the chargeback proves it was collected); from then on refunds and cancels answer `409 invalid_state_transition`. It is the summary of a lost dispute: the disputes themselves, open, won or lost, are at `GET /v1/payments/{payment_id}/disputes` (events `dispute.*`); evidence is submitted at the processor. Null otherwise.',
+      example: null,
+    }),
+    ...settlementFields('the collected payment'),
+    cancel_requested_at: Timestamp.nullable().openapi({
+      description:
+        'Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`), or `approved` if the customer paid first (`payment.approved`). Kept once set; the status tells how it ended. Null when no cancel was requested this way.',
       example: null,
     }),
     created_at: Timestamp,
@@ -70,6 +106,7 @@ export const RefundSchema = z
       example: null,
     }),
     processor_reference: z.string().nullable(),
+    ...settlementFields('the approved refund (a reversed refund has none: nothing moved in the end)'),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

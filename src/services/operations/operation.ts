@@ -36,6 +36,11 @@ export interface IdempotentOperation<Name extends string, Input, Plan, Tracker, 
   callProcessor(deps: Deps, tracker: Tracker): Promise<Outcome>;
   applyOutcome(deps: Deps, ctx: OperationContext, tracker: Tracker, call: ConnectorCall<Outcome>): Promise<Saved>;
   present(saved: Saved): unknown;
+  /**
+   * Whether the result is a change the processor accepted but completes later (a cancel at the terminal):
+   * answered `202 Accepted` instead of 200, replays included. Absent: never.
+   */
+  accepted?(saved: Saved): boolean;
 }
 
 /** What `record` found: the final result already (`done`), or the resource to ask the processor about. */
@@ -69,6 +74,8 @@ export interface OperationContext {
 export interface RunHooks {
   /** Called once `record` has written (or found) the resource: from then on a final failure is the key's answer. */
   started: () => void;
+  /** Called when the answer is accepted but not complete (the operation's `accepted`): a 202. */
+  accepted?: () => void;
 }
 
 /**
@@ -85,10 +92,15 @@ export async function runOperation<Op extends AnyOperation>(
   const plan = await operation.validate(deps, ctx, input);
   const recorded = await operation.record(deps, ctx, plan);
   hooks.started();
-  if (recorded.pending === undefined) return operation.present(recorded.done);
-  const tracker = recorded.pending;
-  const call = await callConnector(() => operation.callProcessor(deps, tracker));
-  return operation.present(await operation.applyOutcome(deps, ctx, tracker, call));
+  let saved: unknown;
+  if (recorded.pending === undefined) saved = recorded.done;
+  else {
+    const tracker = recorded.pending;
+    const call = await callConnector(() => operation.callProcessor(deps, tracker));
+    saved = await operation.applyOutcome(deps, ctx, tracker, call);
+  }
+  if (operation.accepted?.(saved)) hooks.accepted?.();
+  return operation.present(saved);
 }
 
 export type { ConnectorCall, ConnectorError };

@@ -1,7 +1,9 @@
 import type { PaymentMethodRow, PaymentRow } from '../../db/schema/index.ts';
 import { ownerScopeOf } from '../../domain/caller.ts';
 import { cancellationInProgress } from '../../domain/cancellation.ts';
-import { decideCancel } from '../../domain/decisions.ts';
+import { cancelAwaitingProcessor, decideCancel } from '../../domain/decisions.ts';
+import { nextUpdatedAt } from '../../domain/payment-state.ts';
+import type { Deps } from '../../deps.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import type { PaymentOutcome } from '../../connectors/types.ts';
 import { defineOperation, type Recorded } from '../operations/operation.ts';
@@ -19,7 +21,9 @@ interface Tracker {
 /**
  * Cancels a payment: from `created`, `pending` or `processing`, or a void of an `approved` payment no
  * refund was recorded for (domain/decisions.ts). The processor is asked first; our record changes only on
- * its yes.
+ * its yes. A yes that completes later (`cancellation: 'requested'`, a POS payment on the terminal) is
+ * recorded as `cancel_accepted_at` and answered 202 with the payment as it still is; the processor's
+ * notification or the service's read completes it (docs/states.md, "Cancel at the terminal").
  */
 export const cancelPayment = defineOperation({
   name: 'cancel_payment',
@@ -41,14 +45,17 @@ export const cancelPayment = defineOperation({
       payment.id,
       (latest, refunds) => {
         const now = Date.now();
+        const own = latest.cancelAttemptKey === ctx.attempt.key;
         // This attempt's own cancellation, from an earlier try whose answer was never stored: the payment it
-        // canceled is the answer; a claim it still holds, it goes on with.
-        if (latest.cancelAttemptKey === ctx.attempt.key && latest.status === 'canceled') return { none: 'done' };
-        if (cancellationInProgress(latest, now) && latest.cancelAttemptKey === ctx.attempt.key) {
-          return { none: 'resumed' };
-        }
+        // canceled (or whose cancel the processor accepted) is the answer; a claim it still holds, it goes on with.
+        if (own && (latest.status === 'canceled' || cancelAwaitingProcessor(latest))) return { none: 'done' };
+        if (cancellationInProgress(latest, now) && own) return { none: 'resumed' };
+        // Its cancel was accepted, then the customer paid first: never turned into a void by a retry.
+        if (own && latest.cancelAcceptedAt !== null) throw refusalError('not_cancelable', latest);
         const decision = decideCancel(latest, refunds.length > 0, now);
         if (!decision.ok) throw refusalError(decision.reason, latest);
+        // Another key's cancel the processor accepted and has not completed: the same answer, nothing asked again.
+        if (decision.alreadyRequested) return { none: 'done' };
         return { change: { cancelRequestedAt: now, cancelAttemptKey: ctx.attempt.key }, result: 'claimed' };
       },
     );
@@ -77,6 +84,7 @@ export const cancelPayment = defineOperation({
       throw connectorApiError(call.error);
     }
     const outcome = call.value;
+    if (outcome.cancellation === 'requested') return cancelRequested(deps, ctx.attempt.key, payment.id, outcome);
     const { payment: saved } = await mutatePayment(deps, payment.id, (latest, refunds) => {
       // The processor's answer goes through the same rules as its notifications (a chargeback it reports
       // instead of the cancel is recorded as one).
@@ -102,4 +110,35 @@ export const cancelPayment = defineOperation({
   },
 
   present: (payment) => toPaymentResource(payment),
+  // A cancel the processor accepted but has not completed: the payment is still open.
+  accepted: (payment) => payment.status !== 'canceled',
 });
+
+/**
+ * The processor accepted the cancel and completes it later: the claim is released (the payment stays as it
+ * is, and is not refundable while open anyway), `cancel_accepted_at` is set and the attempt's key kept on the
+ * row, so a retry answers the same. The processor's account of the payment goes through the usual rules
+ * (it may report the payment settled meanwhile). Answered only while the payment is still open; canceled
+ * already is a plain success, anything else (the customer paid first) the usual refusal.
+ */
+async function cancelRequested(deps: Deps, attemptKey: string, paymentId: string, outcome: PaymentOutcome) {
+  const { payment: saved } = await mutatePayment(deps, paymentId, (latest, refunds) => {
+    const now = Date.now();
+    const account = processorAccountChange(latest, outcome, now, { hasRefunds: refunds.length > 0 });
+    const open = cancelAwaitingProcessor({ status: account?.status ?? latest.status, cancelAcceptedAt: now });
+    return {
+      change: {
+        ...account,
+        processorStatus: outcome.processorStatus,
+        cancelRequestedAt: null,
+        cancelAttemptKey: attemptKey,
+        ...(open && latest.cancelAcceptedAt === null
+          ? { cancelAcceptedAt: now, updatedAt: account?.updatedAt ?? nextUpdatedAt(latest.updatedAt, now) }
+          : {}),
+      },
+      result: null,
+    };
+  });
+  if (saved.status !== 'canceled' && !cancelAwaitingProcessor(saved)) throw refusalError('not_cancelable', saved);
+  return saved;
+}

@@ -6,6 +6,8 @@ import { applyTransition, nextUpdatedAt } from '../../domain/payment-state.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { invalidRequest, ServiceError, zodIssuesToFields } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { NO_SETTLEMENT, settlementChange } from '../../domain/settlement.ts';
+import { type DisplayConfiguration, displayConfigurationIssues } from '../../connectors/display.ts';
 import type { PaymentOutcome } from '../../connectors/types.ts';
 import { defineOperation, type Recorded } from '../operations/operation.ts';
 import { usableMethod } from '../payment-methods/store.ts';
@@ -61,6 +63,14 @@ export const createPayment = defineOperation({
     const merged = version.configurationSchema.safeParse({ ...storedConfiguration, ...(body.configuration ?? {}) });
     if (!merged.success)
       throw invalidRequest('Invalid configuration.', zodIssuesToFields(merged.error, 'configuration'));
+    // A cart for the terminal must show what is charged: checked now, not when the processor is asked.
+    const display = (merged.data as { display?: DisplayConfiguration }).display;
+    const displayIssues = display ? displayConfigurationIssues(display, { minor: amountMinor, currency }) : [];
+    if (displayIssues.length > 0)
+      throw invalidRequest(
+        'Invalid configuration.display.',
+        displayIssues.map(({ field, issue }) => ({ field: `configuration.${field}`, issue })),
+      );
 
     let webhookUrl: string | null = null;
     if (body.webhook_url !== undefined) {
@@ -95,8 +105,14 @@ export const createPayment = defineOperation({
       expiresAt: null,
       reconciledAt: null,
       chargedBackAt: null,
+      ...NO_SETTLEMENT,
       cancelRequestedAt: null,
       cancelAttemptKey: null,
+      cancelAcceptedAt: null,
+      atTerminal: false,
+      terminalSeenAt: null,
+      terminalChecks: 0,
+      terminalCheckAt: null,
       attemptKey: ctx.attempt.key,
       attemptFingerprint: ctx.attempt.fingerprint,
       createdAt: now,
@@ -168,6 +184,7 @@ export const createPayment = defineOperation({
               qrData,
               expiresAt: qrData !== null && ttl !== null ? now + ttl * 1000 : null,
               ...(account ?? (visible ? { updatedAt: nextUpdatedAt(current.updatedAt, now) } : {})),
+              ...settlementChange(current, outcome),
             },
             result: null,
           };

@@ -9,6 +9,7 @@ import { MoneyError, parseAmount } from '../../domain/money.ts';
 import { applyTransition } from '../../domain/payment-state.ts';
 import { applyRefundTransition, paymentStatusAfterRefunds, type RefundStatus } from '../../domain/refund-state.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
+import { NO_SETTLEMENT, settlementChange } from '../../domain/settlement.ts';
 import { invalidRequest, ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { RefundOutcome } from '../../connectors/types.ts';
@@ -105,7 +106,7 @@ export const createRefund = defineOperation({
     if (call.ok) {
       const { status, processorReference, processorStatus, failureReason } = call.value;
       const fields = { processorReference, processorStatus, processorAttempts, ...failureOf(status, failureReason) };
-      return settleRefund(deps, refund.id, payment.id, status, fields, known);
+      return settleRefund(deps, refund.id, payment.id, status, fields, known, call.value);
     }
     const error = call.error;
     // Timeout: the processor may have refunded; the reservation holds while a retry or reconciliation asks.
@@ -161,6 +162,7 @@ async function reserve(
         processorAttempts: 0,
         processorStatus: null,
         reconciledAt: null,
+        ...NO_SETTLEMENT,
         attemptKey: attempt.key,
         attemptFingerprint: attempt.fingerprint,
         createdAt: now,
@@ -197,6 +199,8 @@ export async function settleRefund(
     Pick<RefundRow, 'processorReference' | 'processorStatus' | 'processorAttempts' | 'reconciledAt' | 'failureReason'>
   >,
   known?: Known,
+  /** What the processor said it kept of the refund, when its answer said (`settlementChange`). */
+  reported: Pick<RefundOutcome, 'settlement' | 'settlementNullReason'> = {},
 ): Promise<RefundRow> {
   const { result } = await mutatePayment(
     deps,
@@ -207,12 +211,14 @@ export async function settleRefund(
       const now = Date.now();
       const move = to ? applyRefundTransition(current, to, now) : null;
       const { failureReason, ...rest } = fields;
-      const next: RefundRow = {
+      const moved: RefundRow = {
         ...current,
         ...rest,
         // A reason belongs to the failure it explains: only with the move into `failed` or `declined`.
         ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt, failureReason: failureReason ?? null } : {}),
       };
+      // Only money that moved has a settlement: an approved refund's.
+      const next: RefundRow = moved.status === 'approved' ? { ...moved, ...settlementChange(moved, reported) } : moved;
       const nextLedger = ledger
         .map((r) => (r.id === refundId ? next : r))
         .map((r) => ({ status: r.status, amount: r.amountMinor }));
@@ -234,6 +240,11 @@ export async function settleRefund(
               processorAttempts: next.processorAttempts,
               reconciledAt: next.reconciledAt,
               failureReason: next.failureReason,
+              settlementFeeMinor: next.settlementFeeMinor,
+              settlementNetMinor: next.settlementNetMinor,
+              settlementCurrency: next.settlementCurrency,
+              settlementAvailableOn: next.settlementAvailableOn,
+              settlementNullReason: next.settlementNullReason,
             })
             .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, readVersion))),
         ],

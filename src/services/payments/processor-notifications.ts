@@ -4,6 +4,8 @@ import type {
   ConnectorVersion,
   InboundNotification,
   PaymentAction,
+  PaymentOutcome,
+  ProcessorDispute,
   ProcessorNotification,
   ProcessorPaymentStatus,
 } from '../../connectors/types.ts';
@@ -17,8 +19,11 @@ import {
 import type { Deps } from '../../deps.ts';
 import { ownerDeps } from '../shards/owner-deps.ts';
 import { canRefundTransition } from '../../domain/refund-state.ts';
+import { nextUpdatedAt, type PaymentStatus } from '../../domain/payment-state.ts';
+import { settlementChange } from '../../domain/settlement.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
+import { recordDisputeNews } from '../disputes/record-dispute-news.ts';
 import { enforceRateLimit, firstInWindow, type RateLimit } from '../rate-limit.ts';
 import { failureOf, settleRefund } from './create-refund.ts';
 import { callConnector, connectorFor, processorLookup } from './processor.ts';
@@ -128,20 +133,53 @@ async function applyPaymentNotification(
     .get();
   if (!payment) return 'unknown_resource';
   if (!notification.trusted && !(await firstReadInWindow(deps, payment.id))) return 'duplicate';
+  if (notification.trusted && notification.dispute) {
+    // Verified news of a dispute: the dispute itself, and through it the chargeback summary when lost.
+    return (await recordDisputeNews(deps, payment.id, notification.dispute)) ? 'applied' : 'ignored';
+  }
   let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null =
     notification.status === null ? null : { status: notification.status };
-  if (!notification.trusted || account === null) {
+  let disputes: ProcessorDispute[] = [];
+  let settled: Pick<PaymentOutcome, 'settlement' | 'settlementNullReason'> = notification.trusted ? notification : {};
+  // Verified news of a collection that does not say what the processor kept (Stripe's
+  // `payment_intent.succeeded` carries no balance transaction) is completed by one read of the payment,
+  // once: while no settlement, nor a reason for none, is recorded.
+  const settlementUnknown =
+    notification.trusted &&
+    notification.status === 'approved' &&
+    notification.settlement === undefined &&
+    payment.settlementFeeMinor === null &&
+    payment.settlementNullReason === null;
+  if (!notification.trusted || account === null || settlementUnknown) {
     // An unsigned or content-free notification: ask the processor instead of believing the body.
     const read = await callConnector(() => version.adapter.getPayment(ctx, processorLookup(payment)));
-    if (!read.ok) return 'ignored';
-    account = read.value;
+    if (!read.ok && !settlementUnknown) return 'ignored';
+    if (read.ok) {
+      // Verified news keeps its own status; the read adds what it lacked.
+      if (!settlementUnknown) account = read.value;
+      disputes = read.value.disputes ?? [];
+      settled = read.value;
+    }
+  }
+  // The processor's own answer is trusted news of the payment's disputes; first, so that a lost one is the
+  // chargeback with its dispute's events (the account's `charged_back` then finds it recorded).
+  let applied = false;
+  for (const dispute of disputes) {
+    if (await recordDisputeNews(deps, payment.id, dispute)) applied = true;
   }
   const told = account;
+  if (told === null) return 'ignored';
   const { result } = await mutatePayment<NotificationOutcome>(deps, payment.id, (current, ledger) => {
-    const change = processorAccountChange(current, told, Date.now(), { hasRefunds: ledger.length > 0 });
-    return change ? { change, result: 'applied' } : { none: 'ignored' };
+    const now = Date.now();
+    const change = processorAccountChange(current, told, now, { hasRefunds: ledger.length > 0 });
+    const collected = COLLECTED.includes(change?.status ?? current.status);
+    const settlement = collected ? settlementChange(current, settled) : null;
+    if (!change && !settlement) return { none: 'ignored' };
+    // A settlement reported later is a visible change of the payment: `updated_at` moves with it.
+    const moved = change ?? { updatedAt: nextUpdatedAt(current.updatedAt, now) };
+    return { change: { ...moved, ...settlement }, result: 'applied' };
   });
-  return result;
+  return applied ? 'applied' : result;
 }
 
 async function applyRefundNotification(
@@ -187,6 +225,9 @@ async function applyRefundNotification(
   const after = await settleRefund(deps, found.refund.id, found.payment.id, status, failureOf(status, failureReason));
   return after.status !== before ? 'applied' : 'ignored';
 }
+
+/** Statuses whose money was collected: only these have a settlement. */
+const COLLECTED: readonly PaymentStatus[] = ['approved', 'partially_refunded', 'refunded'];
 
 /** Whether unverifiable news about this payment or refund may read it at the processor now. */
 const firstReadInWindow = (deps: Deps, resourceId: string) =>

@@ -5,9 +5,11 @@ import {
   type ConnectorVersion,
   type PaymentLookupInput,
   type RefundLookupInput,
+  TerminalUnavailableError,
 } from '../../connectors/types.ts';
 import type { PaymentMethodRow, PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { cancelAwaitingProcessor } from '../../domain/decisions.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { openSecrets } from '../payment-methods/secrets.ts';
 
@@ -60,6 +62,7 @@ export function processorLookup(payment: PaymentRow, refund?: RefundRow): Paymen
       processorReference: payment.processorReference,
       processorIdempotencyKey: payment.processorIdempotencyKey,
       amount: { minor: payment.amountMinor, currency: payment.currency },
+      ...(cancelAwaitingProcessor(payment) ? { cancelRequested: true } : {}),
     };
   }
   return {
@@ -74,6 +77,11 @@ export function processorLookup(payment: PaymentRow, refund?: RefundRow): Paymen
 /** The public error for a processor failure; the processor's own code is kept, its payload never is. */
 export function connectorApiError(error: ConnectorError): ServiceError {
   const details = error.processorCode ? { processor_code: error.processorCode } : {};
+  // The terminal refused at once: say which state it is in, rather than a generic 503.
+  if (error instanceof TerminalUnavailableError)
+    return new ServiceError('terminal_unavailable', undefined, {
+      details: { terminal_status: error.terminal, ...details },
+    });
   switch (error.kind) {
     case 'declined':
       return new ServiceError('processor_declined', undefined, { details });

@@ -43,7 +43,8 @@ export function listPayments(deps: Deps, scope: OwnerScope, filters: PaymentFilt
   return fetchPage(deps.db, paymentListStatements(deps, scope, filters, page));
 }
 
-const ownedPayment = ({ db }: Deps, scope: OwnerScope, paymentId: string) =>
+/** The payment's id when it is the caller's: batched with a read of its children, to tell 404 from empty. */
+export const ownedPayment = ({ db }: Deps, scope: OwnerScope, paymentId: string) =>
   db
     .select({ id: payments.id })
     .from(payments)

@@ -1,16 +1,25 @@
-import type { PaymentRow, RefundRow } from '../../db/schema/index.ts';
+import type { DisputeRow, PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import { formatAmount } from '../../domain/money.ts';
+import type { SettlementColumns, SettlementNullReason } from '../../domain/settlement.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
+
+/** A stored amount as the interface shows it. */
+const amountOf = (row: { amountMinor: number; currency: string }) => ({
+  value: formatAmount(row.amountMinor, row.currency),
+  currency: row.currency,
+});
 
 export type ActionView =
   | { type: 'none' }
   | { type: 'display_qr'; qr_data: string; expires_at: string | null }
-  | { type: 'check_terminal' };
+  | { type: 'check_terminal' }
+  | { type: 'at_terminal' };
 
 /** What a `pending` payment waits on, or null. A required action outranks the QR: the scan is over. */
 function pendingAction(row: PaymentRow): ActionView | null {
   if (row.status !== 'pending') return null;
   if (row.requiredAction === 'check_terminal') return { type: 'check_terminal' };
+  if (row.atTerminal) return { type: 'at_terminal' };
   return row.qrData ? { type: 'display_qr', qr_data: row.qrData, expires_at: toIsoOrNull(row.expiresAt) } : null;
 }
 
@@ -24,7 +33,7 @@ export function toPaymentResource(row: PaymentRow, options: { withAction: boolea
   return {
     id: row.id,
     status: row.status,
-    amount: { value: formatAmount(row.amountMinor, row.currency), currency: row.currency },
+    amount: amountOf(row),
     external_reference: row.externalReference,
     payment_method: row.paymentMethodId,
     processor_reference: row.processorReference,
@@ -33,9 +42,35 @@ export function toPaymentResource(row: PaymentRow, options: { withAction: boolea
     metadata: row.metadata,
     webhook_url: row.webhookUrl,
     charged_back_at: toIsoOrNull(row.chargedBackAt),
+    ...settlementView(row, COLLECTED.includes(row.status)),
+    cancel_requested_at: toIsoOrNull(row.cancelAcceptedAt),
     created_at: toIso(row.createdAt),
     updated_at: toIso(row.updatedAt),
   };
+}
+
+/** Payment statuses in which the money was collected (refunded money was collected first). */
+const COLLECTED: readonly PaymentRow['status'][] = ['approved', 'partially_refunded', 'refunded'];
+
+/**
+ * `settlement` as recorded, or null with `settlement_null_reason`: `not_collected` while no money moved
+ * (`moved` false), else the reason recorded, `not_reported` when none was (a row from before settlements).
+ */
+function settlementView(row: SettlementColumns, moved: boolean) {
+  const { settlementFeeMinor: fee, settlementNetMinor: net, settlementCurrency: currency } = row;
+  if (moved && fee !== null && net !== null && currency !== null && row.settlementAvailableOn !== null) {
+    return {
+      settlement: {
+        // Magnitudes: a refund's booked amounts are negative (they left the balance), its schema says so.
+        fee: { value: formatAmount(Math.abs(fee), currency), currency },
+        net: { value: formatAmount(Math.abs(net), currency), currency },
+        available_on: toIso(row.settlementAvailableOn),
+      },
+      settlement_null_reason: null,
+    };
+  }
+  const reason: SettlementNullReason = moved ? (row.settlementNullReason ?? 'not_reported') : 'not_collected';
+  return { settlement: null, settlement_null_reason: reason };
 }
 
 export type PaymentResource = ReturnType<typeof toPaymentResource>;
@@ -45,13 +80,31 @@ export function toRefundResource(row: RefundRow) {
     id: row.id,
     payment_id: row.paymentId,
     status: row.status,
-    amount: { value: formatAmount(row.amountMinor, row.currency), currency: row.currency },
+    amount: amountOf(row),
     reason: row.reason,
     failure_reason: row.failureReason,
     processor_reference: row.processorReference,
+    ...settlementView(row, row.status === 'approved'),
     created_at: toIso(row.createdAt),
     updated_at: toIso(row.updatedAt),
   };
 }
 
 export type RefundResource = ReturnType<typeof toRefundResource>;
+
+export function toDisputeResource(row: DisputeRow) {
+  return {
+    id: row.id,
+    payment_id: row.paymentId,
+    status: row.status,
+    amount: amountOf(row),
+    reason: row.reason,
+    evidence_due_by: toIsoOrNull(row.evidenceDueBy),
+    funds_withdrawn_at: toIsoOrNull(row.fundsWithdrawnAt),
+    funds_reinstated_at: toIsoOrNull(row.fundsReinstatedAt),
+    created_at: toIso(row.createdAt),
+    updated_at: toIso(row.updatedAt),
+  };
+}
+
+export type DisputeResource = ReturnType<typeof toDisputeResource>;

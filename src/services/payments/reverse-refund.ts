@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { refunds, type RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { REFUND_REVERSAL_EVENT_TYPE, reverseRefund, type RefundNews } from '../../domain/reversals.ts';
+import { NO_SETTLEMENT } from '../../domain/settlement.ts';
 import { toRefundResource } from './resources.ts';
 import { mutatePayment, paymentAtVersion } from './store.ts';
 
@@ -30,7 +31,8 @@ export async function reverseApprovedRefund(
       now: Date.now(),
     });
     if (!reversal.ok) return { none: null };
-    const next: RefundRow = { ...current, ...fields, ...reversal.refund };
+    // A reversed refund moved nothing in the end: its settlement goes with it.
+    const next: RefundRow = { ...current, ...fields, ...reversal.refund, ...NO_SETTLEMENT };
     return {
       change: reversal.payment,
       companions: (readVersion) => [
@@ -41,6 +43,7 @@ export async function reverseApprovedRefund(
             failureReason: next.failureReason,
             updatedAt: next.updatedAt,
             reconciledAt: next.reconciledAt,
+            ...NO_SETTLEMENT,
           })
           .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, readVersion))),
       ],

@@ -22,6 +22,7 @@ import {
   type TransitionGuards,
 } from '../../domain/payment-state.ts';
 import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/types.ts';
+import { terminalWaitChange } from '../../domain/terminal-checks.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
@@ -116,29 +117,31 @@ export async function commitPaymentChange(
   current: PaymentRow,
   change: PaymentChange,
   companions: (readVersion: number) => BatchItem<'sqlite'>[] = () => [],
-  named?: NamedEvent,
+  named?: NamedEvent | readonly NamedEvent[],
 ): Promise<{ payment: PaymentRow; deliveries: PendingDelivery[] } | null> {
   const { db } = deps;
   const nextVersion = current.version + 1;
   const next: PaymentRow = { ...current, ...change, version: nextVersion };
-  // An event the decision names is the whole news (a refund reversal's status change is not a new
-  // collection or refund). Otherwise a payment that starts waiting on an action says so (instead of
-  // `payment.pending`), a chargeback says so (also when it is the first news of the approval), and a status
-  // change sends its own event.
-  const event = named
-    ? eventFor(next, named.type, named.data)
-    : change.requiredAction
-      ? eventFor(next, actionEventType(change.requiredAction))
-      : change.chargedBackAt
-        ? eventFor(next, 'payment.charged_back')
-        : change.status !== undefined
-          ? eventFor(next, eventTypeFor(next.status))
-          : null;
+  // Events a decision names are the whole news (a refund reversal's status change is not a new collection
+  // or refund; a dispute says what happened in its own events). Otherwise a payment that starts waiting on
+  // an action says so (instead of `payment.pending`), a chargeback says so (also when it is the first news
+  // of the approval), and a status change sends its own event.
+  const namedEvents = named === undefined ? [] : Array.isArray(named) ? named : [named as NamedEvent];
+  const own = change.requiredAction
+    ? eventFor(next, actionEventType(change.requiredAction))
+    : change.chargedBackAt
+      ? eventFor(next, 'payment.charged_back')
+      : change.status !== undefined
+        ? eventFor(next, eventTypeFor(next.status))
+        : null;
+  const events = (named === undefined ? [own] : namedEvents.map((e) => eventFor(next, e.type, e.data))).filter(
+    (e) => e !== null,
+  );
   const outbox: BatchItem<'sqlite'>[] = [];
   const deliveries: PendingDelivery[] = [];
-  let endpointsAt: number | null = null;
-  if (event) {
-    const written = paymentAtVersion(next.id, current.version);
+  const endpointsAt: { index: number; eventId: string }[] = [];
+  const written = paymentAtVersion(next.id, current.version);
+  for (const event of events) {
     outbox.push(
       insertRowIf(
         db,
@@ -165,7 +168,7 @@ export async function commitPaymentChange(
       outbox.push(insertRowIf(db, webhookDeliveries, delivery, written));
       deliveries.push(pendingDeliveryOf(event.id, next.ownerId, PAYMENT_URL_DESTINATION));
     }
-    endpointsAt = outbox.length;
+    endpointsAt.push({ index: outbox.length, eventId: event.id });
     outbox.push(endpointDeliveriesStatement(deps, next, event, { paymentId: next.id, ownerId: next.ownerId }, written));
   }
   const update = db
@@ -177,16 +180,17 @@ export async function commitPaymentChange(
   const results = await db.batch(statements as [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]);
   const updated = results[statements.length - 1] as D1Result;
   if (updated.meta.changes !== 1) return null;
-  if (endpointsAt !== null && event) {
-    for (const { destination } of results[before.length + endpointsAt] as { destination: string }[])
-      deliveries.push(pendingDeliveryOf(event.id, next.ownerId, destination));
+  for (const { index, eventId } of endpointsAt) {
+    for (const { destination } of results[before.length + index] as { destination: string }[])
+      deliveries.push(pendingDeliveryOf(eventId, next.ownerId, destination));
   }
   return { payment: next, deliveries };
 }
 
 /**
  * An event a decision sends instead of the one its payment change would: `data` is what the event is about
- * besides the payment (e.g. `{ refund }`), placed before it in the body's `data`.
+ * besides the payment (e.g. `{ refund }`, `{ dispute }`), placed before it in the body's `data`. A decision
+ * may name several, written in order (a dispute opened and closed by one piece of news).
  */
 export interface NamedEvent {
   type: PaymentEventType;
@@ -197,6 +201,7 @@ export interface NamedEvent {
 function eventFor(payment: PaymentRow, type: PaymentEventType | null, data: Record<string, unknown> = {}) {
   if (!type) return null;
   const id = newId('evt');
+  // Events of one change share its moment: lists order them by (created_at, id), receivers by `updated_at`.
   const createdAt = payment.updatedAt;
   const payload = JSON.stringify({
     id,
@@ -227,20 +232,27 @@ export function processorAccountChange(
   const status = move.ok ? move.status : current.status;
   const required = status === 'pending' && account.action?.type === 'check_terminal' ? 'check_terminal' : null;
   const newAction = required !== null && current.requiredAction !== required;
-  if (!move.ok && !newAction) return null;
+  // Whether it waits at its terminal (shown as `at_terminal`, re-read on the terminal schedule): docs/terminal-checks.md.
+  const terminal = terminalWaitChange(
+    current,
+    { status, ...(account.action ? { action: account.action.type } : {}) },
+    now,
+  );
+  if (!move.ok && !newAction && !terminal) return null;
   return {
     ...(move.ok
       ? { status: move.status, updatedAt: move.updatedAt }
       : { updatedAt: nextUpdatedAt(current.updatedAt, now) }),
     ...(newAction ? { requiredAction: required } : {}),
+    ...terminal,
   };
 }
 
 export interface PaymentDecision<T> {
   change: PaymentChange;
   companions?: (readVersion: number) => BatchItem<'sqlite'>[];
-  /** The event this change sends, when not the one the payment change itself calls for (`commitPaymentChange`). */
-  event?: NamedEvent;
+  /** The events this change sends, when not the one the payment change itself calls for (`commitPaymentChange`). */
+  event?: NamedEvent | readonly NamedEvent[];
   /** Returned to the caller once the change is committed. */
   result: T;
 }
@@ -271,14 +283,19 @@ export interface MutateOptions {
 export async function mutatePayment<T>(
   deps: Deps,
   paymentId: string,
-  decide: (payment: PaymentRow, refunds: RefundRow[]) => PaymentDecision<T> | { none: T },
+  decide: (
+    payment: PaymentRow,
+    refunds: RefundRow[],
+  ) => PaymentDecision<T> | { none: T } | Promise<PaymentDecision<T> | { none: T }>,
   { maxAttempts = MUTATE_MAX_ATTEMPTS, known }: MutateOptions = {},
 ): Promise<{ payment: PaymentRow; result: T }> {
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const fromKnown = attempt === 0 && known?.payment.id === paymentId;
     const loaded = fromKnown ? known : await loadPaymentWithRefunds(deps, paymentId);
     if (!loaded) throw new Error('payment vanished');
-    const decision = decide(loaded.payment, loaded.refunds);
+    // A decision that reads more (a dispute) reads it after the payment: anything written meanwhile moved
+    // the payment's version too, so the compare-and-set below fails and the decision is made again.
+    const decision = await decide(loaded.payment, loaded.refunds);
     // Writing nothing checks nothing: a "no change" is only answered from a fresh read.
     if ('none' in decision && fromKnown) continue;
     if ('none' in decision) return { payment: loaded.payment, result: decision.none };

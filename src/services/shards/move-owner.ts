@@ -14,6 +14,7 @@ import { DIRECTORY_CACHE_MS, forgetPlacement, type Placement, placeOwner, readPl
 export const OWNER_TABLES = [
   { table: 'payments', owned: 'owner_id = ?1', key: 'id' },
   { table: 'refunds', owned: 'owner_id = ?1', key: 'id' },
+  { table: 'disputes', owned: 'owner_id = ?1', key: 'id' },
   { table: 'payment_events', owned: 'owner_id = ?1', key: 'id' },
   { table: 'webhook_deliveries', owned: 'owner_id = ?1', key: 'event_id, destination' },
   {

@@ -19,7 +19,7 @@ import type { Deps } from '../../deps.ts';
 import type { PaymentEventType } from '../../domain/payment-state.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
-import type { PaymentResource, RefundResource } from '../payments/resources.ts';
+import type { DisputeResource, PaymentResource, RefundResource } from '../payments/resources.ts';
 import type { OwnerScope } from '../../domain/caller.ts';
 import { enqueueDeliveries, pendingDeliveryOf } from './enqueue.ts';
 
@@ -33,8 +33,8 @@ export interface WebhookEventBody {
   id: string;
   type: string;
   created_at: string;
-  /** `refund`: with `refund.failed` only. */
-  data: { refund?: RefundResource; payment: PaymentResource };
+  /** `refund`: with `refund.failed` only; `dispute`: with `dispute.*` only. */
+  data: { refund?: RefundResource; dispute?: DisputeResource; payment: PaymentResource };
 }
 
 export const webhookBodyOf = (event: PaymentEventRow) => JSON.parse(event.payload) as WebhookEventBody;
