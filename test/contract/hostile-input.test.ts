@@ -64,6 +64,7 @@ function baseBody(operationId: string): Record<string, unknown> {
     simulateDispute: { amount: { value: '1.00', currency: 'USD' }, reason: 'fraudulent' },
     simulateDisputeClose: { outcome: 'won' },
     simulateTerminalStatus: { status: 'online' },
+    placeOwner: { shard: 'SHARD_0' },
     createWebhookEndpoint: { url: 'https://hooks.example.com/hostile', enabled_events: ['payment.approved'] },
     updateWebhookEndpoint: { description: 'Hostile renamed' },
     // Each processor's own format: any object passes the description, the connector judges it.
