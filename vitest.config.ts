@@ -15,17 +15,25 @@ Object.assign(process.env, SECRETS);
 process.env.WRANGLER_LOG ??= 'warn';
 
 export default defineConfig(async () => {
-  const migrations = await readD1Migrations('./migrations');
+  const [control, shard, legacy] = await Promise.all([
+    readD1Migrations('./migrations/control'),
+    readD1Migrations('./migrations/shard'),
+    readD1Migrations('./migrations/legacy'),
+  ]);
   return {
     plugins: [
       cloudflareTest({
         wrangler: { configPath: './wrangler.toml', environment: 'test' },
         miniflare: {
           bindings: {
-            TEST_MIGRATIONS: migrations,
+            TEST_CONTROL_MIGRATIONS: control,
+            TEST_SHARD_MIGRATIONS: shard,
+            TEST_LEGACY_MIGRATIONS: legacy,
             ...SECRETS,
             ALLOW_INSECURE_WEBHOOKS: 'false',
           },
+          // The two shards of wrangler.toml's `test` deployment stay; this one is the upgrade test's own database.
+          d1Databases: { LEGACY_DB: 'legacy-single-database' },
           // A per-key limit low enough to reach in a test (test/middleware/auth-rate-limit.test.ts puts it in
           // place of the deployment's API_KEY_RATE_LIMIT); the deployment's own limit stays for every other test.
           ratelimits: { TIGHT_API_KEY_RATE_LIMIT: { namespace_id: '9001', simple: { limit: 3, period: 60 } } },

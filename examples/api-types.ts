@@ -134,6 +134,30 @@ export interface paths {
         patch: operations["updateUser"];
         trace?: never;
     };
+    "/v1/users/{user_id}/placement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a user's data lives (admin)
+         * @description Admins only. The shard database holding the owner's payments, refunds, events, deliveries, webhook endpoints and notifications. An owner is placed when it is created, on the shard with the fewest owners (ties to the lowest index).
+         */
+        get: operations["getPlacement"];
+        /**
+         * Place or move a user's data (admin)
+         * @description Admins only; the operator's command `npm run owners:move` calls it. Puts the owner's data on `shard`: an owner not placed yet is placed there; an owner elsewhere is moved: its writes answer `503 owner_moving` (retryable, `Retry-After`) while its rows are copied and checked, its reads keep working, and the answer comes once the directory points at the new shard (it waits for every isolate's cached placement to expire: about a minute). Answering the current shard changes nothing; naming the old shard of an abandoned move ends it. A move already going elsewhere is `409 invalid_state_transition`.
+         */
+        put: operations["placeOwner"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account/api-keys": {
         parameters: {
             query?: never;
@@ -1459,6 +1483,37 @@ export interface components {
             /** @description Admins only. */
             scopes?: components["schemas"]["Scope"][];
         };
+        Placement: {
+            /** @example usr_4n8d2k7q1x9m3v5b0c6z */
+            user_id: string;
+            /**
+             * @description A shard: a D1 database bound as `SHARD_<n>` in this deployment (README, "Shards").
+             * @example SHARD_1
+             */
+            shard: string;
+            /**
+             * @description Set while an operator moves the owner: its writes answer `503 owner_moving` until the move ends.
+             * @example SHARD_1
+             */
+            moving_to: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            placed_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            updated_at: string;
+        };
+        PlaceOwnerBody: {
+            /**
+             * @description A shard: a D1 database bound as `SHARD_<n>` in this deployment (README, "Shards").
+             * @example SHARD_1
+             */
+            shard: string;
+        };
         CreatedApiKey: components["schemas"]["ApiKey"] & {
             /**
              * @description The key itself. Returned only in this response; store it now. Only its keyed hash is kept.
@@ -2551,6 +2606,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     getCurrentUser: {
@@ -2870,6 +2941,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     getUser: {
@@ -3118,6 +3205,307 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getPlacement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
+            path: {
+                /** @description The user (`usr_...`). */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The placement. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Placement"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_role` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
+                };
+            };
+            /** @description `user_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    placeOwner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user (`usr_...`). */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlaceOwnerBody"];
+            };
+        };
+        responses: {
+            /** @description The placement after the move. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Placement"];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_role` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_role";
+                        };
+                    };
+                };
+            };
+            /** @description `user_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "user_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_state_transition` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_state_transition";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: Content-Type must be application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
                         };
                     };
                 };
@@ -3378,6 +3766,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     revokeApiKey: {
@@ -3490,6 +3894,22 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
                         };
                     };
                 };
@@ -3838,6 +4258,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     getAccountPaymentMethod: {
@@ -4052,6 +4488,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     updateAccountPaymentMethod: {
@@ -4183,6 +4635,22 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
                         };
                     };
                 };
@@ -4322,6 +4790,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     disablePaymentMethodForApiKey: {
@@ -4436,6 +4920,22 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
                         };
                     };
                 };
@@ -5247,7 +5747,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `processor_unavailable` */
+            /** @description `processor_unavailable`, `owner_moving` */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5262,7 +5762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"] & {
                         error: {
                             /** @enum {string} */
-                            code: "processor_unavailable";
+                            code: "processor_unavailable" | "owner_moving";
                         };
                     };
                 };
@@ -5682,7 +6182,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `processor_unavailable` */
+            /** @description `processor_unavailable`, `owner_moving` */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5697,7 +6197,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"] & {
                         error: {
                             /** @enum {string} */
-                            code: "processor_unavailable";
+                            code: "processor_unavailable" | "owner_moving";
                         };
                     };
                 };
@@ -6092,7 +6592,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `processor_unavailable` */
+            /** @description `processor_unavailable`, `owner_moving` */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6107,7 +6607,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"] & {
                         error: {
                             /** @enum {string} */
-                            code: "processor_unavailable";
+                            code: "processor_unavailable" | "owner_moving";
                         };
                     };
                 };
@@ -7116,6 +7616,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     getWebhookSecret: {
@@ -7329,6 +7845,22 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
                         };
                     };
                 };
@@ -7604,6 +8136,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     getWebhookEndpoint: {
@@ -7818,6 +8366,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     updateWebhookEndpoint: {
@@ -7938,6 +8502,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     rotateWebhookEndpointSecret: {
@@ -8054,6 +8634,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     testWebhookEndpoint: {
@@ -8166,6 +8762,22 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
                         };
                     };
                 };
@@ -8331,6 +8943,22 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
                         };
                     };
                 };
@@ -8516,6 +9144,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     simulateProcessorNews: {
@@ -8691,6 +9335,22 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
                         };
                     };
                 };
@@ -8876,6 +9536,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     simulateRefundFailure: {
@@ -9057,6 +9733,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
+                        };
+                    };
+                };
+            };
         };
     };
     simulateTerminalStatus: {
@@ -9219,6 +9911,22 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `owner_moving` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "owner_moving";
                         };
                     };
                 };

@@ -22,6 +22,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { databaseBindings } from './lib/databases.mjs';
 import { freePort, startLocalServer, type LocalServer } from './lib/local-server.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -162,14 +163,19 @@ async function send(base: string, secret: string, sent: Sent, phase: 'burst' | '
   }
 }
 
+/** The rows `sql` selects on every shard (the checks look at the data plane: payments and refunds). */
 function sqlRows(stateDir: string, sql: string): any[] {
+  return databaseBindings('test').shards.flatMap((shard) => sqlRowsOf(shard, stateDir, sql));
+}
+
+function sqlRowsOf(binding: string, stateDir: string, sql: string): any[] {
   const out = execFileSync(
     process.execPath,
     [
       join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'),
       'd1',
       'execute',
-      'DB',
+      binding,
       '--local',
       '--persist-to',
       join(stateDir, 'state'),

@@ -1,6 +1,7 @@
 // `npm start`: the local `test` deployment in one command, offline, no account.
 //   1. creates `.dev.vars` from `.dev.vars.example` when missing, every `generate` value freshly random;
-//   2. applies the D1 migrations to the local database (.wrangler/state), saying in one line what it applied;
+//   2. applies the D1 migrations to the local databases (.wrangler/state): the control database and every shard
+//      (two by default), saying in one line what it applied;
 //   3. makes sure the bootstrap admin exists (BOOTSTRAP_ADMIN_EMAIL / BOOTSTRAP_ADMIN_PASSWORD);
 //   4. runs `wrangler dev --env test` on http://127.0.0.1:${PORT:-8787} and says so once it answers;
 //   5. fires the scheduled handler at the start of every minute, as the cron trigger does in a deployment.
@@ -82,20 +83,25 @@ if (missing.length > 0)
   fail(`.dev.vars lacks a value for ${missing.join(', ')}; delete it to have a fresh one generated.`);
 
 // wrangler prints a table of the migrations for every one it applies (hundreds of lines on a fresh database): the
-// output is kept for a failure, and a success is one line.
-const migrated = await runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...PERSIST, '--env', ENV], {
-  capture: true,
-  env: { CI: 'true' },
-});
-if (migrated.code !== 0) {
-  process.stdout.write(migrated.stdout);
-  fail(`applying the migrations failed (exit ${migrated.code}).`);
+// output is kept for a failure, and a success is one line. The control database and every shard (wrangler.toml).
+const { databaseBindings } = await import('./lib/databases.mjs');
+const { control, shards } = databaseBindings(ENV);
+let applied = 0;
+for (const binding of [control, ...shards]) {
+  const migrated = await runWrangler(['d1', 'migrations', 'apply', binding, '--local', ...PERSIST, '--env', ENV], {
+    capture: true,
+    env: { CI: 'true' },
+  });
+  if (migrated.code !== 0) {
+    process.stdout.write(migrated.stdout);
+    fail(`applying the migrations to ${binding} failed (exit ${migrated.code}).`);
+  }
+  applied += new Set([...migrated.stdout.matchAll(/│ (\S+\.sql)\s+│ ✅/g)].map((match) => match[1])).size;
 }
-const applied = [...new Set([...migrated.stdout.matchAll(/│ (\S+\.sql)\s+│ ✅/g)].map((match) => match[1]))];
 console.log(
-  applied.length > 0
-    ? `Migrations applied to the local database: ${applied.length} (${applied[0]} to ${applied.at(-1)}).`
-    : 'Migrations: the local database is up to date.',
+  applied > 0
+    ? `Migrations applied: ${applied}, to the control database and ${shards.length} shards (${shards.join(', ')}).`
+    : `Migrations: the control database and ${shards.length} shards are up to date.`,
 );
 
 const email = vars.BOOTSTRAP_ADMIN_EMAIL || 'admin@example.com';

@@ -6,6 +6,7 @@ import { requestContext } from './middleware/request-context.ts';
 import { registerDocs } from './routes/docs/docs.index.ts';
 import { registerAuthRoutes } from './routes/auth/auth.index.ts';
 import { registerUserRoutes } from './routes/users/users.index.ts';
+import { registerPlacementRoutes } from './routes/placements/placements.index.ts';
 import { registerApiKeyRoutes } from './routes/api-keys/api-keys.index.ts';
 import { registerConnectorRoutes } from './routes/connectors/connectors.index.ts';
 import { registerAccountPaymentMethodRoutes } from './routes/account-payment-methods/account-payment-methods.index.ts';
@@ -29,6 +30,7 @@ export function createApp() {
 
   registerAuthRoutes(app);
   registerUserRoutes(app);
+  registerPlacementRoutes(app);
   registerApiKeyRoutes(app);
   registerConnectorRoutes(app);
   registerAccountPaymentMethodRoutes(app);

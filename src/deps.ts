@@ -1,5 +1,6 @@
 import { createDb, type Db } from './db/client.ts';
 import type { D1Handle } from './db/prepared.ts';
+import { type Shard, type ShardName, sessionAnchor, shardsOf } from './db/shards.ts';
 import { parseKeyRing, type KeyRing } from './domain/credential-crypto.ts';
 import type { Environment } from './domain/environment.ts';
 import { allowsInsecureLocalWebhooks } from './domain/webhook-url.ts';
@@ -12,11 +13,25 @@ import type { Env, WebhookMessage } from './env.ts';
  * HTTP layer alone: routes/docs).
  */
 export interface Deps {
+  /** The control database (binding `DB`): users, sessions, API keys, payment methods, the shard directory. */
+  control: Db;
+  controlD1: D1Database;
+  /**
+   * The owner's shard (`withShard`, once the owner is known: middleware/auth.ts, the idempotency object, the queue
+   * consumer, the cron per shard): payments, refunds, events, deliveries, webhook endpoints and secrets, processor
+   * notifications. Reading these before a shard is chosen is a programming error and throws.
+   */
   db: Db;
-  /** The raw binding behind `db` (the database, or this invocation's session of it), for the prepared hot reads. */
+  /** The raw binding behind `db` (the shard, or this invocation's session of it), for the prepared hot reads. */
   d1: D1Handle;
+  /** The shard `db` is, when chosen. */
+  shard: ShardName;
   /** Set when `db` reads through a D1 session (read replication): its bookmark after the queries ran. */
   d1Session?: D1DatabaseSession;
+  /** Every shard of the deployment, by index (db/shards.ts). */
+  shards: readonly Shard[];
+  /** The same invocation on `shard`'s database (read through a session when this one was asked for reads). */
+  withShard(shard: ShardName): Deps;
   environment: Environment;
   /** The credential encryption keys, parsed on first use (a malformed ring fails only the operations that need it). */
   readonly keyRing: KeyRing;
@@ -31,18 +46,37 @@ export interface Deps {
 
 export interface DepsOptions {
   /**
-   * Read through a D1 session anchored here (a bookmark the client sent, or `first-primary`): reads may
+   * Read the shard through a D1 session anchored at this client bookmark, or at the primary when `null`: reads may
    * then be served by a replica that has caught up to it (docs/SCALE.md, README "Reading from near you").
    */
-  d1Session?: string;
+  readSession?: string | null;
+  shard?: ShardName;
 }
 
 export function createDeps(env: Env, options: DepsOptions = {}): Deps {
-  const d1Session = options.d1Session !== undefined ? env.DB.withSession(options.d1Session) : undefined;
-  return {
-    db: createDb(d1Session ?? env.DB),
-    d1: d1Session ?? env.DB,
+  const shards = shardsOf(env);
+  const chosen = options.shard === undefined ? undefined : shards.find((s) => s.name === options.shard);
+  if (options.shard !== undefined && !chosen) throw new Error(`No binding for shard ${options.shard} (wrangler.toml).`);
+  const d1Session =
+    chosen && options.readSession !== undefined
+      ? chosen.d1.withSession(sessionAnchor(chosen.name, options.readSession ?? undefined))
+      : undefined;
+  const d1 = d1Session ?? chosen?.d1;
+  const deps: Deps = {
+    control: createDb(env.DB),
+    controlD1: env.DB,
+    get db() {
+      return createDb(d1 ?? noShard());
+    },
+    get d1() {
+      return d1 ?? noShard();
+    },
+    get shard() {
+      return chosen?.name ?? noShard();
+    },
     ...(d1Session ? { d1Session } : {}),
+    shards,
+    withShard: (shard) => (shard === chosen?.name ? deps : createDeps(env, { ...options, shard })),
     environment: env.ENVIRONMENT,
     get keyRing() {
       return keyRingOf(env.CREDENTIALS_ENCRYPTION_KEYS);
@@ -54,11 +88,18 @@ export function createDeps(env: Env, options: DepsOptions = {}): Deps {
     idempotency: env.IDEMPOTENCY,
     rateLimiter: env.RATE_LIMITER,
   };
+  return deps;
 }
 
-/** The primary's bookmark now, past every write already made: one query at the primary. */
-export async function primaryBookmark(env: Env): Promise<string | null> {
-  const session = env.DB.withSession('first-primary');
+function noShard(): never {
+  throw new Error('The shard was read before the owner was known (deps.withShard).');
+}
+
+/** A shard primary's bookmark now, past every write already made: one query at that primary. */
+export async function primaryBookmark(env: Env, shard: ShardName): Promise<string | null> {
+  const d1 = shardsOf(env).find((s) => s.name === shard)?.d1;
+  if (!d1) return null;
+  const session = d1.withSession('first-primary');
   await session.prepare('SELECT 1').first();
   return session.getBookmark();
 }

@@ -6,6 +6,12 @@
 export interface WebhookMessage {
   eventId: string;
   endpointId?: string;
+  /**
+   * The shard holding the event and its delivery, and the event's owner (the consumer asks the directory whether it
+   * moved since). Messages queued before shards have neither: their database became `SHARD_0`.
+   */
+  shard?: string;
+  ownerId?: string;
 }
 
 type Deployment = Cloudflare.TestEnv | Cloudflare.LiveEnv;

@@ -8,9 +8,16 @@ import type { Env as Deployment } from '../src/env.ts';
 declare global {
   namespace Cloudflare {
     interface Env {
-      TEST_MIGRATIONS: D1Migration[];
+      TEST_CONTROL_MIGRATIONS: D1Migration[];
+      TEST_SHARD_MIGRATIONS: D1Migration[];
+      /** The single-database schema before shards (migrations/legacy), for the upgrade test. */
+      TEST_LEGACY_MIGRATIONS: D1Migration[];
+      /** A database the upgrade test builds at the pre-shard schema (test/db/upgrade.test.ts). */
+      LEGACY_DB: D1Database;
       TIGHT_API_KEY_RATE_LIMIT: RateLimit;
       DB: Deployment['DB'];
+      SHARD_0: Deployment['SHARD_0'];
+      SHARD_1: Deployment['SHARD_1'];
       ASSETS: Deployment['ASSETS'];
       WEBHOOKS: Deployment['WEBHOOKS'];
       ENVIRONMENT: Deployment['ENVIRONMENT'];

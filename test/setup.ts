@@ -4,8 +4,11 @@ import { afterAll, expect, vi } from 'vitest';
 import { conformanceMismatches } from './helpers/conformance.ts';
 import { findLeaks, recordLogLine } from './helpers/leak-scan.ts';
 
-// Every test file starts from the migrated schema (the call is a no-op when already applied).
-await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+// Every test file starts from the migrated schemas, control and both shards (a no-op when already applied).
+await applyD1Migrations(env.DB, env.TEST_CONTROL_MIGRATIONS);
+await Promise.all(
+  [env.SHARD_0, env.SHARD_1].map((shard) => applyD1Migrations(shard, env.TEST_SHARD_MIGRATIONS, 'd1_shard_migrations')),
+);
 
 // The Worker runs in the tests' isolate, so its log lines pass through this console.
 for (const level of ['log', 'info', 'warn', 'error'] as const) {

@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
+import { encodeBookmark } from '../db/shards.ts';
 import { createDeps } from '../deps.ts';
 import type { Env } from '../env.ts';
 import { IDEMPOTENCY_RETENTION_MS, requestFingerprint } from '../domain/idempotency.ts';
@@ -59,7 +60,8 @@ export class IdempotencyStore extends DurableObject<Env> {
     let answer: StoredAnswer;
     // Through a session at the primary, so the answer can carry a bookmark past these writes: a read sent
     // with it sees them, even from a replica (middleware/request-context.ts).
-    const deps = createDeps(this.env, { d1Session: 'first-primary' });
+    // On the owner's shard, as the route found it in the directory (a move refuses writes before it copies).
+    const deps = createDeps(this.env, { readSession: null, shard: request.shard });
     const ctx = {
       caller: request.caller,
       environment: this.env.ENVIRONMENT,
@@ -98,7 +100,7 @@ export class IdempotencyStore extends DurableObject<Env> {
 
 function bookmarkOf(deps: ReturnType<typeof createDeps>): { bookmark?: string } {
   const bookmark = deps.d1Session?.getBookmark();
-  return bookmark ? { bookmark } : {};
+  return bookmark ? { bookmark: encodeBookmark(deps.shard, bookmark) } : {};
 }
 
 /** The answer of a record, whichever format it was stored in. */

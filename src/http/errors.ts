@@ -37,6 +37,7 @@ export const HTTP_STATUS = {
   rate_limited: 429,
   internal_error: 500,
   processor_unavailable: 503,
+  owner_moving: 503,
   processor_timeout: 504,
 } as const satisfies Record<ErrorCode, number>;
 

@@ -20,11 +20,13 @@ export async function answerOperation<Op extends AnyOperation>(
   operation: Op,
   input: InputOf<Op>,
 ): Promise<Response> {
-  const { answer, replayed, bookmark } = await runIdempotently(c.get('deps'), {
+  const deps = c.get('deps');
+  const { answer, replayed, bookmark } = await runIdempotently(deps, {
     caller: callerOf(c.get('auth')),
     key: c.req.header('idempotency-key')!,
     invocation: { operation: operation.name, input } as OperationInvocation,
     target: { method: c.req.method, path: c.req.path },
+    shard: deps.shard,
   });
   const headers = new Headers({ 'Content-Type': 'application/json' });
   if (replayed) headers.set('Idempotent-Replayed', 'true');

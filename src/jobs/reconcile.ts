@@ -1,6 +1,6 @@
-import { and, asc, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import { CONNECTOR_VERSIONS } from '../connectors/registry.ts';
-import { paymentMethods, payments, refunds, type PaymentMethodRow } from '../db/schema/index.ts';
+import { payments, refunds, type PaymentMethodRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { errorFields, log } from '../lib/log.ts';
@@ -27,23 +27,14 @@ export const RECONCILE_ACTION_REQUIRED_AFTER_MS = 6 * 60 * 60 * 1000;
 export const RECONCILE_APPROVED_REFUND_AFTER_MS = 6 * 60 * 60 * 1000;
 
 /**
- * Approved refunds still inside their connector version's reversal window: one condition per window length,
- * so a method whose processor documents no late failure (Mercado Pago) never takes a place in the limit.
+ * The longest reversal window of any connector version (`refundReversalWindowMs`), or none. The shard's query takes
+ * approved refunds younger than it; each refund's own method decides in the run whether its processor documents a
+ * late failure that long (the methods live in the control database, so the shard's SQL cannot join them).
  */
-function insideReversalWindow(now: number): SQL | undefined {
-  const byWindow = new Map<number, string[]>();
-  for (const version of CONNECTOR_VERSIONS) {
-    if (version.refundReversalWindowMs === undefined) continue;
-    byWindow.set(version.refundReversalWindowMs, [...(byWindow.get(version.refundReversalWindowMs) ?? []), version.id]);
-  }
-  if (byWindow.size === 0) return undefined;
-  // An approved refund's `updated_at` is the moment of its approval: nothing moves it until a reversal.
-  return or(
-    ...[...byWindow].map(([window, ids]) =>
-      and(inArray(paymentMethods.connectorVersionId, ids), gte(refunds.updatedAt, now - window)),
-    ),
-  );
-}
+const LONGEST_REVERSAL_WINDOW_MS = Math.max(0, ...CONNECTOR_VERSIONS.map((v) => v.refundReversalWindowMs ?? 0));
+
+const reversalWindowOf = (method: PaymentMethodRow | undefined) =>
+  CONNECTOR_VERSIONS.find((v) => v.id === method?.connectorVersionId)?.refundReversalWindowMs;
 
 /**
  * Nothing stays unknown forever: payments and refunds left `created`, `pending` or `processing` (a timeout,
@@ -85,25 +76,25 @@ export async function reconcile(
       ),
     )
     .limit(limit);
-  const reversible = insideReversalWindow(now);
-  const approvedRefunds = reversible
-    ? await db
-        .select({ refund: refunds, payment: payments })
-        .from(refunds)
-        .innerJoin(payments, eq(payments.id, refunds.paymentId))
-        .innerJoin(paymentMethods, eq(paymentMethods.id, payments.paymentMethodId))
-        .where(
-          and(
-            eq(refunds.status, 'approved'),
-            eq(payments.environment, deps.environment),
-            lte(lastLook(refunds), now - RECONCILE_APPROVED_REFUND_AFTER_MS),
-            reversible,
-          ),
-        )
-        // Least recently looked at first, so a limit smaller than the window's refunds still reaches each in turn.
-        .orderBy(asc(lastLook(refunds)))
-        .limit(limit)
-    : [];
+  const approvedRefunds =
+    LONGEST_REVERSAL_WINDOW_MS > 0
+      ? await db
+          .select({ refund: refunds, payment: payments })
+          .from(refunds)
+          .innerJoin(payments, eq(payments.id, refunds.paymentId))
+          .where(
+            and(
+              eq(refunds.status, 'approved'),
+              eq(payments.environment, deps.environment),
+              lte(lastLook(refunds), now - RECONCILE_APPROVED_REFUND_AFTER_MS),
+              // An approved refund's `updated_at` is the moment of its approval: nothing moves it until a reversal.
+              gte(refunds.updatedAt, now - LONGEST_REVERSAL_WINDOW_MS),
+            ),
+          )
+          // Least recently looked at first, so a limit smaller than the window's refunds still reaches each in turn.
+          .orderBy(asc(lastLook(refunds)))
+          .limit(limit)
+      : [];
 
   const methods = new Map<string, PaymentMethodRow | undefined>();
   const methodOf = async (id: string) => {
@@ -127,12 +118,20 @@ export async function reconcile(
     });
   }
   for (const { refund, payment } of approvedRefunds) {
-    await rereadApprovedRefund(deps, refund, payment, await methodOf(payment.paymentMethodId), now).catch(
-      async (error) => {
-        log('error', 'reconcile_approved_refund_failed', { refund_id: refund.id, ...errorFields(error) });
-        await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
-      },
-    );
+    const method = await methodOf(payment.paymentMethodId);
+    const window = reversalWindowOf(method);
+    if (window === undefined || refund.updatedAt < now - window) {
+      // Its processor documents no failure this late (Mercado Pago: none at all): not looked at again before the
+      // longest window has passed, when the query no longer takes it, so it never holds a place in the limit.
+      await settleRefund(deps, refund.id, payment.id, null, {
+        reconciledAt: refund.updatedAt + LONGEST_REVERSAL_WINDOW_MS,
+      }).catch(() => undefined);
+      continue;
+    }
+    await rereadApprovedRefund(deps, refund, payment, method, now).catch(async (error) => {
+      log('error', 'reconcile_approved_refund_failed', { refund_id: refund.id, ...errorFields(error) });
+      await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
+    });
   }
   return { payments: stalePayments.length, refunds: staleRefunds.length, approvedRefunds: approvedRefunds.length };
 }

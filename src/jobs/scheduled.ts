@@ -6,19 +6,33 @@ import { reconcile } from './reconcile.ts';
 import { relayOverdueWebhooks } from './relay-webhooks.ts';
 import { runTerminalChecks } from './terminal-checks.ts';
 
-/** The cron trigger (every minute). Each job is independent: one failing does not stop the others. */
+/**
+ * The cron trigger (every minute): the jobs run on every shard, each with its own bounded work per tick (the
+ * jobs' limits are per shard), so a busy shard never starves another. Each job on each shard is independent:
+ * one failing does not stop the others.
+ */
 export async function runScheduledJobs(env: Env, now: number) {
-  const deps = createDeps(env);
-  const results = await Promise.allSettled([
-    expireQrPayments(deps, now),
-    reconcile(deps, now),
-    relayOverdueWebhooks(deps, now),
-    runTerminalChecks(deps, now),
-  ]);
-  const [expired, reconciled, relayed, terminalChecks] = results.map((r) =>
-    r.status === 'fulfilled' ? r.value : null,
+  const base = createDeps(env);
+  const perShard = await Promise.all(
+    base.shards.map(async ({ name }) => {
+      const deps = base.withShard(name);
+      const [expired, reconciled, relayed, terminalChecks] = await Promise.all([
+        settled(name, expireQrPayments(deps, now)),
+        settled(name, reconcile(deps, now)),
+        settled(name, relayOverdueWebhooks(deps, now)),
+        settled(name, runTerminalChecks(deps, now)),
+      ]);
+      return { shard: name, expired, reconciled, relayed, terminalChecks };
+    }),
   );
-  for (const r of results) if (r.status === 'rejected') log('error', 'scheduled_job_failed', errorFields(r.reason));
-  log('info', 'scheduled_jobs', { expired, reconciled, relayed, terminal_checks: terminalChecks });
-  return { expired, reconciled, relayed, terminalChecks };
+  log('info', 'scheduled_jobs', { shards: perShard });
+  return perShard;
+}
+
+/** A job's result, or null when it failed (logged with its shard). */
+function settled<T>(shard: string, job: Promise<T>): Promise<T | null> {
+  return job.catch((error: unknown) => {
+    log('error', 'scheduled_job_failed', { shard, ...errorFields(error) });
+    return null;
+  });
 }

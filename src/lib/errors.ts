@@ -150,6 +150,11 @@ export const ERROR_CODES = {
     retryable: true,
     message: 'The processor is unavailable; retry with the same Idempotency-Key and body.',
   },
+  owner_moving: {
+    category: 'internal',
+    retryable: true,
+    message: "This account's data is being moved between databases; retry after the indicated wait (reads still work).",
+  },
   processor_timeout: {
     category: 'processor',
     retryable: true,

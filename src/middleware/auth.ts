@@ -4,6 +4,7 @@ import type { Env } from '../env.ts';
 import { ServiceError } from '../lib/errors.ts';
 import type { AppEnv } from '../lib/openapi.ts';
 import { authenticateApiKey, authenticateUser } from '../services/authentication.ts';
+import { ownerDeps } from '../services/shards/owner-deps.ts';
 
 export interface AuthRequirement {
   /** `user`: management routes (JWT only). `any`: business routes (API key or JWT). */
@@ -33,6 +34,7 @@ export function requireAuth(requirement: AuthRequirement): MiddlewareHandler<App
       });
     }
     c.set('auth', auth);
+    c.set('deps', await ownerDeps(deps, auth.ownerId, c.req.method));
     await next();
   };
 }

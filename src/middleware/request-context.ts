@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
-import { createDeps, primaryBookmark } from '../deps.ts';
+import { encodeBookmark } from '../db/shards.ts';
+import { createDeps, type Deps, primaryBookmark } from '../deps.ts';
 import { READ_BOOKMARK_HEADER } from '../http/headers.ts';
 import { invalidRequest } from '../lib/errors.ts';
 import { newRequestId } from '../lib/ids.ts';
@@ -37,7 +38,8 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const reads = isRead(c.req.method, c.req.path);
   const bookmark = c.req.header(READ_BOOKMARK_HEADER);
   const badBookmark = bookmark !== undefined && !BOOKMARK.test(bookmark);
-  c.set('deps', createDeps(c.env, reads && !badBookmark ? { d1Session: bookmark ?? 'first-primary' } : {}));
+  // The session itself opens on the owner's shard once the owner is known (middleware/auth.ts, deps.withShard).
+  c.set('deps', createDeps(c.env, reads && !badBookmark ? { readSession: bookmark ?? null } : {}));
   if (badBookmark) {
     c.res = await handleError(
       invalidRequest(`Invalid ${READ_BOOKMARK_HEADER}.`, [
@@ -48,7 +50,9 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   } else {
     await next();
   }
-  const after = c.get('deps').d1Session?.getBookmark() ?? (await replayBookmark(c.env, c.res));
+  const deps = c.get('deps');
+  const session = deps.d1Session?.getBookmark();
+  const after = session ? encodeBookmark(deps.shard, session) : await replayBookmark(c.env, deps, c.res);
   if (after) trySetHeader(c.res, READ_BOOKMARK_HEADER, after);
   if (c.res.status === 503 && !c.res.headers.has('Retry-After'))
     trySetHeader(c.res, 'Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
@@ -69,10 +73,13 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
  * their writes: any bookmark the primary gives now is past those writes, since they were done before the
  * answer was stored. One query at the primary, for those replays only.
  */
-async function replayBookmark(env: Env, res: Response): Promise<string | null> {
+async function replayBookmark(env: Env, deps: Deps, res: Response): Promise<string | null> {
   if (res.headers.get('Idempotent-Replayed') !== 'true' || res.headers.has(READ_BOOKMARK_HEADER)) return null;
   // The stored answer matters more than its bookmark: without one, a read goes to the primary anyway.
-  return primaryBookmark(env).catch(() => null);
+  const shard = deps.shard;
+  return primaryBookmark(env, shard)
+    .then((bookmark) => (bookmark ? encodeBookmark(shard, bookmark) : null))
+    .catch(() => null);
 }
 
 function trySetHeader(res: Response, name: string, value: string): boolean {

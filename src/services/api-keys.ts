@@ -23,7 +23,7 @@ export function toApiKeyResource(row: ApiKeyRow) {
 
 /** A new key of this environment for `ownerId`; the secret is returned once, only its peppered hash is stored. */
 export async function createApiKey(
-  { db, environment, apiKeyPepper }: Deps,
+  { control: db, environment, apiKeyPepper }: Deps,
   input: { ownerId: string; name: string; scopes: Scope[] },
 ) {
   const secret = generateApiKeySecret(environment);
@@ -44,7 +44,7 @@ export async function createApiKey(
   return { row, secret };
 }
 
-export async function listApiKeys({ db, environment }: Deps, ownerId: string, limit: number, offset: number) {
+export async function listApiKeys({ control: db, environment }: Deps, ownerId: string, limit: number, offset: number) {
   const scope = and(eq(apiKeys.userId, ownerId), eq(apiKeys.environment, environment));
   const [rows, [{ total } = { total: 0 }]] = await db.batch([
     db
@@ -63,7 +63,7 @@ export async function listApiKeys({ db, environment }: Deps, ownerId: string, li
  * A key of this owner (of any owner when `ownerId` is null: an admin) and environment, or undefined:
  * foreign and unknown ids look the same.
  */
-export function findApiKey({ db, environment }: Deps, ownerId: string | null, id: string) {
+export function findApiKey({ control: db, environment }: Deps, ownerId: string | null, id: string) {
   const conditions = [eq(apiKeys.id, id), eq(apiKeys.environment, environment)];
   if (ownerId !== null) conditions.push(eq(apiKeys.userId, ownerId));
   return db
@@ -74,7 +74,7 @@ export function findApiKey({ db, environment }: Deps, ownerId: string | null, id
 }
 
 /** Idempotent: revoking a revoked key keeps its first revocation time. */
-export async function revokeApiKey({ db }: Deps, row: ApiKeyRow): Promise<ApiKeyRow> {
+export async function revokeApiKey({ control: db }: Deps, row: ApiKeyRow): Promise<ApiKeyRow> {
   if (row.status === 'revoked') return row;
   const revoked = await db
     .update(apiKeys)

@@ -44,7 +44,7 @@ export async function authenticateApiKey(
   secret: string,
   background: (work: Promise<unknown>) => void,
 ): Promise<AuthContext | null> {
-  const { db, environment } = deps;
+  const { control: db, environment } = deps;
   // A key of the other environment is refused before any lookup.
   if (!looksLikeApiKey(secret, environment)) return null;
   const hash = await hashApiKeySecret(deps.apiKeyPepper, secret);
@@ -91,7 +91,7 @@ export async function authenticateApiKey(
 
 /** The user of a valid access token whose session is still open, or null. */
 export async function authenticateUser(deps: Deps, token: string): Promise<AuthContext | null> {
-  const { db, environment } = deps;
+  const { control: db, environment } = deps;
   const claims = await verifyAccessToken(deps.jwtSigningKey, token, environment);
   if (!claims) return null;
   // Role and scopes come from the user row, not the token, so a demotion takes effect at once; a

@@ -1,3 +1,4 @@
+import type { ShardName } from '../db/shards.ts';
 import type { Deps } from '../deps.ts';
 import { callerKey, type Caller } from '../domain/caller.ts';
 import { idempotencyScope } from '../domain/idempotency.ts';
@@ -15,6 +16,8 @@ export interface OperationRequest {
    * `requestFingerprint`): the method and path the operation was asked at.
    */
   target: { method: string; path: string };
+  /** The caller's owner's shard, from the directory as the route read it (services/shards/owner-deps.ts). */
+  shard: ShardName;
 }
 
 /**

@@ -21,7 +21,7 @@ export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 const newRefreshToken = () => `rt_${bytesToBase64Url(crypto.getRandomValues(new Uint8Array(32)))}`;
 
 export async function issueSessionTokens(deps: Deps, user: UserRow) {
-  const { db } = deps;
+  const { control: db } = deps;
   const now = Date.now();
   const sessionId = newId('ses');
   const refreshToken = newRefreshToken();
@@ -54,7 +54,7 @@ async function tokenResponse(deps: Deps, user: UserRow, sessionId: string, refre
 }
 
 export async function rotateRefreshToken(deps: Deps, presented: string) {
-  const { db } = deps;
+  const { control: db } = deps;
   const now = Date.now();
   const found = await db
     .select({ token: refreshTokens, session: sessions })
@@ -103,7 +103,11 @@ export async function rotateRefreshToken(deps: Deps, presented: string) {
   return tokenResponse(deps, user, found.session.id, successor, now);
 }
 
-export async function revokeSession({ db }: Deps, sessionId: string, reason: 'logout' | 'refresh_token_reuse') {
+export async function revokeSession(
+  { control: db }: Deps,
+  sessionId: string,
+  reason: 'logout' | 'refresh_token_reuse',
+) {
   const result = await db
     .update(sessions)
     .set({ revokedAt: Date.now(), revokedReason: reason })
@@ -115,7 +119,7 @@ export async function revokeSession({ db }: Deps, sessionId: string, reason: 'lo
 }
 
 /** The session a refresh token belongs to, whatever the token's state; for logout. */
-export async function loadSessionIdByRefreshToken({ db }: Deps, presented: string): Promise<string | null> {
+export async function loadSessionIdByRefreshToken({ control: db }: Deps, presented: string): Promise<string | null> {
   const row = await db
     .select({ sessionId: refreshTokens.sessionId })
     .from(refreshTokens)

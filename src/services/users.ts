@@ -2,6 +2,7 @@ import { count, desc, eq } from 'drizzle-orm';
 import { isUniqueViolation } from '../db/errors.ts';
 import { users, type UserRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
+import { placeOwner } from './shards/directory.ts';
 import { normalizeEmail } from '../domain/accounts.ts';
 import { hashPassword } from '../domain/passwords.ts';
 import { BUSINESS_SCOPES, normalizeScopes, type Role, type Scope } from '../domain/scopes.ts';
@@ -31,7 +32,7 @@ export interface NewUser {
 }
 
 export async function createUser(deps: Deps, input: NewUser): Promise<UserRow> {
-  const { db } = deps;
+  const { control: db } = deps;
   const email = normalizeEmail(input.email);
   if (await loadUserByEmail(deps, email)) throw new ServiceError('email_taken');
   const now = Date.now();
@@ -52,11 +53,14 @@ export async function createUser(deps: Deps, input: NewUser): Promise<UserRow> {
     if (isUniqueViolation(error)) throw new ServiceError('email_taken');
     throw error;
   }
+  // Placed now, so consecutive new owners alternate between shards (domain/shard-policy.ts); were this to fail,
+  // the owner's first request places it by the same policy.
+  await placeOwner(deps, row.id, undefined, now).catch(() => undefined);
   return row;
 }
 
 /** Users are owners, not owned: these reads are unscoped (`load*`); routes decide who may see whom. */
-export function loadUserByEmail({ db }: Deps, email: string) {
+export function loadUserByEmail({ control: db }: Deps, email: string) {
   return db
     .select()
     .from(users)
@@ -64,11 +68,11 @@ export function loadUserByEmail({ db }: Deps, email: string) {
     .get();
 }
 
-export function loadUser({ db }: Deps, id: string) {
+export function loadUser({ control: db }: Deps, id: string) {
   return db.select().from(users).where(eq(users.id, id)).get();
 }
 
-export async function listUsers({ db }: Deps, limit: number, offset: number) {
+export async function listUsers({ control: db }: Deps, limit: number, offset: number) {
   const [rows, [{ total } = { total: 0 }]] = await db.batch([
     db.select().from(users).orderBy(desc(users.createdAt), desc(users.id)).limit(limit).offset(offset),
     db.select({ total: count() }).from(users),
@@ -99,7 +103,7 @@ export async function updateUser(deps: Deps, current: UserRow, patch: UserPatch)
   }
   let updated: UserRow | undefined;
   try {
-    updated = await deps.db.update(users).set(changes).where(eq(users.id, current.id)).returning().get();
+    updated = await deps.control.update(users).set(changes).where(eq(users.id, current.id)).returning().get();
   } catch (error) {
     if (isUniqueViolation(error)) throw new ServiceError('email_taken');
     throw error;
@@ -111,7 +115,7 @@ export async function updateUser(deps: Deps, current: UserRow, patch: UserPatch)
 }
 
 /** Replaces a password hash written with weaker parameters (domain/passwords.ts), after a successful login. */
-export async function rehashPassword({ db }: Deps, user: UserRow, password: string): Promise<void> {
+export async function rehashPassword({ control: db }: Deps, user: UserRow, password: string): Promise<void> {
   await db
     .update(users)
     .set({ passwordHash: await hashPassword(password) })

@@ -1,7 +1,6 @@
-import { env } from 'cloudflare:workers';
+import { onEveryShard } from '../helpers/shards.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
-import { createDeps } from '../../src/deps.ts';
 import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { paymentRowsByReference } from '../helpers/merchant.ts';
@@ -184,7 +183,7 @@ function sandboxProfile(): Profile {
       prepare: () => () => {},
       cancel: 'requested',
       // The service's next scheduled read (the cron, a minute later) finds the cancel done.
-      completeCancel: async () => void (await runTerminalChecks(createDeps(env), Date.now() + 60_000)),
+      completeCancel: async () => void (await onEveryShard((deps) => runTerminalChecks(deps, Date.now() + 60_000))),
       payFirst: async (ctx) => void (await helper(ctx, 'approve')),
       terminal: { status: 'online', operating_mode: null },
       async setOffline(ctx, offline) {

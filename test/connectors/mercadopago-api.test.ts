@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane, depsOfPayment } from '../helpers/shards.ts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { reconcile, RECONCILE_ACTION_REQUIRED_AFTER_MS, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
 import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
@@ -8,7 +8,6 @@ import {
 } from '../../src/services/payments/processor-notifications.ts';
 import { call, createKey, expectError, seedSession, type ApiResponse, type Session } from '../helpers/api.ts';
 import { MercadoPagoSimulator, MP_BASE, type SimAccount, type SimNotification } from '../simulators/mercadopago.ts';
-import { createDeps } from '../../src/deps.ts';
 import { findConnectorVersion } from '../../src/connectors/registry.ts';
 import type { PaymentLookupInput } from '../../src/connectors/types.ts';
 import { loadPayment } from '../../src/services/payments/store.ts';
@@ -123,13 +122,15 @@ const events = async (id: string) =>
   }[];
 
 async function paymentRowByReference(reference: string) {
-  return env.DB.prepare('SELECT * FROM payments WHERE external_reference = ?')
+  return dataPlane
+    .prepare('SELECT * FROM payments WHERE external_reference = ?')
     .bind(reference)
     .first<{ id: string; status: string; processor_reference: string | null }>();
 }
 
 async function refundRow(id: string) {
-  return env.DB.prepare('SELECT * FROM refunds WHERE id = ?')
+  return dataPlane
+    .prepare('SELECT * FROM refunds WHERE id = ?')
     .bind(id)
     .first<{ status: string; processor_reference: string | null }>();
 }
@@ -357,7 +358,7 @@ describe('Mercado Pago cancel and refund through the API', () => {
     const created = await pay(pos, '34.00');
     const id = created.body.data.id;
     sim.actionRequired(created.body.data.processor_reference);
-    await runTerminalChecks(createDeps(env), Date.now() + 60_000);
+    await runTerminalChecks(await depsOfPayment(id), Date.now() + 60_000);
     expect((await getPayment(id)).body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
     expect((await events(id)).map((e) => e.type)).toEqual(['payment.action_required', 'payment.pending']);
   });
@@ -369,7 +370,7 @@ describe('Mercado Pago cancel and refund through the API', () => {
     const id = created.body.data.id;
     expect((await post(`/v1/payments/${id}/cancel`)).status).toBe(202);
     sim.completeCancellation(created.body.data.processor_reference);
-    const deps = createDeps(env);
+    const deps = await depsOfPayment(id);
     await runTerminalChecks(deps, Date.now() + 60_000);
     expect((await getPayment(id)).body.data.status).toBe('canceled');
   });
@@ -458,11 +459,11 @@ describe('Mercado Pago notifications through the API', () => {
     const getPayment = vi.spyOn(findConnectorVersion('cnv_mercadopago_qr_v1')!.adapter, 'getPayment');
     try {
       expect((await deliver(await sim.notification(orderId, { kind: 'qr_unsigned' }))).status).toBe(200);
-      await reconcile(createDeps(env), Date.now() + RECONCILE_AFTER_MS + 60_000);
+      await reconcile(await depsOfPayment(payment.id), Date.now() + RECONCILE_AFTER_MS + 60_000);
       const asked = getPayment.mock.calls
         .map(([, input]) => input as PaymentLookupInput)
         .filter((input) => input.paymentId === payment.id);
-      const row = await loadPayment(createDeps(env), payment.id);
+      const row = await loadPayment(await depsOfPayment(payment.id), payment.id);
       expect(asked).toEqual([processorLookup(row!), processorLookup(row!)]);
     } finally {
       getPayment.mockRestore();
@@ -560,7 +561,8 @@ describe('unverifiable notifications cost nothing', () => {
       headers: { 'Content-Type': 'application/json' },
     });
   const notificationRows = async (method: string) =>
-    (await env.DB.prepare('SELECT count(*) AS n FROM processor_notifications WHERE payment_method_id = ?')
+    (await dataPlane
+      .prepare('SELECT count(*) AS n FROM processor_notifications WHERE payment_method_id = ?')
       .bind(method)
       .first<{ n: number }>())!.n;
   const unknownOrder = () => `ORD01J${crypto.randomUUID().replace(/-/g, '').slice(0, 20).toUpperCase()}`;
@@ -655,9 +657,9 @@ describe('Mercado Pago outcomes a merchant must act on', () => {
       const reads = () => sim.requestsTo('GET', `/v1/orders/${orderId}`).length;
       const before = reads();
       const now = Date.now();
-      await reconcile(createDeps(env), now + RECONCILE_AFTER_MS + 60_000);
+      await reconcile(await depsOfPayment(id), now + RECONCILE_AFTER_MS + 60_000);
       expect(reads()).toBe(before);
-      await reconcile(createDeps(env), now + RECONCILE_ACTION_REQUIRED_AFTER_MS + 60_000);
+      await reconcile(await depsOfPayment(id), now + RECONCILE_ACTION_REQUIRED_AFTER_MS + 60_000);
       expect(reads()).toBe(before + 1);
       expect((await getPayment(id)).body.data).toMatchObject({ status: 'pending', action: { type: 'check_terminal' } });
       expect((await events(id)).map((e) => e.type)).toEqual(['payment.action_required']);

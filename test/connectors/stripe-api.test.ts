@@ -1,6 +1,5 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane, depsOfPayment } from '../helpers/shards.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createDeps } from '../../src/deps.ts';
 import { MAX_TERMINAL_CHECKS } from '../../src/domain/terminal-checks.ts';
 import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
 import { call, createKey, expectError, seedSession, type Session } from '../helpers/api.ts';
@@ -108,13 +107,15 @@ const notify = (method: string, delivery: Pick<SignedDelivery, 'rawBody' | 'head
   call('POST', `/v1/processor-notifications/${method}`, { rawBody: delivery.rawBody, headers: delivery.headers });
 
 async function paymentRow(id: string) {
-  return env.DB.prepare('SELECT * FROM payments WHERE id = ?')
+  return dataPlane
+    .prepare('SELECT * FROM payments WHERE id = ?')
     .bind(id)
     .first<{ status: string; processor_reference: string | null; processor_attempts: number }>();
 }
 
 async function refundRow(id: string) {
-  return env.DB.prepare('SELECT * FROM refunds WHERE id = ?')
+  return dataPlane
+    .prepare('SELECT * FROM refunds WHERE id = ?')
     .bind(id)
     .first<{ status: string; processor_reference: string | null }>();
 }
@@ -212,7 +213,8 @@ describe('Stripe POS payments through the API', () => {
     const reference = `order-${crypto.randomUUID()}`;
     const first = await pay(pos, '10.52', { key, reference });
     expectError(first, 504, 'processor_timeout');
-    const { results } = await env.DB.prepare('SELECT * FROM payments WHERE external_reference = ?')
+    const { results } = await dataPlane
+      .prepare('SELECT * FROM payments WHERE external_reference = ?')
       .bind(reference)
       .all<{ id: string; status: string; processor_reference: string | null }>();
     expect(results).toHaveLength(1);
@@ -254,7 +256,8 @@ describe('Stripe POS payments through the API', () => {
     expect(expectError(await pay(pos, '12.00', { reference }), 504, 'processor_timeout').details).toEqual({
       processor_code: 'idempotency_error',
     });
-    const { results } = await env.DB.prepare('SELECT status FROM payments WHERE external_reference = ?')
+    const { results } = await dataPlane
+      .prepare('SELECT status FROM payments WHERE external_reference = ?')
       .bind(reference)
       .all<{ status: string }>();
     expect(results).toEqual([{ status: 'pending' }]);
@@ -581,7 +584,7 @@ describe('Stripe payments at the reader, re-read on the terminal schedule (injec
       payments.push({ id: res.body.data.id, reader });
     }
     const t0 = Date.now();
-    const deps = createDeps(env);
+    const deps = await depsOfPayment(payments[0]!.id);
     for (let minute = 1; minute <= 40; minute++) {
       const before = sim.requests.length;
       await runTerminalChecks(deps, t0 + minute * 60_000);
@@ -593,7 +596,8 @@ describe('Stripe payments at the reader, re-read on the terminal schedule (injec
       if (minute === 3) sim.presentCard(payments[0]!.reader);
     }
     for (const { id } of payments) {
-      const row = await env.DB.prepare('SELECT status, terminal_checks, terminal_check_at FROM payments WHERE id = ?')
+      const row = await dataPlane
+        .prepare('SELECT status, terminal_checks, terminal_check_at FROM payments WHERE id = ?')
         .bind(id)
         .first<{ status: string; terminal_checks: number; terminal_check_at: number | null }>();
       expect(row!.terminal_checks).toBeLessThanOrEqual(MAX_TERMINAL_CHECKS);

@@ -34,7 +34,9 @@ const MAX_BODY_BYTES = 64 * 1024;
 let admin: Session;
 let apiKey: { id: string; secret: string };
 let ids: Record<string, string>;
-let tables: string[];
+let tables: { database: string; name: string }[];
+/** The control database and both shards: a hostile request must leave every one of them as it was. */
+const DATABASES = { DB: env.DB, SHARD_0: env.SHARD_0, SHARD_1: env.SHARD_1 };
 
 /** A valid body per operation with a JSON body; every hostile body is a mutation of it. */
 function baseBody(operationId: string): Record<string, unknown> {
@@ -62,6 +64,7 @@ function baseBody(operationId: string): Record<string, unknown> {
     simulateDispute: { amount: { value: '1.00', currency: 'USD' }, reason: 'fraudulent' },
     simulateDisputeClose: { outcome: 'won' },
     simulateTerminalStatus: { status: 'online' },
+    placeOwner: { shard: 'SHARD_0' },
     createWebhookEndpoint: { url: 'https://hooks.example.com/hostile', enabled_events: ['payment.approved'] },
     updateWebhookEndpoint: { description: 'Hostile renamed' },
     // Each processor's own format: any object passes the description, the connector judges it.
@@ -684,12 +687,19 @@ function parses(text: string): boolean {
 // ---------------------------------------------------------------------------------------------------
 // Assertions.
 
-/** Rows per table, in one statement. */
+/** Rows per table of the control database and of each shard, in one statement per database. */
 async function rowCounts(): Promise<Record<string, number>> {
-  const row = await env.DB.prepare(
-    `SELECT ${tables.map((table, i) => `(SELECT count(*) FROM "${table}") AS t${i}`).join(', ')}`,
-  ).first<Record<string, number>>();
-  return Object.fromEntries(tables.map((table, i) => [table, row![`t${i}`]!]));
+  const counts: Record<string, number> = {};
+  for (const [database, d1] of Object.entries(DATABASES)) {
+    const mine = tables.filter((t) => t.database === database);
+    const row = await d1
+      .prepare(`SELECT ${mine.map((t, i) => `(SELECT count(*) FROM "${t.name}") AS t${i}`).join(', ')}`)
+      .first<Record<string, number>>();
+    mine.forEach((t, i) => {
+      counts[`${database}.${t.name}`] = row![`t${i}`]!;
+    });
+  }
+  return counts;
 }
 
 function expectEnvelope(res: ApiResponse, label: string) {
@@ -775,18 +785,21 @@ beforeAll(async () => {
     webhook_endpoint_id: endpoint.body.data.id,
     action: 'expire',
   };
-  const { results } = await env.DB.prepare(
-    "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%' AND name != 'd1_migrations' ORDER BY name",
-  ).all<{
-    name: string;
-  }>();
-  tables = results.map((r) => r.name);
+  tables = [];
+  for (const [database, d1] of Object.entries(DATABASES)) {
+    const { results } = await d1
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'd1_%migrations' ORDER BY name",
+      )
+      .all<{ name: string }>();
+    tables.push(...results.map((r) => ({ database, name: r.name })));
+  }
 });
 
 describe('hostile input, generated from /openapi.json', () => {
   it('covers a described surface, with valid base bodies', () => {
     expect(operations.length).toBeGreaterThan(20);
-    expect(tables).toEqual(
+    expect(tables.map((t) => t.name)).toEqual(
       expect.arrayContaining(['users', 'api_keys', 'payment_methods', 'payments', 'refunds', 'sessions']),
     );
     for (const op of operations) {

@@ -86,7 +86,7 @@ export async function seedUser(options: { role?: Role; scopes?: Scope[]; email?:
     scopes: options.scopes ?? [...BUSINESS_SCOPES],
   };
   await createDeps(env)
-    .db.insert(users)
+    .control.insert(users)
     .values({ ...user, passwordHash: await passwordHash, createdAt: now, updatedAt: now })
     .run();
   return { ...user, password: TEST_PASSWORD };

@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane } from './shards.ts';
 import type { Scope } from '../../src/domain/scopes.ts';
 import { BUSINESS_SCOPES } from '../../src/domain/scopes.ts';
 import { createMethod } from './methods.ts';
@@ -114,14 +114,15 @@ export interface PaymentDbRow {
 }
 
 export async function paymentRowsByReference(externalReference: string): Promise<PaymentDbRow[]> {
-  const { results } = await env.DB.prepare('SELECT * FROM payments WHERE external_reference = ?')
+  const { results } = await dataPlane
+    .prepare('SELECT * FROM payments WHERE external_reference = ?')
     .bind(externalReference)
     .all<PaymentDbRow>();
   return results;
 }
 
 export async function paymentRow(id: string): Promise<PaymentDbRow | null> {
-  return env.DB.prepare('SELECT * FROM payments WHERE id = ?').bind(id).first<PaymentDbRow>();
+  return dataPlane.prepare('SELECT * FROM payments WHERE id = ?').bind(id).first<PaymentDbRow>();
 }
 
 export interface RefundDbRow {
@@ -132,16 +133,16 @@ export interface RefundDbRow {
 }
 
 export async function refundRows(paymentId: string): Promise<RefundDbRow[]> {
-  const { results } = await env.DB.prepare('SELECT * FROM refunds WHERE payment_id = ?')
+  const { results } = await dataPlane
+    .prepare('SELECT * FROM refunds WHERE payment_id = ?')
     .bind(paymentId)
     .all<RefundDbRow>();
   return results;
 }
 
 export async function approvedRefundTotal(paymentId: string): Promise<number> {
-  const row = await env.DB.prepare(
-    "SELECT COALESCE(SUM(amount_minor), 0) AS total FROM refunds WHERE payment_id = ? AND status = 'approved'",
-  )
+  const row = await dataPlane
+    .prepare("SELECT COALESCE(SUM(amount_minor), 0) AS total FROM refunds WHERE payment_id = ? AND status = 'approved'")
     .bind(paymentId)
     .first<{ total: number }>();
   return row?.total ?? 0;

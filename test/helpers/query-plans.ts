@@ -2,10 +2,15 @@ import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import type { PageStatements } from '../../src/db/paging.ts';
 
-/** SQLite's plan of a statement as Drizzle builds it, one `detail` line per step. */
+const CONTROL_TABLES =
+  /"(users|sessions|refresh_tokens|api_keys|api_key_payment_methods|payment_methods|owner_placements)"/;
+
+/** SQLite's plan of a statement as Drizzle builds it, one `detail` line per step, in the database of its tables. */
 export async function queryPlan(statement: { toSQL(): { sql: string; params: unknown[] } }): Promise<string[]> {
   const { sql, params } = statement.toSQL();
-  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+  const database = CONTROL_TABLES.test(sql) ? env.DB : env.SHARD_0;
+  const { results } = await database
+    .prepare(`EXPLAIN QUERY PLAN ${sql}`)
     .bind(...params)
     .all<{ detail: string }>();
   return results.map((r) => r.detail);

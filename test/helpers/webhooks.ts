@@ -1,3 +1,4 @@
+import { dataPlane, SHARDS } from './shards.ts';
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
@@ -35,6 +36,24 @@ export function messageOf(key: string): WebhookMessage {
   return endpointId ? { eventId, endpointId } : { eventId };
 }
 
+/** The messages the Worker sent, by delivery key: they name the shard and owner, which the key does not. */
+const sent = new Map<string, WebhookMessage>();
+
+/** The message as the Worker would send it: as sent, or, for a key a test made, naming the event's shard and owner. */
+async function fullMessageOf(key: string): Promise<WebhookMessage> {
+  const known = sent.get(key);
+  if (known) return known;
+  const message = messageOf(key);
+  for (const { name, d1 } of SHARDS) {
+    const event = await d1
+      .prepare('SELECT owner_id FROM payment_events WHERE id = ?')
+      .bind(message.eventId)
+      .first<{ owner_id: string }>();
+    if (event) return { ...message, shard: name, ownerId: event.owner_id };
+  }
+  return message;
+}
+
 const destinationOf = (key: string) => messageOf(key).endpointId ?? 'payment_url';
 
 export function captureQueue(): CapturedQueue {
@@ -43,12 +62,14 @@ export function captureQueue(): CapturedQueue {
     .spyOn(env.WEBHOOKS, 'sendBatch')
     .mockImplementation(async (messages: Iterable<MessageSendRequest<WebhookMessage>>) => {
       for (const m of messages) {
+        sent.set(deliveryKey(m.body), m.body);
         queue.pending.push(deliveryKey(m.body));
         queue.sent.push(deliveryKey(m.body));
       }
       return undefined as never;
     });
   const send = vi.spyOn(env.WEBHOOKS, 'send').mockImplementation(async (body: WebhookMessage) => {
+    sent.set(deliveryKey(body), body);
     queue.pending.push(deliveryKey(body));
     queue.sent.push(deliveryKey(body));
     return undefined as never;
@@ -68,12 +89,14 @@ export interface ConsumerRound {
 
 /** One consumer run over `eventIds` (delivery keys, one batch), as the queue would deliver them. */
 export async function consumeOnce(eventIds: string[], attempts = 1): Promise<ConsumerRound> {
-  const messages = eventIds.map((key, i) => ({
-    id: `msg-${i}-${key}`,
-    timestamp: new Date(),
-    attempts,
-    body: messageOf(key),
-  }));
+  const messages = await Promise.all(
+    eventIds.map(async (key, i) => ({
+      id: `msg-${i}-${key}`,
+      timestamp: new Date(),
+      attempts,
+      body: await fullMessageOf(key),
+    })),
+  );
   const batch = createMessageBatch<WebhookMessage>('payment-webhooks-test', messages);
   // getQueueResult reports which messages were retried but not the delay asked for: record it here.
   const delays = new Map<string, number | undefined>();
@@ -103,9 +126,10 @@ export async function consumeOnce(eventIds: string[], attempts = 1): Promise<Con
 export async function elapseUntilDue(eventIds: string[]) {
   const now = Date.now();
   for (const key of new Set(eventIds)) {
-    await env.DB.prepare(
-      "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND destination = ? AND status = 'pending' AND next_attempt_at > ?",
-    )
+    await dataPlane
+      .prepare(
+        "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND destination = ? AND status = 'pending' AND next_attempt_at > ?",
+      )
       .bind(now, messageOf(key).eventId, destinationOf(key), now)
       .run();
   }
@@ -233,9 +257,8 @@ function trackOrAllow(secret: string, responseId: number) {
 
 /** Event ids of a payment, oldest first, from D1. */
 export async function eventIdsOf(paymentId: string): Promise<string[]> {
-  const { results } = await env.DB.prepare(
-    'SELECT id FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid',
-  )
+  const { results } = await dataPlane
+    .prepare('SELECT id FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid')
     .bind(paymentId)
     .all<{ id: string }>();
   return results.map((r) => r.id);
@@ -250,9 +273,8 @@ export interface EventRow {
 }
 
 export async function eventRowsOf(paymentId: string): Promise<EventRow[]> {
-  const { results } = await env.DB.prepare(
-    'SELECT * FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid',
-  )
+  const { results } = await dataPlane
+    .prepare('SELECT * FROM payment_events WHERE payment_id = ? ORDER BY created_at, rowid')
     .bind(paymentId)
     .all<EventRow>();
   return results;
@@ -271,7 +293,8 @@ export interface DeliveryRow {
 
 /** The delivery of an event to the payment's `webhook_url`, or to the endpoint `endpointId`. */
 export async function deliveryRow(eventId: string, endpointId?: string): Promise<DeliveryRow | null> {
-  return env.DB.prepare('SELECT * FROM webhook_deliveries WHERE event_id = ? AND destination = ?')
+  return dataPlane
+    .prepare('SELECT * FROM webhook_deliveries WHERE event_id = ? AND destination = ?')
     .bind(eventId, endpointId ?? 'payment_url')
     .first<DeliveryRow>();
 }
@@ -327,7 +350,7 @@ export async function createEndpoint(session: Session, body: Record<string, unkn
 
 /** Rows of the endpoint table, straight from D1. */
 export async function endpointRow(id: string) {
-  return env.DB.prepare('SELECT * FROM webhook_endpoints WHERE id = ?').bind(id).first<Record<string, unknown>>();
+  return dataPlane.prepare('SELECT * FROM webhook_endpoints WHERE id = ?').bind(id).first<Record<string, unknown>>();
 }
 
 export interface WebhookTestSetup {

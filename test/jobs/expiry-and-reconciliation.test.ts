@@ -1,3 +1,4 @@
+import { dataPlane, shardDbOf, onEveryShard } from '../helpers/shards.ts';
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -34,7 +35,6 @@ import {
   verifyWith,
   webhookTestSetup,
 } from '../helpers/webhooks.ts';
-import { createDeps } from '../../src/deps.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
 const MINUTE = 60_000;
@@ -102,7 +102,7 @@ describe('QR expiry', () => {
     expect(await eventTypes(payment.id)).toEqual(['payment.pending']);
 
     const result = await runScheduledJobs(env, expiresAt!);
-    expect(result.expired).toBeGreaterThanOrEqual(1);
+    expect(result.reduce((n, shard) => n + (shard.expired ?? 0), 0)).toBeGreaterThanOrEqual(1);
     const read = await getPayment(payment.id);
     expect(read.body.data.status).toBe('expired');
     expect(read.body.data.action).toBeUndefined();
@@ -142,9 +142,9 @@ describe('QR expiry', () => {
     expect(expiresAt! - before).toBeGreaterThanOrEqual(60_000);
     expect(expiresAt! - before).toBeLessThan(900_000);
 
-    expect(await expireQrPayments(createDeps(env), expiresAt! - 1, ALL)).toBeGreaterThanOrEqual(0);
+    expect((await onEveryShard((deps) => expireQrPayments(deps, expiresAt! - 1, ALL))).every((n) => n >= 0)).toBe(true);
     expect((await row(payment.id)).status).toBe('pending');
-    await expireQrPayments(createDeps(env), expiresAt!, ALL);
+    await onEveryShard((deps) => expireQrPayments(deps, expiresAt!, ALL));
     expect((await row(payment.id)).status).toBe('expired');
     expect(await eventTypes(payment.id)).toEqual(['payment.pending', 'payment.expired']);
   });
@@ -179,7 +179,7 @@ describe('QR expiry', () => {
     const [pending] = (await deliveredFor(payment.id)).filter((b) => b.type === 'payment.pending');
     expect(pending!.data.payment.action).toEqual(action);
 
-    await expireQrPayments(createDeps(env), expiresAt!, ALL);
+    await onEveryShard((deps) => expireQrPayments(deps, expiresAt!, ALL));
     const expired = (await getPayment(payment.id)).body.data;
     expect(expired.status).toBe('expired');
     expect(expired.action).toBeUndefined();
@@ -190,7 +190,7 @@ describe('QR expiry', () => {
     await call('POST', `/v1/test-helpers/payments/${qr.id}/approve`, { token: m.key.secret });
     const pos = await pay(m.pos.id, '72.00');
     const far = Date.now() + 30 * 24 * 3600_000;
-    await expireQrPayments(createDeps(env), far, ALL);
+    await onEveryShard((deps) => expireQrPayments(deps, far, ALL));
     await runScheduledJobs(env, far);
     expect((await row(qr.id)).status).toBe('approved');
     expect((await row(pos.id)).status).toBe('approved');
@@ -206,18 +206,18 @@ describe('reconciliation of payments', () => {
     const start = await row(id);
     expect(start).toMatchObject({ status: 'pending', processor_reference: null });
 
-    await reconcile(createDeps(env), start.updated_at + RECONCILE_AFTER_MS + MINUTE, ALL);
+    await onEveryShard((deps) => reconcile(deps, start.updated_at + RECONCILE_AFTER_MS + MINUTE, ALL));
     expect((await row(id)).status).toBe('pending');
     expect((await row(id)).reconciled_at).toBe(start.updated_at + RECONCILE_AFTER_MS + MINUTE);
     const lastYoungLook = start.created_at + IDEMPOTENCY_RETENTION_MS - MINUTE;
-    await reconcile(createDeps(env), lastYoungLook, ALL);
+    await onEveryShard((deps) => reconcile(deps, lastYoungLook, ALL));
     expect((await row(id)).status).toBe('pending');
     expect(await eventTypes(id)).toEqual(['payment.pending']);
 
     // The next look (10 minutes after the last one) finds it past 25 h.
     const end = lastYoungLook + RECONCILE_AFTER_MS;
     expect(end).toBeGreaterThan(start.created_at + IDEMPOTENCY_RETENTION_MS);
-    await reconcile(createDeps(env), end, ALL);
+    await onEveryShard((deps) => reconcile(deps, end, ALL));
     const after = await row(id);
     expect(after.status).toBe('failed');
     expect(after.updated_at).toBe(end);
@@ -232,9 +232,9 @@ describe('reconciliation of payments', () => {
     const id = (await paymentRowsByReference(body.external_reference))[0]!.id;
     const start = await row(id);
     expect(start.status).toBe('created');
-    await reconcile(createDeps(env), start.created_at + 2 * RECONCILE_AFTER_MS, ALL);
+    await onEveryShard((deps) => reconcile(deps, start.created_at + 2 * RECONCILE_AFTER_MS, ALL));
     expect((await row(id)).status).toBe('created');
-    await reconcile(createDeps(env), start.created_at + IDEMPOTENCY_RETENTION_MS + MINUTE, ALL);
+    await onEveryShard((deps) => reconcile(deps, start.created_at + IDEMPOTENCY_RETENTION_MS + MINUTE, ALL));
     expect((await row(id)).status).toBe('failed');
     expect(await eventTypes(id)).toEqual(['payment.failed']);
   });
@@ -245,13 +245,14 @@ describe('reconciliation of payments', () => {
     expect(failed.status).toBe('failed');
     const longAgo = Date.now() - 3600_000;
     for (const id of [approved.id, failed.id]) {
-      await env.DB.prepare("UPDATE payments SET status = 'pending', updated_at = ?, version = version + 1 WHERE id = ?")
+      await dataPlane
+        .prepare("UPDATE payments SET status = 'pending', updated_at = ?, version = version + 1 WHERE id = ?")
         .bind(longAgo, id)
         .run();
     }
     expect((await row(approved.id)).processor_reference).not.toBeNull();
     const now = Date.now();
-    await reconcile(createDeps(env), now, ALL);
+    await onEveryShard((deps) => reconcile(deps, now, ALL));
     expect((await row(approved.id)).status).toBe('approved');
     expect((await row(failed.id)).status).toBe('failed');
     expect((await row(approved.id)).updated_at).toBeGreaterThanOrEqual(now);
@@ -264,9 +265,9 @@ describe('reconciliation of payments', () => {
   it('a pending QR payment the processor still reports pending stays pending, without events; a young payment is not asked about', async () => {
     const qr = await pay(m.qr.id, '75.00');
     const start = await row(qr.id);
-    await reconcile(createDeps(env), start.updated_at + RECONCILE_AFTER_MS - 1, ALL);
+    await onEveryShard((deps) => reconcile(deps, start.updated_at + RECONCILE_AFTER_MS - 1, ALL));
     expect((await row(qr.id)).reconciled_at).toBeNull();
-    await reconcile(createDeps(env), start.updated_at + RECONCILE_AFTER_MS, ALL);
+    await onEveryShard((deps) => reconcile(deps, start.updated_at + RECONCILE_AFTER_MS, ALL));
     expect(await row(qr.id)).toMatchObject({
       status: 'pending',
       reconciled_at: start.updated_at + RECONCILE_AFTER_MS,
@@ -279,10 +280,11 @@ describe('reconciliation of payments', () => {
 describe('reconciliation of refunds', () => {
   async function insertRefund(paymentId: string, amountMinor: number, processorReference: string | null, at: number) {
     const id = newId('ref');
-    await env.DB.prepare(
-      `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
+    await (await shardDbOf(m.session.user.id))
+      .prepare(
+        `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
-    )
+      )
       .bind(id, paymentId, m.session.user.id, amountMinor, processorReference, id, at, at)
       .run();
     return id;
@@ -299,7 +301,7 @@ describe('reconciliation of refunds', () => {
     const over = expectError(await refund(payment.id, '30.00'), 422, 'refund_exceeds_balance');
     expect(over.details).toEqual({ refundable_balance: { value: '29.39', currency: 'USD' } });
 
-    await reconcile(createDeps(env), Date.now(), ALL);
+    await onEveryShard((deps) => reconcile(deps, Date.now(), ALL));
     const byId = Object.fromEntries((await refundRows(payment.id)).map((r) => [r.id, r.status]));
     expect(byId[declining]).toBe('declined');
     expect(byId[approving]).toBe('approved');
@@ -320,9 +322,9 @@ describe('reconciliation of refunds', () => {
     const createdAt = Date.now() - 3600_000;
     const lost = await insertRefund(payment.id, 8000, null, createdAt);
     expectError(await refund(payment.id, '0.01'), 422, 'refund_exceeds_balance');
-    await reconcile(createDeps(env), Date.now(), ALL);
+    await onEveryShard((deps) => reconcile(deps, Date.now(), ALL));
     expect((await refundRows(payment.id)).find((r) => r.id === lost)!.status).toBe('pending');
-    await reconcile(createDeps(env), createdAt + IDEMPOTENCY_RETENTION_MS + MINUTE, ALL);
+    await onEveryShard((deps) => reconcile(deps, createdAt + IDEMPOTENCY_RETENTION_MS + MINUTE, ALL));
     expect((await refundRows(payment.id)).find((r) => r.id === lost)!.status).toBe('failed');
     expect((await row(payment.id)).status).toBe('approved');
     expect((await refund(payment.id, '80.00')).body.data.status).toBe('approved');
@@ -336,15 +338,15 @@ describe('relay of overdue deliveries', () => {
     // The message is lost: only the outbox row knows the delivery is owed.
     hooks.queue.pending.length = 0;
     const due = (await deliveryRow(eventId!))!.next_attempt_at!;
-    await relayOverdueWebhooks(createDeps(env), due + OVERDUE_AFTER_MS - 1, ALL);
+    await onEveryShard((deps) => relayOverdueWebhooks(deps, due + OVERDUE_AFTER_MS - 1, ALL));
     expect(hooks.queue.pending).not.toContain(eventId);
-    await relayOverdueWebhooks(createDeps(env), due + OVERDUE_AFTER_MS, ALL);
+    await onEveryShard((deps) => relayOverdueWebhooks(deps, due + OVERDUE_AFTER_MS, ALL));
     expect(hooks.queue.pending).toContain(eventId);
     const bodies = await deliveredFor(payment.id);
     expect(bodies.map((b) => b.id)).toContain(eventId);
     expect((await deliveryRow(eventId!))!.status).toBe('succeeded');
     // Delivered deliveries are not relayed again.
-    await relayOverdueWebhooks(createDeps(env), Date.now() + 24 * 3600_000, ALL);
+    await onEveryShard((deps) => relayOverdueWebhooks(deps, Date.now() + 24 * 3600_000, ALL));
     expect(hooks.queue.pending).not.toContain(eventId);
   });
 
@@ -373,7 +375,7 @@ describe('jobs stay in their environment and owner-agnostic', () => {
     const other = await setupMerchant();
     const payment = await pay(other.qr.id, '78.00', {}, other);
     const { expires_at: expiresAt } = await row(payment.id);
-    await expireQrPayments(createDeps(env), expiresAt!, ALL);
+    await onEveryShard((deps) => expireQrPayments(deps, expiresAt!, ALL));
     expect((await row(payment.id)).status).toBe('expired');
   });
 });

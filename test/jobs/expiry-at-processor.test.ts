@@ -1,10 +1,9 @@
-import { env } from 'cloudflare:workers';
+import { onEveryShard } from '../helpers/shards.ts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sandboxQrV1 } from '../../src/connectors/sandbox/index.ts';
 import { ConnectorError } from '../../src/connectors/types.ts';
 import { EXPIRY_GRACE_MS, expireQrPayments } from '../../src/jobs/expire-qr-payments.ts';
 import { paymentBody, paymentRow, setupMerchant } from '../helpers/merchant.ts';
-import { createDeps } from '../../src/deps.ts';
 
 const adapter = sandboxQrV1.adapter;
 
@@ -22,7 +21,7 @@ describe('QR expiry withdraws the code at the processor first', () => {
   it('asks the processor to cancel, then expires', async () => {
     const { id, expiresAt } = await pendingQr();
     const cancel = vi.spyOn(adapter, 'cancelPayment');
-    await expireQrPayments(createDeps(env), expiresAt + 1, 10_000);
+    await onEveryShard((deps) => expireQrPayments(deps, expiresAt + 1, 10_000));
     expect(cancel.mock.calls.some(([, input]) => input.paymentId === id)).toBe(true);
     expect((await paymentRow(id))!.status).toBe('expired');
   });
@@ -36,16 +35,16 @@ describe('QR expiry withdraws the code at the processor first', () => {
       action: { type: 'none' },
       processorStatus: 'sandbox_approved',
     }));
-    await expireQrPayments(createDeps(env), expiresAt + 1, 10_000);
+    await onEveryShard((deps) => expireQrPayments(deps, expiresAt + 1, 10_000));
     expect((await paymentRow(id))!.status).toBe('approved');
   });
 
   it('waits while the processor cannot be reached, and expires after the grace period', async () => {
     const { id, expiresAt } = await pendingQr();
     vi.spyOn(adapter, 'cancelPayment').mockRejectedValue(new ConnectorError('unavailable', 'down'));
-    await expireQrPayments(createDeps(env), expiresAt + 1, 10_000);
+    await onEveryShard((deps) => expireQrPayments(deps, expiresAt + 1, 10_000));
     expect((await paymentRow(id))!.status).toBe('pending');
-    await expireQrPayments(createDeps(env), expiresAt + EXPIRY_GRACE_MS + 1, 10_000);
+    await onEveryShard((deps) => expireQrPayments(deps, expiresAt + EXPIRY_GRACE_MS + 1, 10_000));
     expect((await paymentRow(id))!.status).toBe('expired');
   });
 });

@@ -1,6 +1,5 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane, onEveryShard } from '../helpers/shards.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createDeps } from '../../src/deps.ts';
 import { MAX_TERMINAL_CHECKS, TERMINAL_CHECK_WINDOW_MS } from '../../src/domain/terminal-checks.ts';
 import { runTerminalChecks, TERMINAL_CHECKS_PER_OWNER_PER_RUN } from '../../src/jobs/terminal-checks.ts';
 import { call, createKey, expectError, seedSession } from '../helpers/api.ts';
@@ -24,7 +23,6 @@ import { expectIndistinguishable } from '../helpers/methods.ts';
 
 let m: Merchant;
 let other: Merchant;
-const deps = () => createDeps(env);
 
 beforeAll(async () => {
   m = await setupMerchant();
@@ -39,9 +37,10 @@ const eventTypes = async (id: string) =>
     .map((e) => e.type)
     .reverse();
 const schedule = (id: string) =>
-  env.DB.prepare(
-    'SELECT terminal_seen_at, terminal_checks, terminal_check_at, cancel_accepted_at FROM payments WHERE id = ?',
-  )
+  dataPlane
+    .prepare(
+      'SELECT terminal_seen_at, terminal_checks, terminal_check_at, cancel_accepted_at FROM payments WHERE id = ?',
+    )
     .bind(id)
     .first<{
       terminal_seen_at: number | null;
@@ -81,7 +80,7 @@ describe('cancel at the terminal (sandbox, amounts ending 56)', () => {
     expect(another.body.data.cancel_requested_at).toBe(res.body.data.cancel_requested_at);
     expect(await read(payment.id)).toMatchObject({ status: 'pending', cancel_requested_at: expect.any(String) });
 
-    await runTerminalChecks(deps(), Date.now() + 60_000);
+    await onEveryShard((deps) => runTerminalChecks(deps, Date.now() + 60_000));
     const after = await read(payment.id);
     expect(after).toMatchObject({ status: 'canceled', cancel_requested_at: res.body.data.cancel_requested_at });
     expect(after.action).toBeUndefined();
@@ -97,7 +96,7 @@ describe('cancel at the terminal (sandbox, amounts ending 56)', () => {
     expect((await cancel(payment.id)).status).toBe(202);
     const approved = await postIdempotent(`/v1/test-helpers/payments/${payment.id}/approve`, m.key.secret);
     expect(approved.body.data).toMatchObject({ status: 'approved', cancel_requested_at: expect.any(String) });
-    await runTerminalChecks(deps(), Date.now() + 60_000);
+    await onEveryShard((deps) => runTerminalChecks(deps, Date.now() + 60_000));
     expect((await read(payment.id)).status).toBe('approved');
     expect(await eventTypes(payment.id)).toEqual(['payment.pending', 'payment.approved']);
     const refund = await postIdempotent(`/v1/payments/${payment.id}/refunds`, m.key.secret, {
@@ -130,13 +129,13 @@ describe('terminal re-reads', () => {
     expect(first.terminal_checks).toBe(0);
     expect(first.terminal_check_at! - first.terminal_seen_at!).toBe(5_000);
     // Not due yet: nothing read.
-    await runTerminalChecks(deps(), first.terminal_seen_at! + 1_000);
+    await onEveryShard((deps) => runTerminalChecks(deps, first.terminal_seen_at! + 1_000));
     expect((await schedule(payment.id))!.terminal_checks).toBe(0);
     // A runner once a minute, for an hour: at most the schedule's reads, none past its window.
     let now = first.terminal_seen_at!;
     for (let minute = 1; minute <= 60; minute++) {
       now = first.terminal_seen_at! + minute * 60_000;
-      await runTerminalChecks(deps(), now);
+      await onEveryShard((deps) => runTerminalChecks(deps, now));
       const row = (await schedule(payment.id))!;
       if (row.terminal_check_at !== null)
         expect(row.terminal_check_at - row.terminal_seen_at!).toBeLessThanOrEqual(TERMINAL_CHECK_WINDOW_MS);
@@ -161,10 +160,10 @@ describe('terminal re-reads', () => {
       ids.push((await busy.pay(paymentBody(busy.pos.id, `3${i}.56`))).body.data.id);
     const checks = async () =>
       Promise.all(ids.map(async (id) => (await schedule(id))!.terminal_checks)).then((n) => n.reduce((a, b) => a + b));
-    await runTerminalChecks(deps(), Date.now() + 60_000);
+    await onEveryShard((deps) => runTerminalChecks(deps, Date.now() + 60_000));
     expect(await checks()).toBe(TERMINAL_CHECKS_PER_OWNER_PER_RUN);
     // The next run reads the ones left waiting first (their slots are the oldest), then others up to the cap.
-    await runTerminalChecks(deps(), Date.now() + 120_000);
+    await onEveryShard((deps) => runTerminalChecks(deps, Date.now() + 120_000));
     expect(await checks()).toBe(2 * TERMINAL_CHECKS_PER_OWNER_PER_RUN);
     for (const id of ids) expect((await schedule(id))!.terminal_checks).toBeGreaterThanOrEqual(1);
   });
@@ -271,7 +270,8 @@ describe('the cart on the terminal (configuration.display), checked when the pay
     const body = paymentBody(m.pos.id, '9.00', { configuration: { display: value } });
     const error = expectError(await m.pay(body), 400, 'invalid_request');
     expect((error.details.fields as { field: string }[]).map((f) => f.field)).toContain(field);
-    const rows = await env.DB.prepare('SELECT count(*) AS n FROM payments WHERE external_reference = ?')
+    const rows = await dataPlane
+      .prepare('SELECT count(*) AS n FROM payments WHERE external_reference = ?')
       .bind(body.external_reference)
       .first<{ n: number }>();
     expect(rows!.n).toBe(0);

@@ -1,6 +1,5 @@
-import { env } from 'cloudflare:workers';
+import { depsOfPayment } from '../helpers/shards.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createDeps } from '../../src/deps.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { loadPaymentMethod } from '../../src/services/payment-methods/store.ts';
 import { applyNotification } from '../../src/services/payments/processor-notifications.ts';
@@ -219,7 +218,7 @@ describe('hostile input and owner isolation', () => {
 describe('news of a dispute nobody can verify', () => {
   it('changes nothing by itself: the processor, read instead, reports no dispute', async () => {
     const payment = await approvedPayment('49.00');
-    const deps = createDeps(env);
+    const deps = await depsOfPayment(payment.id);
     const method = (await loadPaymentMethod(deps, m.pos.id))!;
     const { version, ctx } = await connectorFor(deps, method);
     const row = (await paymentRow(payment.id))!;

@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane } from '../helpers/shards.ts';
 import { describe, expect, it } from 'vitest';
 import { call, expectError } from '../helpers/api.ts';
 import { setupMerchant } from '../helpers/merchant.ts';
@@ -23,14 +23,17 @@ describe('payments: edges between operations', () => {
       });
 
     // A cancellation that is at the processor right now (claimed, not yet answered).
-    await env.DB.prepare('UPDATE payments SET cancel_requested_at = ?, version = version + 1 WHERE id = ?')
+    await dataPlane
+      .prepare('UPDATE payments SET cancel_requested_at = ?, version = version + 1 WHERE id = ?')
       .bind(Date.now(), id)
       .run();
     const error = expectError(await refund(), 409, 'invalid_state_transition');
     expect(error.message).toMatch(/cancellation/);
     expect(
-      (await env.DB.prepare('SELECT count(*) AS n FROM refunds WHERE payment_id = ?').bind(id).first<{ n: number }>())!
-        .n,
+      (await dataPlane
+        .prepare('SELECT count(*) AS n FROM refunds WHERE payment_id = ?')
+        .bind(id)
+        .first<{ n: number }>())!.n,
     ).toBe(0);
     // A second cancellation does not run alongside the first.
     expectError(
@@ -43,7 +46,8 @@ describe('payments: edges between operations', () => {
     );
 
     // A claim left by a crashed cancellation stops blocking after five minutes.
-    await env.DB.prepare('UPDATE payments SET cancel_requested_at = ?, version = version + 1 WHERE id = ?')
+    await dataPlane
+      .prepare('UPDATE payments SET cancel_requested_at = ?, version = version + 1 WHERE id = ?')
       .bind(Date.now() - 6 * 60_000, id)
       .run();
     const later = await refund();
@@ -59,7 +63,8 @@ describe('payments: edges between operations', () => {
       headers: { 'Idempotency-Key': crypto.randomUUID() },
     });
     expect(canceled.body.data.status).toBe('canceled');
-    const row = await env.DB.prepare('SELECT cancel_requested_at FROM payments WHERE id = ?')
+    const row = await dataPlane
+      .prepare('SELECT cancel_requested_at FROM payments WHERE id = ?')
       .bind(qr.body.data.id)
       .first<{ cancel_requested_at: number | null }>();
     expect(row!.cancel_requested_at).toBeNull();
@@ -70,7 +75,8 @@ describe('payments: edges between operations', () => {
     const body = { amount: usd('7.52'), external_reference: crypto.randomUUID(), payment_method: m.qr.id };
     const key = crypto.randomUUID();
     expectError(await m.pay(body, key), 504, 'processor_timeout');
-    const before = await env.DB.prepare('SELECT status, updated_at FROM payments WHERE external_reference = ?')
+    const before = await dataPlane
+      .prepare('SELECT status, updated_at FROM payments WHERE external_reference = ?')
       .bind(body.external_reference)
       .first<{ status: string; updated_at: number }>();
     expect(before!.status).toBe('pending');

@@ -1,3 +1,4 @@
+import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PAYMENT_STATUSES } from '../../src/domain/payment-state.ts';
@@ -22,7 +23,7 @@ const list = (token: string, query = '') => call('GET', `/v1/payments${query ? `
 const ids = (res: ApiResponse) => (res.body.data as Array<{ id: string }>).map((p) => p.id);
 
 async function setCreatedAt(paymentId: string, at: number) {
-  await env.DB.prepare('UPDATE payments SET created_at = ? WHERE id = ?').bind(at, paymentId).run();
+  await dataPlane.prepare('UPDATE payments SET created_at = ? WHERE id = ?').bind(at, paymentId).run();
 }
 
 async function pay(m: Merchant, value: string, options: { method?: string; token?: string; reference?: string } = {}) {
@@ -281,7 +282,7 @@ describe('GET /v1/payments: every query is served by an index', () => {
     /^SEARCH payments USING (COVERING )?INDEX payments_owner_(created|status|method|reference)_idx \(owner_id=\? AND environment=\?/;
 
   it('explains the page and the total of each of the 32 filter combinations', async () => {
-    const deps = createDeps(env);
+    const deps = createDeps(env, { shard: 'SHARD_0' });
     const build = (filters: PaymentFilters) =>
       paymentListStatements(deps, { ownerId: 'usr_plan', environment: 'test' }, filters, { limit: 50, offset: 100 });
     expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBe(64);
@@ -291,7 +292,7 @@ describe('GET /v1/payments: every query is served by an index', () => {
     const m = await setupMerchant();
     const p = await pay(m, '10.00');
     const { rows, total } = paymentListStatements(
-      createDeps(env),
+      await depsOfOwner(m.session.user.id),
       { ownerId: m.session.user.id, environment: 'test' },
       { status: 'approved' },
       { limit: 50, offset: 0 },

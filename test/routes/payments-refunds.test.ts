@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:workers';
+import { shardDbOf, depsOfOwner } from '../helpers/shards.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/jobs/reconcile.ts';
 import { newId } from '../../src/lib/ids.ts';
@@ -12,7 +12,6 @@ import {
   type Merchant,
 } from '../helpers/merchant.ts';
 import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
-import { createDeps } from '../../src/deps.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const REFUND_FIELDS = [
@@ -314,10 +313,11 @@ describe('listRefunds and getRefund', () => {
   /** A refund the processor has not settled yet, as a timeout leaves it (the reconciliation job settles it). */
   async function pendingRefund(paymentId: string, amountMinor: number, at: number) {
     const id = newId('ref');
-    await env.DB.prepare(
-      `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
+    await (await shardDbOf(m.session.user.id))
+      .prepare(
+        `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
-    )
+      )
       .bind(id, paymentId, m.session.user.id, amountMinor, `sbx_ref_${id}`, id, at, at)
       .run();
     return id;
@@ -367,7 +367,7 @@ describe('listRefunds and getRefund', () => {
       status: 'pending',
       amount: { value: '20.00', currency: 'USD' },
     });
-    await reconcile(createDeps(env), Date.now(), 10_000);
+    await reconcile(await depsOfOwner(m.session.user.id), Date.now(), 10_000);
     const after = await getRefund(id, pending, m.key.secret);
     expect(after.body.data.status).toBe('approved');
     expect(Date.parse(after.body.data.updated_at)).toBeGreaterThan(Date.parse(before.body.data.updated_at));

@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane, shardDbOf } from '../helpers/shards.ts';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/connectors/sandbox/index.ts';
@@ -60,7 +60,8 @@ async function snapshot(paymentId: string) {
 }
 
 async function notificationRows(eventId: string) {
-  const { results } = await env.DB.prepare('SELECT * FROM processor_notifications WHERE event_id = ?')
+  const { results } = await dataPlane
+    .prepare('SELECT * FROM processor_notifications WHERE event_id = ?')
     .bind(eventId)
     .all<{ outcome: string }>();
   return results;
@@ -183,10 +184,11 @@ describe('refund notifications', () => {
     const refundId = newId('ref');
     const reference = `sbx_ref_${crypto.randomUUID().slice(0, 8)}`;
     const at = Date.now() - 60_000;
-    await env.DB.prepare(
-      `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
+    await (await shardDbOf(m.session.user.id))
+      .prepare(
+        `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
        VALUES (?, ?, ?, 2000, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
-    )
+      )
       .bind(refundId, paymentId, m.session.user.id, reference, refundId, at, at)
       .run();
     const approved = { id: newId('sbxevt'), resource: 'refund', reference, status: 'approved' };
@@ -311,9 +313,8 @@ describe('test helpers', () => {
       expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(payment.updated_at));
       expect(res.body.data.action).toBeUndefined();
       // Through the same path as a processor's notification: recorded like one.
-      const { results } = await env.DB.prepare(
-        'SELECT outcome FROM processor_notifications WHERE processor_reference = ? AND payment_method_id = ?',
-      )
+      const { results } = await dataPlane
+        .prepare('SELECT outcome FROM processor_notifications WHERE processor_reference = ? AND payment_method_id = ?')
         .bind(payment.processor_reference, m.qr.id)
         .all<{ outcome: string }>();
       expect(results).toEqual([{ outcome: 'applied' }]);

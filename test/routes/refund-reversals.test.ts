@@ -1,7 +1,6 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_REFUND_REVERSAL_WINDOW_MS } from '../../src/connectors/sandbox/index.ts';
-import { createDeps } from '../../src/deps.ts';
 import { reconcile, RECONCILE_APPROVED_REFUND_AFTER_MS } from '../../src/jobs/reconcile.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { loadPaymentMethod } from '../../src/services/payment-methods/store.ts';
@@ -180,8 +179,9 @@ describe('an approved refund the processor reports failed later', () => {
 
 describe('untrusted news of a reversal', () => {
   async function untrusted(refundId: string) {
-    const deps = createDeps(env);
-    const row = await env.DB.prepare('SELECT processor_reference FROM refunds WHERE id = ?')
+    const deps = await depsOfOwner(m.session.user.id);
+    const row = await dataPlane
+      .prepare('SELECT processor_reference FROM refunds WHERE id = ?')
       .bind(refundId)
       .first<{ processor_reference: string }>();
     const method = (await loadPaymentMethod(deps, m.pos.id))!;
@@ -228,7 +228,7 @@ describe('reconciliation of approved refunds', () => {
     const payment = await approvedPayment('40.62');
     const made = await refund(payment.id, '40.62');
     const approvedAt = Date.parse(made.body.data.updated_at);
-    const deps = createDeps(env);
+    const deps = await depsOfOwner(m.session.user.id);
     // Not yet due: looked at only after RECONCILE_APPROVED_REFUND_AFTER_MS.
     await reconcile(deps, approvedAt + RECONCILE_APPROVED_REFUND_AFTER_MS - 1, ALL);
     expect((await getRefund(payment.id, made.body.data.id)).status).toBe('approved');
@@ -246,9 +246,10 @@ describe('reconciliation of approved refunds', () => {
     const payment = await approvedPayment('41.00');
     const made = await refund(payment.id, '41.00');
     const approvedAt = Date.parse(made.body.data.updated_at);
-    const deps = createDeps(env);
+    const deps = await depsOfOwner(m.session.user.id);
     const reconciledAt = async () =>
-      (await env.DB.prepare('SELECT reconciled_at FROM refunds WHERE id = ?')
+      (await dataPlane
+        .prepare('SELECT reconciled_at FROM refunds WHERE id = ?')
         .bind(made.body.data.id)
         .first<{ reconciled_at: number | null }>())!.reconciled_at;
     const due = approvedAt + RECONCILE_APPROVED_REFUND_AFTER_MS;

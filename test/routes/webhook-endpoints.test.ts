@@ -1,8 +1,7 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { webhookEndpoints } from '../../src/db/schema/index.ts';
-import { createDeps } from '../../src/deps.ts';
 import { MAX_ENDPOINTS_PER_OWNER } from '../../src/domain/webhook-endpoints.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { pingEndpoint } from '../../src/services/webhooks/endpoints/ping.ts';
@@ -64,7 +63,8 @@ const fieldsOf = (res: ApiResponse) =>
   ((res.body.error.details.fields ?? []) as { field: string; issue: string }[]).map((f) => f.field);
 
 async function countOf(ownerId: string) {
-  const row = await env.DB.prepare('SELECT count(*) AS n FROM webhook_endpoints WHERE owner_id = ?')
+  const row = await dataPlane
+    .prepare('SELECT count(*) AS n FROM webhook_endpoints WHERE owner_id = ?')
     .bind(ownerId)
     .first<{ n: number }>();
   return row!.n;
@@ -159,7 +159,8 @@ describe('POST /v1/account/webhook-endpoints', () => {
     expectError(res, 400, 'invalid_request');
     expect(fieldsOf(res)).toEqual(['url']);
     expect(res.text).not.toContain(url);
-    const rows = await env.DB.prepare('SELECT count(*) AS n FROM webhook_endpoints WHERE url = ?')
+    const rows = await dataPlane
+      .prepare('SELECT count(*) AS n FROM webhook_endpoints WHERE url = ?')
       .bind(url)
       .first<{ n: number }>();
     expect(rows!.n).toBe(0);
@@ -329,7 +330,8 @@ describe('PATCH /v1/account/webhook-endpoints/{id}', () => {
     expect((await as(owner).patch(made.id, { disabled: true })).body.data.disabled_at).toBe(
       disabled.body.data.disabled_at,
     );
-    await env.DB.prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?')
+    await dataPlane
+      .prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?')
       .bind(Date.now() - DAY_MS, made.id)
       .run();
     const enabled = await as(owner).patch(made.id, { disabled: false });
@@ -376,7 +378,7 @@ describe('POST /v1/account/webhook-endpoints/{id}/rotate-secret', () => {
     expect(verifyWith(made.secret, during).type).toBe('ping');
     expect(verifyWith(res.body.data.secret, during).type).toBe('ping');
     // A day later (the clock injected: an access token would not live that long).
-    const deps = createDeps(env);
+    const deps = await depsOfOwner(owner.user.id);
     const stored = await deps.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, made.id)).get();
     const dayLater = Date.parse(res.body.data.previous_secret_expires_at) + 60_000;
     expect((await pingEndpoint(deps, stored!, dayLater)).attempt.succeeded).toBe(true);
@@ -410,7 +412,8 @@ describe('POST /v1/account/webhook-endpoints/{id}/rotate-secret', () => {
 describe('POST /v1/account/webhook-endpoints/{id}/test', () => {
   it('sends a signed ping now and answers the attempt: verified with standardwebhooks, not stored as an event', async () => {
     const made = await createEndpoint(owner, { url: URL_A, enabled_events: ['payment.approved'] });
-    const eventsBefore = await env.DB.prepare('SELECT count(*) AS n FROM payment_events WHERE owner_id = ?')
+    const eventsBefore = await dataPlane
+      .prepare('SELECT count(*) AS n FROM payment_events WHERE owner_id = ?')
       .bind(owner.user.id)
       .first<{ n: number }>();
     rx = receiver(() => new Response('ok', { status: 200 }));
@@ -442,12 +445,14 @@ describe('POST /v1/account/webhook-endpoints/{id}/test', () => {
       latency_ms: expect.any(Number),
       attempted_at: expect.stringMatching(ISO_MS),
     });
-    const eventsAfter = await env.DB.prepare('SELECT count(*) AS n FROM payment_events WHERE owner_id = ?')
+    const eventsAfter = await dataPlane
+      .prepare('SELECT count(*) AS n FROM payment_events WHERE owner_id = ?')
       .bind(owner.user.id)
       .first<{ n: number }>();
     expect(eventsAfter!.n).toBe(eventsBefore!.n);
     expect(
-      await env.DB.prepare('SELECT count(*) AS n FROM webhook_delivery_attempts WHERE event_id = ?')
+      await dataPlane
+        .prepare('SELECT count(*) AS n FROM webhook_delivery_attempts WHERE event_id = ?')
         .bind(body.id)
         .first<{ n: number }>(),
     ).toEqual({ n: 0 });
@@ -487,7 +492,8 @@ describe('POST /v1/account/webhook-endpoints/{id}/test', () => {
 
   it('checks the stored URL again: a URL that became refused is not called (url_refused)', async () => {
     const made = await createEndpoint(owner, { url: URL_A, enabled_events: ['*'] });
-    await env.DB.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?')
+    await dataPlane
+      .prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?')
       .bind('https://169.254.169.254/latest/meta-data/', made.id)
       .run();
     rx = receiver();

@@ -1,3 +1,4 @@
+import { depsOfOwner, shardDbOf, shardOf } from '../helpers/shards.ts';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { createDeps, type Deps } from '../../src/deps.ts';
@@ -32,7 +33,7 @@ class Crash extends Error {}
  * The D1 binding, failing the first statement whose SQL matches `pattern` (alone or inside a batch),
  * once: the process "dies" before that write lands.
  */
-function crashingD1(pattern: RegExp): D1Database {
+function crashingD1(pattern: RegExp, database: D1Database): D1Database {
   const sqlOf = new WeakMap<object, string>();
   let armed = true;
   const hit = (sql: string | undefined) => {
@@ -59,7 +60,7 @@ function crashingD1(pattern: RegExp): D1Database {
     sqlOf.set(wrapped, sql);
     return wrapped;
   };
-  return new Proxy(env.DB, {
+  return new Proxy(database, {
     get(target, prop) {
       if (prop === 'prepare') return (sql: string) => statement(target.prepare(sql), sql);
       if (prop === 'batch') {
@@ -112,7 +113,11 @@ const run = <Op extends AnyOperation>(
   input: InputOf<Op>,
 ) => runOperation(operation, deps, attempt.ctx, input, attempt.hooks) as Promise<{ id: string; status: string }>;
 
-const depsCrashingAt = (pattern: RegExp): Deps => createDeps({ ...env, DB: crashingD1(pattern) });
+/** The merchant's invocation, its shard crashing before the first statement `pattern` matches. */
+async function depsCrashingAt(m: Merchant, pattern: RegExp): Promise<Deps> {
+  const shard = (await shardOf(m.session.user.id))!;
+  return createDeps({ ...env, [shard]: crashingD1(pattern, await shardDbOf(m.session.user.id)) }, { shard });
+}
 const crashOnStart = () => {
   throw new Crash('crash after the write, before the processor');
 };
@@ -129,7 +134,7 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     await firstTry(
       run(
         createPayment,
-        createDeps(env),
+        await depsOfOwner(m.session.user.id),
         await attemptOf(m, 'create_payment', key, '/v1/payments', body, crashOnStart),
         { body },
       ),
@@ -154,7 +159,7 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     await firstTry(
       run(
         createPayment,
-        depsCrashingAt(/^update "payments"/),
+        await depsCrashingAt(m, /^update "payments"/),
         await attemptOf(m, 'create_payment', key, '/v1/payments', body),
         { body },
       ),
@@ -177,7 +182,7 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     const body = paymentBody(m.pos.id, '23.00') as CreatePaymentBody;
     const done = await run(
       createPayment,
-      createDeps(env),
+      await depsOfOwner(m.session.user.id),
       await attemptOf(m, 'create_payment', key, '/v1/payments', body),
       { body },
     );
@@ -196,7 +201,7 @@ describe('a create payment crashed at each step resumes on retry: one payment, o
     await firstTry(
       run(
         createPayment,
-        createDeps(env),
+        await depsOfOwner(m.session.user.id),
         await attemptOf(m, 'create_payment', key, '/v1/payments', body, crashOnStart),
         { body },
       ),
@@ -227,10 +232,15 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const body = refundBody('20.00');
     const path = `/v1/payments/${paymentId}/refunds`;
     await firstTry(
-      run(createRefund, createDeps(env), await attemptOf(m, 'create_refund', key, path, body, crashOnStart), {
-        paymentId,
-        body,
-      }),
+      run(
+        createRefund,
+        await depsOfOwner(m.session.user.id),
+        await attemptOf(m, 'create_refund', key, path, body, crashOnStart),
+        {
+          paymentId,
+          body,
+        },
+      ),
     );
     expect((await refundRows(paymentId)).map((r) => r.status)).toEqual(['created']);
 
@@ -251,10 +261,15 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const body = refundBody('50.00');
     const path = `/v1/payments/${paymentId}/refunds`;
     await firstTry(
-      run(createRefund, depsCrashingAt(/^update "refunds"/), await attemptOf(m, 'create_refund', key, path, body), {
-        paymentId,
-        body,
-      }),
+      run(
+        createRefund,
+        await depsCrashingAt(m, /^update "refunds"/),
+        await attemptOf(m, 'create_refund', key, path, body),
+        {
+          paymentId,
+          body,
+        },
+      ),
     );
 
     const retry = await refundOnce(m, paymentId, body, key);
@@ -271,10 +286,15 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const key = crypto.randomUUID();
     const body = refundBody('10.00');
     const path = `/v1/payments/${paymentId}/refunds`;
-    const done = await run(createRefund, createDeps(env), await attemptOf(m, 'create_refund', key, path, body), {
-      paymentId,
-      body,
-    });
+    const done = await run(
+      createRefund,
+      await depsOfOwner(m.session.user.id),
+      await attemptOf(m, 'create_refund', key, path, body),
+      {
+        paymentId,
+        body,
+      },
+    );
 
     const retry = await refundOnce(m, paymentId, body, key);
     expect(retry.status, retry.text).toBe(201);
@@ -289,10 +309,15 @@ describe('a refund crashed at each step resumes on retry: one refund, no orphane
     const body = refundBody('20.00');
     const path = `/v1/payments/${paymentId}/refunds`;
     await firstTry(
-      run(createRefund, createDeps(env), await attemptOf(m, 'create_refund', key, path, body, crashOnStart), {
-        paymentId,
-        body,
-      }),
+      run(
+        createRefund,
+        await depsOfOwner(m.session.user.id),
+        await attemptOf(m, 'create_refund', key, path, body, crashOnStart),
+        {
+          paymentId,
+          body,
+        },
+      ),
     );
     expectError(await refundOnce(m, paymentId, refundBody('25.00'), key), 409, 'idempotency_key_reused');
     expect(await refundRows(paymentId)).toHaveLength(1);
@@ -308,9 +333,14 @@ describe('a cancel crashed after its claim resumes on retry instead of meeting i
     const key = crypto.randomUUID();
     const path = `/v1/payments/${paymentId}/cancel`;
     await firstTry(
-      run(cancelPayment, createDeps(env), await attemptOf(m, 'cancel_payment', key, path, null, crashOnStart), {
-        paymentId,
-      }),
+      run(
+        cancelPayment,
+        await depsOfOwner(m.session.user.id),
+        await attemptOf(m, 'cancel_payment', key, path, null, crashOnStart),
+        {
+          paymentId,
+        },
+      ),
     );
 
     expectError(
@@ -329,9 +359,14 @@ describe('a cancel crashed after its claim resumes on retry instead of meeting i
     const paymentId = created.body.data.id as string;
     const key = crypto.randomUUID();
     const path = `/v1/payments/${paymentId}/cancel`;
-    const done = await run(cancelPayment, createDeps(env), await attemptOf(m, 'cancel_payment', key, path, null), {
-      paymentId,
-    });
+    const done = await run(
+      cancelPayment,
+      await depsOfOwner(m.session.user.id),
+      await attemptOf(m, 'cancel_payment', key, path, null),
+      {
+        paymentId,
+      },
+    );
     expect(done.status).toBe('canceled');
 
     const retry = await postIdempotent(path, m.key.secret, undefined, key);

@@ -1,11 +1,10 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { payments } from '../../src/db/schema/index.ts';
 import { ServiceError } from '../../src/lib/errors.ts';
 import { mutatePayment, MUTATE_MAX_ATTEMPTS } from '../../src/services/payments/store.ts';
 import { paymentBody, paymentRow, setupMerchant } from '../helpers/merchant.ts';
-import { createDeps } from '../../src/deps.ts';
 import { statusOf } from '../../src/http/errors.ts';
 
 describe('mutatePayment', () => {
@@ -15,7 +14,7 @@ describe('mutatePayment', () => {
     expect(created.status).toBe(201);
     const id: string = created.body.data.id;
     const before = (await paymentRow(id))!;
-    const deps = createDeps(env);
+    const deps = await depsOfOwner(m.session.user.id);
     const { db } = deps;
     let decisions = 0;
     // A rival writer that always wins: each try's batch first bumps the version, so its own update misses.
@@ -39,7 +38,8 @@ describe('mutatePayment', () => {
     const after = (await paymentRow(id))!;
     expect(after.version).toBe(before.version + MUTATE_MAX_ATTEMPTS);
     expect(after.status).toBe(before.status);
-    const raw = await env.DB.prepare('SELECT processor_status FROM payments WHERE id = ?')
+    const raw = await dataPlane
+      .prepare('SELECT processor_status FROM payments WHERE id = ?')
       .bind(id)
       .first<{ processor_status: string | null }>();
     expect(raw?.processor_status).not.toBe('never-written');

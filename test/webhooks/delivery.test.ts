@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
 import fc from 'fast-check';
 import { WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -28,7 +28,6 @@ import {
   type WebhookBody,
   webhookTestSetup,
 } from '../helpers/webhooks.ts';
-import { createDeps } from '../../src/deps.ts';
 import { withoutRequestId } from '../helpers/methods.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
@@ -156,10 +155,11 @@ describe('signed deliveries', () => {
 
     // A delivery the service signed 10 minutes ago (due then): a correct signature, but too old to accept.
     const signedAt = Date.now() - 10 * 60 * 1000;
-    await env.DB.prepare("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ? WHERE event_id = ?")
+    await dataPlane
+      .prepare("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ? WHERE event_id = ?")
       .bind(signedAt, genuine!.headers['webhook-id'])
       .run();
-    await deliverEvent(createDeps(env), genuine!.headers['webhook-id']!, signedAt);
+    await deliverEvent(await depsOfOwner(m.session.user.id), genuine!.headers['webhook-id']!, signedAt);
     const stale = accepted.requests.at(-1)!;
     expect(stale.headers['webhook-timestamp']).toBe(String(Math.floor(signedAt / 1000)));
     expect(() => verifyWith(secret, stale)).toThrow(/too old/);
@@ -240,7 +240,8 @@ describe('event types', () => {
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((e: { type: string }) => e.type)).toEqual(['payment.approved', 'payment.pending']);
     for (const event of listed.body.data) expect(event.delivery).toBeNull();
-    const { results } = await env.DB.prepare('SELECT count(*) AS n FROM webhook_deliveries WHERE payment_id = ?')
+    const { results } = await dataPlane
+      .prepare('SELECT count(*) AS n FROM webhook_deliveries WHERE payment_id = ?')
       .bind(payment.id)
       .all<{ n: number }>();
     expect(results[0]!.n).toBe(0);
@@ -409,7 +410,7 @@ describe('retries', () => {
     const [row] = await eventRowsOf(payment.id);
     hooks.queue.pending.length = 0;
     hooks.rx = receiver(() => new Response('down', { status: 503 }));
-    const deps = createDeps(env);
+    const deps = await depsOfOwner(m.session.user.id);
     // Inside the window a failure is retried...
     expect(await deliverEvent(deps, row!.id, row!.created_at + 60_000)).toMatchObject({ kind: 'retry' });
     expect((await deliveryRow(row!.id))!.status).toBe('pending');

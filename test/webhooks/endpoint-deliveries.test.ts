@@ -1,6 +1,5 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createDeps } from '../../src/deps.ts';
 import { AUTO_DISABLE_AFTER_MS, subscribes } from '../../src/domain/webhook-endpoints.ts';
 import { relayOverdueWebhooks, OVERDUE_AFTER_MS } from '../../src/jobs/relay-webhooks.ts';
 import { deliverEvent } from '../../src/services/webhooks/deliver.ts';
@@ -264,7 +263,8 @@ describe('per destination: redeliver, URL changes, SSRF, relay', () => {
 
     const second = await pay(m, '44.01');
     const [secondEvent] = await eventIdsOf(second.id);
-    await env.DB.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?')
+    await dataPlane
+      .prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?')
       .bind('https://169.254.169.254/latest/meta-data/', ep.id)
       .run();
     const round = await consumeOnce(hooks.queue.pending.splice(0));
@@ -284,7 +284,7 @@ describe('per destination: redeliver, URL changes, SSRF, relay', () => {
     const [eventId] = await eventIdsOf(payment.id);
     hooks.queue.pending.length = 0;
     const row = await deliveryRow(eventId!, ep.id);
-    await relayOverdueWebhooks(createDeps(env), row!.next_attempt_at! + OVERDUE_AFTER_MS);
+    await relayOverdueWebhooks(await depsOfOwner(m.session.user.id), row!.next_attempt_at! + OVERDUE_AFTER_MS);
     expect(hooks.queue.pending).toEqual(expect.arrayContaining([eventId, `${eventId}@${ep.id}`]));
   });
 });
@@ -363,7 +363,7 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
     hooks.rx = receiver((request) =>
       request.url === URL_B ? new Response(null, { status: 500 }) : new Response(null, { status: 204 }),
     );
-    const deps = createDeps(env);
+    const deps = await depsOfOwner(m.session.user.id);
     const t0 = Date.now();
     const first = await newEvent(m, '48.00');
     expect(await deliverEvent(deps, first, t0, failing.id)).toMatchObject({ kind: 'retry' });
@@ -430,7 +430,7 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
     hooks.rx = receiver((request) =>
       request.url === URL_B && !up ? new Response(null, { status: 500 }) : new Response(null, { status: 204 }),
     );
-    const deps = createDeps(env);
+    const deps = await depsOfOwner(m.session.user.id);
     const t0 = Date.now();
     await deliverEvent(deps, await newEvent(m, '49.00'), t0, failing.id);
     up = true;
@@ -448,14 +448,14 @@ describe('automatic disable after 3 days of failures (clock injected)', () => {
   it('a success recorded after the failing attempt read the streak keeps the endpoint enabled (compare-and-set)', async () => {
     const { m, failing } = await failingSetup();
     hooks.rx = receiver(() => new Response(null, { status: 500 }));
-    const deps = createDeps(env);
+    const deps = await depsOfOwner(m.session.user.id);
     const t0 = Date.now();
     await deliverEvent(deps, await newEvent(m, '50.00'), t0, failing.id);
     const event = await newEvent(m, '50.01');
     // While this attempt is in flight, another attempt succeeds and clears the streak.
     hooks.rx.restore();
     hooks.rx = receiver(async () => {
-      await env.DB.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?').bind(failing.id).run();
+      await dataPlane.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?').bind(failing.id).run();
       return new Response(null, { status: 500 });
     });
     await deliverEvent(deps, event, t0 + AUTO_DISABLE_AFTER_MS + 60_000, failing.id);
@@ -472,7 +472,7 @@ describe('signing with the endpoint’s secret during a rotation (standardwebhoo
     const newSecret = rotated.body.data.secret as string;
     const expiresAt = Date.parse(rotated.body.data.previous_secret_expires_at);
     hooks.rx = receiver();
-    const deps = createDeps(env);
+    const deps = await depsOfOwner(m.session.user.id);
 
     const during = await pay(m, '51.00');
     const [duringEvent] = await eventIdsOf(during.id);
@@ -514,12 +514,14 @@ describe('the subscription rule, as the event batch applies it in SQL', () => {
       });
     const payment = await pay(m, '41.00');
     await approve(m, payment.id);
-    const events = await env.DB.prepare('SELECT id, type FROM payment_events WHERE payment_id = ?')
+    const events = await dataPlane
+      .prepare('SELECT id, type FROM payment_events WHERE payment_id = ?')
       .bind(payment.id)
       .all<{ id: string; type: string }>();
     expect(events.results.map((e) => e.type).sort()).toEqual(['payment.approved', 'payment.pending']);
     for (const event of events.results) {
-      const rows = await env.DB.prepare('SELECT destination FROM webhook_deliveries WHERE event_id = ?')
+      const rows = await dataPlane
+        .prepare('SELECT destination FROM webhook_deliveries WHERE event_id = ?')
         .bind(event.id)
         .all<{ destination: string }>();
       const expected = endpoints.filter((e) => subscribes(e.enabled_events, event.type)).map((e) => e.id);

@@ -1,3 +1,4 @@
+import { dataPlane } from '../helpers/shards.ts';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createDeps } from '../../src/deps.ts';
@@ -33,7 +34,7 @@ async function pay(merchant: Merchant, method: string, value: string, extra: Rec
 }
 
 async function setEventTimes(paymentId: string, at: number) {
-  await env.DB.prepare('UPDATE payment_events SET created_at = ? WHERE payment_id = ?').bind(at, paymentId).run();
+  await dataPlane.prepare('UPDATE payment_events SET created_at = ? WHERE payment_id = ?').bind(at, paymentId).run();
 }
 
 describe('GET /v1/events (listEvents)', () => {
@@ -242,10 +243,15 @@ describe('GET /v1/events: every query is served by an index', () => {
 
   it('explains the page and the total of each of the 16 filter combinations', async () => {
     const build = (filters: EventFilters) =>
-      eventListStatements(createDeps(env), { ownerId: 'usr_plan', environment: 'test' }, filters, {
-        limit: 50,
-        offset: 0,
-      });
+      eventListStatements(
+        createDeps(env, { shard: 'SHARD_0' }),
+        { ownerId: 'usr_plan', environment: 'test' },
+        filters,
+        {
+          limit: 50,
+          offset: 0,
+        },
+      );
     expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBe(32);
   });
 });

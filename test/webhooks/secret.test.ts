@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane, onEveryShard } from '../helpers/shards.ts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deliverEvent } from '../../src/services/webhooks/deliver.ts';
 import { call, expectError, seedSession } from '../helpers/api.ts';
@@ -13,7 +13,6 @@ import {
   type ReceivedWebhook,
   webhookTestSetup,
 } from '../helpers/webhooks.ts';
-import { createDeps } from '../../src/deps.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
 const DAY_MS = 24 * 3600 * 1000;
@@ -29,7 +28,8 @@ function base64Bytes(text: string): Uint8Array {
 }
 
 async function storedRow(ownerId: string) {
-  return env.DB.prepare('SELECT * FROM webhook_secrets WHERE owner_id = ?')
+  return dataPlane
+    .prepare('SELECT * FROM webhook_secrets WHERE owner_id = ?')
     .bind(ownerId)
     .first<Record<string, unknown>>();
 }
@@ -46,7 +46,7 @@ async function pendingEvent(m: Merchant) {
 /** Delivers one event at `now` (driving the clock) to an accepting receiver; returns the request. */
 async function deliverAt(eventId: string, now: number): Promise<ReceivedWebhook> {
   hooks.rx = receiver();
-  await deliverEvent(createDeps(env), eventId, now);
+  await onEveryShard((deps) => deliverEvent(deps, eventId, now));
   const request = hooks.rx.requests.at(-1)!;
   hooks.rx.restore();
   hooks.rx = undefined;

@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:workers';
+import { dataPlane } from '../helpers/shards.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, expectError } from '../helpers/api.ts';
 import { paymentBody, paymentRowsByReference, setupMerchant, type Merchant } from '../helpers/merchant.ts';
@@ -53,7 +53,7 @@ describe('checked again before each delivery', () => {
     const created = await m.pay(paymentBody(m.qr.id, '31.00', { webhook_url: 'https://hooks.example.com/webhooks' }));
     expect(created.status).toBe(201);
     const [eventId] = await eventIdsOf(created.body.data.id);
-    await env.DB.prepare('UPDATE webhook_deliveries SET url = ? WHERE event_id = ?').bind(blocked, eventId).run();
+    await dataPlane.prepare('UPDATE webhook_deliveries SET url = ? WHERE event_id = ?').bind(blocked, eventId).run();
     hooks.rx = receiver();
     const round = await consumeOnce(hooks.queue.pending.splice(0));
     expect(round.acked).toEqual([eventId]);

@@ -5,8 +5,6 @@ import type { PaymentStatus, RequiredAction } from '../../domain/payment-state.t
 import type { RefundStatus } from '../../domain/refund-state.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
 import type { SettlementNullReason } from '../../domain/settlement.ts';
-import { paymentMethods } from './payment-methods.ts';
-import { users } from './users.ts';
 
 /**
  * Payments. `version` grows by one with every change: writers read, decide through the state machine,
@@ -18,13 +16,11 @@ export const payments = sqliteTable(
   'payments',
   {
     id: text('id').primaryKey(),
-    ownerId: text('owner_id')
-      .notNull()
-      .references(() => users.id),
+    /** The owner (control plane `users.id`; no foreign key: it lives in another database). */
+    ownerId: text('owner_id').notNull(),
     environment: text('environment').$type<Environment>().notNull(),
-    paymentMethodId: text('payment_method_id')
-      .notNull()
-      .references(() => paymentMethods.id),
+    /** Control plane `payment_methods.id` (no foreign key: another database). */
+    paymentMethodId: text('payment_method_id').notNull(),
     apiKeyId: text('api_key_id'),
     /** The caller key (domain/caller.ts `callerKey`) of the creator: `external_reference` is unique within it. */
     referenceScope: text('reference_scope').notNull(),

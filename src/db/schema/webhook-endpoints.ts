@@ -1,6 +1,5 @@
 import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core';
 import type { Environment } from '../../domain/environment.ts';
-import { users } from './users.ts';
 
 /** Why an endpoint stopped receiving events: its owner said so, or three days of failed attempts. */
 export type EndpointDisabledReason = 'requested' | 'failing';
@@ -14,9 +13,8 @@ export const webhookEndpoints = sqliteTable(
   'webhook_endpoints',
   {
     id: text('id').primaryKey(),
-    ownerId: text('owner_id')
-      .notNull()
-      .references(() => users.id),
+    /** Control plane `users.id` (no foreign key: another database). */
+    ownerId: text('owner_id').notNull(),
     environment: text('environment').$type<Environment>().notNull(),
     url: text('url').notNull(),
     /** Event types, or `["*"]` (domain/webhook-endpoints.ts). */

@@ -10,7 +10,7 @@ import type * as routes from './account-payment-methods.routes.ts';
 export const createAccountPaymentMethod: AppRouteHandler<typeof routes.createAccountPaymentMethod> = async (c) => {
   const deps = c.get('deps');
   const { user_id, ...input } = c.req.valid('json');
-  const owner = await resolveOwner(deps, c.get('auth'), user_id);
+  const { owner } = await resolveOwner(deps, c.get('auth'), user_id, c.req.method);
   const row = await methods.createPaymentMethod(deps, owner.id, input);
   return c.json({ data: toAccountPaymentMethod(row) }, 201);
 };
@@ -18,7 +18,7 @@ export const createAccountPaymentMethod: AppRouteHandler<typeof routes.createAcc
 export const listAccountPaymentMethods: AppRouteHandler<typeof routes.listAccountPaymentMethods> = async (c) => {
   const deps = c.get('deps');
   const { limit, offset, user_id } = c.req.valid('query');
-  const owner = await resolveOwner(deps, c.get('auth'), user_id);
+  const { owner } = await resolveOwner(deps, c.get('auth'), user_id, c.req.method);
   const { rows, total } = await methods.listAccountPaymentMethods(deps, owner.id, limit, offset);
   return c.json({ data: rows.map(toAccountPaymentMethod), pagination: { limit, offset, total } }, 200);
 };

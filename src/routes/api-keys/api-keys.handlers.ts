@@ -7,7 +7,7 @@ import type * as routes from './api-keys.routes.ts';
 export const createApiKey: AppRouteHandler<typeof routes.createApiKey> = async (c) => {
   const deps = c.get('deps');
   const body = c.req.valid('json');
-  const owner = await resolveOwner(deps, c.get('auth'), body.user_id);
+  const { owner } = await resolveOwner(deps, c.get('auth'), body.user_id, c.req.method);
   const missing = body.scopes.filter((scope) => !owner.scopes.includes(scope));
   if (missing.length > 0) {
     throw new ServiceError('insufficient_scope', 'A key cannot have scopes its owner lacks.', {
@@ -21,7 +21,7 @@ export const createApiKey: AppRouteHandler<typeof routes.createApiKey> = async (
 export const listApiKeys: AppRouteHandler<typeof routes.listApiKeys> = async (c) => {
   const deps = c.get('deps');
   const { limit, offset, user_id } = c.req.valid('query');
-  const owner = await resolveOwner(deps, c.get('auth'), user_id);
+  const { owner } = await resolveOwner(deps, c.get('auth'), user_id, c.req.method);
   const { rows, total } = await apiKeys.listApiKeys(deps, owner.id, limit, offset);
   return c.json({ data: rows.map(apiKeys.toApiKeyResource), pagination: { limit, offset, total } }, 200);
 };

@@ -1,4 +1,7 @@
+import { errorEnvelope } from '../../http/errors.ts';
 import { READ_BOOKMARK_HEADER } from '../../http/headers.ts';
+import { ERROR_CODES } from '../../lib/errors.ts';
+import { OWNER_MOVING_RETRY_AFTER_SECONDS } from '../../services/shards/owner-deps.ts';
 import { isRead, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../middleware/request-context.ts';
 
 /**
@@ -75,6 +78,7 @@ function completeOperation(method: string, path: string, operation: Json) {
     (p: Json) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
   );
   if (read) operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/ReadBookmark' }];
+  if (!read && (operation.security ?? []).length > 0) declareOwnerMoving(operation);
   for (const parameter of operation.parameters ?? []) neverNull(parameter);
 
   for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
@@ -85,6 +89,30 @@ function completeOperation(method: string, path: string, operation: Json) {
     response.headers = { ...headers, ...response.headers };
     if (Number(status) >= 400) narrowErrorCodes(response);
   }
+}
+
+/**
+ * Every authenticated write may meet its owner being moved between shards (services/shards/owner-deps.ts): a
+ * retryable `503 owner_moving`, declared here once for all of them rather than on each route.
+ */
+function declareOwnerMoving(operation: Json) {
+  const example = errorEnvelope(
+    {
+      code: 'owner_moving',
+      message: ERROR_CODES.owner_moving.message,
+      details: { retry_after_seconds: OWNER_MOVING_RETRY_AFTER_SECONDS },
+    },
+    'req_3kqz7w1v0c9m2x8b',
+  );
+  operation.responses ??= {};
+  operation.responses['503'] ??= {
+    description: '',
+    content: { 'application/json': { schema: { $ref: ERROR_SCHEMA_REF }, examples: {} } },
+  };
+  const response = operation.responses['503'];
+  const json = response.content['application/json'];
+  json.examples = { ...json.examples, owner_moving: { value: example } };
+  response.description = [response.description, '`owner_moving`'].filter(Boolean).join(', ');
 }
 
 /**

@@ -29,6 +29,6 @@ export const receiveProcessorNotification = createRoute({
   },
   responses: {
     200: jsonContent(dataEnvelope(ReceiptSchema), 'Received.'),
-    ...errorResponses('unauthorized', 'payment_method_not_found', 'concurrent_update', 'rate_limited'),
+    ...errorResponses('unauthorized', 'payment_method_not_found', 'concurrent_update', 'rate_limited', 'owner_moving'),
   },
 });

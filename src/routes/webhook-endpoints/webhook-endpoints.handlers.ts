@@ -19,16 +19,16 @@ const withSecret = (row: WebhookEndpointRow, secrets: WebhookSecrets) => ({
 export const createWebhookEndpoint: AppRouteHandler<typeof routes.createWebhookEndpoint> = async (c) => {
   const deps = c.get('deps');
   const { user_id, ...input } = c.req.valid('json');
-  const owner = await resolveOwner(deps, c.get('auth'), user_id);
-  const { row, secret } = await endpoints.createEndpoint(deps, owner.id, input);
+  const { owner, deps: onShard } = await resolveOwner(deps, c.get('auth'), user_id, c.req.method);
+  const { row, secret } = await endpoints.createEndpoint(onShard, owner.id, input);
   return c.json({ data: withSecret(row, secret) }, 201);
 };
 
 export const listWebhookEndpoints: AppRouteHandler<typeof routes.listWebhookEndpoints> = async (c) => {
   const deps = c.get('deps');
   const { limit, offset, user_id } = c.req.valid('query');
-  const owner = await resolveOwner(deps, c.get('auth'), user_id);
-  const { rows, total } = await endpoints.listEndpoints(deps, owner.id, { limit, offset });
+  const { owner, deps: onShard } = await resolveOwner(deps, c.get('auth'), user_id, c.req.method);
+  const { rows, total } = await endpoints.listEndpoints(onShard, owner.id, { limit, offset });
   return c.json({ data: rows.map(endpoints.toWebhookEndpoint), pagination: { limit, offset, total } }, 200);
 };
 
@@ -79,13 +79,16 @@ export const testWebhookEndpoint: AppRouteHandler<typeof routes.testWebhookEndpo
   );
 };
 
+/** The endpoint, with the request's dependencies moved to its owner's shard (an admin's may be another owner's). */
 async function visibleEndpoint(c: Context<AppEnv>, id: string) {
   const auth = c.get('auth');
-  const row = await endpoints.findEndpoint(
+  const found = await endpoints.findEndpoint(
     c.get('deps'),
     { ownerId: auth.ownerId, isAdmin: auth.role === 'admin' },
     id,
+    c.req.method,
   );
-  if (!row) throw new ServiceError('webhook_endpoint_not_found');
-  return row;
+  if (!found) throw new ServiceError('webhook_endpoint_not_found');
+  c.set('deps', found.deps);
+  return found.row;
 }

@@ -11,8 +11,8 @@ const view = (current: secrets.WebhookSecrets) => ({
 
 export const getWebhookSecret: AppRouteHandler<typeof routes.getWebhookSecret> = async (c) => {
   const deps = c.get('deps');
-  const owner = await resolveOwner(deps, c.get('auth'), c.req.valid('query').user_id);
-  return c.json({ data: view(await secrets.getWebhookSecrets(deps, owner.id)) }, 200);
+  const { owner, deps: onShard } = await resolveOwner(deps, c.get('auth'), c.req.valid('query').user_id, 'GET');
+  return c.json({ data: view(await secrets.getWebhookSecrets(onShard, owner.id)) }, 200);
 };
 
 export const rotateWebhookSecret: AppRouteHandler<typeof routes.rotateWebhookSecret> = async (c) =>

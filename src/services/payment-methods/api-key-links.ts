@@ -6,7 +6,7 @@ import { methodStatus } from './resources.ts';
 import { forgetPaymentMethod } from './store.ts';
 
 /** Enables a method for one key of the same owner and environment; both must be active. */
-export async function linkApiKey({ db }: Deps, method: PaymentMethodRow, apiKeyId: string) {
+export async function linkApiKey({ control: db }: Deps, method: PaymentMethodRow, apiKeyId: string) {
   const key = await db
     .select()
     .from(apiKeys)
@@ -33,7 +33,7 @@ export async function linkApiKey({ db }: Deps, method: PaymentMethodRow, apiKeyI
 }
 
 /** Disables the method for that key only; other keys keep it. */
-export async function disableApiKeyLink({ db }: Deps, method: PaymentMethodRow, apiKeyId: string) {
+export async function disableApiKeyLink({ control: db }: Deps, method: PaymentMethodRow, apiKeyId: string) {
   const link = await db
     .update(apiKeyPaymentMethods)
     .set({ enabled: false, updatedAt: Date.now() })

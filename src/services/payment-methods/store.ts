@@ -52,7 +52,7 @@ export async function createPaymentMethod(
     updatedAt: now,
     deletedAt: null,
   };
-  await deps.db.insert(paymentMethods).values(row).run();
+  await deps.control.insert(paymentMethods).values(row).run();
   return row;
 }
 
@@ -60,12 +60,12 @@ export async function createPaymentMethod(
  * A method by id alone, whatever its owner or state: for work on an existing payment or refund, whose
  * method was checked when the operation began (resuming, reconciling, expiring, test helpers).
  */
-export function loadPaymentMethod({ db }: Deps, id: string): Promise<PaymentMethodRow | undefined> {
+export function loadPaymentMethod({ control: db }: Deps, id: string): Promise<PaymentMethodRow | undefined> {
   return db.select().from(paymentMethods).where(eq(paymentMethods.id, id)).get();
 }
 
 export async function listAccountPaymentMethods(
-  { db, environment }: Deps,
+  { control: db, environment }: Deps,
   ownerId: string,
   limit: number,
   offset: number,
@@ -93,7 +93,7 @@ export async function listAccountPaymentMethods(
  * Unknown, foreign and (unless asked) deleted methods are all `undefined`, so they answer alike.
  */
 export async function findAccountPaymentMethod(
-  { db, environment }: Deps,
+  { control: db, environment }: Deps,
   viewer: { ownerId: string; isAdmin: boolean },
   id: string,
   includeDeleted = false,
@@ -147,7 +147,7 @@ export async function updatePaymentMethod(
     secretsCiphertext,
     updatedAt: Math.max(Date.now(), row.updatedAt + 1),
   };
-  await deps.db
+  await deps.control
     .update(paymentMethods)
     .set({
       name: next.name,
@@ -164,7 +164,7 @@ export async function updatePaymentMethod(
 }
 
 /** Soft delete: secrets erased and key links disabled in one batch; payments keep their reference. */
-export async function deletePaymentMethod({ db }: Deps, row: PaymentMethodRow): Promise<void> {
+export async function deletePaymentMethod({ control: db }: Deps, row: PaymentMethodRow): Promise<void> {
   if (row.deletedAt !== null) return;
   const now = Date.now();
   await db.batch([
@@ -192,7 +192,7 @@ function keyVisibleConditions(apiKeyId: string, environment: Environment) {
 }
 
 export async function listPublicPaymentMethods(deps: Deps, caller: Caller, limit: number, offset: number) {
-  const { db, environment } = deps;
+  const { control: db, environment } = deps;
   if (caller.kind === 'api_key') {
     const where = keyVisibleConditions(caller.apiKeyId, environment);
     const join = eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id);
@@ -232,7 +232,7 @@ export async function findUsablePaymentMethod(deps: Deps, caller: Caller, id: st
     const now = Date.now();
     const cached = usableByKey.get(cacheKey, now);
     if (cached) return cached;
-    const found = await deps.db
+    const found = await deps.control
       .select({ method: paymentMethods })
       .from(paymentMethods)
       .innerJoin(apiKeyPaymentMethods, eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id))

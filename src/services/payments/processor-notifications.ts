@@ -17,6 +17,7 @@ import {
   type PaymentMethodRow,
 } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { ownerDeps } from '../shards/owner-deps.ts';
 import { canRefundTransition } from '../../domain/refund-state.ts';
 import { nextUpdatedAt, type PaymentStatus } from '../../domain/payment-state.ts';
 import { settlementChange } from '../../domain/settlement.ts';
@@ -52,16 +53,19 @@ export const UNVERIFIED_NOTIFICATION_RATE_LIMIT = { limit: 60, windowMs: 60_000 
 export const UNVERIFIED_REREAD_WINDOW_MS = 10_000;
 
 export async function receiveProcessorNotification(
-  deps: Deps,
+  edgeDeps: Deps,
   paymentMethodId: string,
   input: InboundNotification,
 ): Promise<NotificationOutcome> {
-  const method = await deps.db
+  const method = await edgeDeps.control
     .select()
     .from(paymentMethods)
-    .where(and(eq(paymentMethods.id, paymentMethodId), eq(paymentMethods.environment, deps.environment)))
+    .where(and(eq(paymentMethods.id, paymentMethodId), eq(paymentMethods.environment, edgeDeps.environment)))
     .get();
   if (!method || method.secretsCiphertext === null) throw new ServiceError('payment_method_not_found');
+  // The method's owner's shard holds the payment and the record of notifications seen (a move answers 503, and
+  // processors deliver again later).
+  const deps = await ownerDeps(edgeDeps, method.userId, 'POST');
   const { version, ctx } = await connectorFor(deps, method);
   const parsed = await callConnector(() => version.adapter.parseNotification(ctx, input));
   if (!parsed.ok) throw new ServiceError('unauthorized', 'The notification could not be verified.');

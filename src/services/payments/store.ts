@@ -166,7 +166,7 @@ export async function commitPaymentChange(
         updatedAt: event.createdAt,
       };
       outbox.push(insertRowIf(db, webhookDeliveries, delivery, written));
-      deliveries.push(pendingDeliveryOf(event.id, PAYMENT_URL_DESTINATION));
+      deliveries.push(pendingDeliveryOf(event.id, next.ownerId, PAYMENT_URL_DESTINATION));
     }
     endpointsAt.push({ index: outbox.length, eventId: event.id });
     outbox.push(endpointDeliveriesStatement(deps, next, event, { paymentId: next.id, ownerId: next.ownerId }, written));
@@ -182,7 +182,7 @@ export async function commitPaymentChange(
   if (updated.meta.changes !== 1) return null;
   for (const { index, eventId } of endpointsAt) {
     for (const { destination } of results[before.length + index] as { destination: string }[])
-      deliveries.push(pendingDeliveryOf(eventId, destination));
+      deliveries.push(pendingDeliveryOf(eventId, next.ownerId, destination));
   }
   return { payment: next, deliveries };
 }

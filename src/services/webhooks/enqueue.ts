@@ -3,12 +3,19 @@ import type { WebhookMessage } from '../../env.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
 import { log } from '../../lib/log.ts';
 
-/** A delivery owed: of event `eventId`, to the endpoint `endpointId`, or to the payment's `webhook_url` without one. */
-export type PendingDelivery = WebhookMessage;
+/**
+ * A delivery owed: of event `eventId` of owner `ownerId`, to the endpoint `endpointId`, or to the payment's
+ * `webhook_url` without one.
+ */
+export interface PendingDelivery {
+  eventId: string;
+  ownerId: string;
+  endpointId?: string;
+}
 
 /** The delivery owed by a stored row (its `destination`: `payment_url` or an endpoint id). */
-export const pendingDeliveryOf = (eventId: string, destination: string): PendingDelivery =>
-  destination === PAYMENT_URL_DESTINATION ? { eventId } : { eventId, endpointId: destination };
+export const pendingDeliveryOf = (eventId: string, ownerId: string, destination: string): PendingDelivery =>
+  destination === PAYMENT_URL_DESTINATION ? { eventId, ownerId } : { eventId, ownerId, endpointId: destination };
 
 /**
  * Hands committed deliveries to the queue. A failed send loses nothing: the delivery row is already
@@ -19,9 +26,12 @@ export async function enqueueDeliveries(deps: Deps, deliveries: PendingDelivery[
   try {
     await deps.webhooks.sendBatch(
       deliveries.map((d) => ({
-        body: (d.endpointId
-          ? { eventId: d.eventId, endpointId: d.endpointId }
-          : { eventId: d.eventId }) satisfies WebhookMessage,
+        body: {
+          eventId: d.eventId,
+          ...(d.endpointId ? { endpointId: d.endpointId } : {}),
+          shard: deps.shard,
+          ownerId: d.ownerId,
+        } satisfies WebhookMessage,
         contentType: 'json' as const,
       })),
     );

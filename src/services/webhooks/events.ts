@@ -170,7 +170,7 @@ export async function redeliverEvent(
   }
   await enqueueDeliveries(
     deps,
-    revived.map((d) => pendingDeliveryOf(event.id, d.destination)),
+    revived.map((d) => pendingDeliveryOf(event.id, event.ownerId, d.destination)),
   );
   return { ok: true };
 }

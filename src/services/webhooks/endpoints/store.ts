@@ -3,6 +3,7 @@ import { insertRowIf } from '../../../db/conditional-insert.ts';
 import { fetchPage, newestFirstPage, type Page } from '../../../db/paging.ts';
 import { webhookEndpoints, type EndpointDisabledReason, type WebhookEndpointRow } from '../../../db/schema/index.ts';
 import type { Deps } from '../../../deps.ts';
+import { ownerDeps } from '../../shards/owner-deps.ts';
 import type { OwnerScope } from '../../../domain/caller.ts';
 import { MAX_ENDPOINTS_PER_OWNER, normalizeEnabledEvents } from '../../../domain/webhook-endpoints.ts';
 import { generateWebhookSecret } from '../../../domain/webhook-signature.ts';
@@ -98,12 +99,35 @@ export function listEndpoints({ db, environment }: Deps, ownerId: string, page: 
 }
 
 /**
- * An endpoint the caller may manage: its own (any owner's for an admin), in this environment. Unknown
- * and foreign endpoints are both `undefined`, so they answer alike.
+ * An endpoint the caller may manage, with the invocation on its owner's shard: its own, on its shard; for an admin,
+ * any owner's, found on its own shard first and then on the others in turn (the one request path that may look
+ * at more than one shard: an admin's, by an id it holds; docs/SCALE.md). Unknown and foreign endpoints are both
+ * `undefined`, so they answer alike.
  */
-export function findEndpoint({ db, environment }: Deps, viewer: { ownerId: string; isAdmin: boolean }, id: string) {
+export async function findEndpoint(
+  deps: Deps,
+  viewer: { ownerId: string; isAdmin: boolean },
+  id: string,
+  method: string,
+): Promise<{ row: WebhookEndpointRow; deps: Deps } | undefined> {
+  const mine = await endpointOnShard(deps, id, viewer.isAdmin ? null : viewer.ownerId);
+  if (mine) return { row: mine, deps };
+  if (!viewer.isAdmin) return undefined;
+  for (const shard of deps.shards) {
+    if (shard.name === deps.shard) continue;
+    const row = await endpointOnShard(deps.withShard(shard.name), id, null);
+    // Where the directory says its owner lives (a copy left behind by a move is not it).
+    if (row) {
+      const ownerShard = await ownerDeps(deps, row.ownerId, method);
+      return ownerShard.shard === shard.name ? { row, deps: ownerShard } : undefined;
+    }
+  }
+  return undefined;
+}
+
+function endpointOnShard({ db, environment }: Deps, id: string, ownerId: string | null) {
   const conditions = [eq(webhookEndpoints.id, id), eq(webhookEndpoints.environment, environment)];
-  if (!viewer.isAdmin) conditions.push(eq(webhookEndpoints.ownerId, viewer.ownerId));
+  if (ownerId !== null) conditions.push(eq(webhookEndpoints.ownerId, ownerId));
   return db
     .select()
     .from(webhookEndpoints)

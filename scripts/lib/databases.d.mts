@@ -1,0 +1,1 @@
+export function databaseBindings(env: string, configPath?: string): { control: 'DB'; shards: string[] };

@@ -1,0 +1,96 @@
+import { count, eq } from 'drizzle-orm';
+import { ownerPlacements } from '../../db/schema/index.ts';
+import { isShardName, type ShardName } from '../../db/shards.ts';
+import type { Deps } from '../../deps.ts';
+import { chooseShard } from '../../domain/shard-policy.ts';
+import { IsolateCache } from '../../lib/isolate-cache.ts';
+
+/** Where an owner's data lives (db/schema/owner-placements.ts). */
+export interface Placement {
+  ownerId: string;
+  shard: ShardName;
+  /** Set while the owner is being moved there: its writes answer `owner_moving` until the directory flips. */
+  movingTo: ShardName | null;
+  placedAt: number;
+  updatedAt: number;
+}
+
+/**
+ * How long an isolate trusts a placement it read (like the API keys, lib/isolate-cache.ts): every request reads
+ * it, so a D1 round trip per request would double a read's cost. A move (move-owner.ts) waits this long after
+ * marking the owner before it copies, so that no isolate still writes to the old shard from a stale entry.
+ */
+export const DIRECTORY_CACHE_MS = 10_000;
+
+const cache = new IsolateCache<Placement>(DIRECTORY_CACHE_MS, 10_000);
+
+/** The owner's placement, placing it by the policy (domain/shard-policy.ts) the first time it is seen. */
+export async function placementOf(deps: Deps, ownerId: string, now = Date.now()): Promise<Placement> {
+  const cached = cache.get(ownerId, now);
+  if (cached) return cached;
+  const placement = (await readPlacement(deps, ownerId)) ?? (await placeOwner(deps, ownerId, undefined, now));
+  cache.set(ownerId, placement, now);
+  return placement;
+}
+
+/** The directory's row as it is now, bypassing the cache (admin reads, the move). */
+export async function readPlacement(deps: Deps, ownerId: string): Promise<Placement | null> {
+  const row = await deps.control.select().from(ownerPlacements).where(eq(ownerPlacements.ownerId, ownerId)).get();
+  return row ? toPlacement(row) : null;
+}
+
+/**
+ * Places an owner not placed yet: on `shard` (an admin's choice) or by the policy. A placement that exists wins
+ * (two first requests of a new owner at once agree on the first one written), so this never moves an owner.
+ */
+export async function placeOwner(
+  deps: Deps,
+  ownerId: string,
+  shard: ShardName | undefined,
+  now = Date.now(),
+): Promise<Placement> {
+  const target = shard ?? chooseShard(deps.shards, await ownersPerShard(deps)).name;
+  const [, row] = await deps.control.batch([
+    deps.control
+      .insert(ownerPlacements)
+      .values({ ownerId, shard: target, movingTo: null, placedAt: now, updatedAt: now })
+      .onConflictDoNothing(),
+    deps.control.select().from(ownerPlacements).where(eq(ownerPlacements.ownerId, ownerId)),
+  ]);
+  const placement = toPlacement(row[0]!);
+  cache.set(ownerId, placement, now);
+  return placement;
+}
+
+/** How many owners each shard holds (the policy's input; the admin placement view shows it too). */
+export async function ownersPerShard(deps: Deps): Promise<Map<string, number>> {
+  const rows = await deps.control
+    .select({ shard: ownerPlacements.shard, owners: count() })
+    .from(ownerPlacements)
+    .groupBy(ownerPlacements.shard)
+    .all();
+  return new Map(rows.map((r) => [r.shard, r.owners]));
+}
+
+/** This isolate forgets an owner's placement (the move changes it here at once; elsewhere within the cache time). */
+export function forgetPlacement(ownerId: string): void {
+  cache.delete(ownerId);
+}
+
+/** For tests: every isolate-cached placement dropped. */
+export function clearPlacementCache(): void {
+  cache.clear();
+}
+
+function toPlacement(row: typeof ownerPlacements.$inferSelect): Placement {
+  if (!isShardName(row.shard) || (row.movingTo !== null && !isShardName(row.movingTo))) {
+    throw new Error(`The directory names a shard that is not a shard binding name: ${row.shard}/${row.movingTo}`);
+  }
+  return {
+    ownerId: row.ownerId,
+    shard: row.shard,
+    movingTo: row.movingTo as ShardName | null,
+    placedAt: row.placedAt,
+    updatedAt: row.updatedAt,
+  };
+}
