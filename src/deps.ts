@@ -12,7 +12,7 @@ import type { Env, WebhookMessage } from './env.ts';
  * HTTP layer alone: routes/docs).
  */
 export interface Deps {
-  db: Db;
+  readonly db: Db;
   /** The raw binding behind `db` (the database, or this invocation's session of it), for the prepared hot reads. */
   d1: D1Handle;
   /** Set when `db` reads through a D1 session (read replication): its bookmark after the queries ran. */
@@ -39,9 +39,14 @@ export interface DepsOptions {
 
 export function createDeps(env: Env, options: DepsOptions = {}): Deps {
   const d1Session = options.d1Session !== undefined ? env.DB.withSession(options.d1Session) : undefined;
+  const d1 = d1Session ?? env.DB;
   return {
-    db: createDb(d1Session ?? env.DB),
-    d1: d1Session ?? env.DB,
+    // Built on first use (then one per binding or session, db/client.ts): a read through the prepared statements
+    // (db/prepared.ts) never needs one, and a session's client would otherwise be built for every read.
+    get db() {
+      return createDb(d1);
+    },
+    d1,
     ...(d1Session ? { d1Session } : {}),
     environment: env.ENVIRONMENT,
     get keyRing() {
