@@ -2,10 +2,11 @@
 // (default: get payment), through wrangler dev's inspector. Prints where the isolate's time goes: the
 // functions with the most self time, and the time by package or source file (a sample counts for every
 // package on its stack, once). Measurement only; nothing of it runs in the service.
-//   BENCH_PROFILE_OP=get|replay   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8
+//   BENCH_PROFILE_OP=get|replay   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8   BENCH_PROFILE_TOP=30
+//   BENCH_PROFILE_OUT=file.cpuprofile (the whole profile, for DevTools)
 import autocannon from 'autocannon';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -259,6 +260,8 @@ async function main() {
       `${OP}: ${result.requests.average.toFixed(0)} req/s, ${result.requests.total} requests, non-2xx ${result.non2xx}`,
     );
     summarize(profile, moduleMapOf(sources));
+    // The whole profile, for Chrome DevTools (Performance > Load profile) or a closer look.
+    if (process.env.BENCH_PROFILE_OUT) writeFileSync(process.env.BENCH_PROFILE_OUT, JSON.stringify(profile));
   } finally {
     await server.stop();
     rmSync(stateDir, { recursive: true, force: true });
