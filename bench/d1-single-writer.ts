@@ -75,11 +75,16 @@ export class SingleWriter {
   }
 }
 
-/** A D1 database binding (or a session of one): told apart from every other binding by its methods. */
+/**
+ * A D1 database binding: an instance of the runtime's `D1Database` class. Its methods alone do not tell it: a service
+ * binding or the assets binding (a `Fetcher`) answers every property name with a function (an RPC call).
+ */
 export function isD1Database(value: unknown): value is D1Database {
   if (value === null || typeof value !== 'object') return false;
+  const prototype = Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null;
   const candidate = value as Record<string, unknown>;
   return (
+    prototype?.constructor?.name === 'D1Database' &&
     typeof candidate.prepare === 'function' &&
     typeof candidate.batch === 'function' &&
     typeof candidate.exec === 'function' &&

@@ -50,7 +50,8 @@ const millisecondsOf = (value: string | undefined) => {
  * metered into `stats` (the latency model's delay, when set, is waited before a call queues for its database).
  */
 const metered = (env: BenchEnv, stats: D1Stats, statements: StatementLog): BenchEnv => {
-  const modelled = withSingleWriters(env, millisecondsOf(env.BENCH_D1_SERVICE_MS)) as Record<string, unknown>;
+  // A copy: the runtime's `env` is shared by every request and must never be wrapped in place.
+  const modelled = { ...withSingleWriters(env, millisecondsOf(env.BENCH_D1_SERVICE_MS)) } as Record<string, unknown>;
   const options = { delayMs: millisecondsOf(env.BENCH_D1_DELAY_MS), statements };
   for (const name of d1BindingNames(modelled)) modelled[name] = meteredD1(modelled[name] as D1Database, stats, options);
   return modelled as BenchEnv;

@@ -79,7 +79,16 @@ describe('single-writer model of D1', () => {
 
   it('tells D1 databases from the other bindings, whatever their names', () => {
     expect(isD1Database(env.DB)).toBe(true);
-    for (const other of [env.IDEMPOTENCY, env.RATE_LIMITER, env.WEBHOOKS, env.API_KEY_RATE_LIMIT, env.ENVIRONMENT]) {
+    // A service binding or the assets binding answers any property with a function (an RPC call).
+    const rpcLike = new Proxy({}, { get: () => () => undefined });
+    for (const other of [
+      env.IDEMPOTENCY,
+      env.RATE_LIMITER,
+      env.WEBHOOKS,
+      env.API_KEY_RATE_LIMIT,
+      env.ENVIRONMENT,
+      rpcLike,
+    ]) {
       expect(isD1Database(other)).toBe(false);
     }
     expect(d1BindingNames({ ...env, SHARD_0: env.DB, SHARD_1: env.DB })).toEqual(
