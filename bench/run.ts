@@ -22,7 +22,7 @@
 //   8. Stops every process it started (whole process groups) and removes the temporary directory.
 //
 // Options: --d1-service-ms N (or BENCH_D1_SERVICE_MS; 20; 0 skips the single-writer model), --shards N (or
-// BENCH_SHARDS; 0): see "single-writer model and shards" below. BENCH_MODEL_CONNECTIONS (32), BENCH_MODEL_DURATION
+// BENCH_SHARDS; 0): see "single-writer model and shards" below. BENCH_MODEL_CONNECTIONS (16), BENCH_MODEL_DURATION
 // (s per round, 5), BENCH_SHARD_MIGRATIONS (the shards' migrations folder; default: a SHARD_ binding's own in
 // wrangler.toml, else DB's).
 // Knobs (environment): BENCH_DURATION (s per round, 5), BENCH_ROUNDS (4), BENCH_WARMUP (s, 3),
@@ -105,7 +105,7 @@ const KEYLOAD_RATE = intSetting('BENCH_KEYLOAD_RATE', 20, 1, 45);
 // The single-writer model (bench/d1-single-writer.ts): each D1 database runs one call at a time, each holding it this
 // long (0 skips the scenario). Its creates run with MODEL_CONNECTIONS connections, ROUNDS rounds of MODEL_DURATION_S.
 const D1_SERVICE_MS = optionSetting('--d1-service-ms', 'BENCH_D1_SERVICE_MS', 20, 0, 1000);
-const MODEL_CONNECTIONS = intSetting('BENCH_MODEL_CONNECTIONS', 32, 1, 256);
+const MODEL_CONNECTIONS = intSetting('BENCH_MODEL_CONNECTIONS', 16, 1, 256);
 const MODEL_DURATION_S = intSetting('BENCH_MODEL_DURATION', 5, 1, 120);
 // Shard databases the service is given: SHARD_0 ... SHARD_{n-1}, each a distinct local database (shardedConfig).
 // 0: the project's wrangler.toml as it is.
