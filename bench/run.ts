@@ -12,14 +12,18 @@
 //   4. Asks the service for the EXPLAIN QUERY PLAN of every statement the sampled requests ran.
 //   5. Per-key load: a quiet API key reads get payment at a steady rate alone, beside a flood spread over the
 //      operations' keys (none reaches its limit), and beside one key of the same owner flooding beyond its limit.
-//   6. The latency model: restarts both on the same state with every D1 round trip delayed by
+//   6. The single-writer model (bench/d1-single-writer.ts): restarts the service alone on the same state with every
+//      D1 database binding running one call at a time for --d1-service-ms each, and drives creates with
+//      BENCH_MODEL_CONNECTIONS: creates/s, p50/p99, and what each database's writer did (calls per create, busy share).
+//      With --shards N the service runs on a generated config with N more D1 bindings SHARD_0... (shardedConfig).
+//   7. The latency model: restarts both on the same state with every D1 round trip delayed by
 //      BENCH_LATENCY_MS (a Worker far from the database's primary) and measures p50/p99 per operation
 //      with few connections, so the serial round trips show as latency.
-//   7. Prints and writes bench/RESULTS.md: requests/s, p50/p99 latency, errors and non-2xx, the ratio
+//   8. Prints and writes bench/RESULTS.md: requests/s, p50/p99 latency, errors and non-2xx, the ratio
 //      to the baseline, D1 statements / round trips / rows per operation (sampled `X-D1-Stats`),
 //      workerd CPU time per request (/proc utime+stime of each side's workerd processes per round), the
 //      query plans, the per-key table and the latency model's table.
-//   8. Stops every process it started (whole process groups) and removes the temporary directory.
+//   9. Stops every process it started (whole process groups) and removes the temporary directory.
 //
 // Options: --d1-service-ms N (or BENCH_D1_SERVICE_MS; 20; 0 skips the single-writer model), --shards N (or
 // BENCH_SHARDS; 0): see "single-writer model and shards" below. BENCH_MODEL_CONNECTIONS (16), BENCH_MODEL_DURATION
