@@ -861,6 +861,12 @@ function renderModel(model: ModelResult): string[] {
     `| ${fmt(model.create.rps)} | ${fmt(model.create.p50)} | ${fmt(model.create.p99)} | ${model.create.non2xx} | ${model.create.errors} | ${fmt(ceiling)} | ${fmt(100 * model.cpuShare, 0)}% |`,
   );
   lines.push('');
+  if (model.create.failures.length > 0) {
+    lines.push(`Non-2xx answers: ${model.create.statuses}; first bodies:`);
+    lines.push('');
+    for (const body of model.create.failures) lines.push(`- \`${body.replaceAll('`', "'").replaceAll('\n', ' ')}\``);
+    lines.push('');
+  }
   lines.push('| D1 binding | calls | calls per create | busy (share of the time) | wait per call ms | deepest queue |');
   lines.push('| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const w of model.writers)
@@ -1310,6 +1316,7 @@ async function main() {
           .map((w) => `${w.binding} ${fmt(w.perCreate, 2)} calls/create, busy ${fmt(100 * w.busyShare, 0)}%`)
           .join('; '),
     );
+    for (const body of model.create.failures) log(`  non-2xx: ${body}`);
   }
 
   if (LATENCY_MS > 0) {
