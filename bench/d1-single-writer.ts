@@ -57,7 +57,16 @@ export class SingleWriter {
     const arrived = this.now();
     this.queued += 1;
     this.stats.maxQueued = Math.max(this.stats.maxQueued, this.queued - 1);
-    const turn = this.tail.then(async () => {
+    const previous = this.tail;
+    const turn = (async () => {
+      // workerd cancels a request whose own work has nothing pending ("your Worker's code had hung"): waiting for
+      // another request's call to end is such a wait, so a waiting call keeps a timer of its own until its turn.
+      const keepAlive = setInterval(() => {}, 1_000);
+      try {
+        await previous;
+      } finally {
+        clearInterval(keepAlive);
+      }
       this.queued -= 1;
       const started = this.now();
       this.stats.waitedMs += started - arrived;
@@ -68,7 +77,7 @@ export class SingleWriter {
         this.stats.calls += 1;
         this.stats.busyMs += this.now() - started;
       }
-    });
+    })();
     // The next call waits for this one to end, whether it failed or not.
     this.tail = turn.catch(() => undefined);
     return turn;
