@@ -150,11 +150,23 @@ export function meteredD1(db: D1Database, stats: D1Stats, options: MeterOptions 
     },
   };
   // A session (the service's reads, deps.ts) is metered like the database it came from; dump is not.
-  const withSession = (constraint?: string) =>
-    meteredD1(db.withSession(constraint) as unknown as D1Database, stats, options);
+  return wrapD1(db, metered, (constraint) =>
+    meteredD1(db.withSession(constraint) as unknown as D1Database, stats, options),
+  );
+}
+
+/**
+ * `db` with its `prepare`, `batch` and `exec` answered by `calls`, and `withSession` by `withSession`; anything
+ * else goes to `db` itself. The bench's wrappers of a D1 binding (this meter, bench/d1-single-writer.ts) are built on it.
+ */
+export function wrapD1(
+  db: D1Database,
+  calls: Pick<D1Database, 'prepare' | 'batch' | 'exec'>,
+  withSession: (constraint?: string) => D1Database,
+): D1Database {
   return new Proxy(db, {
     get(target, property) {
-      if (property === 'prepare' || property === 'batch' || property === 'exec') return metered[property];
+      if (property === 'prepare' || property === 'batch' || property === 'exec') return calls[property];
       if (property === 'withSession') return withSession;
       const value = Reflect.get(target, property, target) as unknown;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;

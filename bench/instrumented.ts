@@ -9,13 +9,19 @@
 //   wrapped so that share is collected on the way back.
 // - `BENCH_D1_DELAY_MS` (a var) makes every D1 round trip wait that long first, on both sides of the
 //   object: the latency model of a Worker far from the database's primary.
+// - `BENCH_D1_SERVICE_MS` (a var) puts every D1 database binding under the single-writer model
+//   (bench/d1-single-writer.ts): one call at a time per database, each holding it that long; `GET /__bench/d1-writers`
+//   answers what each database's writer did in this isolate (calls, busy and waiting time, deepest queue).
+// - Every binding that is a D1 database is modelled and metered (`DB` today, `SHARD_0`, `SHARD_1`, ... when the
+//   Worker has them), found by what it is, not by name.
 // - `POST /__bench/explain` with `[[sql, parameter count], ...]` answers each statement's
-//   `EXPLAIN QUERY PLAN` (parameters bound to NULL), run on the service's own database.
+//   `EXPLAIN QUERY PLAN` (parameters bound to NULL), run on the service's own database (`DB`).
 // The object's meter is per instance and reports the difference around one `execute`; the bench reads it
 // from single requests sent one at a time, where no other call of the same key overlaps.
 import type { Env } from '../src/env.ts';
 import service, { IdempotencyStore as ServiceIdempotencyStore, RateLimiter } from '../src/index.ts';
 import type { OperationAnswer, OperationRequest } from '../src/services/idempotency.ts';
+import { d1BindingNames, singleWriterStats, withSingleWriters } from './d1-single-writer.ts';
 import {
   addD1Stats,
   D1_OPERATION_STATS_HEADER,
@@ -32,17 +38,24 @@ import {
   type StatementLog,
 } from './d1-meter.ts';
 
-type BenchEnv = Env & { BENCH_D1_DELAY_MS?: string };
+type BenchEnv = Env & { BENCH_D1_DELAY_MS?: string; BENCH_D1_SERVICE_MS?: string };
 
-const delayOf = (env: BenchEnv) => {
-  const ms = Number(env.BENCH_D1_DELAY_MS ?? 0);
+const millisecondsOf = (value: string | undefined) => {
+  const ms = Number(value ?? 0);
   return Number.isFinite(ms) && ms > 0 ? ms : 0;
 };
 
-const metered = (env: BenchEnv, stats: D1Stats, statements: StatementLog): BenchEnv => ({
-  ...env,
-  DB: meteredD1(env.DB, stats, { delayMs: delayOf(env), statements }),
-});
+/**
+ * `env` with every D1 database binding under the single-writer model (when `BENCH_D1_SERVICE_MS` is set), then
+ * metered into `stats` (the latency model's delay, when set, is waited before a call queues for its database).
+ */
+const metered = (env: BenchEnv, stats: D1Stats, statements: StatementLog): BenchEnv => {
+  // A copy: the runtime's `env` is shared by every request and must never be wrapped in place.
+  const modelled = { ...withSingleWriters(env, millisecondsOf(env.BENCH_D1_SERVICE_MS)) } as Record<string, unknown>;
+  const options = { delayMs: millisecondsOf(env.BENCH_D1_DELAY_MS), statements };
+  for (const name of d1BindingNames(modelled)) modelled[name] = meteredD1(modelled[name] as D1Database, stats, options);
+  return modelled as BenchEnv;
+};
 
 export { RateLimiter };
 
@@ -117,7 +130,11 @@ async function explain(request: Request, env: BenchEnv): Promise<Response> {
 export default {
   ...service,
   async fetch(request, env, ctx) {
-    if (new URL(request.url).pathname === '/__bench/explain' && request.method === 'POST') return explain(request, env);
+    const { pathname } = new URL(request.url);
+    if (pathname === '/__bench/explain' && request.method === 'POST') return explain(request, env);
+    if (pathname === '/__bench/d1-writers' && request.method === 'GET') {
+      return Response.json({ bindings: d1BindingNames(env), writers: singleWriterStats() });
+    }
     const stats = emptyD1Stats();
     const statements: StatementLog = new Map();
     let operation: OperationD1['d1'];

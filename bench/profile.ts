@@ -2,10 +2,11 @@
 // (default: get payment), through wrangler dev's inspector. Prints where the isolate's time goes: the
 // functions with the most self time, and the time by package or source file (a sample counts for every
 // package on its stack, once). Measurement only; nothing of it runs in the service.
-//   BENCH_PROFILE_OP=get|replay   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8
+//   BENCH_PROFILE_OP=get|replay   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8   BENCH_PROFILE_TOP=30
+//   BENCH_PROFILE_OUT=file.cpuprofile (the whole profile, for DevTools)
 import autocannon from 'autocannon';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +23,7 @@ const KEYS = 16;
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; scriptId?: string };
   children?: number[];
 }
 interface Profile {
@@ -85,46 +86,94 @@ function inspector(url: string) {
   };
 }
 
+/**
+ * Where a bundled line comes from: wrangler bundles the Worker with esbuild, which writes a `// <path>` comment
+ * before each module it inlines (`// src/lib/ids.ts`, `// node_modules/hono/dist/hono-base.js`). Built from the
+ * bundle's source, read back through the inspector after the profile stopped.
+ */
+type ModuleMap = (scriptId: string | undefined, line: number) => string | null;
+
+function moduleMapOf(sources: Map<string, string>): ModuleMap {
+  const starts = new Map<string, { line: number; path: string }[]>();
+  for (const [scriptId, text] of sources) {
+    const list: { line: number; path: string }[] = [];
+    text.split('\n').forEach((line, index) => {
+      const match = /^\/\/ (\S+\.[cm]?[jt]s)$/.exec(line);
+      if (match) list.push({ line: index, path: match[1]! });
+    });
+    starts.set(scriptId, list);
+  }
+  return (scriptId, line) => {
+    const list = scriptId === undefined ? undefined : starts.get(scriptId);
+    if (!list || list.length === 0) return null;
+    let lo = 0;
+    let hi = list.length - 1;
+    if (line < list[0]!.line) return null;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (list[mid]!.line <= line) lo = mid;
+      else hi = mid - 1;
+    }
+    return list[lo]!.path;
+  };
+}
+
 /** A short name for where a frame's code comes from: a package, or a source file of this repository. */
-function originOf(url: string): string {
+function originOf(frame: ProfileNode['callFrame'], modules: ModuleMap): string {
+  const bundled = modules(frame.scriptId, frame.lineNumber);
+  const url = bundled ?? frame.url;
   if (!url) return '(native / runtime)';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1]!;
-  const src = /(src\/.+?\.ts)/.exec(url);
+  const src = /((?:src|bench)\/.+?\.ts)/.exec(url);
   return src ? src[1]! : url.split('/').slice(-2).join('/');
 }
 
-function summarize(profile: Profile) {
+const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 30);
+
+function summarize(profile: Profile, modules: ModuleMap) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const nameOf = (node: ProfileNode) =>
+    `${node.callFrame.functionName || '(anonymous)'}  ${originOf(node.callFrame, modules)}`;
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
+  const inclusiveFunction = new Map<string, number>();
   let total = 0;
   profile.samples.forEach((id, i) => {
     const dt = profile.timeDeltas[i] ?? 0;
     const node = byId.get(id)!;
     if (node.callFrame.functionName === '(idle)' || node.callFrame.functionName === '(program)') return;
     total += dt;
-    const key = `${node.callFrame.functionName || '(anonymous)'}  ${originOf(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+    const key = nameOf(node);
     self.set(key, (self.get(key) ?? 0) + dt);
-    const seen = new Set<string>();
+    const seenOrigins = new Set<string>();
+    const seenFunctions = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const origin = originOf(byId.get(at)!.callFrame.url);
-      if (!seen.has(origin)) {
-        seen.add(origin);
+      const frame = byId.get(at)!;
+      const origin = originOf(frame.callFrame, modules);
+      if (!seenOrigins.has(origin)) {
+        seenOrigins.add(origin);
         inclusive.set(origin, (inclusive.get(origin) ?? 0) + dt);
+      }
+      const name = nameOf(frame);
+      if (!seenFunctions.has(name) && frame.callFrame.functionName !== '(root)') {
+        seenFunctions.add(name);
+        inclusiveFunction.set(name, (inclusiveFunction.get(name) ?? 0) + dt);
       }
     }
   });
   const pct = (us: number) => `${((100 * us) / total).toFixed(1)}%`;
+  const top = (title: string, map: Map<string, number>) => {
+    console.log(`\n${title}, top ${TOP}:`);
+    for (const [key, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, TOP))
+      console.log(`  ${pct(us).padStart(6)}  ${key}`);
+  };
   console.log(`\nbusy samples: ${(total / 1000).toFixed(0)} ms of CPU in the isolate`);
-  console.log('\nself time, top 25:');
-  for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25))
-    console.log(`  ${pct(us).padStart(6)}  ${key}`);
-  console.log('\ntime with the origin on the stack (inclusive), top 25:');
-  for (const [key, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25))
-    console.log(`  ${pct(us).padStart(6)}  ${key}`);
+  top('self time', self);
+  top('time with the function on the stack (inclusive)', inclusiveFunction);
+  top('time with the source file or package on the stack (inclusive)', inclusive);
 }
 
 async function main() {
@@ -199,11 +248,20 @@ async function main() {
       requests: [{ setupRequest: (request) => ({ ...request, ...requestOf(sent++) }) }],
     });
     const { profile } = (await session.send('Profiler.stop')) as { profile: Profile };
+    // The bundle's text, to name the source module of each bundled line (moduleMapOf).
+    await session.send('Debugger.enable');
+    const sources = new Map<string, string>();
+    for (const scriptId of new Set(profile.nodes.map((n) => n.callFrame.scriptId).filter((id) => id && id !== '0'))) {
+      const answer = (await session.send('Debugger.getScriptSource', { scriptId })) as { scriptSource?: string };
+      if (answer?.scriptSource) sources.set(scriptId!, answer.scriptSource);
+    }
     session.close();
     console.log(
       `${OP}: ${result.requests.average.toFixed(0)} req/s, ${result.requests.total} requests, non-2xx ${result.non2xx}`,
     );
-    summarize(profile);
+    summarize(profile, moduleMapOf(sources));
+    // The whole profile, for Chrome DevTools (Performance > Load profile) or a closer look.
+    if (process.env.BENCH_PROFILE_OUT) writeFileSync(process.env.BENCH_PROFILE_OUT, JSON.stringify(profile));
   } finally {
     await server.stop();
     rmSync(stateDir, { recursive: true, force: true });

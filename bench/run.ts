@@ -12,15 +12,23 @@
 //   4. Asks the service for the EXPLAIN QUERY PLAN of every statement the sampled requests ran.
 //   5. Per-key load: a quiet API key reads get payment at a steady rate alone, beside a flood spread over the
 //      operations' keys (none reaches its limit), and beside one key of the same owner flooding beyond its limit.
-//   6. The latency model: restarts both on the same state with every D1 round trip delayed by
+//   6. The single-writer model (bench/d1-single-writer.ts): restarts the service alone on the same state with every
+//      D1 database binding running one call at a time for --d1-service-ms each, and drives creates with
+//      BENCH_MODEL_CONNECTIONS: creates/s, p50/p99, and what each database's writer did (calls per create, busy share).
+//      With --shards N the service runs on a generated config with N more D1 bindings SHARD_0... (shardedConfig).
+//   7. The latency model: restarts both on the same state with every D1 round trip delayed by
 //      BENCH_LATENCY_MS (a Worker far from the database's primary) and measures p50/p99 per operation
 //      with few connections, so the serial round trips show as latency.
-//   7. Prints and writes bench/RESULTS.md: requests/s, p50/p99 latency, errors and non-2xx, the ratio
+//   8. Prints and writes bench/RESULTS.md: requests/s, p50/p99 latency, errors and non-2xx, the ratio
 //      to the baseline, D1 statements / round trips / rows per operation (sampled `X-D1-Stats`),
 //      workerd CPU time per request (/proc utime+stime of each side's workerd processes per round), the
 //      query plans, the per-key table and the latency model's table.
-//   8. Stops every process it started (whole process groups) and removes the temporary directory.
+//   9. Stops every process it started (whole process groups) and removes the temporary directory.
 //
+// Options: --d1-service-ms N (or BENCH_D1_SERVICE_MS; 20; 0 skips the single-writer model), --shards N (or
+// BENCH_SHARDS; 0): see "single-writer model and shards" below. BENCH_MODEL_CONNECTIONS (16), BENCH_MODEL_DURATION
+// (s per round, 5), BENCH_SHARD_MIGRATIONS (the shards' migrations folder; default: a SHARD_ binding's own in
+// wrangler.toml, else DB's).
 // Knobs (environment): BENCH_DURATION (s per round, 5), BENCH_ROUNDS (4), BENCH_WARMUP (s, 3),
 // BENCH_CONNECTIONS (16), BENCH_POOL (payments for reads and refunds, 256), BENCH_SAMPLES (5),
 // BENCH_OPS (comma list of create,get,replay,refund), BENCH_LATENCY_MS (the latency model's delay per D1
@@ -44,7 +52,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { ensureAdmin, ROOT, runWrangler, wranglerBin } from '../scripts/lib/admin.mjs';
 import { exited, freePort, killGroup } from '../scripts/lib/local-server.ts';
 import {
@@ -65,14 +73,22 @@ if (major < 22 || (major === 22 && minor < 18)) {
   process.exit(1);
 }
 
-function intSetting(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
+function intSetting(name: string, fallback: number, min: number, max: number, raw = process.env[name]): number {
   const value = raw === undefined || raw === '' ? fallback : Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
     console.error(`${name} must be an integer from ${min} to ${max} (got ${raw}).`);
     process.exit(1);
   }
   return value;
+}
+
+/** `--flag N` or `--flag=N` on the command line (`npm run bench -- --flag N`), else the environment's `name`. */
+function optionSetting(flag: string, name: string, fallback: number, min: number, max: number): number {
+  const args = process.argv.slice(2);
+  const at = args.findIndex((arg) => arg === flag || arg.startsWith(`${flag}=`));
+  if (at === -1) return intSetting(name, fallback, min, max);
+  const arg = args[at]!;
+  return intSetting(flag, fallback, min, max, arg.includes('=') ? arg.slice(flag.length + 1) : args[at + 1]);
 }
 
 const DURATION_S = intSetting('BENCH_DURATION', 5, 1, 120);
@@ -90,6 +106,14 @@ const LATENCY_DURATION_S = intSetting('BENCH_LATENCY_DURATION', 5, 1, 120);
 const KEYS = intSetting('BENCH_KEYS', 32, 1, 256);
 const KEYLOAD_S = intSetting('BENCH_KEYLOAD_DURATION', 10, 0, 120);
 const KEYLOAD_RATE = intSetting('BENCH_KEYLOAD_RATE', 20, 1, 45);
+// The single-writer model (bench/d1-single-writer.ts): each D1 database runs one call at a time, each holding it this
+// long (0 skips the scenario). Its creates run with MODEL_CONNECTIONS connections, ROUNDS rounds of MODEL_DURATION_S.
+const D1_SERVICE_MS = optionSetting('--d1-service-ms', 'BENCH_D1_SERVICE_MS', 20, 0, 1000);
+const MODEL_CONNECTIONS = intSetting('BENCH_MODEL_CONNECTIONS', 16, 1, 256);
+const MODEL_DURATION_S = intSetting('BENCH_MODEL_DURATION', 5, 1, 120);
+// Shard databases the service is given: SHARD_0 ... SHARD_{n-1}, each a distinct local database (shardedConfig).
+// 0: the project's wrangler.toml as it is.
+const SHARDS = optionSetting('--shards', 'BENCH_SHARDS', 0, 0, 16);
 const OPERATION_NAMES = ['create', 'get', 'replay', 'refund'] as const;
 type OperationName = (typeof OPERATION_NAMES)[number];
 const SELECTED = (process.env.BENCH_OPS ?? OPERATION_NAMES.join(','))
@@ -700,6 +724,162 @@ function renderPerKey(perKey: PerKeyResult): string[] {
   return lines;
 }
 
+// ------------------------------------------------------------------ single-writer model and shards
+
+/**
+ * The project's wrangler.toml with exactly `shards` D1 bindings `SHARD_0` ... `SHARD_{n-1}` in `env.test`, each a
+ * distinct local database (its own database_id), written into `dir` with every relative path made absolute. SHARD_
+ * bindings the file already lists for `env.test` are replaced; the shards' migrations folder is BENCH_SHARD_MIGRATIONS,
+ * else the first listed SHARD_ binding's, else DB's. The Worker need not read the shards yet: the single-writer model
+ * and the meter wrap whatever D1 bindings it is given (bench/instrumented.ts), so the scenario shows which databases
+ * its requests reach.
+ */
+function shardedConfig(source: string, shards: number, root: string, shardMigrations?: string): string {
+  const absolute = (path: string) => (isAbsolute(path) ? path : join(root, path));
+  const text = source.replace(/^(main|directory|migrations_dir)\s*=\s*"([^"]+)"/gm, (_, key: string, path: string) => {
+    return `${key} = ${JSON.stringify(absolute(path))}`;
+  });
+  // Split into sections at each table header; a section runs to the next header.
+  const sections = text.split(/^(?=\[)/m);
+  const isTestD1 = (section: string) => section.startsWith('[[env.test.d1_databases]]');
+  const bindingOf = (section: string) => /^binding\s*=\s*"([^"]+)"/m.exec(section)?.[1];
+  const migrationsOf = (section: string) => /^migrations_dir\s*=\s*"([^"]+)"/m.exec(section)?.[1];
+  const listedShards = sections.filter((section) => isTestD1(section) && bindingOf(section)?.startsWith('SHARD_'));
+  const control = sections.find((section) => isTestD1(section) && bindingOf(section) === 'DB');
+  const migrations =
+    (shardMigrations && absolute(shardMigrations)) ??
+    listedShards.map(migrationsOf).find(Boolean) ??
+    (control && migrationsOf(control)) ??
+    absolute('migrations');
+  const kept = sections.filter((section) => !listedShards.includes(section));
+  const added = Array.from({ length: shards }, (_, i) =>
+    [
+      '[[env.test.d1_databases]]',
+      `binding = "SHARD_${i}"`,
+      `database_name = "payment-service-test-shard-${i}"`,
+      `database_id = "00000000-0000-4000-8000-${(0x5d000 + i).toString(16).padStart(12, '0')}"`,
+      `migrations_dir = ${JSON.stringify(migrations)}`,
+      '',
+    ].join('\n'),
+  );
+  // Arrays of tables may gain elements anywhere in the file: the shards go last.
+  return [
+    ...kept,
+    ...(kept.at(-1)?.endsWith('\n') ? [] : ['\n']),
+    '\n# Added by bench/run.ts (--shards)\n',
+    ...added,
+  ].join('');
+}
+
+interface ModelResult {
+  serviceMs: number;
+  connections: number;
+  create: Summary;
+  /** workerd's CPU over the rounds, as a share of every core of the machine. */
+  cpuShare: number;
+  /** Per D1 binding: what its writer did during the rounds. */
+  writers: {
+    binding: string;
+    calls: number;
+    perCreate: number;
+    busyShare: number;
+    waitedMsPerCall: number;
+    maxQueued: number;
+  }[];
+}
+
+type WriterSnapshot = Record<string, { calls: number; busyMs: number; waitedMs: number; maxQueued: number }>;
+
+async function writerSnapshot(server: Server): Promise<{ bindings: string[]; writers: WriterSnapshot }> {
+  const answer = await http(server.baseUrl, 'GET', '/__bench/d1-writers');
+  expectStatus('d1 writers', answer, 200);
+  return answer.body as { bindings: string[]; writers: WriterSnapshot };
+}
+
+/**
+ * Creates under the single-writer model: the service restarted on the same state with BENCH_D1_SERVICE_MS, a
+ * warm-up, then ROUNDS rounds of MODEL_DURATION_S with MODEL_CONNECTIONS connections. Each database's writer is read
+ * before and after the rounds, so its calls per create and the share of the time it was busy are the rounds' own.
+ */
+async function singleWriterModel(side: Side): Promise<ModelResult> {
+  const connections = MODEL_CONNECTIONS;
+  // One create per API key first, one at a time: the restarted isolate's key and method caches fill (a cold key costs
+  // its lookups, which under the model would queue behind the whole load), then the warm-up.
+  const stride = side.keyStride ?? 1;
+  const first = counters.get(`${side.server.name}:create`) ?? 0;
+  counters.set(`${side.server.name}:create`, first + stride);
+  for (let k = 0; k < stride; k++)
+    expectStatus('model: first create per key', await send(side.server.baseUrl, side.request.create(first + k)), 201);
+  await load(side, 'create', WARMUP_S, connections);
+  const before = await writerSnapshot(side.server);
+  const rounds: Round[] = [];
+  for (let round = 0; round < ROUNDS; round++) rounds.push(await load(side, 'create', MODEL_DURATION_S, connections));
+  const after = await writerSnapshot(side.server);
+  const create = summarize({ rounds });
+  const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
+  const ticks = rounds.reduce((sum, r) => sum + r.cpuTicks, 0);
+  const writers = after.bindings.map((binding) => {
+    const a = after.writers[binding] ?? { calls: 0, busyMs: 0, waitedMs: 0, maxQueued: 0 };
+    const b = before.writers[binding] ?? { calls: 0, busyMs: 0, waitedMs: 0, maxQueued: 0 };
+    const calls = a.calls - b.calls;
+    return {
+      binding,
+      calls,
+      perCreate: create.requests > 0 ? calls / create.requests : NaN,
+      busyShare: seconds > 0 ? (a.busyMs - b.busyMs) / (seconds * 1000) : NaN,
+      waitedMsPerCall: calls > 0 ? (a.waitedMs - b.waitedMs) / calls : NaN,
+      maxQueued: a.maxQueued,
+    };
+  });
+  return {
+    serviceMs: D1_SERVICE_MS,
+    connections,
+    create,
+    cpuShare: seconds > 0 ? ticks / CLK_TCK / (seconds * os.cpus().length) : NaN,
+    writers,
+  };
+}
+
+function renderModel(model: ModelResult): string[] {
+  const lines: string[] = [];
+  const busiest = model.writers.reduce<ModelResult['writers'][number] | undefined>(
+    (top, w) => (top === undefined || w.busyShare > top.busyShare ? w : top),
+    undefined,
+  );
+  const ceiling = busiest && busiest.perCreate > 0 ? 1000 / (model.serviceMs * busiest.perCreate) : NaN;
+  lines.push(`## Single-writer model: every D1 database one call at a time, ${model.serviceMs} ms each`);
+  lines.push('');
+  lines.push(
+    `Create payment on the service alone, restarted on the same state with \`BENCH_D1_SERVICE_MS=${model.serviceMs}\` (bench/d1-single-writer.ts): each D1 database binding the Worker has (${model.writers.map((w) => `\`${w.binding}\``).join(', ')}) runs one statement or batch at a time, each holding its database ${model.serviceMs} ms, in arrival order; different databases run in parallel. ${model.connections} connections, ${ROUNDS} rounds × ${MODEL_DURATION_S} s after a ${WARMUP_S} s warm-up${SHARDS > 0 ? `; ${SHARDS} shard bindings added by the bench (\`--shards ${SHARDS}\`)` : ''}.`,
+  );
+  lines.push('');
+  lines.push(
+    '| creates/s | p50 ms | p99 ms | non-2xx | errors | ceiling of the busiest database (creates/s) | workerd CPU (share of all cores) |',
+  );
+  lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  lines.push(
+    `| ${fmt(model.create.rps)} | ${fmt(model.create.p50)} | ${fmt(model.create.p99)} | ${model.create.non2xx} | ${model.create.errors} | ${fmt(ceiling)} | ${fmt(100 * model.cpuShare, 0)}% |`,
+  );
+  lines.push('');
+  if (model.create.failures.length > 0) {
+    lines.push(`Non-2xx answers: ${model.create.statuses}; first bodies:`);
+    lines.push('');
+    for (const body of model.create.failures) lines.push(`- \`${body.replaceAll('`', "'").replaceAll('\n', ' ')}\``);
+    lines.push('');
+  }
+  lines.push('| D1 binding | calls | calls per create | busy (share of the time) | wait per call ms | deepest queue |');
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const w of model.writers)
+    lines.push(
+      `| \`${w.binding}\` | ${w.calls} | ${fmt(w.perCreate, 2)} | ${fmt(100 * w.busyShare, 0)}% | ${fmt(w.waitedMsPerCall)} | ${w.maxQueued} |`,
+    );
+  lines.push('');
+  lines.push(
+    `The ceiling is 1000 / (${model.serviceMs} ms × the busiest database's calls per create). A busy share near 100% with the CPU well below it means the database is the bottleneck, as the model intends; a CPU share near 100% means the local machine is, and the service time is too short for this machine.`,
+  );
+  return lines;
+}
+
 // ------------------------------------------------------------------ report
 
 interface OperationResult {
@@ -815,6 +995,7 @@ function renderMarkdown(
   info: { workerd: string; date: string; seconds: number },
   notes: string,
   perKey: PerKeyResult | undefined,
+  model: ModelResult | undefined,
 ): string {
   const m = machine();
   const lines: string[] = [];
@@ -893,6 +1074,7 @@ function renderMarkdown(
     }
   }
   if (perKey) lines.push('', ...renderPerKey(perKey));
+  if (model) lines.push('', ...renderModel(model));
   const withLatency = results.filter((r) => r.latency);
   if (withLatency.length > 0) {
     lines.push('');
@@ -974,11 +1156,44 @@ async function main() {
     { mode: 0o600 },
   );
   const baselineConfig = join('bench', 'baseline', 'wrangler.toml');
+  // With --shards, the service runs on a generated config listing SHARD_0 ... (shardedConfig); DB is the same database.
+  const serviceConfig: string[] = [];
+  if (SHARDS > 0) {
+    const file = join(tempDir, 'wrangler.toml');
+    writeFileSync(
+      file,
+      shardedConfig(
+        readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'),
+        SHARDS,
+        ROOT,
+        process.env.BENCH_SHARD_MIGRATIONS,
+      ),
+    );
+    serviceConfig.push('-c', file);
+  }
+  const shardNames = Array.from({ length: SHARDS }, (_, i) => `SHARD_${i}`);
 
   log(`temporary state in ${tempDir}`);
-  log('applying migrations (service and baseline)...');
+  log(`applying migrations (service${SHARDS > 0 ? ` and its ${SHARDS} shards` : ''}, baseline)...`);
   for (const [args, name] of [
-    [['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', serviceState, '--env', 'test'], 'service'],
+    ...['DB', ...shardNames].map(
+      (binding) =>
+        [
+          [
+            'd1',
+            'migrations',
+            'apply',
+            binding,
+            '--local',
+            '--persist-to',
+            serviceState,
+            '--env',
+            'test',
+            ...serviceConfig,
+          ],
+          `service ${binding}`,
+        ] as const,
+    ),
     [['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', baselineState, '-c', baselineConfig], 'baseline'],
   ] as const) {
     const migrated = await runWrangler([...args], { capture: true, env: { CI: 'true' } });
@@ -995,22 +1210,25 @@ async function main() {
   });
 
   const delayVar = (ms: number) => (ms > 0 ? ['--var', `BENCH_D1_DELAY_MS:${ms}`] : []);
+  const startService = (vars: string[]) =>
+    startWrangler(
+      'service',
+      [
+        'bench/instrumented.ts',
+        ...serviceConfig,
+        '--env',
+        'test',
+        '--persist-to',
+        serviceState,
+        '--env-file',
+        devVars,
+        ...vars,
+      ],
+      '/openapi.json',
+    );
   const startBoth = (delayMs: number) =>
     Promise.all([
-      startWrangler(
-        'service',
-        [
-          'bench/instrumented.ts',
-          '--env',
-          'test',
-          '--persist-to',
-          serviceState,
-          '--env-file',
-          devVars,
-          ...delayVar(delayMs),
-        ],
-        '/openapi.json',
-      ),
+      startService(delayVar(delayMs)),
       startWrangler(
         'baseline',
         ['-c', baselineConfig, '--persist-to', baselineState, ...delayVar(delayMs)],
@@ -1083,9 +1301,27 @@ async function main() {
     );
   }
 
+  let runningService = serviceServer;
+  let model: ModelResult | undefined;
+  if (D1_SERVICE_MS > 0) {
+    log(
+      `single-writer model: restarting the service with every D1 database one call at a time, ${D1_SERVICE_MS} ms each...`,
+    );
+    await stopServer(serviceServer);
+    runningService = await startService(['--var', `BENCH_D1_SERVICE_MS:${D1_SERVICE_MS}`]);
+    model = await singleWriterModel({ ...service, server: runningService });
+    log(
+      `  creates ${fmt(model.create.rps)}/s, p50 ${fmt(model.create.p50)} p99 ${fmt(model.create.p99)} ms (${model.create.statuses}); CPU ${fmt(100 * model.cpuShare, 0)}% of the cores; ` +
+        model.writers
+          .map((w) => `${w.binding} ${fmt(w.perCreate, 2)} calls/create, busy ${fmt(100 * w.busyShare, 0)}%`)
+          .join('; '),
+    );
+    for (const body of model.create.failures) log(`  non-2xx: ${body}`);
+  }
+
   if (LATENCY_MS > 0) {
     log(`latency model: restarting both with every D1 round trip delayed by ${LATENCY_MS} ms...`);
-    await Promise.all([stopServer(serviceServer), stopServer(baselineServer)]);
+    await Promise.all([stopServer(runningService), stopServer(baselineServer)]);
     const [slowService, slowBaseline] = await startBoth(LATENCY_MS);
     const sides = { service: { ...service, server: slowService }, baseline: { ...baseline, server: slowBaseline } };
     for (const result of results) {
@@ -1117,6 +1353,7 @@ async function main() {
     { workerd, date: new Date().toISOString(), seconds: (Date.now() - began) / 1000 },
     previousNotes(),
     perKey,
+    model,
   );
   writeFileSync(RESULTS_FILE, markdown);
   console.log('');

@@ -1,3 +1,5 @@
+import { sha256Hex } from '../lib/encoding.ts';
+
 /**
  * Idempotency keys and request fingerprints. A key names one logical attempt; the fingerprint is what
  * makes two requests "the same": method, path and the body in canonical form (object keys sorted), so
@@ -21,10 +23,9 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }
 
-export async function requestFingerprint(method: string, path: string, body: unknown): Promise<string> {
+export function requestFingerprint(method: string, path: string, body: unknown): Promise<string> {
   const text = `${method.toUpperCase()} ${path}\n${canonicalJson(body ?? null)}`;
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+  return sha256Hex(text);
 }
 
 /** The Durable Object name for one (caller key, operation name, Idempotency-Key) triple. */

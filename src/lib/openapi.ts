@@ -210,7 +210,7 @@ export function createRouter() {
     if (!hide) app.openAPIRegistry.registerPath(described);
     const { body: _body, ...request } = route.request!;
     const validated: Handler<AppEnv> = async (c, next) => {
-      const result = await schema.safeParseAsync(c.get('body')?.value ?? {});
+      const result = await parseBody(schema, c.get('body')?.value ?? {});
       validationHook({ ...result, target: 'json' } as Parameters<typeof validationHook>[0], c);
       c.req.addValidatedData('json', result.data as object);
       return handler(c, next);
@@ -218,6 +218,19 @@ export function createRouter() {
     return register({ ...route, hide: true, request }, validated);
   }) as typeof app.openapi;
   return app;
+}
+
+/**
+ * A body parsed synchronously: no body schema has an asynchronous check, and a synchronous parse spares the
+ * promise per check. A schema that gains one is parsed asynchronously (zod refuses it synchronously).
+ */
+async function parseBody(schema: z.ZodType, value: unknown) {
+  try {
+    return schema.safeParse(value);
+  } catch (error) {
+    if (error instanceof z.core.$ZodAsyncError) return schema.safeParseAsync(value);
+    throw error;
+  }
 }
 
 /** Hono's route paths as the description writes them, converted once per route and isolate. */
@@ -228,6 +241,18 @@ const described = new Map<string, string>();
  * is `{ method: 'POST', path: '/v1/payments/{payment_id}/cancel' }`); null when no route matched.
  */
 export function operationOf(c: Context): { method: string; path: string } | null {
+  let operation = operations.get(c);
+  if (operation === undefined) {
+    operation = routedOperation(c);
+    operations.set(c, operation);
+  }
+  return operation;
+}
+
+/** Each request's operation, found once (the input gate and the access log both ask). */
+const operations = new WeakMap<Context, { method: string; path: string } | null>();
+
+function routedOperation(c: Context): { method: string; path: string } | null {
   // Middleware registered with `use` matches every method (`ALL`); the operation is the first route of this
   // method, the one whose handler answers (a static path registered before a parameterized one it shares,
   // `/v1/test-helpers/payments/{payment_id}/dispute` before `.../{action}`, is matched first).

@@ -7,6 +7,8 @@ import { MAX_JSON_DEPTH, parseStrictJson, type StrictJsonIssue } from '../lib/st
 
 export const MAX_BODY_BYTES = 64 * 1024;
 const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
+/** Without `stream`, every `decode` call is whole: one decoder serves every request. */
+const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** What an operation declares of its input, read from its route definition. */
 interface DeclaredInput {
@@ -84,14 +86,14 @@ function refuseUndeclaredQuery(c: Context<AppEnv>, input: DeclaredInput) {
 async function readBody(c: Context<AppEnv>): Promise<RequestBody> {
   const declaredLength = c.req.header('content-length');
   if (declaredLength !== undefined && Number(declaredLength) > MAX_BODY_BYTES) throw tooLarge();
-  const raw = await readCapped(c.req.raw.body, MAX_BODY_BYTES);
+  const raw = await readWithin(c.req.raw, declaredLength !== undefined, MAX_BODY_BYTES);
   // An empty body reads as {}, so a route that needs fields names the missing ones.
   if (raw.byteLength === 0) return { text: '', value: {} };
 
   if (!JSON_CONTENT_TYPE.test(c.req.header('content-type') ?? '')) throw unsupportedMediaType();
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(raw);
+    text = utf8Decoder.decode(raw);
   } catch {
     throw malformed();
   }
@@ -173,6 +175,17 @@ function gateResponse(error: ServiceError) {
       },
     },
   };
+}
+
+/**
+ * The body's bytes, refused past `limit`. A body of a declared length (checked against the limit before) is read
+ * in one call; one of unknown length (chunked) is read chunk by chunk and refused as soon as it passes the limit.
+ */
+async function readWithin(request: Request, lengthDeclared: boolean, limit: number): Promise<Uint8Array> {
+  if (!lengthDeclared || !request.body) return readCapped(request.body, limit);
+  const raw = new Uint8Array(await request.arrayBuffer());
+  if (raw.byteLength > limit) throw tooLarge();
+  return raw;
 }
 
 async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {

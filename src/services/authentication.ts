@@ -44,7 +44,7 @@ export async function authenticateApiKey(
   secret: string,
   background: (work: Promise<unknown>) => void,
 ): Promise<AuthContext | null> {
-  const { control: db, environment } = deps;
+  const { environment } = deps;
   // A key of the other environment is refused before any lookup.
   if (!looksLikeApiKey(secret, environment)) return null;
   const hash = await hashApiKeySecret(deps.apiKeyPepper, secret);
@@ -52,7 +52,7 @@ export async function authenticateApiKey(
   const now = Date.now();
   let key = apiKeysByHash.get(cacheKey, now);
   if (!key) {
-    const row = await db
+    const row = await deps.control
       .select({
         id: apiKeys.id,
         userId: apiKeys.userId,
@@ -77,7 +77,7 @@ export async function authenticateApiKey(
   }
   if (key.lastUsedAt === null || now - key.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
     key.lastUsedAt = now;
-    background(db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, key.apiKeyId)).run());
+    background(deps.control.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, key.apiKeyId)).run());
   }
   return {
     kind: 'api_key',
