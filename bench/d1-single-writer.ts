@@ -38,7 +38,7 @@ export interface SingleWriterOptions {
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** One database: calls run one at a time, in arrival order, each after `serviceMs` of holding the database. */
+/** One database: calls are served one at a time, in arrival order, each holding the database `serviceMs`. */
 export class SingleWriter {
   readonly stats: WriterStats = { calls: 0, busyMs: 0, waitedMs: 0, maxQueued: 0 };
   private tail: Promise<unknown> = Promise.resolve();
@@ -58,7 +58,10 @@ export class SingleWriter {
     this.queued += 1;
     this.stats.maxQueued = Math.max(this.stats.maxQueued, this.queued - 1);
     const previous = this.tail;
-    const turn = (async () => {
+    // The database is held for exactly the service time; the local database then answers the call outside the queue.
+    // Were the call inside it, this machine's CPU (busier as more shards serve) would lengthen every service time,
+    // and the model would measure the machine instead of the database it stands for.
+    const held = (async () => {
       // workerd cancels a request whose own work has nothing pending ("your Worker's code had hung"): waiting for
       // another request's call to end is such a wait, so a waiting call keeps a timer of its own until its turn.
       const keepAlive = setInterval(() => {}, 1_000);
@@ -72,15 +75,14 @@ export class SingleWriter {
       this.stats.waitedMs += started - arrived;
       try {
         if (this.serviceMs > 0) await this.sleep(this.serviceMs);
-        return await call();
       } finally {
         this.stats.calls += 1;
         this.stats.busyMs += this.now() - started;
       }
     })();
-    // The next call waits for this one to end, whether it failed or not.
-    this.tail = turn.catch(() => undefined);
-    return turn;
+    // The next call waits for this one's service time to end.
+    this.tail = held.catch(() => undefined);
+    return held.then(call);
   }
 }
 

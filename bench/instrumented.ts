@@ -7,6 +7,7 @@
 //   `X-D1-Statements` (the SQL it ran), the idempotency object's share included (and alone in
 //   `X-D1-Stats-Operation`): the object reports its share beside its answer, and the Worker's namespace is
 //   wrapped so that share is collected on the way back.
+// - `BENCH_D1_DELAY_MS_<binding>` (a var) does the same for that one database (the placement latency of --scale).
 // - `BENCH_D1_DELAY_MS` (a var) makes every D1 round trip wait that long first, on both sides of the
 //   object: the latency model of a Worker far from the database's primary.
 // - `BENCH_D1_SERVICE_MS` (a var) puts every D1 database binding under the single-writer model
@@ -52,8 +53,12 @@ const millisecondsOf = (value: string | undefined) => {
 const metered = (env: BenchEnv, stats: D1Stats, statements: StatementLog): BenchEnv => {
   // A copy: the runtime's `env` is shared by every request and must never be wrapped in place.
   const modelled = { ...withSingleWriters(env, millisecondsOf(env.BENCH_D1_SERVICE_MS)) } as Record<string, unknown>;
-  const options = { delayMs: millisecondsOf(env.BENCH_D1_DELAY_MS), statements };
-  for (const name of d1BindingNames(modelled)) modelled[name] = meteredD1(modelled[name] as D1Database, stats, options);
+  const delayMs = millisecondsOf(env.BENCH_D1_DELAY_MS);
+  for (const name of d1BindingNames(modelled)) {
+    // `BENCH_D1_DELAY_MS_<binding>` puts one database farther than the others (bench/run.ts, placement latency).
+    const own = millisecondsOf(Reflect.get(env, `BENCH_D1_DELAY_MS_${name}`) as string | undefined);
+    modelled[name] = meteredD1(modelled[name] as D1Database, stats, { delayMs: own || delayMs, statements });
+  }
   return modelled as BenchEnv;
 };
 

@@ -54,6 +54,7 @@ import {
 import os from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { ensureAdmin, ROOT, runWrangler, wranglerBin } from '../scripts/lib/admin.mjs';
+import { databaseBindings } from '../scripts/lib/databases.mjs';
 import { exited, freePort, killGroup } from '../scripts/lib/local-server.ts';
 import {
   D1_OPERATION_STATS_HEADER,
@@ -114,6 +115,21 @@ const MODEL_DURATION_S = intSetting('BENCH_MODEL_DURATION', 5, 1, 120);
 // Shard databases the service is given: SHARD_0 ... SHARD_{n-1}, each a distinct local database (shardedConfig).
 // 0: the project's wrangler.toml as it is.
 const SHARDS = optionSetting('--shards', 'BENCH_SHARDS', 0, 0, 16);
+// `--scale 1,2,4` (or BENCH_SCALE): only the single-writer model, once per shard count, each on a fresh deployment with
+// that many shards and BENCH_SCALE_OWNERS merchants (8) placed by the directory's policy; written to RESULTS.md's
+// "Scale" section (scaleRun). The rest of RESULTS.md is kept.
+const SCALE_COUNTS = (() => {
+  const flag = process.argv.indexOf('--scale');
+  const raw = flag >= 0 ? process.argv[flag + 1] : process.env.BENCH_SCALE;
+  if (!raw) return [];
+  const counts = raw.split(',').map((v) => intSetting('--scale', 1, 1, 16, v.trim()));
+  return counts;
+})();
+const SCALE_OWNERS = intSetting('BENCH_SCALE_OWNERS', 8, 1, 64);
+// The placement experiment of `--scale`: D1 round-trip delays (ms) of a shard near the merchant and of one far from it.
+const [NEAR_MS, FAR_MS] = (process.env.BENCH_PLACEMENT_DELAYS ?? '5,80')
+  .split(',')
+  .map((v) => intSetting('BENCH_PLACEMENT_DELAYS', 5, 0, 1000, v));
 const OPERATION_NAMES = ['create', 'get', 'replay', 'refund'] as const;
 type OperationName = (typeof OPERATION_NAMES)[number];
 const SELECTED = (process.env.BENCH_OPS ?? OPERATION_NAMES.join(','))
@@ -1119,11 +1135,20 @@ function renderMarkdown(
   for (const t of targets(results))
     lines.push(`- ${t.ok === null ? '?' : t.ok ? 'met' : '**missed**'}: ${t.label}: ${t.detail}`);
   lines.push('');
+  const scale = previousScale();
+  if (scale) lines.push(scale, '');
   lines.push('## Notes');
   lines.push('');
   lines.push(notes.trim() ? notes.trim() : '<!-- notes:start -->\n(none yet)\n<!-- notes:end -->');
   lines.push('');
   return lines.join('\n');
+}
+
+/** The Scale section of the previous RESULTS.md (written by `--scale`), kept verbatim by a full run. */
+function previousScale(): string {
+  if (!existsSync(RESULTS_FILE)) return '';
+  const match = /<!-- scale:start -->[\s\S]*?<!-- scale:end -->/.exec(readFileSync(RESULTS_FILE, 'utf8'));
+  return match ? match[0] : '';
 }
 
 /** The hand-written Notes of the previous RESULTS.md, kept verbatim. */
@@ -1137,6 +1162,7 @@ function previousNotes(): string {
 // ------------------------------------------------------------------ main
 
 async function main() {
+  if (SCALE_COUNTS.length > 0) return scaleRun();
   const began = Date.now();
   tempDir = mkdtempSync(join(os.tmpdir(), 'payment-service-bench-'));
   const serviceState = join(tempDir, 'service-state');
@@ -1171,7 +1197,9 @@ async function main() {
     );
     serviceConfig.push('-c', file);
   }
-  const shardNames = Array.from({ length: SHARDS }, (_, i) => `SHARD_${i}`);
+  // The shards the service is given: the bench's own (--shards), else the ones wrangler.toml lists for `test`.
+  const shardNames =
+    SHARDS > 0 ? Array.from({ length: SHARDS }, (_, i) => `SHARD_${i}`) : databaseBindings('test').shards;
 
   log(`temporary state in ${tempDir}`);
   log(`applying migrations (service${SHARDS > 0 ? ` and its ${SHARDS} shards` : ''}, baseline)...`);
@@ -1386,3 +1414,285 @@ try {
   await cleanup();
 }
 process.exit(exitCode);
+
+// ------------------------------------------------------------------ scale: the single-writer model per shard count
+
+interface ScaleResult {
+  shards: number;
+  model: ModelResult;
+  /** Owners per shard, as the directory placed them. */
+  placed: Record<string, number>;
+}
+
+/** `owners` merchants created by the admin (each with a sandbox POS method and a key), placed by the directory. */
+async function prepareOwners(server: Server, adminEmail: string, adminPassword: string, owners: number) {
+  const base = server.baseUrl;
+  const admin = await http(base, 'POST', '/v1/auth/login', { body: { email: adminEmail, password: adminPassword } });
+  expectStatus('admin login', admin, 201);
+  const adminToken = admin.body.data.access_token as string;
+  const made: { userId: string; key: string; methodId: string; shard: string }[] = [];
+  for (let i = 0; i < owners; i++) {
+    const email = `owner-${RUN_ID}-${i}@example.com`;
+    const password = randomBytes(18).toString('base64url');
+    const user = await http(base, 'POST', '/v1/users', {
+      token: adminToken,
+      body: { email, name: `Shop ${i}`, password },
+    });
+    expectStatus('create owner', user, 201);
+    const login = await http(base, 'POST', '/v1/auth/login', { body: { email, password } });
+    expectStatus('owner login', login, 201);
+    const token = login.body.data.access_token as string;
+    const key = await http(base, 'POST', '/v1/account/api-keys', {
+      token,
+      body: { name: 'bench', scopes: ['payments:create', 'payments:read'] },
+    });
+    expectStatus('create API key', key, 201);
+    const method = await http(base, 'POST', '/v1/account/payment-methods', {
+      token,
+      body: {
+        connector_definition_version_id: 'cnv_sandbox_pos_v1',
+        name: 'Bench POS',
+        credentials: { api_key: `bench-${randomUUID()}` },
+      },
+    });
+    expectStatus('create payment method', method, 201);
+    expectStatus(
+      'link method',
+      await http(base, 'POST', `/v1/account/payment-methods/${method.body.data.id}/api-keys`, {
+        token,
+        body: { api_key_id: key.body.data.id },
+      }),
+      201,
+    );
+    const placement = await http(base, 'GET', `/v1/users/${user.body.data.id}/placement`, { token: adminToken });
+    expectStatus('placement', placement, 200);
+    made.push({
+      userId: user.body.data.id,
+      key: key.body.data.secret,
+      methodId: method.body.data.id,
+      shard: placement.body.data.shard,
+    });
+  }
+  const placed: Record<string, number> = {};
+  for (const owner of made) placed[owner.shard] = (placed[owner.shard] ?? 0) + 1;
+  return { made, placed };
+}
+
+/** A fresh local deployment with `shards` shard databases: generated config, migrated, an admin, started. */
+async function freshDeployment(shards: number, vars: string[]) {
+  tempDir = mkdtempSync(join(os.tmpdir(), 'payment-service-scale-'));
+  const state = join(tempDir, 'state');
+  mkdirSync(state);
+  const devVars = join(tempDir, '.dev.vars');
+  writeFileSync(
+    devVars,
+    [
+      `JWT_SIGNING_KEY=${randomBytes(32).toString('base64url')}`,
+      `API_KEY_PEPPER=${randomBytes(32).toString('base64url')}`,
+      `CREDENTIALS_ENCRYPTION_KEYS=k1:${randomBytes(32).toString('base64')}`,
+      'ALLOW_INSECURE_WEBHOOKS=false',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  const config = join(tempDir, 'wrangler.toml');
+  writeFileSync(config, shardedConfig(readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'), shards, ROOT));
+  log(`${shards} shard(s): migrating the control database and the shards...`);
+  for (const binding of ['DB', ...Array.from({ length: shards }, (_, i) => `SHARD_${i}`)]) {
+    const migrated = await runWrangler(
+      ['d1', 'migrations', 'apply', binding, '--local', '--persist-to', state, '--env', 'test', '-c', config],
+      { capture: true, env: { CI: 'true' } },
+    );
+    if (migrated.code !== 0) throw new Error(`${binding} migrations failed:\n${migrated.stdout}`);
+  }
+  const adminEmail = `bench-${RUN_ID}@example.com`;
+  const adminPassword = randomBytes(18).toString('base64url');
+  await ensureAdmin({
+    env: 'test',
+    target: ['--local', '--persist-to', state],
+    email: adminEmail,
+    name: 'Bench Admin',
+    password: adminPassword,
+  });
+  const server = await startWrangler(
+    'service',
+    ['bench/instrumented.ts', '-c', config, '--env', 'test', '--persist-to', state, '--env-file', devVars, ...vars],
+    '/openapi.json',
+  );
+  return { server, adminEmail, adminPassword };
+}
+
+interface PlacementLatency {
+  shard: string;
+  delayMs: number;
+  create: { p50: number; p90: number };
+  get: { p50: number; p90: number };
+}
+
+/**
+ * What placement buys: two shards, one whose D1 round trips take NEAR_MS (a primary near the merchant) and one FAR_MS
+ * (across an ocean); the control database far too (its reads are cached). One merchant on each; sequential creates
+ * and reads, timed from this client (the local Worker itself is next to the client).
+ */
+async function placementLatency(): Promise<PlacementLatency[]> {
+  const delays: Record<string, number> = { SHARD_0: NEAR_MS!, SHARD_1: FAR_MS!, DB: FAR_MS! };
+  const { server, adminEmail, adminPassword } = await freshDeployment(
+    2,
+    Object.entries(delays).flatMap(([binding, ms]) => ['--var', `BENCH_D1_DELAY_MS_${binding}:${ms}`]),
+  );
+  const { made } = await prepareOwners(server, adminEmail, adminPassword, 2);
+  const out: PlacementLatency[] = [];
+  for (const owner of made) {
+    const create = (n: number): RequestSpec => ({
+      method: 'POST',
+      path: '/v1/payments',
+      headers: {
+        Authorization: `Bearer ${owner.key}`,
+        ...json,
+        'Idempotency-Key': `near-far-${RUN_ID}-${owner.userId}-${n}`,
+      },
+      body: JSON.stringify({
+        amount: { value: '10.00', currency: 'USD' },
+        external_reference: `near-far-${RUN_ID}-${owner.userId}-${n}`,
+        payment_method: owner.methodId,
+      }),
+    });
+    const timed = async (spec: RequestSpec, status: number) => {
+      const t0 = performance.now();
+      const answer = await send(server.baseUrl, spec);
+      expectStatus('placement latency', answer, status);
+      return { ms: performance.now() - t0, answer };
+    };
+    // Warm: the isolate's caches of the key, the method and the placement.
+    for (let n = 0; n < 3; n++) await timed(create(n), 201);
+    const creates: number[] = [];
+    const gets: number[] = [];
+    let last = '';
+    for (let n = 3; n < 23; n++) {
+      const made = await timed(create(n), 201);
+      creates.push(made.ms);
+      last = made.answer.body.data.id;
+      gets.push(
+        (
+          await timed(
+            { method: 'GET', path: `/v1/payments/${last}`, headers: { Authorization: `Bearer ${owner.key}` } },
+            200,
+          )
+        ).ms,
+      );
+    }
+    out.push({
+      shard: owner.shard,
+      delayMs: delays[owner.shard] ?? NaN,
+      create: { p50: percentile(creates, 50), p90: percentile(creates, 90) },
+      get: { p50: percentile(gets, 50), p90: percentile(gets, 90) },
+    });
+  }
+  await stopServer(server);
+  await cleanup();
+  return out;
+}
+
+/**
+ * For each shard count: a fresh deployment (generated config, migrated databases, an admin), BENCH_SCALE_OWNERS
+ * merchants placed by the directory, then creates spread evenly over them under the single-writer model. The same
+ * load each time, so the throughputs compare; perfect scaling is N times the one-shard throughput.
+ */
+async function scaleRun() {
+  const began = Date.now();
+  const results: ScaleResult[] = [];
+  for (const shards of SCALE_COUNTS) {
+    const { server, adminEmail, adminPassword } = await freshDeployment(shards, [
+      '--var',
+      `BENCH_D1_SERVICE_MS:${D1_SERVICE_MS}`,
+    ]);
+    log(`  ${SCALE_OWNERS} merchants...`);
+    const { made, placed } = await prepareOwners(server, adminEmail, adminPassword, SCALE_OWNERS);
+    const create = (n: number): RequestSpec => {
+      const owner = made[n % made.length]!;
+      return {
+        method: 'POST',
+        path: '/v1/payments',
+        headers: { Authorization: `Bearer ${owner.key}`, ...json, 'Idempotency-Key': `scale-${RUN_ID}-${shards}-${n}` },
+        body: JSON.stringify({
+          amount: { value: '10.00', currency: 'USD' },
+          external_reference: `scale-${RUN_ID}-${shards}-${n}`,
+          payment_method: owner.methodId,
+        }),
+      };
+    };
+    const side: Side = {
+      server,
+      request: { create, get: create, replay: create, refund: create },
+      keyStride: made.length,
+    };
+    const model = await singleWriterModel(side);
+    log(
+      `  ${shards} shard(s): ${fmt(model.create.rps)} creates/s, p99 ${fmt(model.create.p99)} ms (${model.create.statuses}); ` +
+        model.writers.map((w) => `${w.binding} busy ${fmt(100 * w.busyShare, 0)}%`).join(', '),
+    );
+    results.push({ shards, model, placed });
+    await stopServer(server);
+    await cleanup();
+  }
+  log(`placement: one shard ${NEAR_MS} ms away, one ${FAR_MS} ms away...`);
+  const placement = await placementLatency();
+  const one = results.find((r) => r.shards === 1)?.model.create.rps;
+  const lines = [
+    '<!-- scale:start -->',
+    `## Scale: creates per second with ${results.map((r) => r.shards).join(', ')} shards (single-writer model)`,
+    '',
+    `\`npm run bench -- --scale ${SCALE_COUNTS.join(',')}\` on ${new Date().toISOString()} (${machine().model}, ${os.cpus().length} cores; load before: ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(
+        ' ',
+      )}; ${((Date.now() - began) / 60000).toFixed(1)} min). Each shard count on a fresh deployment with that many shard databases, ${SCALE_OWNERS} merchants created through the API and placed by the directory (fewest owners first), and creates spread evenly over the merchants: ${MODEL_CONNECTIONS} connections, ${ROUNDS} rounds × ${MODEL_DURATION_S} s after a ${WARMUP_S} s warm-up. Every D1 database runs one call at a time, ${D1_SERVICE_MS} ms each (bench/d1-single-writer.ts), so the databases, not this machine's CPU, are the bottleneck while workerd's CPU share stays well under 100%.`,
+    '',
+    '| shards | merchants per shard | creates/s | × one shard | ratio to perfect (N ×) | p50 ms | p99 ms | non-2xx | busiest database (busy) | calls per create | workerd CPU |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |',
+  ];
+  for (const r of results) {
+    const busiest = r.model.writers.reduce<ModelResult['writers'][number] | undefined>(
+      (a, w) => (!a || w.busyShare > a.busyShare ? w : a),
+      undefined,
+    );
+    const calls = r.model.writers.reduce((sum, w) => sum + (Number.isFinite(w.perCreate) ? w.perCreate : 0), 0);
+    const speedup = one ? r.model.create.rps / one : NaN;
+    lines.push(
+      `| ${r.shards} | ${Object.entries(r.placed)
+        .sort()
+        .map(([s, n]) => `${s}: ${n}`)
+        .join(
+          ', ',
+        )} | ${fmt(r.model.create.rps)} | ${fmt(speedup, 2)} | **${fmt(speedup / r.shards, 2)}** | ${fmt(r.model.create.p50)} | ${fmt(r.model.create.p99)} | ${r.model.create.non2xx} | ${busiest ? `${busiest.binding} (${fmt(100 * busiest.busyShare, 0)}%)` : 'n/a'} | ${fmt(calls, 2)} | ${fmt(100 * r.model.cpuShare, 0)}% |`,
+    );
+  }
+  lines.push('', 'Per database (calls per create, busy share, mean wait per call):', '');
+  for (const r of results) {
+    lines.push(
+      `- ${r.shards} shard(s): ${r.model.writers.map((w) => `${w.binding} ${fmt(w.perCreate, 2)} calls, ${fmt(100 * w.busyShare, 0)}% busy, ${fmt(w.waitedMsPerCall, 0)} ms waited`).join('; ')}`,
+    );
+  }
+  lines.push(
+    '',
+    `### What placement buys: a shard ${NEAR_MS} ms from the Worker, another ${FAR_MS} ms away`,
+    '',
+    `Two shards on one deployment, every D1 round trip of \`SHARD_0\` delayed ${NEAR_MS} ms and of \`SHARD_1\` (and of the control database, whose reads the isolates cache) ${FAR_MS} ms (\`BENCH_D1_DELAY_MS_<binding>\`); one merchant on each; 20 sequential creates and reads each after 3 to warm the caches, timed at the client (the local Worker is next to it: the delay stands for the distance between the Worker and the shard's primary).`,
+    '',
+    '| shard | D1 round trip | create p50 ms | create p90 ms | get p50 ms | get p90 ms |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...placement.map(
+      (p) =>
+        `| ${p.shard} | ${p.delayMs} ms | ${fmt(p.create.p50)} | ${fmt(p.create.p90)} | ${fmt(p.get.p50)} | ${fmt(p.get.p90)} |`,
+    ),
+  );
+  lines.push('<!-- scale:end -->');
+  const section = lines.join('\n');
+  const current = existsSync(RESULTS_FILE) ? readFileSync(RESULTS_FILE, 'utf8') : '# Benchmark\n\n## Notes\n';
+  const next = /<!-- scale:start -->[\s\S]*?<!-- scale:end -->/.test(current)
+    ? current.replace(/<!-- scale:start -->[\s\S]*?<!-- scale:end -->/, section)
+    : current.replace(/^## Notes/m, `${section}\n\n## Notes`);
+  writeFileSync(RESULTS_FILE, next);
+  log(`wrote the Scale section of ${RESULTS_FILE}`);
+}
