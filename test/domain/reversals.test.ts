@@ -394,7 +394,9 @@ describe('reversal properties', () => {
           }
         },
       ),
-      { numRuns: 1000 },
+      // A fixed seed: the coverage check below must not depend on the draw (an unlucky one once missed a partial
+      // reversal); a seed that stops reaching a corner fails here, and the property itself holds for every draw.
+      { numRuns: 1000, seed: 20261124 },
     );
     for (const [corner, count] of Object.entries(coverage)) expect(count, corner).toBeGreaterThan(0);
   });
