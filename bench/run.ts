@@ -1159,6 +1159,21 @@ function previousNotes(): string {
   return match ? match[0] : '';
 }
 
+/** A `.dev.vars` of fresh random secrets for a throwaway local deployment. */
+function writeDevVars(path: string) {
+  writeFileSync(
+    path,
+    [
+      `JWT_SIGNING_KEY=${randomBytes(32).toString('base64url')}`,
+      `API_KEY_PEPPER=${randomBytes(32).toString('base64url')}`,
+      `CREDENTIALS_ENCRYPTION_KEYS=k1:${randomBytes(32).toString('base64')}`,
+      'ALLOW_INSECURE_WEBHOOKS=false',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+}
+
 // ------------------------------------------------------------------ main
 
 async function main() {
@@ -1170,17 +1185,7 @@ async function main() {
   mkdirSync(serviceState);
   mkdirSync(baselineState);
   const devVars = join(tempDir, '.dev.vars');
-  writeFileSync(
-    devVars,
-    [
-      `JWT_SIGNING_KEY=${randomBytes(32).toString('base64url')}`,
-      `API_KEY_PEPPER=${randomBytes(32).toString('base64url')}`,
-      `CREDENTIALS_ENCRYPTION_KEYS=k1:${randomBytes(32).toString('base64')}`,
-      'ALLOW_INSECURE_WEBHOOKS=false',
-      '',
-    ].join('\n'),
-    { mode: 0o600 },
-  );
+  writeDevVars(devVars);
   const baselineConfig = join('bench', 'baseline', 'wrangler.toml');
   // With --shards, the service runs on a generated config listing SHARD_0 ... (shardedConfig); DB is the same database.
   const serviceConfig: string[] = [];
@@ -1484,17 +1489,7 @@ async function freshDeployment(shards: number, vars: string[]) {
   const state = join(tempDir, 'state');
   mkdirSync(state);
   const devVars = join(tempDir, '.dev.vars');
-  writeFileSync(
-    devVars,
-    [
-      `JWT_SIGNING_KEY=${randomBytes(32).toString('base64url')}`,
-      `API_KEY_PEPPER=${randomBytes(32).toString('base64url')}`,
-      `CREDENTIALS_ENCRYPTION_KEYS=k1:${randomBytes(32).toString('base64')}`,
-      'ALLOW_INSECURE_WEBHOOKS=false',
-      '',
-    ].join('\n'),
-    { mode: 0o600 },
-  );
+  writeDevVars(devVars);
   const config = join(tempDir, 'wrangler.toml');
   writeFileSync(config, shardedConfig(readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'), shards, ROOT));
   log(`${shards} shard(s): migrating the control database and the shards...`);

@@ -1,14 +1,11 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { app } from '../../src/app.ts';
-import type { ShardName } from '../../src/db/shards.ts';
+import { type ShardName, shardsOf } from '../../src/db/shards.ts';
 import { createDeps, type Deps } from '../../src/deps.ts';
 
-/** The test deployment's shards (wrangler.toml `test`: two). */
-export const SHARDS = [
-  { name: 'SHARD_0', d1: env.SHARD_0 },
-  { name: 'SHARD_1', d1: env.SHARD_1 },
-] as const satisfies readonly { name: ShardName; d1: D1Database }[];
+/** The test deployment's shards (wrangler.toml `test`: two), found as the Worker finds them (db/shards.ts). */
+export const SHARDS = shardsOf(env);
 
 /** Where the directory (control database) places an owner now; null when it has not placed it yet. */
 export async function shardOf(ownerId: string): Promise<ShardName | null> {
