@@ -20,6 +20,7 @@
 // The object's meter is per instance and reports the difference around one `execute`; the bench reads it
 // from single requests sent one at a time, where no other call of the same key overlaps.
 import type { Env } from '../src/env.ts';
+import { shardsOf } from '../src/db/shards.ts';
 import service, { IdempotencyStore as ServiceIdempotencyStore, RateLimiter } from '../src/index.ts';
 import type { OperationAnswer, OperationRequest } from '../src/services/idempotency.ts';
 import { d1BindingNames, singleWriterStats, withSingleWriters } from './d1-single-writer.ts';
@@ -123,13 +124,28 @@ function collectingOperations(binding: BenchEnv['IDEMPOTENCY'], collect: (d1: Op
 async function explain(request: Request, env: BenchEnv): Promise<Response> {
   const statements = (await request.json()) as [string, number][];
   const plans = [];
+  // A statement runs on the control database or on a shard: it is explained by the first that has its tables.
+  const databases = [env.DB, ...shardsOf(env).map((shard) => shard.d1)];
   for (const [sql, parameters] of statements) {
-    const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
-      .bind(...Array.from({ length: parameters }, () => null))
-      .all<{ detail: string }>();
-    plans.push({ sql, plan: rows.results.map((row) => row.detail) });
+    plans.push({ sql, plan: await planOf(databases, sql, parameters) });
   }
   return Response.json(plans);
+}
+
+async function planOf(databases: D1Database[], sql: string, parameters: number): Promise<string[]> {
+  let failure: unknown;
+  for (const d1 of databases) {
+    try {
+      const rows = await d1
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .bind(...Array.from({ length: parameters }, () => null))
+        .all<{ detail: string }>();
+      return rows.results.map((row) => row.detail);
+    } catch (error) {
+      failure = error;
+    }
+  }
+  throw failure;
 }
 
 export default {
