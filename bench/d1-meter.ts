@@ -34,8 +34,11 @@ export interface MeterOptions {
   delayMs?: number;
   /** How to wait; tests pass their own. */
   sleep?: (ms: number) => Promise<void>;
-  /** Collects every statement run: its SQL and how many parameters it binds (for EXPLAIN QUERY PLAN). */
-  statements?: StatementLog;
+  /**
+   * Collects every statement run: its SQL and how many parameters it binds (for EXPLAIN QUERY PLAN); a function
+   * names the current request's log, as `StatsTarget` does.
+   */
+  statements?: StatementLog | (() => StatementLog | null);
 }
 
 /** SQL text → number of bound parameters. */
@@ -122,30 +125,41 @@ function addMeta(stats: D1Stats, meta: Meta) {
   }
 }
 
+/**
+ * Where a call is counted: one request's stats, or a function naming the current request's (the bench's Worker entry
+ * wraps its bindings once per isolate, as the service's own caches expect, and finds each request's meter by its
+ * async context: bench/instrumented.ts).
+ */
+export type StatsTarget = D1Stats | (() => D1Stats);
+
 /** A D1Database running every call on `db` and adding each call to `stats`. */
-export function meteredD1(db: D1Database, stats: D1Stats, options: MeterOptions = {}): D1Database {
+export function meteredD1(db: D1Database, stats: StatsTarget, options: MeterOptions = {}): D1Database {
   const delayMs = options.delayMs ?? 0;
   const sleep = options.sleep ?? realSleep;
   const wait = delayMs > 0 ? () => sleep(delayMs) : async () => {};
-  const log = options.statements ?? null;
+  const statsNow = typeof stats === 'function' ? stats : () => stats;
+  const logs = options.statements;
+  const logNow = typeof logs === 'function' ? logs : () => logs ?? null;
   const metered: Pick<D1Database, 'prepare' | 'batch' | 'exec'> = {
-    prepare: (query) => new MeteredStatement(db, stats, wait, log, query) as unknown as D1PreparedStatement,
+    prepare: (query) => new MeteredStatement(db, statsNow(), wait, logNow(), query) as unknown as D1PreparedStatement,
     batch: async <T>(statements: D1PreparedStatement[]) => {
+      const counted = statsNow();
       await wait();
       for (const statement of statements) if (statement instanceof MeteredStatement) statement.record();
       const results = await db.batch<T>(statements.map(unwrap));
-      stats.roundTrips += 1;
-      stats.statements += statements.length;
-      for (const result of results) addMeta(stats, result.meta);
+      counted.roundTrips += 1;
+      counted.statements += statements.length;
+      for (const result of results) addMeta(counted, result.meta);
       return results;
     },
     exec: async (query) => {
+      const counted = statsNow();
       await wait();
       const result = await db.exec(query);
       // exec answers a count and a duration only.
-      stats.roundTrips += 1;
-      stats.statements += result.count;
-      stats.unmetered += result.count;
+      counted.roundTrips += 1;
+      counted.statements += result.count;
+      counted.unmetered += result.count;
       return result;
     },
   };

@@ -19,11 +19,13 @@
 //   `EXPLAIN QUERY PLAN` (parameters bound to NULL), run on the service's own database (`DB`).
 // The object's meter is per instance and reports the difference around one `execute`; the bench reads it
 // from single requests sent one at a time, where no other call of the same key overlaps.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Env } from '../src/env.ts';
 import { shardsOf } from '../src/db/shards.ts';
 import service, { IdempotencyStore as ServiceIdempotencyStore, RateLimiter } from '../src/index.ts';
 import type { OperationAnswer, OperationRequest } from '../src/services/idempotency.ts';
 import { d1BindingNames, singleWriterStats, withSingleWriters } from './d1-single-writer.ts';
+import { modelConsole, modelledConsoleLines, parseRateLimit, rateLimitModel } from './platform-model.ts';
 import {
   addD1Stats,
   D1_OPERATION_STATS_HEADER,
@@ -38,9 +40,17 @@ import {
   parseD1Stats,
   type D1Stats,
   type StatementLog,
+  type StatsTarget,
 } from './d1-meter.ts';
 
-type BenchEnv = Env & { BENCH_D1_DELAY_MS?: string; BENCH_D1_SERVICE_MS?: string };
+type BenchEnv = Env & {
+  BENCH_D1_DELAY_MS?: string;
+  BENCH_D1_SERVICE_MS?: string;
+  /** `limit/period`: the Rate Limiting binding replaced by its model (bench/platform-model.ts). */
+  BENCH_RATE_LIMIT?: string;
+  /** `model`: the console's local forwarding replaced by its model. */
+  BENCH_CONSOLE?: string;
+};
 
 const millisecondsOf = (value: string | undefined) => {
   const ms = Number(value ?? 0);
@@ -51,7 +61,7 @@ const millisecondsOf = (value: string | undefined) => {
  * `env` with every D1 database binding under the single-writer model (when `BENCH_D1_SERVICE_MS` is set), then
  * metered into `stats` (the latency model's delay, when set, is waited before a call queues for its database).
  */
-const metered = (env: BenchEnv, stats: D1Stats, statements: StatementLog): BenchEnv => {
+const metered = (env: BenchEnv, stats: StatsTarget, statements: StatementLog | (() => StatementLog | null)) => {
   // A copy: the runtime's `env` is shared by every request and must never be wrapped in place.
   const modelled = { ...withSingleWriters(env, millisecondsOf(env.BENCH_D1_SERVICE_MS)) } as Record<string, unknown>;
   const delayMs = millisecondsOf(env.BENCH_D1_DELAY_MS);
@@ -62,6 +72,44 @@ const metered = (env: BenchEnv, stats: D1Stats, statements: StatementLog): Bench
   }
   return modelled as BenchEnv;
 };
+
+/** One request's meter: its D1 calls, the statements they ran, and the idempotency object's share. */
+interface RequestMeter {
+  stats: D1Stats;
+  statements: StatementLog;
+  operation?: OperationD1['d1'];
+}
+
+const requestMeter = new AsyncLocalStorage<RequestMeter>();
+/** Calls made outside any request (none today) are counted here and never reported. */
+const unattributed: RequestMeter = { stats: emptyD1Stats(), statements: new Map() };
+const currentMeter = () => requestMeter.getStore() ?? unattributed;
+
+const wrappedEnvs = new WeakMap<object, BenchEnv>();
+
+/**
+ * The service's `env` as the bench hands it over, built once per isolate like the runtime's own: the service keeps
+ * per-isolate state keyed by its bindings (Drizzle clients, the shard list), which bindings wrapped afresh for every
+ * request would rebuild on each one, a cost no deployment pays. Each call is counted in its request's meter.
+ */
+function instrumentedEnv(env: BenchEnv): BenchEnv {
+  let wrapped = wrappedEnvs.get(env);
+  if (!wrapped) {
+    const rateLimit = parseRateLimit(env.BENCH_RATE_LIMIT);
+    wrapped = {
+      ...metered(
+        env,
+        () => currentMeter().stats,
+        () => currentMeter().statements,
+      ),
+      IDEMPOTENCY: collectingOperations(env.IDEMPOTENCY, (d1) => (currentMeter().operation = d1)),
+      ...(rateLimit ? { API_KEY_RATE_LIMIT: rateLimitModel(rateLimit) } : {}),
+    };
+    if (env.BENCH_CONSOLE === 'model') modelConsole();
+    wrappedEnvs.set(env, wrapped);
+  }
+  return wrapped;
+}
 
 export { RateLimiter };
 
@@ -153,14 +201,20 @@ export default {
   async fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
     if (pathname === '/__bench/explain' && request.method === 'POST') return explain(request, env);
+    if (pathname === '/__bench/platform' && request.method === 'GET') {
+      instrumentedEnv(env);
+      return Response.json({
+        rate_limit: parseRateLimit(env.BENCH_RATE_LIMIT) ? env.BENCH_RATE_LIMIT : null,
+        console: env.BENCH_CONSOLE === 'model' ? 'model' : 'local',
+        console_lines: modelledConsoleLines(),
+      });
+    }
     if (pathname === '/__bench/d1-writers' && request.method === 'GET') {
       return Response.json({ bindings: d1BindingNames(env), writers: singleWriterStats() });
     }
-    const stats = emptyD1Stats();
-    const statements: StatementLog = new Map();
-    let operation: OperationD1['d1'];
-    const IDEMPOTENCY = collectingOperations(env.IDEMPOTENCY, (d1) => (operation = d1));
-    const response = await service.fetch(request, { ...metered(env, stats, statements), IDEMPOTENCY }, ctx);
+    const meter: RequestMeter = { stats: emptyD1Stats(), statements: new Map() };
+    const response = await requestMeter.run(meter, () => service.fetch(request, instrumentedEnv(env), ctx));
+    const { stats, statements, operation } = meter;
     if (operation) {
       addD1Stats(stats, parseD1Stats(operation.stats));
       decodeStatements(operation.statements, statements);

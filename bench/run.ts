@@ -65,6 +65,7 @@ import {
   type D1Stats,
   type StatementLog,
 } from './d1-meter.ts';
+import { testRateLimit } from './platform-model.ts';
 
 const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
 if (major < 22 || (major === 22 && minor < 18)) {
@@ -115,6 +116,12 @@ const MODEL_DURATION_S = intSetting('BENCH_MODEL_DURATION', 5, 1, 120);
 // Shard databases the service is given: SHARD_0 ... SHARD_{n-1}, each a distinct local database (shardedConfig).
 // 0: the project's wrangler.toml as it is.
 const SHARDS = optionSetting('--shards', 'BENCH_SHARDS', 0, 0, 16);
+/**
+ * `model` (default): the service runs with the bench's models of two platform features whose local emulation costs
+ * far more than the deployed platform (bench/instrumented.ts): the Rate Limiting binding and the console's transport.
+ * `local`: wrangler dev's own emulation, to measure what it adds.
+ */
+const PLATFORM = process.env.BENCH_PLATFORM === 'local' ? 'local' : 'model';
 // `--scale 1,2,4` (or BENCH_SCALE): only the single-writer model, once per shard count, each on a fresh deployment with
 // that many shards and BENCH_SCALE_OWNERS merchants (8) placed by the directory's policy; written to RESULTS.md's
 // "Scale" section (scaleRun). The rest of RESULTS.md is kept.
@@ -806,6 +813,22 @@ interface ModelResult {
 
 type WriterSnapshot = Record<string, { calls: number; busyMs: number; waitedMs: number; maxQueued: number }>;
 
+interface PlatformModels {
+  rate_limit: string | null;
+  console: 'model' | 'local';
+  console_lines: number;
+}
+
+/** The platform models the service runs with (bench/platform-model.ts); refuses a service without the ones asked. */
+async function platformOf(server: Server): Promise<PlatformModels> {
+  const answer = await http(server.baseUrl, 'GET', '/__bench/platform');
+  expectStatus('platform', answer, 200);
+  const platform = answer.body as PlatformModels;
+  if (PLATFORM === 'model' && (platform.rate_limit === null || platform.console !== 'model'))
+    throw new Error(`the service runs without the platform models: ${JSON.stringify(platform)}`);
+  return platform;
+}
+
 async function writerSnapshot(server: Server): Promise<{ bindings: string[]; writers: WriterSnapshot }> {
   const answer = await http(server.baseUrl, 'GET', '/__bench/d1-writers');
   expectStatus('d1 writers', answer, 200);
@@ -1159,6 +1182,21 @@ function previousNotes(): string {
   return match ? match[0] : '';
 }
 
+/**
+ * The `--var`s naming the platform models the bench runs the service with (bench/instrumented.ts), unless
+ * BENCH_PLATFORM=local keeps wrangler's own emulation. Not in `.dev.vars`: wrangler takes only the declared secrets
+ * from it.
+ */
+const platformVars = () =>
+  PLATFORM === 'model'
+    ? [
+        '--var',
+        `BENCH_RATE_LIMIT:${testRateLimit(readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'))}`,
+        '--var',
+        'BENCH_CONSOLE:model',
+      ]
+    : [];
+
 /** A `.dev.vars` of fresh random secrets for a throwaway local deployment. */
 function writeDevVars(path: string) {
   writeFileSync(
@@ -1255,6 +1293,7 @@ async function main() {
         serviceState,
         '--env-file',
         devVars,
+        ...platformVars(),
         ...vars,
       ],
       '/openapi.json',
@@ -1272,6 +1311,8 @@ async function main() {
   const [serviceServer, baselineServer] = await startBoth(0);
   const workerd = workerdVersion(workerdPids(serviceServer));
   log(`service on ${serviceServer.baseUrl}, baseline on ${baselineServer.baseUrl} (${workerd})`);
+  const platform = await platformOf(serviceServer);
+  log(`platform: rate limit ${platform.rate_limit ?? "wrangler's emulation"}, console ${platform.console}`);
 
   log(`creating the API key, the sandbox POS method and ${POOL} payments per side...`);
   const [service, baseline] = await Promise.all([
@@ -1511,7 +1552,12 @@ async function freshDeployment(shards: number, vars: string[]) {
   });
   const server = await startWrangler(
     'service',
-    ['bench/instrumented.ts', '-c', config, '--env', 'test', '--persist-to', state, '--env-file', devVars, ...vars],
+    [
+      'bench/instrumented.ts',
+      ...['-c', config, '--env', 'test', '--persist-to', state, '--env-file', devVars],
+      ...platformVars(),
+      ...vars,
+    ],
     '/openapi.json',
   );
   return { server, adminEmail, adminPassword };

@@ -1,0 +1,69 @@
+// Models of two platform features whose local emulation under `wrangler dev` costs far more than the deployed
+// platform, so that the bench's CPU per request is the service's and not the emulator's (bench/RESULTS.md, "Platform
+// models"; BENCH_PLATFORM=local runs without them to measure the difference). Measurement only: bench/instrumented.ts
+// installs them around the service; nothing of this runs in a deployment.
+
+/**
+ * The `test` deployment's API-key rate limit in wrangler.toml's text (`simple = { limit, period }` of its
+ * `API_KEY_RATE_LIMIT`), as `limit/period` (`500/10`): bench/run.ts hands it to the model below.
+ */
+export function testRateLimit(wranglerToml: string): string {
+  const block = wranglerToml
+    .split(/^\[\[/m)
+    .find((b) => b.startsWith('env.test.ratelimits]]') && /^name\s*=\s*"API_KEY_RATE_LIMIT"/m.test(b));
+  const simple = block && /^simple\s*=\s*\{\s*limit\s*=\s*(\d+)\s*,\s*period\s*=\s*(\d+)\s*\}/m.exec(block);
+  if (!simple) throw new Error('wrangler.toml: no API_KEY_RATE_LIMIT with `simple = { limit, period }` in env.test');
+  return `${simple[1]}/${simple[2]}`;
+}
+
+/** `limit/period` as `testRateLimit` writes it. */
+export function parseRateLimit(text: string | undefined): { limit: number; periodSeconds: number } | null {
+  const match = /^(\d+)\/(\d+)$/.exec(text ?? '');
+  return match ? { limit: Number(match[1]), periodSeconds: Number(match[2]) } : null;
+}
+
+/**
+ * The Workers Rate Limiting binding as deployed: counters kept in memory where the request lands, no round trip
+ * (developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/). wrangler dev emulates each `limit()` with a
+ * fetch to a Durable Object that reads and writes a SQLite row. Same rule as that emulation: windows aligned to the
+ * wall clock, a refused call not counted.
+ */
+export function rateLimitModel(rule: { limit: number; periodSeconds: number }, now = () => Date.now()): RateLimit {
+  const counts = new Map<string, number>();
+  let current = -1;
+  return {
+    async limit({ key }) {
+      const epoch = Math.floor(now() / (rule.periodSeconds * 1000));
+      // Every key rolls over at the same instant: the old window's counters go together, so the map stays bounded.
+      if (epoch !== current) {
+        counts.clear();
+        current = epoch;
+      }
+      const count = counts.get(key) ?? 0;
+      if (count >= rule.limit) return { success: false };
+      counts.set(key, count + 1);
+      return { success: true };
+    },
+  };
+}
+
+let consoleLines: number | undefined;
+
+/**
+ * The console as deployed: a line is handed to the runtime, which ships it with the invocation's logs. Under
+ * wrangler dev every line is also forwarded to wrangler's process and printed, which costs the local runtime more
+ * than the rest of a read. The service still builds every line (its `JSON.stringify`); the model counts the lines
+ * instead of forwarding them. Installed once per isolate.
+ */
+export function modelConsole(): void {
+  if (consoleLines !== undefined) return;
+  consoleLines = 0;
+  const count = () => void (consoleLines! += 1);
+  console.log = count;
+  console.info = count;
+  console.warn = count;
+  console.error = count;
+}
+
+/** Lines the service wrote since the model was installed (none when it was not). */
+export const modelledConsoleLines = () => consoleLines ?? 0;
