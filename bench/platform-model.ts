@@ -16,6 +16,17 @@ export function testRateLimit(wranglerToml: string): string {
   return `${simple[1]}/${simple[2]}`;
 }
 
+/**
+ * The `wrangler dev` arguments that run bench/instrumented.ts with both models (bench/run.ts, bench/profile.ts). Not
+ * in `.dev.vars`: wrangler takes only the declared secrets from it.
+ */
+export const platformModelVars = (wranglerToml: string) => [
+  '--var',
+  `BENCH_RATE_LIMIT:${testRateLimit(wranglerToml)}`,
+  '--var',
+  'BENCH_CONSOLE:model',
+];
+
 /** `limit/period` as `testRateLimit` writes it. */
 export function parseRateLimit(text: string | undefined): { limit: number; periodSeconds: number } | null {
   const match = /^(\d+)\/(\d+)$/.exec(text ?? '');

@@ -2,15 +2,17 @@
 // (default: get payment), through wrangler dev's inspector. Prints where the isolate's time goes: the
 // functions with the most self time, and the time by package or source file (a sample counts for every
 // package on its stack, once). Measurement only; nothing of it runs in the service.
+//   BENCH_PLATFORM=local (wrangler's emulation of rate limiting and the console; default: the bench's models)
 //   BENCH_PROFILE_OP=get|replay   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8   BENCH_PROFILE_TOP=30
 //   BENCH_PROFILE_OUT=file.cpuprofile (the whole profile, for DevTools)
 import autocannon from 'autocannon';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLocalServer } from '../scripts/lib/local-server.ts';
+import { platformModelVars } from './platform-model.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OP = process.env.BENCH_PROFILE_OP ?? 'get';
@@ -178,7 +180,17 @@ function summarize(profile: Profile, modules: ModuleMap) {
 
 async function main() {
   const stateDir = mkdtempSync(join(tmpdir(), 'payment-service-profile-'));
-  const server = await startLocalServer({ logFile: join(ROOT, 'test-results', 'profile-server.log'), stateDir });
+  // The service as `npm run bench` runs it: its instrumented entry with the platform models (bench/platform-model.ts),
+  // unless BENCH_PLATFORM=local profiles wrangler's own emulation.
+  const wranglerArgs =
+    process.env.BENCH_PLATFORM === 'local'
+      ? []
+      : ['bench/instrumented.ts', ...platformModelVars(readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'))];
+  const server = await startLocalServer({
+    logFile: join(ROOT, 'test-results', 'profile-server.log'),
+    stateDir,
+    wranglerArgs,
+  });
   try {
     const base = server.baseUrl;
     const token = (

@@ -65,7 +65,7 @@ import {
   type D1Stats,
   type StatementLog,
 } from './d1-meter.ts';
-import { testRateLimit } from './platform-model.ts';
+import { platformModelVars } from './platform-model.ts';
 
 const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
 if (major < 22 || (major === 22 && minor < 18)) {
@@ -1182,20 +1182,8 @@ function previousNotes(): string {
   return match ? match[0] : '';
 }
 
-/**
- * The `--var`s naming the platform models the bench runs the service with (bench/instrumented.ts), unless
- * BENCH_PLATFORM=local keeps wrangler's own emulation. Not in `.dev.vars`: wrangler takes only the declared secrets
- * from it.
- */
 const platformVars = () =>
-  PLATFORM === 'model'
-    ? [
-        '--var',
-        `BENCH_RATE_LIMIT:${testRateLimit(readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'))}`,
-        '--var',
-        'BENCH_CONSOLE:model',
-      ]
-    : [];
+  PLATFORM === 'model' ? platformModelVars(readFileSync(join(ROOT, 'wrangler.toml'), 'utf8')) : [];
 
 /** A `.dev.vars` of fresh random secrets for a throwaway local deployment. */
 function writeDevVars(path: string) {

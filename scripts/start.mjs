@@ -9,6 +9,8 @@
 // PAYMENT_SERVICE_STATE_DIR=<dir> (optional; the Node test project uses it) keeps everything in <dir>
 // instead: the vars file is <dir>/.dev.vars (created the same way, given to wrangler dev with --env-file)
 // and the local D1 / Durable Object state is <dir>/state (--persist-to); the developer's data is untouched.
+// Arguments after the script's name go to wrangler dev as they are (`npm start -- --var NAME:value`; the bench's
+// profile runs its instrumented entry this way).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -126,7 +128,21 @@ const child = spawn(
   process.execPath,
   // --test-scheduled: this script fires the scheduled handler itself, so wrangler's warning that nothing does is
   // wrong here (the flag also serves `/__scheduled`).
-  [wranglerBin(), 'dev', '--env', ENV, '--port', port, '--ip', HOST, '--test-scheduled', ...PERSIST, ...VARS_FILE],
+  // The extra arguments first: wrangler's array options (`--env-file`) would take a positional entry after them.
+  [
+    wranglerBin(),
+    'dev',
+    ...process.argv.slice(2),
+    '--env',
+    ENV,
+    '--port',
+    port,
+    '--ip',
+    HOST,
+    '--test-scheduled',
+    ...PERSIST,
+    ...VARS_FILE,
+  ],
   {
     cwd: ROOT,
     stdio: 'inherit',

@@ -34,6 +34,8 @@ export interface LocalServerOptions {
   stateDir?: string;
   /** Default: a free port. */
   port?: number;
+  /** More `wrangler dev` arguments (scripts/start.mjs passes them on): another entry, `--var`s. */
+  wranglerArgs?: string[];
 }
 
 /** A free TCP port on 127.0.0.1 (bound and released at once). */
@@ -85,6 +87,7 @@ export async function startLocalServer({
   logFile,
   stateDir: keptStateDir,
   port: fixedPort,
+  wranglerArgs = [],
 }: LocalServerOptions): Promise<LocalServer> {
   if (keptStateDir) mkdirSync(keptStateDir, { recursive: true });
   const stateDir = keptStateDir ?? mkdtempSync(join(tmpdir(), 'payment-service-local-'));
@@ -94,7 +97,7 @@ export async function startLocalServer({
   const log = createWriteStream(logFile, { flags: keptStateDir ? 'a' : 'w' });
 
   // process.execPath: the Node running this (the project's Node 22 under `npm run` / `npm test`).
-  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start.mjs')], {
+  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start.mjs'), ...wranglerArgs], {
     cwd: ROOT,
     // Its own process group, so stop() reaches wrangler and workerd too.
     detached: true,
