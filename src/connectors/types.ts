@@ -219,6 +219,12 @@ export interface RefundLookupInput {
   paymentProcessorReference: string;
 }
 
+export interface DisputeLookupInput {
+  processorDisputeId: string;
+  /** The disputed payment as the lookups know it (its `processorReference` is set: it was collected). */
+  payment: PaymentLookupInput;
+}
+
 export interface InboundNotification {
   headers: Headers;
   rawBody: string;
@@ -352,6 +358,22 @@ export interface ConnectorAdapter<Credentials = unknown, Configuration = unknown
    * voided within `refundReversalWindowMs`, to find a void reversed after its notification was lost.
    */
   getVoidRefund?(ctx: ConnectorContext<Credentials, Configuration>, input: PaymentLookupInput): Promise<RefundOutcome>;
+  /**
+   * The payment's disputes as the processor reports them now (`[]`: none), each normalized through the
+   * connector's status table. Versions that can list them declare `disputeWindowMs`; the dispute re-reads
+   * (src/jobs/dispute-checks.ts) use it to find a dispute whose notification was lost. `not_found` when the
+   * processor has no such payment.
+   */
+  listDisputes?(
+    ctx: ConnectorContext<Credentials, Configuration>,
+    input: PaymentLookupInput,
+  ): Promise<ProcessorDispute[]>;
+  /**
+   * One dispute by the processor's id, for a dispute still open after the payment's window, where reading it
+   * costs less than listing the payment's. `not_found` when the processor does not know it (or it is another
+   * payment's).
+   */
+  getDispute?(ctx: ConnectorContext<Credentials, Configuration>, input: DisputeLookupInput): Promise<ProcessorDispute>;
   /** Verifies the notification's signature (failing closed) and parses it. Throws `invalid_notification`. */
   parseNotification(
     ctx: ConnectorContext<Credentials, Configuration>,
@@ -385,6 +407,11 @@ export interface ConnectorVersion {
    * when its material documents no such failure. Reconciliation keeps reading approved refunds this long.
    */
   refundReversalWindowMs?: number;
+  /**
+   * How long after a sale the processor lets a cardholder dispute it; set exactly when the adapter can list a
+   * payment's disputes (`listDisputes`). The dispute re-reads list a collected payment's disputes this long.
+   */
+  disputeWindowMs?: number;
   // biome-ignore lint/suspicious/noExplicitAny: the registry holds versions of every credential and configuration type; each version's defineVersion checks its own.
   adapter: ConnectorAdapter<any, any>;
 }

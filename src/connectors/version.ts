@@ -49,6 +49,8 @@ function withParsedCredentials<Credentials, Configuration>(
     parseNotification: parsed(adapter.parseNotification.bind(adapter)),
     ...(getTerminal ? { getTerminal: async (ctx: Ctx) => getTerminal(withCredentials(ctx)) } : {}),
     ...(adapter.getVoidRefund ? { getVoidRefund: parsed(adapter.getVoidRefund.bind(adapter)) } : {}),
+    ...(adapter.listDisputes ? { listDisputes: parsed(adapter.listDisputes.bind(adapter)) } : {}),
+    ...(adapter.getDispute ? { getDispute: parsed(adapter.getDispute.bind(adapter)) } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import { createDeps } from '../deps.ts';
 import type { Env } from '../env.ts';
 import { errorFields, log } from '../lib/log.ts';
+import { runDisputeChecks } from './dispute-checks.ts';
 import { expireQrPayments } from './expire-qr-payments.ts';
 import { reconcile } from './reconcile.ts';
 import { relayOverdueWebhooks } from './relay-webhooks.ts';
@@ -16,13 +17,14 @@ export async function runScheduledJobs(env: Env, now: number) {
   const perShard = await Promise.all(
     base.shards.map(async ({ name }) => {
       const deps = base.withShard(name);
-      const [expired, reconciled, relayed, terminalChecks] = await Promise.all([
+      const [expired, reconciled, relayed, terminalChecks, disputeChecks] = await Promise.all([
         settled(name, expireQrPayments(deps, now)),
         settled(name, reconcile(deps, now)),
         settled(name, relayOverdueWebhooks(deps, now)),
         settled(name, runTerminalChecks(deps, now)),
+        settled(name, runDisputeChecks(deps, now)),
       ]);
-      return { shard: name, expired, reconciled, relayed, terminalChecks };
+      return { shard: name, expired, reconciled, relayed, terminalChecks, disputeChecks };
     }),
   );
   log('info', 'scheduled_jobs', { shards: perShard });

@@ -531,3 +531,37 @@ describe('the new schemas and tables are held to the SDK', () => {
     ]);
   });
 });
+
+describe('Stripe: a payment’s disputes read on their own (listDisputes, getDispute)', () => {
+  it('lists the PaymentIntent’s disputes in one request ([] when none); reads one by id, another payment’s is not_found', async () => {
+    const sim = new StripeSimulator();
+    const ctx = stripeCtx(sim, posConfig());
+    const input = stripePayment(2500);
+    const pi = (await stripePosV1.adapter.createPayment(ctx, input)).processorReference!;
+    const other = (await stripePosV1.adapter.createPayment(ctx, stripePayment(2600))).processorReference!;
+    const lookup = stripeLookup(input, pi);
+    const before = sim.requests.length;
+    expect(await stripePosV1.adapter.listDisputes!(ctx, lookup)).toEqual([]);
+    expect(sim.requests.length - before).toBe(1);
+
+    const opened = sim.openDispute(pi, { reason: 'product_not_received' });
+    const otherDispute = sim.openDispute(other);
+    const listed = await stripePosV1.adapter.listDisputes!(ctx, lookup);
+    expect(listed).toEqual([
+      expect.objectContaining({
+        processorDisputeId: opened.id,
+        paymentProcessorReference: pi,
+        status: 'needs_response',
+        reason: 'product_not_received',
+        amount: { minor: 2500, currency: 'USD' },
+      }),
+    ]);
+    sim.closeDispute(opened.id, 'lost');
+    const read = await stripePosV1.adapter.getDispute!(ctx, { processorDisputeId: opened.id, payment: lookup });
+    expect(read).toMatchObject({ processorDisputeId: opened.id, status: 'lost' });
+    const foreign = stripePosV1.adapter.getDispute!(ctx, { processorDisputeId: otherDispute.id, payment: lookup });
+    expect((await connectorError(foreign)).kind).toBe('not_found');
+    const missing = stripePosV1.adapter.getDispute!(ctx, { processorDisputeId: 'du_missing', payment: lookup });
+    expect((await connectorError(missing)).kind).toBe('not_found');
+  });
+});

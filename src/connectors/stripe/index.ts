@@ -10,6 +10,7 @@ import type {
   CreatePaymentInput,
   PaymentLookupInput,
   PaymentOutcome,
+  ProcessorDispute,
   ProcessorNotification,
   RefundOutcome,
   TerminalState,
@@ -69,6 +70,13 @@ export const STRIPE_SIGNATURE_HEADER = 'stripe-signature';
  * date" (https://docs.stripe.com/refunds, "Handle failed refunds").
  */
 export const STRIPE_REFUND_REVERSAL_WINDOW_MS = 30 * 86_400_000;
+/**
+ * How long after a sale its disputes are listed again (NOTES.md, "Disputes found without their notification"):
+ * 120 days, the filing window the card networks commonly allow (Visa, Mastercard, American Express, Discover:
+ * "Up to 120 days", https://docs.chargeflow.io/docs/reference/concepts/network-timelines). Stripe's own pages
+ * found say only that the timeline "varies by card network"; some Visa reasons allow up to 540 days.
+ */
+export const STRIPE_DISPUTE_WINDOW_MS = 120 * 86_400_000;
 
 /** Stripe Terminal's presentment currencies among ours (readers take the account country's currency). */
 export const STRIPE_POS_CURRENCIES = ['USD', 'EUR', 'SGD'];
@@ -163,6 +171,7 @@ export const stripeRequest = {
     params,
   }),
   listDisputes: (params: Stripe.DisputeListParams): StripeRequest => ({ method: 'GET', path: '/v1/disputes', params }),
+  retrieveDispute: (id: string): StripeRequest => ({ method: 'GET', path: `/v1/disputes/${path(id)}`, params: {} }),
   capturePaymentIntent: (
     id: string,
     params: Stripe.PaymentIntentCaptureParams,
@@ -376,12 +385,27 @@ async function withDisputes(
   const lost = disputes ? chargedBackOutcome(pi, disputes.summaries) : null;
   const outcome = lost ? { ...lost, ...paymentSettlement(pi) } : await otherwise();
   if (!disputes) return outcome;
-  const normalized = disputes.details.flatMap((item) => {
+  return { ...outcome, disputes: ourDisputes(disputes.details, pi.id) };
+}
+
+/** Of Disputes as Stripe answered them, those that are ours and the PaymentIntent's (`toProcessorDispute`). */
+function ourDisputes(details: readonly unknown[], paymentIntentId: string): ProcessorDispute[] {
+  return details.flatMap((item) => {
     const detail = StripeDisputeDetail.safeParse(item);
     const dispute = detail.success ? toProcessorDispute(detail.data) : null;
-    return dispute && dispute.paymentProcessorReference === pi.id ? [dispute] : [];
+    return dispute && dispute.paymentProcessorReference === paymentIntentId ? [dispute] : [];
   });
-  return { ...outcome, disputes: normalized };
+}
+
+/**
+ * Every dispute of the PaymentIntent: GET /v1/disputes?payment_intent=… (`DisputeListParams.payment_intent`,
+ * types/DisputesResource.d.ts), one request whether or not it has any. 100 is the most one page holds (`limit`,
+ * "between 1 and 100"); a payment has far fewer disputes.
+ */
+async function listPaymentIntentDisputes(ctx: Ctx<unknown>, paymentIntentId: string): Promise<ProcessorDispute[]> {
+  const answer = await send(ctx, stripeRequest.listDisputes({ payment_intent: paymentIntentId, limit: 100 }));
+  expectOk(answer, StripeList(StripeDispute), 'lookup');
+  return ourDisputes((answer.body as { data: unknown[] }).data, paymentIntentId);
 }
 
 const settled = (status: string | null | undefined) =>
@@ -749,6 +773,24 @@ function stripeAdapter(
       return toRefundOutcome(refund);
     },
 
+    async listDisputes(ctx, input) {
+      // The PaymentIntent's id is all the list needs: known once collected, so one request.
+      const id = input.processorReference ?? (await searchPaymentIntent(ctx, input.paymentId))?.id;
+      if (!id)
+        throw new ConnectorError('not_found', 'Stripe has no PaymentIntent for this payment.', 'resource_missing');
+      return listPaymentIntentDisputes(ctx, id);
+    },
+
+    async getDispute(ctx, input) {
+      // GET /v1/disputes/{id} ("Retrieve a dispute"): the whole Dispute, as the list and the events carry it.
+      const answer = await send(ctx, stripeRequest.retrieveDispute(input.processorDisputeId));
+      expectOk(answer, StripeDispute, 'lookup');
+      const [dispute] = ourDisputes([answer.body], input.payment.processorReference ?? '');
+      if (!dispute)
+        throw new ConnectorError('not_found', 'Stripe reports no such dispute of this payment.', 'dispute_other');
+      return dispute;
+    },
+
     async parseNotification(ctx, input): Promise<ProcessorNotification> {
       const { event, object } = await verifyNotification(ctx, input.headers, input.rawBody);
       return eventToNotification(event, object);
@@ -769,6 +811,7 @@ function stripeAdapter(
 const common = {
   ...firstPublishedVersion('stripe', StripeCredentials),
   refundReversalWindowMs: STRIPE_REFUND_REVERSAL_WINDOW_MS,
+  disputeWindowMs: STRIPE_DISPUTE_WINDOW_MS,
 };
 
 export const stripePosV1 = defineVersion({

@@ -82,6 +82,11 @@ export const payments = sqliteTable(
     terminalChecks: integer('terminal_checks').notNull().default(0),
     terminalCheckAt: integer('terminal_check_at'),
     /**
+     * When the payment's disputes are next read from its processor (docs/dispute-checks.md, jobs/dispute-checks.ts):
+     * set when it is collected and while a dispute of it is open; null when no read is due ever again.
+     */
+    disputeCheckAt: integer('dispute_check_at'),
+    /**
      * The idempotency attempt that created the payment: the id of its idempotency object (one per
      * credential, operation and Idempotency-Key) and its request fingerprint. Written with the row, so a
      * retry finds its own payment here even when the object lost its memory between this insert and its
@@ -99,6 +104,8 @@ export const payments = sqliteTable(
     index('payments_processor_reference_idx').on(t.paymentMethodId, t.processorReference),
     // The terminal re-reads due (jobs/terminal-checks.ts): only payments with a read scheduled are in it.
     index('payments_terminal_check_idx').on(t.terminalCheckAt).where(sql`${t.terminalCheckAt} is not null`),
+    // The dispute re-reads due (jobs/dispute-checks.ts): only payments with a read scheduled are in it.
+    index('payments_dispute_check_idx').on(t.disputeCheckAt).where(sql`${t.disputeCheckAt} is not null`),
     // GET /v1/payments (services/payments/reads.ts): each filter has an index that starts with the
     // owner and environment, holds the filter's column, and ends in the list's order (created_at, id), so
     // every page and its count is a range of one index, never a scan of the table.

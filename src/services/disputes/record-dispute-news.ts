@@ -3,7 +3,8 @@ import type { ProcessorDispute } from '../../connectors/types.ts';
 import { insertRowIf } from '../../db/conditional-insert.ts';
 import { disputes, type DisputeRow, type PaymentRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { applyDisputeNews, type DisputeRecord } from '../../domain/disputes.ts';
+import { OPEN_DISPUTE_CHECK_GAP_MS } from '../../domain/dispute-checks.ts';
+import { applyDisputeNews, isDisputeClosed, type DisputeRecord } from '../../domain/disputes.ts';
 import { chargeback, nextUpdatedAt, type PaymentStatus } from '../../domain/payment-state.ts';
 import { newId } from '../../lib/ids.ts';
 import { toDisputeResource } from '../payments/resources.ts';
@@ -58,8 +59,14 @@ export async function recordDisputeNews(
       data: { dispute: toDisputeResource(next) },
     }));
     if (charged) events.push({ type: 'payment.charged_back', data: {} });
+    // An open dispute is read again until it closes, in case the news of its next move is lost (docs/dispute-checks.md).
+    const openCheck = now + OPEN_DISPUTE_CHECK_GAP_MS;
+    const recheck =
+      !isDisputeClosed(dispute.status) && (payment.disputeCheckAt === null || payment.disputeCheckAt > openCheck)
+        ? { disputeCheckAt: openCheck }
+        : {};
     return {
-      change: charged ?? { updatedAt: nextUpdatedAt(payment.updatedAt, now) },
+      change: { ...(charged ?? { updatedAt: nextUpdatedAt(payment.updatedAt, now) }), ...recheck },
       companions: (readVersion) => [
         current
           ? deps.db

@@ -113,6 +113,7 @@ export const createPayment = defineOperation({
       terminalSeenAt: null,
       terminalChecks: 0,
       terminalCheckAt: null,
+      disputeCheckAt: null,
       attemptKey: ctx.attempt.key,
       attemptFingerprint: ctx.attempt.fingerprint,
       createdAt: now,

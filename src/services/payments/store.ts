@@ -23,6 +23,7 @@ import {
 } from '../../domain/payment-state.ts';
 import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/types.ts';
 import { terminalWaitChange } from '../../domain/terminal-checks.ts';
+import { DISPUTABLE_STATUSES, firstDisputeCheck } from '../../domain/dispute-checks.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toIso } from '../../lib/time.ts';
@@ -121,6 +122,15 @@ export async function commitPaymentChange(
 ): Promise<{ payment: PaymentRow; deliveries: PendingDelivery[] } | null> {
   const { db } = deps;
   const nextVersion = current.version + 1;
+  // Collected now, by whichever path: its disputes start being read again (docs/dispute-checks.md).
+  if (
+    change.status !== undefined &&
+    DISPUTABLE_STATUSES.includes(change.status) &&
+    !DISPUTABLE_STATUSES.includes(current.status) &&
+    current.disputeCheckAt === null &&
+    change.disputeCheckAt === undefined
+  )
+    change = { ...change, disputeCheckAt: firstDisputeCheck(change.updatedAt ?? Date.now()) };
   const next: PaymentRow = { ...current, ...change, version: nextVersion };
   // Events a decision names are the whole news (a refund reversal's status change is not a new collection
   // or refund; a dispute says what happened in its own events). Otherwise a payment that starts waiting on
