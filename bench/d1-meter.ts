@@ -28,6 +28,11 @@ export const D1_STATS_HEADER = 'X-D1-Stats';
 export const D1_OPERATION_STATS_HEADER = 'X-D1-Stats-Operation';
 /** The statements a request ran (`encodeStatements`). */
 export const D1_STATEMENTS_HEADER = 'X-D1-Statements';
+/**
+ * Sent by the bench's sampled requests only: the service's answer then lists its statements. Under load it does not,
+ * since the baseline lists none and encoding them is the bench's work, not the service's.
+ */
+export const D1_STATEMENTS_REQUEST_HEADER = 'X-Bench-Statements';
 
 export interface MeterOptions {
   /** Waited before every round trip (the latency model); 0 or absent: none. */

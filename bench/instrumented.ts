@@ -30,6 +30,7 @@ import {
   addD1Stats,
   D1_OPERATION_STATS_HEADER,
   D1_STATEMENTS_HEADER,
+  D1_STATEMENTS_REQUEST_HEADER,
   D1_STATS_HEADER,
   d1StatsSince,
   decodeStatements,
@@ -196,6 +197,15 @@ async function planOf(databases: D1Database[], sql: string, parameters: number):
   throw failure;
 }
 
+function headersWritable(response: Response): boolean {
+  try {
+    response.headers.set(D1_STATS_HEADER, '');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export default {
   ...service,
   async fetch(request, env, ctx) {
@@ -219,11 +229,12 @@ export default {
       addD1Stats(stats, parseD1Stats(operation.stats));
       decodeStatements(operation.statements, statements);
     }
-    // A copy: a response passed through from a binding (static assets) has immutable headers.
-    const answer = new Response(response.body, response);
+    // A response passed through from a binding (static assets) has immutable headers: those are copied.
+    const answer = headersWritable(response) ? response : new Response(response.body, response);
     if (operation) answer.headers.set(D1_OPERATION_STATS_HEADER, operation.stats);
     answer.headers.set(D1_STATS_HEADER, formatD1Stats(stats));
-    answer.headers.set(D1_STATEMENTS_HEADER, encodeStatements(statements));
+    if (request.headers.has(D1_STATEMENTS_REQUEST_HEADER))
+      answer.headers.set(D1_STATEMENTS_HEADER, encodeStatements(statements));
     return answer;
   },
 } satisfies ExportedHandler<BenchEnv>;

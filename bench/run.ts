@@ -59,6 +59,7 @@ import { exited, freePort, killGroup } from '../scripts/lib/local-server.ts';
 import {
   D1_OPERATION_STATS_HEADER,
   D1_STATEMENTS_HEADER,
+  D1_STATEMENTS_REQUEST_HEADER,
   D1_STATS_HEADER,
   decodeStatements,
   parseD1Stats,
@@ -623,7 +624,11 @@ async function sampleD1(side: Side, operation: OperationName): Promise<Totals['d
   for (let i = 0; i < SAMPLES; i++) {
     const n = counters.get(counterKey) ?? 0;
     counters.set(counterKey, n + stride);
-    const answer = await send(side.server.baseUrl, side.request[operation](n));
+    const spec = side.request[operation](n);
+    const answer = await send(side.server.baseUrl, {
+      ...spec,
+      headers: { ...spec.headers, [D1_STATEMENTS_REQUEST_HEADER]: '1' },
+    });
     statuses.push(answer.status);
     const total = parseD1Stats(answer.headers.get(D1_STATS_HEADER));
     if (total) totals.push(total);
