@@ -128,6 +128,10 @@ describe('a void whose refund fails later', () => {
     );
     expect((await get(canceled.id)).status).toBe('approved');
 
+    // A new cancel is a void again: Stripe replays the same refund, failed, and nothing changes.
+    expectError(await cancel(canceled.id), 402, 'processor_declined');
+    expect((await get(canceled.id)).status).toBe('approved');
+
     // Collected again: the whole amount can be refunded, and not a cent more.
     expectError(await refund(canceled.id, '40.01'), 422, 'refund_exceeds_balance');
     const retaken = await refund(canceled.id, '40.00');
