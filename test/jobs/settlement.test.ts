@@ -132,6 +132,27 @@ describe('every path to approved records what the processor kept', () => {
     });
   });
 
+  it('a notification (Stripe): a refund left pending, approved by its signed event, carries its booking', async () => {
+    const paid = await stripe.pay('34.00');
+    sim.refundMode = 'pending';
+    const made = await stripe.post(`/v1/payments/${paid.body.data.id}/refunds`, {
+      amount: { value: '14.00', currency: 'USD' },
+    });
+    sim.refundMode = 'auto';
+    expect(made.body.data.status).toBe('pending');
+    sim.settleRefund(made.body.data.processor_reference, 'succeeded');
+    const event = sim.eventFor('refund.updated', made.body.data.processor_reference);
+    // The event names the balance transaction without it: the service reads the refund once for it.
+    expect(typeof event.data.object.balance_transaction).toBe('string');
+    const res = await stripe.send(await sim.deliver(event));
+    expect(res.status, res.text).toBe(200);
+    expect(await stripeRefund(paid.body.data.id, made.body.data.id)).toMatchObject({
+      status: 'approved',
+      settlement: { fee: { value: '0.00', currency: 'USD' }, net: { value: '14.00', currency: 'USD' } },
+      settlement_null_reason: null,
+    });
+  });
+
   it('reconciliation (Stripe): a refund left pending, approved by the lookup, carries its booking', async () => {
     const paid = await stripe.pay('33.00');
     expect(paid.body.data.status).toBe('approved');

@@ -201,19 +201,24 @@ async function applyRefundNotification(
     .get();
   if (!found) return 'unknown_resource';
   if (!notification.trusted && !(await firstReadInWindow(deps, found.refund.id))) return 'duplicate';
+  const readRefund = () =>
+    callConnector(() => version.adapter.getRefund(ctx, processorLookup(found.payment, found.refund)));
+  const before = found.refund.status;
   let status = notification.status;
   let failureReason = notification.failureReason;
   let settled: ReportedSettlement = {};
   if (!notification.trusted || status === null) {
-    const read = await callConnector(() =>
-      version.adapter.getRefund(ctx, processorLookup(found.payment, found.refund)),
-    );
+    const read = await readRefund();
     if (!read.ok) return 'ignored';
     status = read.value.status;
     failureReason = read.value.failureReason;
     settled = pickSettlement(read.value);
+  } else if (status === 'approved' && canRefundTransition(before, status)) {
+    // Verified news of an approval does not say what the processor booked (Stripe's refund events carry the
+    // balance transaction unexpanded): one read for it, as for a payment's collection. Its status stays the news'.
+    const read = await readRefund();
+    if (read.ok && read.value.status === 'approved') settled = pickSettlement(read.value);
   }
-  const before = found.refund.status;
   // Past this point the news is trusted: verified, or the processor's own answer to our read.
   if (before === 'approved') {
     const reversed = await reverseApprovedRefund(deps, found.refund.id, found.payment.id, {
