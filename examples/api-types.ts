@@ -1078,6 +1078,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.void_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `payment.void_failed`
+         * @description The refund by which the processor carried out a void of this collected payment failed later (e.g. the customer’s card was closed): the money never reached the customer and is back in your balance. `data.payment.status` is `approved` again, with its whole amount refundable; return the money to the customer another way (a new refund, or outside the processor). Sent once per reversal, instead of `payment.approved`: nothing was collected anew. POSTed to the payment’s `webhook_url` and to each webhook endpoint subscribed to `payment.void_failed` (or `*`), with the same `id` everywhere. Verify the signature over the raw body, deduplicate by `id`, and apply `data.payment` only when its `updated_at` is newer than what you hold: deliveries may arrive late, twice or out of order.
+         */
+        post: operations["paymentVoidFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "dispute.created": {
         parameters: {
             query?: never;
@@ -1165,7 +1185,7 @@ export interface components {
             /** @example pay_3kqz7w1v0c9m2x8bq4n6 */
             id: string;
             /**
-             * @description Always read it: a 2xx is not an approval. A chargeback does not change it: see `charged_back_at`.
+             * @description Always read it: a 2xx is not an approval. A chargeback does not change it: see `charged_back_at`. `canceled` and `refunded` are final but for money the processor reports never returned: an approved refund that fails later recomputes the status from the refunds still approved (`refund.failed`), and a void the processor carried out by a refund (Stripe) whose refund fails later makes a `canceled` payment `approved` again, its whole amount refundable (event `payment.void_failed`, not `payment.approved`: nothing was collected anew). Only the processor’s verified news or the service’s own read of it does this. A payment canceled before it was collected is never reopened.
              * @enum {string}
              */
             status: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded";
@@ -1884,7 +1904,7 @@ export interface components {
             /** @example evt_0d4m8x2k9q7w1v3c5b6n */
             id: string;
             /**
-             * @description One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change), and `dispute.created`, `dispute.updated`, `dispute.closed` (`data.dispute` with `data.payment`); tolerate future types.
+             * @description One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change), `payment.void_failed` (the refund that carried out a void failed later: the payment is `approved` again, its whole amount refundable; sent instead of `payment.approved`), and `dispute.created`, `dispute.updated`, `dispute.closed` (`data.dispute` with `data.payment`); tolerate future types.
              * @example payment.approved
              */
             type: string;
@@ -2114,7 +2134,7 @@ export interface components {
              *       "payment.refunded"
              *     ]
              */
-            enabled_events: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed")[];
+            enabled_events: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed" | "payment.void_failed" | "dispute.created" | "dispute.updated" | "dispute.closed")[];
             /**
              * @description Your note: what this endpoint is for.
              * @example Order service (production)
@@ -2136,7 +2156,7 @@ export interface components {
              *       "payment.refunded"
              *     ]
              */
-            enabled_events?: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed")[];
+            enabled_events?: ("*" | "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed" | "payment.void_failed" | "dispute.created" | "dispute.updated" | "dispute.closed")[];
             /**
              * @description Your note; `null` clears it.
              * @example Order service (production)
@@ -7185,7 +7205,7 @@ export interface operations {
                 /** @description Items to skip. */
                 offset?: number;
                 /** @description Only events of this type. */
-                type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed";
+                type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed" | "payment.void_failed" | "dispute.created" | "dispute.updated" | "dispute.closed";
                 /** @description Only the events of this payment. */
                 payment_id?: string;
                 /** @description Only items created at or after this instant. ISO 8601 date-time with `Z` or an offset. */
@@ -10445,6 +10465,52 @@ export interface operations {
                     /** @description The refund and its payment as the reversal left them. */
                     data: {
                         refund: components["schemas"]["Refund"];
+                        payment: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery (answer it once the event is stored). Another status, a redirect, or no answer within 10 s is a failure: the delivery is retried after about 30 s, 2 min, 10 min, 1 h, then every 6 h for 3 days. The body is never read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentVoidFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body’s `id`; the same on every redelivery: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt, as signed: refuse one too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed by the base64-decoded part of the `whsec_` secret (the account’s for a payment’s `webhook_url`, the endpoint’s own for an endpoint). Two while a rotated secret overlaps (24 hours): accept either. Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example evt_0d4m8x2k9q7w1v3c5b6n */
+                    id: string;
+                    /**
+                     * @description The refund by which the processor carried out a void of this collected payment failed later (e.g. the customer’s card was closed): the money never reached the customer and is back in your balance. `data.payment.status` is `approved` again, with its whole amount refundable; return the money to the customer another way (a new refund, or outside the processor). Sent once per reversal, instead of `payment.approved`: nothing was collected anew.
+                     * @enum {string}
+                     */
+                    type: "payment.void_failed";
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T10:15:30.123Z
+                     */
+                    created_at: string;
+                    /** @description The payment as it was when the event happened; order by its `updated_at`. */
+                    data: {
                         payment: components["schemas"]["Payment"];
                     };
                 };

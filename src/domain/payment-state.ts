@@ -21,6 +21,9 @@ export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 export type RefundedPaymentStatus = 'partially_refunded' | 'refunded';
 
+/** Statuses whose money was collected (refunded money was collected first): only these have a settlement. */
+export const COLLECTED_STATUSES: readonly PaymentStatus[] = ['approved', 'partially_refunded', 'refunded'];
+
 /**
  * Allowed next statuses. Nothing leads back to `created`, `pending` or `processing` from a later
  * status, so a late or out-of-order notification can never move a payment backwards.
@@ -168,6 +171,11 @@ export const PAYMENT_EVENT_TYPES = [
   'payment.action_required',
   /** Not a payment status: an approved refund failed later (`REFUND_REVERSAL_EVENT_TYPE`, domain/reversals.ts). */
   'refund.failed',
+  /**
+   * Enters `approved`, but not a new collection: the refund that carried out a void failed later
+   * (`VOID_REVERSAL_EVENT_TYPE`, domain/reversals.ts).
+   */
+  'payment.void_failed',
   /** Not payment statuses: a dispute of the payment opened, changed, or closed (`DISPUTE_EVENT_TYPES`, domain/disputes.ts). */
   'dispute.created',
   'dispute.updated',

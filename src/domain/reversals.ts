@@ -132,11 +132,19 @@ export type VoidReversalResult =
   | { ok: false; reason: ReversalRefusal };
 
 /**
+ * The event a void reversal sends (payload: the payment, `approved` again). Not `payment.approved`: a receiver
+ * that fulfils orders on it would take the payment for a new collection, when the money it had returned never
+ * reached the customer and is the merchant's to return another way (as for `refund.failed`).
+ */
+export const VOID_REVERSAL_EVENT_TYPE = 'payment.void_failed' as const;
+
+/**
  * A payment canceled by a void that the processor fulfilled with a refund (Stripe's `voidByRefund`), whose
  * refund then failed: the money is back with the merchant (docs.stripe.com/refunds, "Handle failed
- * refunds"), so the payment is collected again, `approved`, with its full amount refundable. It sends
- * the event of entering `approved` (`payment.approved`). `voided` says the cancel was a void of a
- * collected payment; a payment canceled before collection has nothing to take back.
+ * refunds"), so the payment is collected again, `approved`, with its full amount refundable (a void is no
+ * refund of the ledger). It sends `VOID_REVERSAL_EVENT_TYPE`. `voided` says the cancel was a void of a
+ * collected payment (the service dated it); a payment canceled before collection has nothing to take back,
+ * whatever the news says.
  */
 export function reverseVoid(input: {
   payment: { status: PaymentStatus; updatedAt: number };

@@ -6,10 +6,16 @@ import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { settleRefund } from '../services/payments/create-refund.ts';
 import type { ConnectorContext, ConnectorVersion, PaymentAction } from '../connectors/types.ts';
-import { loadPaymentMethod } from '../services/payment-methods/store.ts';
+import { paymentMethodLoader } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
 import { reverseApprovedRefund } from '../services/payments/reverse-refund.ts';
-import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
+import { reverseVoidedPayment, voidRefundFailed } from '../services/payments/reverse-void.ts';
+import {
+  mutatePayment,
+  pickSettlement,
+  processorAccountChange,
+  type ReportedSettlement,
+} from '../services/payments/store.ts';
 
 /** A payment or refund untouched this long while not final is asked about at the processor. */
 export const RECONCILE_AFTER_MS = 10 * 60 * 1000;
@@ -47,7 +53,7 @@ export async function reconcile(
   deps: Deps,
   now: number,
   limit = 50,
-): Promise<{ payments: number; refunds: number; approvedRefunds: number }> {
+): Promise<{ payments: number; refunds: number; approvedRefunds: number; voidedPayments: number }> {
   const { db } = deps;
   const staleBefore = now - RECONCILE_AFTER_MS;
   const lastLook = (table: typeof payments | typeof refunds) =>
@@ -96,11 +102,26 @@ export async function reconcile(
           .limit(limit)
       : [];
 
-  const methods = new Map<string, PaymentMethodRow | undefined>();
-  const methodOf = async (id: string) => {
-    if (!methods.has(id)) methods.set(id, await loadPaymentMethod(deps, id));
-    return methods.get(id);
-  };
+  // Voided payments whose void's refund may still fail (the same window and pace as approved refunds): a void
+  // reversed at the processor whose notification was lost is found so.
+  const voidedPayments =
+    LONGEST_REVERSAL_WINDOW_MS > 0
+      ? await db
+          .select()
+          .from(payments)
+          .where(
+            and(
+              eq(payments.status, 'canceled'),
+              eq(payments.environment, deps.environment),
+              gte(payments.voidedAt, now - LONGEST_REVERSAL_WINDOW_MS),
+              lte(lastLook(payments), now - RECONCILE_APPROVED_REFUND_AFTER_MS),
+            ),
+          )
+          .orderBy(asc(lastLook(payments)))
+          .limit(limit)
+      : [];
+
+  const methodOf = paymentMethodLoader(deps);
 
   for (const payment of stalePayments) {
     await reconcilePayment(deps, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
@@ -133,13 +154,26 @@ export async function reconcile(
       await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
     });
   }
-  return { payments: stalePayments.length, refunds: staleRefunds.length, approvedRefunds: approvedRefunds.length };
+  for (const payment of voidedPayments) {
+    await rereadVoidedPayment(deps, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
+      log('error', 'reconcile_voided_payment_failed', { payment_id: payment.id, ...errorFields(error) });
+      await markVoidLooked(deps, payment.id, now).catch(() => undefined);
+    });
+  }
+  return {
+    payments: stalePayments.length,
+    refunds: staleRefunds.length,
+    approvedRefunds: approvedRefunds.length,
+    voidedPayments: voidedPayments.length,
+  };
 }
 
 interface Verdict<S> {
   target: S | null;
   processorReference: string | null;
   action?: PaymentAction;
+  /** What the processor's answer said it kept (recorded as on every other path, `processorAccountChange`). */
+  reported: ReportedSettlement;
 }
 
 /**
@@ -155,11 +189,11 @@ async function askProcessor<S>(
   lookup: (
     version: ConnectorVersion,
     ctx: ConnectorContext,
-  ) => Promise<{ status: S; processorReference: string | null; action?: PaymentAction }>,
+  ) => Promise<{ status: S; processorReference: string | null; action?: PaymentAction } & ReportedSettlement>,
 ): Promise<Verdict<S | 'failed'>> {
   const expired = createdAt <= now - IDEMPOTENCY_RETENTION_MS;
   if (!method || method.secretsCiphertext === null)
-    return { target: expired ? 'failed' : null, processorReference: null };
+    return { target: expired ? 'failed' : null, processorReference: null, reported: {} };
   const { version, ctx } = await connectorFor(deps, method);
   const read = await callConnector(() => lookup(version, ctx));
   if (read.ok)
@@ -167,8 +201,13 @@ async function askProcessor<S>(
       target: read.value.status,
       processorReference: read.value.processorReference,
       ...(read.value.action ? { action: read.value.action } : {}),
+      reported: pickSettlement(read.value),
     };
-  return { target: read.error.kind === 'not_found' && expired ? 'failed' : null, processorReference: null };
+  return {
+    target: read.error.kind === 'not_found' && expired ? 'failed' : null,
+    processorReference: null,
+    reported: {},
+  };
 }
 
 async function reconcilePayment(
@@ -177,7 +216,7 @@ async function reconcilePayment(
   method: PaymentMethodRow | undefined,
   now: number,
 ) {
-  const { target, processorReference, action } = await askProcessor(
+  const { target, processorReference, action, reported } = await askProcessor(
     deps,
     method,
     payment.createdAt,
@@ -186,7 +225,7 @@ async function reconcilePayment(
   );
   await mutatePayment(deps, payment.id, (current, ledger) => {
     const account = target
-      ? processorAccountChange(current, { status: target, ...(action ? { action } : {}) }, now, {
+      ? processorAccountChange(current, { status: target, ...(action ? { action } : {}), ...reported }, now, {
           hasRefunds: ledger.length > 0,
         })
       : null;
@@ -208,20 +247,26 @@ async function reconcileRefund(
   method: PaymentMethodRow | undefined,
   now: number,
 ) {
-  const { target, processorReference } = await askProcessor(deps, method, refund.createdAt, now, (version, ctx) =>
-    version.adapter.getRefund(ctx, processorLookup(payment, refund)),
+  const { target, processorReference, reported } = await askProcessor(
+    deps,
+    method,
+    refund.createdAt,
+    now,
+    (version, ctx) => version.adapter.getRefund(ctx, processorLookup(payment, refund)),
   );
-  await settleRefund(deps, refund.id, payment.id, target, {
+  const fields = {
     reconciledAt: now,
     ...(refund.processorReference === null && processorReference ? { processorReference } : {}),
-  });
+  };
+  await settleRefund(deps, refund.id, payment.id, target, fields, undefined, reported);
 }
 
 /**
  * Asks the processor about an approved refund: its answer is trusted news, so a refund it now reports failed
- * is reversed (`reverseApprovedRefund`). Whatever it says, the refund is marked looked at.
+ * is reversed (`reverseApprovedRefund`), and a settlement it reports for the first time is recorded. Whatever it
+ * says, the refund is marked looked at.
  */
-async function rereadApprovedRefund(
+export async function rereadApprovedRefund(
   deps: Deps,
   refund: typeof refunds.$inferSelect,
   payment: typeof payments.$inferSelect,
@@ -234,7 +279,48 @@ async function rereadApprovedRefund(
     if (read.ok) {
       const news = { status: read.value.status, trusted: true, failureReason: read.value.failureReason ?? null };
       if (await reverseApprovedRefund(deps, refund.id, payment.id, news, { reconciledAt: now })) return;
+      if (read.value.status === 'approved')
+        return void (await settleRefund(
+          deps,
+          refund.id,
+          payment.id,
+          null,
+          { reconciledAt: now },
+          undefined,
+          read.value,
+        ));
     }
   }
   await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now });
 }
+
+/**
+ * Asks the processor about the refund that carried out a payment's void (`getVoidRefund`), while its connector
+ * version says such a refund may still fail: one it reports failed makes the payment collected again
+ * (`reverseVoidedPayment`). A void whose connector has nothing to read (its voids are no refunds that can fail,
+ * or the method's credentials are gone) is not looked at again before the longest window has passed.
+ */
+async function rereadVoidedPayment(
+  deps: Deps,
+  payment: typeof payments.$inferSelect,
+  method: PaymentMethodRow | undefined,
+  now: number,
+) {
+  const window = reversalWindowOf(method);
+  const voidedAt = payment.voidedAt ?? 0;
+  if (method && method.secretsCiphertext !== null && window !== undefined && voidedAt >= now - window) {
+    const { version, ctx } = await connectorFor(deps, method);
+    if (version.adapter.getVoidRefund) {
+      const failed = await voidRefundFailed(version, ctx, payment);
+      if (failed && (await reverseVoidedPayment(deps, payment.id, { trusted: true }, { reconciledAt: now }))) return;
+      return markVoidLooked(deps, payment.id, now);
+    }
+  }
+  await markVoidLooked(deps, payment.id, voidedAt + LONGEST_REVERSAL_WINDOW_MS);
+}
+
+/** Marks a voided payment looked at (`reconciledAt`), unless it is no longer canceled. */
+const markVoidLooked = (deps: Deps, paymentId: string, at: number) =>
+  mutatePayment(deps, paymentId, (current) =>
+    current.status === 'canceled' ? { change: { reconciledAt: at }, result: null } : { none: null },
+  );

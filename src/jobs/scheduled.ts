@@ -5,6 +5,7 @@ import { runDisputeChecks } from './dispute-checks.ts';
 import { expireQrPayments } from './expire-qr-payments.ts';
 import { reconcile } from './reconcile.ts';
 import { relayOverdueWebhooks } from './relay-webhooks.ts';
+import { runSettlementChecks } from './settlement-checks.ts';
 import { runTerminalChecks } from './terminal-checks.ts';
 
 /**
@@ -17,14 +18,15 @@ export async function runScheduledJobs(env: Env, now: number) {
   const perShard = await Promise.all(
     base.shards.map(async ({ name }) => {
       const deps = base.withShard(name);
-      const [expired, reconciled, relayed, terminalChecks, disputeChecks] = await Promise.all([
+      const [expired, reconciled, relayed, terminalChecks, disputeChecks, settlementChecks] = await Promise.all([
         settled(name, expireQrPayments(deps, now)),
         settled(name, reconcile(deps, now)),
         settled(name, relayOverdueWebhooks(deps, now)),
         settled(name, runTerminalChecks(deps, now)),
         settled(name, runDisputeChecks(deps, now)),
+        settled(name, runSettlementChecks(deps, now)),
       ]);
-      return { shard: name, expired, reconciled, relayed, terminalChecks, disputeChecks };
+      return { shard: name, expired, reconciled, relayed, terminalChecks, disputeChecks, settlementChecks };
     }),
   );
   log('info', 'scheduled_jobs', { shards: perShard });

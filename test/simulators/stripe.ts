@@ -395,6 +395,13 @@ export class StripeSimulator {
   readonly balanceTransactions = new Map<string, Stripe.BalanceTransaction>();
   /** Charges whose booking Stripe has not made yet (their `balance_transaction` stays null). */
   readonly unbookedCharges = new Set<string>();
+  /**
+   * Refunds whose booking Stripe has not made yet: answered with `balance_transaction` null, as the field allows
+   * (`Refund.balance_transaction: string | BalanceTransaction | null`); with `bookRefundsLater`, every new refund
+   * starts so. Deleting one from the set books it.
+   */
+  readonly unbookedRefunds = new Set<string>();
+  bookRefundsLater = false;
   readonly events: Stripe.Event[] = [];
   readonly requests: RecordedRequest[] = [];
   readonly rejectedKeys = new Set<string>();
@@ -1344,6 +1351,7 @@ export class StripeSimulator {
       ...(declined ? { failure_reason: 'declined' } : {}),
     });
     this.refunds.set(refund.id, refund);
+    if (this.bookRefundsLater) this.unbookedRefunds.add(refund.id);
     if (refund.status === 'succeeded') {
       this.bookRefund(refund);
       if (this.refundFailPayments.has(pi.id)) this.asyncRefundFailures.add(refund.id);
@@ -1370,6 +1378,7 @@ export class StripeSimulator {
   /** A copy of the refund with its `balance_transaction` expanded when `expand` asks for it (at `prefix`). */
   private refundView(refund: Stripe.Refund, expand: unknown, prefix: string): Stripe.Refund {
     const copy = clone(refund);
+    if (this.unbookedRefunds.has(refund.id)) return { ...copy, balance_transaction: null };
     const paths = Array.isArray(expand) ? expand : [];
     if (paths.includes(`${prefix}balance_transaction`) && typeof refund.balance_transaction === 'string')
       copy.balance_transaction = clone(this.balanceTransactions.get(refund.balance_transaction)!);

@@ -62,6 +62,12 @@ export const payments = sqliteTable(
     settlementCurrency: text('settlement_currency'),
     settlementAvailableOn: integer('settlement_available_on'),
     settlementNullReason: text('settlement_null_reason').$type<SettlementNullReason>(),
+    /**
+     * When the payment was voided: canceled after it was collected (`approved` → `canceled`). Such a void's
+     * refund may still fail at the processor, which makes the payment collected again (domain/reversals.ts
+     * `reverseVoid`): reconciliation reads it again within the processor's window. Cleared by that reversal.
+     */
+    voidedAt: integer('voided_at'),
     /** Set while a cancellation is at the processor; refunds wait (see services/payments/cancel-payment.ts). */
     cancelRequestedAt: integer('cancel_requested_at'),
     /** The idempotency attempt holding that cancellation (`attemptKey` below): its retry resumes it. */

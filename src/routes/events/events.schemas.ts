@@ -91,7 +91,7 @@ export const WebhookEventSchema = z
     ...eventFields,
     type: z.string().openapi({
       description:
-        'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change), and `dispute.created`, `dispute.updated`, `dispute.closed` (`data.dispute` with `data.payment`); tolerate future types.',
+        'One of `payment.pending`, `.approved`, `.declined`, `.failed`, `.expired`, `.canceled`, `.charged_back`, `.refunded`, `payment.action_required` (the payment stays `pending` and waits on `action`, e.g. `check_terminal`), `refund.failed` (an approved refund failed later: `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` carries the status its approved refunds now call for; no `payment.*` event is sent for that change), `payment.void_failed` (the refund that carried out a void failed later: the payment is `approved` again, its whole amount refundable; sent instead of `payment.approved`), and `dispute.created`, `dispute.updated`, `dispute.closed` (`data.dispute` with `data.payment`); tolerate future types.',
       example: 'payment.approved',
     }),
     data: z
@@ -128,6 +128,8 @@ export const EVENT_DESCRIPTIONS: Record<PaymentEventType, string> = {
     'A `pending` payment waits on someone: `data.payment.action.type` says on what (`check_terminal`: check the terminal’s activity for whether the card was charged). It stays `pending` until the processor reports the outcome.',
   'refund.failed':
     'The processor reported an approved refund failed after it had succeeded (e.g. the customer’s card was closed): `data.refund` is `failed` with its `failure_reason`, its amount is refundable again, and `data.payment` has the status its approved refunds now call for (`refunded` becomes `partially_refunded` or `approved`). Sent once per reversal; the payment’s status change sends no `payment.*` event of its own.',
+  'payment.void_failed':
+    'The refund by which the processor carried out a void of this collected payment failed later (e.g. the customer’s card was closed): the money never reached the customer and is back in your balance. `data.payment.status` is `approved` again, with its whole amount refundable; return the money to the customer another way (a new refund, or outside the processor). Sent once per reversal, instead of `payment.approved`: nothing was collected anew.',
   'dispute.created':
     'The processor reported a new dispute of the payment: an inquiry (`warning_*`) or a chargeback (`needs_response`, the funds withdrawn: `data.dispute.funds_withdrawn_at`). Respond at the processor by `evidence_due_by`. A dispute first heard of already closed sends `dispute.closed` right after.',
   'dispute.updated':

@@ -58,7 +58,8 @@ export const PaymentSchema = z
   .object({
     id: z.string().openapi({ example: 'pay_3kqz7w1v0c9m2x8bq4n6' }),
     status: z.enum(PAYMENT_STATUSES).openapi({
-      description: 'Always read it: a 2xx is not an approval. A chargeback does not change it: see `charged_back_at`.',
+      description:
+        'Always read it: a 2xx is not an approval. A chargeback does not change it: see `charged_back_at`. `canceled` and `refunded` are final but for money the processor reports never returned: an approved refund that fails later recomputes the status from the refunds still approved (`refund.failed`), and a void the processor carried out by a refund (Stripe) whose refund fails later makes a `canceled` payment `approved` again, its whole amount refundable (event `payment.void_failed`, not `payment.approved`: nothing was collected anew). Only the processor’s verified news or the service’s own read of it does this. A payment canceled before it was collected is never reopened.',
     }),
     amount: AmountSchema,
     external_reference: z.string(),

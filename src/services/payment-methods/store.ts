@@ -64,6 +64,15 @@ export function loadPaymentMethod({ control: db }: Deps, id: string): Promise<Pa
   return db.select().from(paymentMethods).where(eq(paymentMethods.id, id)).get();
 }
 
+/** `loadPaymentMethod` read once per method for a job's run (its rows share a handful of methods). */
+export function paymentMethodLoader(deps: Deps): (id: string) => Promise<PaymentMethodRow | undefined> {
+  const methods = new Map<string, PaymentMethodRow | undefined>();
+  return async (id) => {
+    if (!methods.has(id)) methods.set(id, await loadPaymentMethod(deps, id));
+    return methods.get(id);
+  };
+}
+
 export async function listAccountPaymentMethods(
   { control: db, environment }: Deps,
   ownerId: string,

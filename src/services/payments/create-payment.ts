@@ -6,7 +6,7 @@ import { applyTransition, nextUpdatedAt } from '../../domain/payment-state.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { invalidRequest, ServiceError, zodIssuesToFields } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { NO_SETTLEMENT, settlementChange } from '../../domain/settlement.ts';
+import { NO_SETTLEMENT } from '../../domain/settlement.ts';
 import { type DisplayConfiguration, displayConfigurationIssues } from '../../connectors/display.ts';
 import type { PaymentOutcome } from '../../connectors/types.ts';
 import { defineOperation, type Recorded } from '../operations/operation.ts';
@@ -106,6 +106,7 @@ export const createPayment = defineOperation({
       reconciledAt: null,
       chargedBackAt: null,
       ...NO_SETTLEMENT,
+      voidedAt: null,
       cancelRequestedAt: null,
       cancelAttemptKey: null,
       cancelAcceptedAt: null,
@@ -185,7 +186,6 @@ export const createPayment = defineOperation({
               qrData,
               expiresAt: qrData !== null && ttl !== null ? now + ttl * 1000 : null,
               ...(account ?? (visible ? { updatedAt: nextUpdatedAt(current.updatedAt, now) } : {})),
-              ...settlementChange(current, outcome),
             },
             result: null,
           };

@@ -4,7 +4,6 @@ import type {
   ConnectorVersion,
   InboundNotification,
   PaymentAction,
-  PaymentOutcome,
   ProcessorDispute,
   ProcessorNotification,
   ProcessorPaymentStatus,
@@ -19,8 +18,6 @@ import {
 import type { Deps } from '../../deps.ts';
 import { ownerDeps } from '../shards/owner-deps.ts';
 import { canRefundTransition } from '../../domain/refund-state.ts';
-import { nextUpdatedAt, type PaymentStatus } from '../../domain/payment-state.ts';
-import { settlementChange } from '../../domain/settlement.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
 import { recordDisputeNews } from '../disputes/record-dispute-news.ts';
@@ -28,7 +25,8 @@ import { enforceRateLimit, firstInWindow, type RateLimit } from '../rate-limit.t
 import { failureOf, settleRefund } from './create-refund.ts';
 import { callConnector, connectorFor, processorLookup } from './processor.ts';
 import { reverseApprovedRefund } from './reverse-refund.ts';
-import { mutatePayment, processorAccountChange } from './store.ts';
+import { reverseVoidedPayment, voidRefundFailed } from './reverse-void.ts';
+import { mutatePayment, pickSettlement, processorAccountChange, type ReportedSettlement } from './store.ts';
 
 /**
  * Asynchronous notifications from a processor about a payment or refund. Verified by the method's connector
@@ -137,10 +135,20 @@ async function applyPaymentNotification(
     // Verified news of a dispute: the dispute itself, and through it the chargeback summary when lost.
     return (await recordDisputeNews(deps, payment.id, notification.dispute)) ? 'applied' : 'ignored';
   }
+  const voided = payment.status === 'canceled' && payment.voidedAt !== null;
+  if (notification.voidReversal || (voided && (!notification.trusted || notification.status === null))) {
+    // News of a voided payment: verified news that its void's refund failed is believed; any other news of it
+    // (unsigned, or content-free) is answered by reading that refund at the processor. Either makes the payment
+    // collected again only if the service itself voided it after collection (`reverseVoid`).
+    const failed =
+      notification.trusted && notification.voidReversal ? true : await voidRefundFailed(version, ctx, payment);
+    if (failed) return (await reverseVoidedPayment(deps, payment.id, { trusted: true })) ? 'applied' : 'ignored';
+    if (notification.voidReversal) return 'ignored';
+  }
   let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null =
     notification.status === null ? null : { status: notification.status };
   let disputes: ProcessorDispute[] = [];
-  let settled: Pick<PaymentOutcome, 'settlement' | 'settlementNullReason'> = notification.trusted ? notification : {};
+  let settled: ReportedSettlement = notification.trusted ? notification : {};
   // Verified news of a collection that does not say what the processor kept (Stripe's
   // `payment_intent.succeeded` carries no balance transaction) is completed by one read of the payment,
   // once: while no settlement, nor a reason for none, is recorded.
@@ -167,17 +175,11 @@ async function applyPaymentNotification(
   for (const dispute of disputes) {
     if (await recordDisputeNews(deps, payment.id, dispute)) applied = true;
   }
-  const told = account;
-  if (told === null) return 'ignored';
+  if (account === null) return 'ignored';
+  const told = { ...account, ...pickSettlement(settled) };
   const { result } = await mutatePayment<NotificationOutcome>(deps, payment.id, (current, ledger) => {
-    const now = Date.now();
-    const change = processorAccountChange(current, told, now, { hasRefunds: ledger.length > 0 });
-    const collected = COLLECTED.includes(change?.status ?? current.status);
-    const settlement = collected ? settlementChange(current, settled) : null;
-    if (!change && !settlement) return { none: 'ignored' };
-    // A settlement reported later is a visible change of the payment: `updated_at` moves with it.
-    const moved = change ?? { updatedAt: nextUpdatedAt(current.updatedAt, now) };
-    return { change: { ...moved, ...settlement }, result: 'applied' };
+    const change = processorAccountChange(current, told, Date.now(), { hasRefunds: ledger.length > 0 });
+    return change ? { change, result: 'applied' } : { none: 'ignored' };
   });
   return applied ? 'applied' : result;
 }
@@ -199,17 +201,24 @@ async function applyRefundNotification(
     .get();
   if (!found) return 'unknown_resource';
   if (!notification.trusted && !(await firstReadInWindow(deps, found.refund.id))) return 'duplicate';
+  const readRefund = () =>
+    callConnector(() => version.adapter.getRefund(ctx, processorLookup(found.payment, found.refund)));
+  const before = found.refund.status;
   let status = notification.status;
   let failureReason = notification.failureReason;
+  let settled: ReportedSettlement = {};
   if (!notification.trusted || status === null) {
-    const read = await callConnector(() =>
-      version.adapter.getRefund(ctx, processorLookup(found.payment, found.refund)),
-    );
+    const read = await readRefund();
     if (!read.ok) return 'ignored';
     status = read.value.status;
     failureReason = read.value.failureReason;
+    settled = pickSettlement(read.value);
+  } else if (status === 'approved' && canRefundTransition(before, status)) {
+    // Verified news of an approval does not say what the processor booked (Stripe's refund events carry the
+    // balance transaction unexpanded): one read for it, as for a payment's collection. Its status stays the news'.
+    const read = await readRefund();
+    if (read.ok && read.value.status === 'approved') settled = pickSettlement(read.value);
   }
-  const before = found.refund.status;
   // Past this point the news is trusted: verified, or the processor's own answer to our read.
   if (before === 'approved') {
     const reversed = await reverseApprovedRefund(deps, found.refund.id, found.payment.id, {
@@ -222,12 +231,10 @@ async function applyRefundNotification(
   // settleRefund writes even when the state machine refuses (bumping the payment's version), and a
   // notification that is refused must change nothing, as for payments. A refund that moves meanwhile is re-judged there.
   if (!canRefundTransition(before, status)) return 'ignored';
-  const after = await settleRefund(deps, found.refund.id, found.payment.id, status, failureOf(status, failureReason));
+  const fields = failureOf(status, failureReason);
+  const after = await settleRefund(deps, found.refund.id, found.payment.id, status, fields, undefined, settled);
   return after.status !== before ? 'applied' : 'ignored';
 }
-
-/** Statuses whose money was collected: only these have a settlement. */
-const COLLECTED: readonly PaymentStatus[] = ['approved', 'partially_refunded', 'refunded'];
 
 /** Whether unverifiable news about this payment or refund may read it at the processor now. */
 const firstReadInWindow = (deps: Deps, resourceId: string) =>

@@ -1,5 +1,6 @@
 import type { DisputeRow, PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import { formatAmount } from '../../domain/money.ts';
+import { COLLECTED_STATUSES } from '../../domain/payment-state.ts';
 import type { SettlementColumns, SettlementNullReason } from '../../domain/settlement.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
 
@@ -42,15 +43,12 @@ export function toPaymentResource(row: PaymentRow, options: { withAction: boolea
     metadata: row.metadata,
     webhook_url: row.webhookUrl,
     charged_back_at: toIsoOrNull(row.chargedBackAt),
-    ...settlementView(row, COLLECTED.includes(row.status)),
+    ...settlementView(row, COLLECTED_STATUSES.includes(row.status)),
     cancel_requested_at: toIsoOrNull(row.cancelAcceptedAt),
     created_at: toIso(row.createdAt),
     updated_at: toIso(row.updatedAt),
   };
 }
-
-/** Payment statuses in which the money was collected (refunded money was collected first). */
-const COLLECTED: readonly PaymentRow['status'][] = ['approved', 'partially_refunded', 'refunded'];
 
 /**
  * `settlement` as recorded, or null with `settlement_null_reason`: `not_collected` while no money moved

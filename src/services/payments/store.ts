@@ -16,12 +16,14 @@ import {
   actionEventType,
   applyTransition,
   chargeback,
+  COLLECTED_STATUSES,
   eventTypeFor,
   nextUpdatedAt,
   type PaymentEventType,
   type TransitionGuards,
 } from '../../domain/payment-state.ts';
-import type { PaymentAction, ProcessorPaymentStatus } from '../../connectors/types.ts';
+import { settlementChange } from '../../domain/settlement.ts';
+import type { PaymentAction, PaymentOutcome, ProcessorPaymentStatus } from '../../connectors/types.ts';
 import { terminalWaitChange } from '../../domain/terminal-checks.ts';
 import { DISPUTABLE_STATUSES, firstDisputeCheck } from '../../domain/dispute-checks.ts';
 import { ServiceError } from '../../lib/errors.ts';
@@ -223,14 +225,18 @@ function eventFor(payment: PaymentRow, type: PaymentEventType | null, data: Reco
 }
 
 /**
- * What the processor's account of a payment (its status, and an action it waits on) changes, through the
- * state machine: a new status, and/or the action it starts waiting on (`check_terminal` while
- * `pending`, which moves `updated_at` and sends `payment.action_required` once), or a chargeback
- * (`charged_back_at`, sent once as `payment.charged_back`); null when nothing.
+ * What the processor's account of a payment (its status, an action it waits on, and what it kept of the money)
+ * changes, through the state machine: a new status, and/or the action it starts waiting on (`check_terminal`
+ * while `pending`, which moves `updated_at` and sends `payment.action_required` once), or a chargeback
+ * (`charged_back_at`, sent once as `payment.charged_back`); null when nothing. The one place a payment's
+ * settlement is recorded, on every path that hears the processor (a create, a notification, a terminal
+ * re-read, reconciliation, a cancel, the settlement re-reads): the first settlement the processor reports while
+ * the payment is collected (`settlementChange`), which moves `updated_at` by itself when nothing else changes.
+ * A void (`approved` → `canceled`) is dated (`voided_at`): its refund may still fail at the processor.
  */
 export function processorAccountChange(
   current: PaymentRow,
-  account: { status: ProcessorPaymentStatus; action?: PaymentAction },
+  account: { status: ProcessorPaymentStatus; action?: PaymentAction } & ReportedSettlement,
   now: number,
   guards: TransitionGuards,
 ): PaymentChange | null {
@@ -248,15 +254,29 @@ export function processorAccountChange(
     { status, ...(account.action ? { action: account.action.type } : {}) },
     now,
   );
-  if (!move.ok && !newAction && !terminal) return null;
+  // Only collected money has a settlement.
+  const settlement = COLLECTED_STATUSES.includes(status) ? settlementChange(current, account) : null;
+  if (!move.ok && !newAction && !terminal && !settlement) return null;
+  const voided = move.ok && current.status === 'approved' && move.status === 'canceled';
   return {
     ...(move.ok
       ? { status: move.status, updatedAt: move.updatedAt }
       : { updatedAt: nextUpdatedAt(current.updatedAt, now) }),
     ...(newAction ? { requiredAction: required } : {}),
     ...terminal,
+    ...settlement,
+    ...(voided ? { voidedAt: now } : {}),
   };
 }
+
+/** What a processor's answer said it kept of the money (`PaymentOutcome`, `RefundOutcome`); absent when it did not say. */
+export type ReportedSettlement = Pick<PaymentOutcome, 'settlement' | 'settlementNullReason'>;
+
+/** Only the settlement of an answer or a notification (which carries much else). */
+export const pickSettlement = (from: ReportedSettlement): ReportedSettlement => ({
+  ...(from.settlement !== undefined ? { settlement: from.settlement } : {}),
+  ...(from.settlementNullReason !== undefined ? { settlementNullReason: from.settlementNullReason } : {}),
+});
 
 export interface PaymentDecision<T> {
   change: PaymentChange;

@@ -1,0 +1,1 @@
+ALTER TABLE `payments` ADD `voided_at` integer;
