@@ -53,41 +53,57 @@ export interface DepsOptions {
   shard?: ShardName;
 }
 
+/** What a deployment's bindings give every invocation alike: built once per isolate (per `env` object). */
+type IsolateDeps = Omit<Deps, 'db' | 'd1' | 'shard' | 'd1Session' | 'withShard'>;
+
+const isolateDeps = new WeakMap<Env, IsolateDeps>();
+
+function isolateDepsOf(env: Env): IsolateDeps {
+  let base = isolateDeps.get(env);
+  if (!base) {
+    base = {
+      control: createDb(env.DB),
+      controlD1: env.DB,
+      shards: shardsOf(env),
+      environment: env.ENVIRONMENT,
+      get keyRing() {
+        return keyRingOf(env.CREDENTIALS_ENCRYPTION_KEYS);
+      },
+      jwtSigningKey: env.JWT_SIGNING_KEY,
+      apiKeyPepper: env.API_KEY_PEPPER,
+      allowInsecureWebhooks: allowsInsecureLocalWebhooks(env.ENVIRONMENT, env.ALLOW_INSECURE_WEBHOOKS),
+      webhooks: env.WEBHOOKS,
+      idempotency: env.IDEMPOTENCY,
+      rateLimiter: env.RATE_LIMITER,
+    };
+    isolateDeps.set(env, base);
+  }
+  return base;
+}
+
+/**
+ * One invocation's dependencies: the isolate's (above) with this invocation's shard and read session. Built at the
+ * edge without a shard and again, once, when the owner's shard is known (`withShard`).
+ */
 export function createDeps(env: Env, options: DepsOptions = {}): Deps {
-  const shards = shardsOf(env);
-  const chosen = options.shard === undefined ? undefined : shards.find((s) => s.name === options.shard);
+  const base = isolateDepsOf(env);
+  const chosen = options.shard === undefined ? undefined : base.shards.find((s) => s.name === options.shard);
   if (options.shard !== undefined && !chosen) throw new Error(`No binding for shard ${options.shard} (wrangler.toml).`);
   const d1Session =
     chosen && options.readSession !== undefined
       ? chosen.d1.withSession(sessionAnchor(chosen.name, options.readSession ?? undefined))
       : undefined;
   const d1 = d1Session ?? chosen?.d1;
-  const deps: Deps = {
-    control: createDb(env.DB),
-    controlD1: env.DB,
-    get db() {
-      return createDb(d1 ?? noShard());
+  // The isolate's part is the prototype: read through, never copied, and never written per invocation.
+  const deps = Object.create(base, {
+    db: { get: () => createDb(d1 ?? noShard()), enumerable: true },
+    d1: { get: () => d1 ?? noShard(), enumerable: true },
+    shard: { get: () => chosen?.name ?? noShard(), enumerable: true },
+    d1Session: { value: d1Session, enumerable: d1Session !== undefined },
+    withShard: {
+      value: (shard: ShardName): Deps => (shard === chosen?.name ? deps : createDeps(env, { ...options, shard })),
     },
-    get d1() {
-      return d1 ?? noShard();
-    },
-    get shard() {
-      return chosen?.name ?? noShard();
-    },
-    ...(d1Session ? { d1Session } : {}),
-    shards,
-    withShard: (shard) => (shard === chosen?.name ? deps : createDeps(env, { ...options, shard })),
-    environment: env.ENVIRONMENT,
-    get keyRing() {
-      return keyRingOf(env.CREDENTIALS_ENCRYPTION_KEYS);
-    },
-    jwtSigningKey: env.JWT_SIGNING_KEY,
-    apiKeyPepper: env.API_KEY_PEPPER,
-    allowInsecureWebhooks: allowsInsecureLocalWebhooks(env.ENVIRONMENT, env.ALLOW_INSECURE_WEBHOOKS),
-    webhooks: env.WEBHOOKS,
-    idempotency: env.IDEMPOTENCY,
-    rateLimiter: env.RATE_LIMITER,
-  };
+  }) as Deps;
   return deps;
 }
 
