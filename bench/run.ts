@@ -764,9 +764,7 @@ function renderPerKey(perKey: PerKeyResult): string[] {
  */
 function shardedConfig(source: string, shards: number, root: string, shardMigrations?: string): string {
   const absolute = (path: string) => (isAbsolute(path) ? path : join(root, path));
-  const text = source.replace(/^(main|directory|migrations_dir)\s*=\s*"([^"]+)"/gm, (_, key: string, path: string) => {
-    return `${key} = ${JSON.stringify(absolute(path))}`;
-  });
+  const text = absolutePaths(source, root);
   // Split into sections at each table header; a section runs to the next header.
   const sections = text.split(/^(?=\[)/m);
   const isTestD1 = (section: string) => section.startsWith('[[env.test.d1_databases]]');
@@ -797,6 +795,27 @@ function shardedConfig(source: string, shards: number, root: string, shardMigrat
     '\n# Added by bench/run.ts (--shards)\n',
     ...added,
   ].join('');
+}
+
+/** A wrangler config's relative paths made absolute, so that it can be written elsewhere. */
+function absolutePaths(source: string, root: string): string {
+  return source.replace(/^(main|directory|migrations_dir)\s*=\s*"([^"]+)"/gm, (_, key: string, path: string) => {
+    return `${key} = ${JSON.stringify(isAbsolute(path) ? path : join(root, path))}`;
+  });
+}
+
+/**
+ * The service's config as the bench runs it with the platform models: without its `[assets]` (the explorer's files,
+ * which the bench never asks for). Deployed, Cloudflare's asset router in front of the Worker is not the Worker's work
+ * (developers.cloudflare.com/workers/static-assets/: requests to assets are free; with `run_worker_first` every
+ * request goes on to the Worker); under wrangler dev it is one more worker on the same cores for every request.
+ */
+function platformConfig(config: string): string {
+  if (PLATFORM !== 'model') return config;
+  return config
+    .split(/^(?=\[)/m)
+    .filter((section) => !section.startsWith('[assets]'))
+    .join('');
 }
 
 interface ModelResult {
@@ -1218,17 +1237,18 @@ async function main() {
   const devVars = join(tempDir, '.dev.vars');
   writeDevVars(devVars);
   const baselineConfig = join('bench', 'baseline', 'wrangler.toml');
-  // With --shards, the service runs on a generated config listing SHARD_0 ... (shardedConfig); DB is the same database.
+  // The service runs on a generated config: with --shards, listing SHARD_0 ... (shardedConfig; DB is the same
+  // database); with the platform models, without the static assets' router (platformConfig).
   const serviceConfig: string[] = [];
-  if (SHARDS > 0) {
+  if (SHARDS > 0 || PLATFORM === 'model') {
     const file = join(tempDir, 'wrangler.toml');
+    const source = readFileSync(join(ROOT, 'wrangler.toml'), 'utf8');
     writeFileSync(
       file,
-      shardedConfig(
-        readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'),
-        SHARDS,
-        ROOT,
-        process.env.BENCH_SHARD_MIGRATIONS,
+      platformConfig(
+        SHARDS > 0
+          ? shardedConfig(source, SHARDS, ROOT, process.env.BENCH_SHARD_MIGRATIONS)
+          : absolutePaths(source, ROOT),
       ),
     );
     serviceConfig.push('-c', file);
@@ -1525,7 +1545,7 @@ async function freshDeployment(shards: number, vars: string[]) {
   const devVars = join(tempDir, '.dev.vars');
   writeDevVars(devVars);
   const config = join(tempDir, 'wrangler.toml');
-  writeFileSync(config, shardedConfig(readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'), shards, ROOT));
+  writeFileSync(config, platformConfig(shardedConfig(readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'), shards, ROOT)));
   log(`${shards} shard(s): migrating the control database and the shards...`);
   for (const binding of ['DB', ...Array.from({ length: shards }, (_, i) => `SHARD_${i}`)]) {
     const migrated = await runWrangler(
