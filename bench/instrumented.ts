@@ -33,7 +33,6 @@ import {
   D1_STATEMENTS_REQUEST_HEADER,
   D1_STATS_HEADER,
   d1StatsSince,
-  decodeStatements,
   emptyD1Stats,
   encodeStatements,
   formatD1Stats,
@@ -132,14 +131,15 @@ export class IdempotencyStore extends ServiceIdempotencyStore {
     const answer = await super.execute(request);
     return {
       ...answer,
-      d1: { stats: formatD1Stats(d1StatsSince(before, this.meter)), statements: encodeStatements(this.statements) },
+      // The statements as pairs: a structured clone of a few strings, not the header's encoding (done only if asked).
+      d1: { stats: formatD1Stats(d1StatsSince(before, this.meter)), statements: [...this.statements] },
     };
   }
 }
 
 /** The object's share of a request's D1 work, beside its answer (the service ignores it). */
 interface OperationD1 {
-  d1?: { stats: string; statements: string };
+  d1?: { stats: string; statements: [string, number][] };
 }
 
 /**
@@ -227,7 +227,7 @@ export default {
     const { stats, statements, operation } = meter;
     if (operation) {
       addD1Stats(stats, parseD1Stats(operation.stats));
-      decodeStatements(operation.statements, statements);
+      for (const [sql, parameters] of operation.statements) statements.set(sql, parameters);
     }
     // A response passed through from a binding (static assets) has immutable headers: those are copied.
     const answer = headersWritable(response) ? response : new Response(response.body, response);

@@ -3,7 +3,7 @@
 // functions with the most self time, and the time by package or source file (a sample counts for every
 // package on its stack, once). Measurement only; nothing of it runs in the service.
 //   BENCH_PLATFORM=local (wrangler's emulation of rate limiting and the console; default: the bench's models)
-//   BENCH_PROFILE_OP=get|replay   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8   BENCH_PROFILE_TOP=30
+//   BENCH_PROFILE_OP=get|replay|create   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8   BENCH_PROFILE_TOP=30
 //   BENCH_PROFILE_OUT=file.cpuprofile (the whole profile, for DevTools)
 import autocannon from 'autocannon';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -235,6 +235,17 @@ async function main() {
     await session.send('Profiler.start');
     const requestOf = (k: number) => {
       const key = keys[k % KEYS]!;
+      if (OP === 'create')
+        return {
+          method: 'POST' as const,
+          path: '/v1/payments',
+          headers: {
+            Authorization: `Bearer ${key.secret}`,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': randomUUID(),
+          },
+          body: JSON.stringify({ ...body, external_reference: `profile-${randomUUID()}` }),
+        };
       return OP === 'replay'
         ? {
             method: 'POST' as const,
