@@ -170,6 +170,9 @@ export async function encryptJson(ring: KeyRing, value: unknown, context: Encryp
   return [VERSION, kid, bytesToBase64Url(nonce), bytesToBase64Url(new Uint8Array(sealed))].join('.');
 }
 
+/** Without `stream`, every `decode` is whole: one decoder serves every call. */
+const plainDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /**
  * Decrypts an envelope written by `encryptJson` under the same context. The result is whatever JSON
  * was stored; callers validate its shape before use.
@@ -197,7 +200,7 @@ export async function decryptJson<T = unknown>(
       await key,
       sealed,
     );
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(plain)) as T;
+    return JSON.parse(plainDecoder.decode(plain)) as T;
   } catch {
     // Whatever failed (format, unknown kid, tag, JSON), the caller learns only that it failed.
     throw new CredentialDecryptionError();
