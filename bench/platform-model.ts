@@ -1,7 +1,8 @@
-// Models of two platform features whose local emulation under `wrangler dev` costs far more than the deployed
-// platform, so that the bench's CPU per request is the service's and not the emulator's (bench/RESULTS.md, "Platform
-// models"; BENCH_PLATFORM=local runs without them to measure the difference). Measurement only: bench/instrumented.ts
-// installs them around the service; nothing of this runs in a deployment.
+// Models of platform parts whose local emulation under `wrangler dev` costs far more than the deployed platform, so
+// that the bench's CPU per request is the service's and not the emulator's (bench/RESULTS.md, Notes;
+// BENCH_PLATFORM=local runs without them to measure the difference): the Rate Limiting binding and the console's transport here, installed
+// by bench/instrumented.ts around the service; the static assets' router is left out of the service's config by
+// bench/run.ts (platformConfig). Measurement only: nothing of this runs in a deployment.
 
 /**
  * The `test` deployment's API-key rate limit in wrangler.toml's text (`simple = { limit, period }` of its
