@@ -86,25 +86,79 @@ function isolateDepsOf(env: Env): IsolateDeps {
  * edge without a shard and again, once, when the owner's shard is known (`withShard`).
  */
 export function createDeps(env: Env, options: DepsOptions = {}): Deps {
-  const base = isolateDepsOf(env);
-  const chosen = options.shard === undefined ? undefined : base.shards.find((s) => s.name === options.shard);
-  if (options.shard !== undefined && !chosen) throw new Error(`No binding for shard ${options.shard} (wrangler.toml).`);
-  const d1Session =
-    chosen && options.readSession !== undefined
-      ? chosen.d1.withSession(sessionAnchor(chosen.name, options.readSession ?? undefined))
-      : undefined;
-  const d1 = d1Session ?? chosen?.d1;
-  // The isolate's part is the prototype: read through, never copied, and never written per invocation.
-  const deps = Object.create(base, {
-    db: { get: () => createDb(d1 ?? noShard()), enumerable: true },
-    d1: { get: () => d1 ?? noShard(), enumerable: true },
-    shard: { get: () => chosen?.name ?? noShard(), enumerable: true },
-    d1Session: { value: d1Session, enumerable: d1Session !== undefined },
-    withShard: {
-      value: (shard: ShardName): Deps => (shard === chosen?.name ? deps : createDeps(env, { ...options, shard })),
-    },
-  }) as Deps;
-  return deps;
+  return new InvocationDeps(env, isolateDepsOf(env), options);
+}
+
+/** A class, not a literal with getters: one shape for every invocation, and the isolate's part read, never copied. */
+class InvocationDeps implements Deps {
+  readonly d1Session?: D1DatabaseSession;
+  readonly #env: Env;
+  readonly #base: IsolateDeps;
+  readonly #options: DepsOptions;
+  readonly #shard: Shard | undefined;
+  readonly #d1: D1Handle | undefined;
+
+  constructor(env: Env, base: IsolateDeps, options: DepsOptions) {
+    const chosen = options.shard === undefined ? undefined : base.shards.find((s) => s.name === options.shard);
+    if (options.shard !== undefined && !chosen)
+      throw new Error(`No binding for shard ${options.shard} (wrangler.toml).`);
+    const session =
+      chosen && options.readSession !== undefined
+        ? chosen.d1.withSession(sessionAnchor(chosen.name, options.readSession ?? undefined))
+        : undefined;
+    if (session) this.d1Session = session;
+    this.#env = env;
+    this.#base = base;
+    this.#options = options;
+    this.#shard = chosen;
+    this.#d1 = session ?? chosen?.d1;
+  }
+
+  get db(): Db {
+    return createDb(this.d1);
+  }
+  get d1(): D1Handle {
+    return this.#d1 ?? noShard();
+  }
+  get shard(): ShardName {
+    return this.#shard?.name ?? noShard();
+  }
+  withShard(shard: ShardName): Deps {
+    return shard === this.#shard?.name ? this : createDeps(this.#env, { ...this.#options, shard });
+  }
+  get control() {
+    return this.#base.control;
+  }
+  get controlD1() {
+    return this.#base.controlD1;
+  }
+  get shards() {
+    return this.#base.shards;
+  }
+  get environment() {
+    return this.#base.environment;
+  }
+  get keyRing() {
+    return this.#base.keyRing;
+  }
+  get jwtSigningKey() {
+    return this.#base.jwtSigningKey;
+  }
+  get apiKeyPepper() {
+    return this.#base.apiKeyPepper;
+  }
+  get allowInsecureWebhooks() {
+    return this.#base.allowInsecureWebhooks;
+  }
+  get webhooks() {
+    return this.#base.webhooks;
+  }
+  get idempotency() {
+    return this.#base.idempotency;
+  }
+  get rateLimiter() {
+    return this.#base.rateLimiter;
+  }
 }
 
 function noShard(): never {
