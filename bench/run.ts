@@ -1034,6 +1034,14 @@ function targets(results: OperationResult[]): Target[] {
         detail: `${total ? total.roundTrips : 'n/a'} for the whole request, auth included (${r.serviceD1.operation ? `${r.serviceD1.operation.roundTrips} inside the idempotency object` : 'no idempotency object'})`,
       });
     }
+    if (r.name === 'get') {
+      const cpu = r.service.cpuMsPerRequest / r.baseline.cpuMsPerRequest;
+      list.push({
+        label: "workerd CPU per get payment ≤ 1.5× the baseline's",
+        ok: Number.isFinite(cpu) ? cpu <= 1.5 : null,
+        detail: `${fmt(cpu, 2)}× (${fmt(r.service.cpuMsPerRequest, 2)} against ${fmt(r.baseline.cpuMsPerRequest, 2)} ms)`,
+      });
+    }
     if (r.name === 'get')
       list.push({
         label: 'rows read per get payment ≤ 2',
@@ -1082,6 +1090,11 @@ function renderMarkdown(
   );
   lines.push(
     `- Pool: ${POOL} approved payments of ${LARGE} USD per side for reads and refunds (refunds spread over the pool)`,
+  );
+  lines.push(
+    PLATFORM === 'model'
+      ? "- Platform: the bench's models of the Rate Limiting binding, the console's transport and the static assets' router (bench/platform-model.ts); `BENCH_PLATFORM=local` runs wrangler dev's own emulation of them"
+      : "- Platform: wrangler dev's own emulation of the Rate Limiting binding, the console's transport and the static assets' router (`BENCH_PLATFORM=local`)",
   );
   lines.push('');
   lines.push('## Results');
