@@ -3,7 +3,7 @@
 // functions with the most self time, and the time by package or source file (a sample counts for every
 // package on its stack, once). Measurement only; nothing of it runs in the service.
 //   BENCH_PLATFORM=local (wrangler's emulation of rate limiting and the console; default: the bench's models)
-//   BENCH_PROFILE_OP=get|replay|create   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8   BENCH_PROFILE_TOP=30
+//   BENCH_PROFILE_OP=get|replay|create|refund   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8   BENCH_PROFILE_TOP=30
 //   BENCH_PROFILE_OUT=file.cpuprofile (the whole profile, for DevTools)
 import autocannon from 'autocannon';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -200,7 +200,7 @@ async function main() {
     for (let k = 0; k < KEYS; k++) {
       const created = await api(base, 'POST', '/v1/account/api-keys', token, {
         name: `profile ${k}`,
-        scopes: ['payments:create', 'payments:read'],
+        scopes: ['payments:create', 'payments:read', 'refunds:create'],
       });
       keys.push(created.json.data);
     }
@@ -219,7 +219,7 @@ async function main() {
       await api(base, 'POST', `/v1/account/payment-methods/${method.id}/api-keys`, token, { api_key_id: key.id });
     }
     const body = {
-      amount: { value: '10.00', currency: 'USD' },
+      amount: { value: '1000.00', currency: 'USD' },
       external_reference: `profile-${randomUUID()}`,
       payment_method: method.id,
     };
@@ -235,6 +235,17 @@ async function main() {
     await session.send('Profiler.start');
     const requestOf = (k: number) => {
       const key = keys[k % KEYS]!;
+      if (OP === 'refund')
+        return {
+          method: 'POST' as const,
+          path: `/v1/payments/${payments[k % KEYS]!.id}/refunds`,
+          headers: {
+            Authorization: `Bearer ${key.secret}`,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': randomUUID(),
+          },
+          body: JSON.stringify({ amount: { value: '0.01', currency: 'USD' } }),
+        };
       if (OP === 'create')
         return {
           method: 'POST' as const,
