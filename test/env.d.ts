@@ -14,6 +14,8 @@ declare global {
       TEST_LEGACY_MIGRATIONS: D1Migration[];
       /** A database the upgrade test builds at the pre-shard schema (test/db/upgrade.test.ts). */
       LEGACY_DB: D1Database;
+      /** A shard database the backfill test builds before the unreleased migrations (test/db/shard-backfills.test.ts). */
+      MIGRATION_DB: D1Database;
       TIGHT_API_KEY_RATE_LIMIT: RateLimit;
       DB: Deployment['DB'];
       SHARD_0: Deployment['SHARD_0'];

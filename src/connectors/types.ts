@@ -125,6 +125,12 @@ export interface PaymentOutcome {
    * none); absent when it did not. Reconciliation finds with it a dispute whose notification was lost.
    */
   disputes?: ProcessorDispute[];
+  /**
+   * Only from `cancelPayment`'s void of a collected payment carried out by a refund: the processor's id of that
+   * refund. Kept with the void (`void_refund_reference`), so news of a failed refund reopens the payment only
+   * when it is this void's refund (docs/states.md, "Void reversals").
+   */
+  voidRefundReference?: string;
 }
 
 /**

@@ -1,8 +1,14 @@
-import { and, asc, eq, inArray, lte } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
+import { findConnectorVersion } from '../connectors/registry.ts';
 import type { ProcessorDispute } from '../connectors/types.ts';
 import { disputes, payments, type PaymentMethodRow, type PaymentRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
-import { DISPUTABLE_STATUSES, nextDisputeCheck, withinDisputeWindow } from '../domain/dispute-checks.ts';
+import {
+  DISPUTABLE_STATUSES,
+  DISPUTE_CHECK_MIN_GAP_MS,
+  nextDisputeCheck,
+  withinDisputeWindow,
+} from '../domain/dispute-checks.ts';
 import { DISPUTE_STATUSES, isDisputeClosed } from '../domain/disputes.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { recordDisputeNews } from '../services/disputes/record-dispute-news.ts';
@@ -39,34 +45,65 @@ export interface DisputeCheckRun {
 const OPEN_DISPUTE_STATUSES = DISPUTE_STATUSES.filter((s) => !isDisputeClosed(s));
 
 export async function runDisputeChecks(deps: Deps, now: number): Promise<DisputeCheckRun> {
-  const due = await deps.db
-    .select()
-    .from(payments)
-    .where(and(lte(payments.disputeCheckAt, now), eq(payments.environment, deps.environment)))
-    .orderBy(asc(payments.disputeCheckAt))
-    .limit(DISPUTE_CHECKS_PER_RUN * 4);
-  const perOwner = new Map<string, number>();
   const methods = new Map<string, PaymentMethodRow | undefined>();
   const run: DisputeCheckRun = { read: 0, changed: 0 };
-  for (const payment of due) {
-    if (run.read >= DISPUTE_CHECKS_PER_RUN) break;
-    const taken = perOwner.get(payment.ownerId) ?? 0;
-    if (taken >= DISPUTE_CHECKS_PER_OWNER_PER_RUN) continue;
+  for (const { id, paymentMethodId } of await dueReads(deps, now)) {
     try {
-      if (!methods.has(payment.paymentMethodId))
-        methods.set(payment.paymentMethodId, await loadPaymentMethod(deps, payment.paymentMethodId));
-      const method = methods.get(payment.paymentMethodId);
-      const claimed = await claimRead(deps, payment.id, method, now);
+      if (!methods.has(paymentMethodId)) methods.set(paymentMethodId, await loadPaymentMethod(deps, paymentMethodId));
+      const method = methods.get(paymentMethodId);
+      const claimed = await claimRead(deps, id, method, now);
       if (!claimed) continue;
-      perOwner.set(payment.ownerId, taken + 1);
       run.read++;
-      run.changed += await readAndApply(deps, claimed.payment, method!, claimed.open, now);
+      run.changed += await readAndApply(deps, claimed, method!, now);
     } catch (error) {
-      log('error', 'dispute_check_failed', { payment_id: payment.id, ...errorFields(error) });
+      log('error', 'dispute_check_failed', { payment_id: id, ...errorFields(error) });
+      // Its slot is spent anyway (a method that cannot be loaded, a connector that cannot be built): one broken
+      // row must not stay first in line and take a place in every run. Tried again after the shortest gap.
+      await deferRead(deps, id, now).catch(() => undefined);
     }
   }
   return run;
 }
+
+/**
+ * The payments whose read is due, at most `DISPUTE_CHECKS_PER_OWNER_PER_RUN` of each owner (their oldest slots)
+ * and `DISPUTE_CHECKS_PER_RUN` in all, oldest slot first. The owner's share is taken in SQL, so an owner with a
+ * thousand due reads cannot fill the run and leave the others waiting. What it reads: every due row's entry of
+ * `payments_dispute_check_idx` (slot, environment, owner, id: the window function needs no row of the table),
+ * in one range (`dispute_check_at <= now`, EXPLAIN QUERY PLAN: `SEARCH payments USING COVERING INDEX
+ * payments_dispute_check_idx (dispute_check_at<?)`), sorted by owner for the ranks; only the chosen rows are read
+ * from the table (their method, then each row again in its `claimRead`).
+ */
+export function dueReads(deps: Deps, now: number) {
+  const ranked = deps.db.$with('ranked').as(
+    deps.db
+      .select({
+        id: payments.id,
+        slot: sql<number>`${payments.disputeCheckAt}`.as('slot'),
+        nth: sql<number>`row_number() over (partition by ${payments.ownerId} order by ${payments.disputeCheckAt}, ${payments.id})`.as(
+          'nth',
+        ),
+      })
+      .from(payments)
+      .where(and(lte(payments.disputeCheckAt, now), eq(payments.environment, deps.environment))),
+  );
+  return deps.db
+    .with(ranked)
+    .select({ id: ranked.id, paymentMethodId: payments.paymentMethodId })
+    .from(ranked)
+    .innerJoin(payments, eq(payments.id, ranked.id))
+    .where(lte(ranked.nth, DISPUTE_CHECKS_PER_OWNER_PER_RUN))
+    .orderBy(asc(ranked.slot), asc(ranked.id))
+    .limit(DISPUTE_CHECKS_PER_RUN);
+}
+
+/** Puts off a due read that failed before its slot was spent, by the shortest gap (its schedule then goes on). */
+const deferRead = (deps: Deps, paymentId: string, now: number) =>
+  mutatePayment(deps, paymentId, (current) =>
+    current.disputeCheckAt === null || current.disputeCheckAt > now
+      ? { none: null }
+      : { change: { disputeCheckAt: now + DISPUTE_CHECK_MIN_GAP_MS }, result: null },
+  );
 
 /** The ids of the payment's disputes still open, as recorded. */
 async function openDisputesOf(deps: Deps, payment: PaymentRow): Promise<string[]> {
@@ -84,36 +121,51 @@ async function openDisputesOf(deps: Deps, payment: PaymentRow): Promise<string[]
   return rows.map((r) => r.processorDisputeId);
 }
 
-const versionOf = async (deps: Deps, method: PaymentMethodRow) => (await connectorFor(deps, method)).version;
+interface ClaimedRead {
+  payment: PaymentRow;
+  /** The ids of its disputes open when claimed. */
+  open: string[];
+  /** The slot this read spends (the window's closing read is decided on it, not on when the run got to it). */
+  slot: number;
+}
 
 /**
- * Takes this slot's read of the payment: sets the next one (`nextDisputeCheck`) in one compare-and-set. Null
- * when the read is not due any more (another run took it), or when nothing can be read: the payment never
- * collected, or its method has no credentials or a connector that lists no disputes (its schedule ends).
+ * Takes this slot's read of the payment: sets the next one (`nextDisputeCheck`) in one compare-and-set, before
+ * anything at the processor is asked. Null when the read is not due any more (another run took it), or when
+ * nothing is read this time: the payment never collected, or its connector version lists no disputes (its
+ * schedule ends), or its method's credentials are removed (the schedule goes on: they may come back, and an open
+ * dispute still has a deadline). The version is the registry's, not the decrypted connector's, so nothing that
+ * can fail at the processor or with the credentials comes before the claim.
  */
 async function claimRead(
   deps: Deps,
   paymentId: string,
   method: PaymentMethodRow | undefined,
   now: number,
-): Promise<{ payment: PaymentRow; open: string[] } | null> {
-  const version = method && method.secretsCiphertext !== null ? await versionOf(deps, method) : null;
+): Promise<ClaimedRead | null> {
+  const version = method ? findConnectorVersion(method.connectorVersionId) : undefined;
   const readable = version?.adapter.listDisputes !== undefined && version.disputeWindowMs !== undefined;
-  const { payment, result } = await mutatePayment<string[] | null>(deps, paymentId, async (current) => {
-    if (current.disputeCheckAt === null || current.disputeCheckAt > now) return { none: null };
-    const open = await openDisputesOf(deps, current);
-    // A payment voided or never collected has nothing to dispute, unless a dispute was recorded meanwhile.
-    if (!readable || (!DISPUTABLE_STATUSES.includes(current.status) && open.length === 0))
-      return { change: { disputeCheckAt: null }, result: null };
-    const next = nextDisputeCheck({
-      createdAt: current.createdAt,
-      windowMs: version!.disputeWindowMs,
-      openDispute: open.length > 0,
-      now,
-    });
-    return { change: { disputeCheckAt: next }, result: open };
-  });
-  return result ? { payment, open: result } : null;
+  const { payment, result } = await mutatePayment<{ open: string[]; slot: number } | null>(
+    deps,
+    paymentId,
+    async (current) => {
+      const slot = current.disputeCheckAt;
+      if (slot === null || slot > now) return { none: null };
+      const open = await openDisputesOf(deps, current);
+      // A payment voided or never collected has nothing to dispute, unless a dispute was recorded meanwhile.
+      if (!readable || (!DISPUTABLE_STATUSES.includes(current.status) && open.length === 0))
+        return { change: { disputeCheckAt: null }, result: null };
+      const next = nextDisputeCheck({
+        createdAt: current.createdAt,
+        windowMs: version!.disputeWindowMs,
+        openDispute: open.length > 0,
+        now,
+      });
+      const askable = method!.secretsCiphertext !== null;
+      return { change: { disputeCheckAt: next }, result: askable ? { open, slot } : null };
+    },
+  );
+  return result ? { payment, ...result } : null;
 }
 
 /**
@@ -124,15 +176,18 @@ async function claimRead(
  */
 async function readAndApply(
   deps: Deps,
-  payment: PaymentRow,
+  { payment, open: openBefore, slot }: ClaimedRead,
   method: PaymentMethodRow,
-  openBefore: string[],
   now: number,
 ): Promise<number> {
   const { version, ctx } = await connectorFor(deps, method);
   const adapter = version.adapter;
   const lookup = processorLookup(payment);
-  const listing = withinDisputeWindow(payment.createdAt, version.disputeWindowMs, now) || !adapter.getDispute;
+  // The window's last slot is its very end (`nextDisputeCheck`), which a run always reaches a little later: decided
+  // on that slot, it is still the window's read, so the disputes are listed (one opened on the last day is found).
+  const windowMs = version.disputeWindowMs;
+  const closingRead = windowMs !== undefined && slot === payment.createdAt + windowMs;
+  const listing = closingRead || withinDisputeWindow(payment.createdAt, windowMs, now) || !adapter.getDispute;
   const read = await callConnector(async (): Promise<ProcessorDispute[]> => {
     if (listing) return adapter.listDisputes!(ctx, lookup);
     const found: ProcessorDispute[] = [];

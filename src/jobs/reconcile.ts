@@ -104,22 +104,7 @@ export async function reconcile(
 
   // Voided payments whose void's refund may still fail (the same window and pace as approved refunds): a void
   // reversed at the processor whose notification was lost is found so.
-  const voidedPayments =
-    LONGEST_REVERSAL_WINDOW_MS > 0
-      ? await db
-          .select()
-          .from(payments)
-          .where(
-            and(
-              eq(payments.status, 'canceled'),
-              eq(payments.environment, deps.environment),
-              gte(payments.voidedAt, now - LONGEST_REVERSAL_WINDOW_MS),
-              lte(lastLook(payments), now - RECONCILE_APPROVED_REFUND_AFTER_MS),
-            ),
-          )
-          .orderBy(asc(lastLook(payments)))
-          .limit(limit)
-      : [];
+  const voidedPayments = LONGEST_REVERSAL_WINDOW_MS > 0 ? await voidedPaymentsDue(deps, now, limit) : [];
 
   const methodOf = paymentMethodLoader(deps);
 
@@ -166,6 +151,32 @@ export async function reconcile(
     approvedRefunds: approvedRefunds.length,
     voidedPayments: voidedPayments.length,
   };
+}
+
+/**
+ * The voided payments whose void's refund is due a read. A LIMIT caps the rows returned, not those read: the bound
+ * on `updated_at` (implied by the one on `voided_at`: the void moves `updated_at` to its moment or later, and a
+ * canceled payment's `updated_at` only grows) makes the read a range of `payments_status_idx`, EXPLAIN QUERY PLAN
+ * `SEARCH payments USING INDEX payments_status_idx (status=? AND updated_at>?)`, the voids of the window, instead of
+ * every payment ever canceled.
+ */
+export function voidedPaymentsDue(deps: Deps, now: number, limit: number) {
+  const lastLook = sql`coalesce(${payments.reconciledAt}, ${payments.updatedAt})`;
+  const since = now - LONGEST_REVERSAL_WINDOW_MS;
+  return deps.db
+    .select()
+    .from(payments)
+    .where(
+      and(
+        eq(payments.status, 'canceled'),
+        eq(payments.environment, deps.environment),
+        gte(payments.updatedAt, since),
+        gte(payments.voidedAt, since),
+        lte(lastLook, now - RECONCILE_APPROVED_REFUND_AFTER_MS),
+      ),
+    )
+    .orderBy(asc(lastLook))
+    .limit(limit);
 }
 
 interface Verdict<S> {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { env } from 'cloudflare:workers';
 import { DISPUTE_CHECK_MIN_GAP_MS, OPEN_DISPUTE_CHECK_GAP_MS } from '../../src/domain/dispute-checks.ts';
 import {
   DISPUTE_CHECKS_PER_OWNER_PER_RUN,
@@ -6,7 +7,7 @@ import {
   runDisputeChecks,
 } from '../../src/jobs/dispute-checks.ts';
 import { call, createKey, seedSession, type Session } from '../helpers/api.ts';
-import { dataPlane, onEveryShard } from '../helpers/shards.ts';
+import { dataPlane, depsOfOwner, onEveryShard, shardOf } from '../helpers/shards.ts';
 import { MercadoPagoSimulator, MP_BASE } from '../simulators/mercadopago.ts';
 import { STRIPE_ORIGIN, StripeSimulator, stripeId } from '../simulators/stripe.ts';
 
@@ -237,5 +238,87 @@ describe('dispute re-reads (Mercado Pago)', () => {
     const told = await eventTypes(payment.id);
     expect(told.filter((t) => t.startsWith('dispute.'))).toEqual(['dispute.created', 'dispute.closed']);
     expect(told.filter((t) => t === 'payment.charged_back')).toHaveLength(1);
+  });
+});
+
+describe('dispute re-reads: fairness and broken rows', () => {
+  const setMethodSecrets = (methodId: string, ciphertext: string | null) =>
+    env.DB.prepare('UPDATE payment_methods SET secrets_ciphertext = ? WHERE id = ?').bind(ciphertext, methodId).run();
+
+  it('an owner with more due reads than a run looks at does not keep another owner waiting', async () => {
+    const light = await owner();
+    // The job's limits are per shard: the heavy owner must share the light one's.
+    let heavy = await owner();
+    for (let tries = 0; (await shardOf(heavy.session.user.id)) !== (await shardOf(light.session.user.id)); tries++) {
+      expect(tries).toBeLessThan(20);
+      heavy = await owner();
+    }
+    const mine = await approved(light, light.stripe, '50.00');
+    const due = (await checkAt(mine.id))!;
+    // The heavy owner's backlog: more due rows than the old JS cap ever looked at, all older than the light one's.
+    const template = (await dataPlane
+      .prepare('SELECT * FROM payments WHERE id = ?')
+      .bind((await approved(heavy, heavy.stripe, '51.00')).id)
+      .first<Record<string, unknown>>())!;
+    const columns = Object.keys(template);
+    const shard = (await depsOfOwner(heavy.session.user.id)).d1;
+    for (let n = 0; n < DISPUTE_CHECKS_PER_RUN * 4 + 5; n++) {
+      const row: Record<string, unknown> = {
+        ...template,
+        id: `pay_backlog${n}_${crypto.randomUUID().slice(0, 8)}`,
+        external_reference: `backlog-${crypto.randomUUID()}`,
+        dispute_check_at: due - 1_000 - n,
+      };
+      await shard
+        .prepare(
+          `INSERT INTO payments (${columns.map((c) => `"${c}"`).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+        )
+        .bind(...columns.map((c) => row[c]))
+        .run();
+    }
+    stripe.openDispute(mine.processor_reference); // its events are never delivered
+    await run(due);
+    expect((await disputesOf(mine.id, light)).map((d) => d.status)).toEqual(['needs_response']);
+    expect(await checkAt(mine.id)).toBeGreaterThan(due);
+  });
+
+  it('a payment whose method cannot be opened spends its slot (put off, not first in line forever)', async () => {
+    const broken = await owner();
+    const payment = await approved(broken, broken.stripe, '52.00');
+    const due = (await checkAt(payment.id))!;
+    await setMethodSecrets(broken.stripe, 'not-a-ciphertext');
+    await run(due);
+    expect(await checkAt(payment.id)).toBe(due + DISPUTE_CHECK_MIN_GAP_MS);
+  });
+
+  it('a method whose credentials are removed is not read, and its payments stay scheduled (an open dispute too)', async () => {
+    const paused = await owner();
+    const payment = await approved(paused, paused.stripe, '53.00');
+    const due = (await checkAt(payment.id))!;
+    const stored = (await env.DB.prepare('SELECT secrets_ciphertext FROM payment_methods WHERE id = ?')
+      .bind(paused.stripe)
+      .first<{ secrets_ciphertext: string }>())!.secrets_ciphertext;
+    await setMethodSecrets(paused.stripe, null);
+    stripe.openDispute(payment.processor_reference);
+    const before = stripe.requests.length;
+    await run(due);
+    expect(stripeReads(before, [payment.processor_reference])).toHaveLength(0);
+    const next = await checkAt(payment.id);
+    expect(next).toBeGreaterThan(due);
+
+    // The credentials back: the next slot reads and finds the dispute.
+    await setMethodSecrets(paused.stripe, stored);
+    await run(next!);
+    expect((await disputesOf(payment.id, paused)).map((d) => d.status)).toEqual(['needs_response']);
+  });
+
+  it('the window’s last slot, reached a little after the window’s end, still lists the payment’s disputes', async () => {
+    const payment = await approved(o, o.stripe, '54.00');
+    const createdAt = Date.parse(payment.created_at as string);
+    const end = createdAt + 120 * 86_400_000;
+    await dataPlane.prepare('UPDATE payments SET dispute_check_at = ? WHERE id = ?').bind(end, payment.id).run();
+    stripe.openDispute(payment.processor_reference); // opened on the window's last day, its events lost
+    await run(end + 60_000);
+    expect((await disputesOf(payment.id)).map((d) => d.status)).toEqual(['needs_response']);
   });
 });

@@ -1,14 +1,17 @@
 import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcile, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
+import { reconcile, RECONCILE_AFTER_MS, voidedPaymentsDue } from '../../src/jobs/reconcile.ts';
 import {
+  dueSettlementReads,
   runSettlementChecks,
+  SETTLEMENT_CHECKS_PER_OWNER_PER_RUN,
   SETTLEMENT_CHECK_AFTER_MS,
   SETTLEMENT_CHECK_MAX_AGE_MS,
 } from '../../src/jobs/settlement-checks.ts';
 import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
 import { call } from '../helpers/api.ts';
-import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import { paymentBody, postIdempotent, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import { queryPlan } from '../helpers/query-plans.ts';
 import { installStripe, stripeMerchant, type StripeMerchant } from '../helpers/stripe-merchant.ts';
 import { simFee, StripeSimulator } from '../simulators/stripe.ts';
 
@@ -276,5 +279,96 @@ describe('a settlement pending at the processor is read again', () => {
       settlement: { fee: { value: '0.00', currency: 'USD' }, net: { value: '12.00', currency: 'USD' } },
       settlement_null_reason: null,
     });
+  });
+});
+
+describe('settlement checks: what each run reads', () => {
+  it('a payment found charged back by a settlement read: its dispute and events first, and the settlement kept', async () => {
+    const payment = await atReader('43.00');
+    sim.presentCard(READER);
+    const charge = sim.paymentIntents.get(payment.processor_reference)!.latest_charge as string;
+    sim.unbookedCharges.add(charge);
+    expect(
+      (await stripe.send(await sim.deliver(sim.eventFor('payment_intent.succeeded', payment.processor_reference))))
+        .status,
+    ).toBe(200);
+    const opened = sim.openDispute(payment.processor_reference);
+    sim.closeDispute(opened.id, 'lost'); // every dispute event is lost
+    sim.unbookedCharges.delete(charge);
+
+    await runSettlementChecks(
+      await depsOfOwner(stripe.session.user.id),
+      Date.now() + SETTLEMENT_CHECK_AFTER_MS + MINUTE,
+      ALL,
+    );
+    const disputes = await call('GET', `/v1/payments/${payment.id}/disputes`, { token: stripe.apiKey.secret });
+    expect(disputes.body.data.map((d: { status: string }) => d.status)).toEqual(['lost']);
+    const read = await stripe.get(payment.id);
+    expect(read).toMatchObject({ status: 'approved', settlement: stripeCharge(4_300), settlement_null_reason: null });
+    expect(read.charged_back_at).toEqual(expect.any(String));
+    const told = (
+      await call('GET', `/v1/payments/${payment.id}/events?limit=100`, { token: stripe.apiKey.secret })
+    ).body.data.map((e: { type: string }) => e.type);
+    expect([...told].sort()).toEqual([
+      'dispute.closed',
+      'dispute.created',
+      'payment.approved',
+      'payment.charged_back',
+      'payment.pending',
+    ]);
+  });
+
+  it(`at most ${SETTLEMENT_CHECKS_PER_OWNER_PER_RUN} payments of one owner per run; the rest wait for the next`, async () => {
+    const busy = await setupMerchant();
+    const ids: string[] = [];
+    for (let i = 0; i < SETTLEMENT_CHECKS_PER_OWNER_PER_RUN + 2; i++) {
+      const made = await postIdempotent('/v1/payments', busy.key.secret, paymentBody(busy.pos.id, `1${i}.00`));
+      expect(made.status, made.text).toBe(201);
+      await call('POST', `/v1/test-helpers/payments/${made.body.data.id}/approve`, { token: busy.key.secret });
+      ids.push(made.body.data.id);
+    }
+    const shard = (await depsOfOwner(busy.session.user.id)).d1;
+    for (const id of ids)
+      await shard
+        .prepare(
+          `UPDATE payments SET version = version + 1, settlement_fee_minor = NULL, settlement_net_minor = NULL,
+           settlement_currency = NULL, settlement_available_on = NULL, settlement_null_reason = 'pending_at_processor'
+           WHERE id = ?`,
+        )
+        .bind(id)
+        .run();
+    const at = Date.now() + SETTLEMENT_CHECK_AFTER_MS + MINUTE;
+    await runSettlementChecks(await depsOfOwner(busy.session.user.id), at, ALL);
+    const looked = async () =>
+      (
+        await shard
+          .prepare(
+            `SELECT id FROM payments WHERE id IN (${ids.map(() => '?').join(', ')}) AND reconciled_at IS NOT NULL`,
+          )
+          .bind(...ids)
+          .all()
+      ).results.length;
+    expect(await looked()).toBe(SETTLEMENT_CHECKS_PER_OWNER_PER_RUN);
+    await runSettlementChecks(await depsOfOwner(busy.session.user.id), at + MINUTE, ALL);
+    expect(await looked()).toBe(ids.length);
+  });
+
+  it('the due rows are read as index ranges bounded by updated_at, not every collected payment or approved refund', async () => {
+    const deps = await depsOfOwner(stripe.session.user.id);
+    const reads = dueSettlementReads(deps, Date.now());
+    for (const statement of [reads.payments, reads.refunds, voidedPaymentsDue(deps, Date.now(), 50)]) {
+      const plan = await queryPlan(statement);
+      const what = JSON.stringify(plan);
+      expect(
+        plan.some((step) =>
+          /SEARCH (payments|refunds) USING INDEX \w+_status_idx \(status=\? AND updated_at>\?\)/.test(step),
+        ),
+        what,
+      ).toBe(true);
+      expect(
+        plan.some((step) => /^SCAN (payments|refunds)\b/.test(step)),
+        what,
+      ).toBe(false);
+    }
   });
 });

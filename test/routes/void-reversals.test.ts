@@ -1,4 +1,4 @@
-import { depsOfOwner } from '../helpers/shards.ts';
+import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcile, RECONCILE_APPROVED_REFUND_AFTER_MS } from '../../src/jobs/reconcile.ts';
 import { newId } from '../../src/lib/ids.ts';
@@ -178,6 +178,50 @@ describe('a void whose refund fails later', () => {
     );
     expect((await get(canceled.id)).status).toBe('canceled');
     expect((await events(canceled.id)).map((e) => e.type)).toEqual(['payment.canceled', 'payment.approved']);
+  });
+});
+
+describe('a void after a reversed void', () => {
+  it('a late retry of the first void’s failed refund does not reopen the payment a second void canceled', async () => {
+    const canceled = await voided('46.00');
+    const [first] = sim.failAsyncRefunds(); // its events are not delivered yet
+    const firstEvent = sim.eventFor('charge.refund.updated', first!.id);
+    // Reconciliation finds the failure: approved again.
+    await reconcile(
+      await depsOfOwner(m.session.user.id),
+      Date.now() + RECONCILE_APPROVED_REFUND_AFTER_MS + 60_000,
+      ALL,
+    );
+    expect((await get(canceled.id)).status).toBe('approved');
+
+    // A day later the merchant cancels again: a new refund at Stripe, which stands.
+    sim.forgetIdempotencyKeys();
+    const again = await cancel(canceled.id);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.data.status).toBe('canceled');
+    const second = (await paymentRow(canceled.id)) as unknown as { void_refund_reference: string | null };
+    expect(second.void_refund_reference).toMatch(/^re_/);
+    expect(second.void_refund_reference).not.toBe(first!.id);
+    const before = await paymentRow(canceled.id);
+
+    // Stripe retries the first refund's event, signed and true, but about the earlier void.
+    expect((await send(await sim.deliver(firstEvent))).status).toBe(200);
+    expect(await paymentRow(canceled.id)).toEqual(before);
+    expect((await get(canceled.id)).status).toBe('canceled');
+    expect((await events(canceled.id)).filter((e) => e.type === 'payment.void_failed')).toHaveLength(1);
+
+    // A void whose refund was not kept (voided before it was): the void's refund is read, and it is not that one.
+    await dataPlane.prepare('UPDATE payments SET void_refund_reference = NULL WHERE id = ?').bind(canceled.id).run();
+    const unkept = await paymentRow(canceled.id);
+    expect(
+      await notify({
+        processorReference: canceled.processor_reference,
+        trusted: true,
+        status: 'approved',
+        voidReversal: { processorRefundReference: first!.id, failureReason: 'expired_or_canceled_card' },
+      }),
+    ).toBe('ignored');
+    expect(await paymentRow(canceled.id)).toEqual(unkept);
   });
 });
 

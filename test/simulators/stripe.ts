@@ -568,6 +568,14 @@ export class StripeSimulator {
     return failed;
   }
 
+  /**
+   * A day later: Stripe prunes idempotency keys once they are at least 24 hours old, and a request with a pruned key
+   * is a new request (https://docs.stripe.com/api/idempotent_requests).
+   */
+  forgetIdempotencyKeys() {
+    this.idempotency.clear();
+  }
+
   /** The buyer pays the QR code. */
   payQr(paymentIntentId: string) {
     this.mustQr(paymentIntentId);

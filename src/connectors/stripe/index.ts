@@ -603,7 +603,13 @@ async function voidByRefund(
   let refund = expectOk(answer, StripeRefund, 'write');
   if (!settled(refund.status) || answer.replayed) refund = await retrieveRefund(ctx, refund.id);
   if (refund.status === 'succeeded')
-    return { status: 'canceled', processorReference: pi.id, action: { type: 'none' }, processorStatus: 'refunded' };
+    return {
+      status: 'canceled',
+      processorReference: pi.id,
+      action: { type: 'none' },
+      processorStatus: 'refunded',
+      voidRefundReference: refund.id,
+    };
   if (refund.status === 'failed' || refund.status === 'canceled')
     throw new ConnectorError(
       'declined',

@@ -68,6 +68,12 @@ export const payments = sqliteTable(
      * `reverseVoid`): reconciliation reads it again within the processor's window. Cleared by that reversal.
      */
     voidedAt: integer('voided_at'),
+    /**
+     * The processor's id of the refund that carried out that void (`PaymentOutcome.voidRefundReference`), when
+     * known; null otherwise (voids from before it was kept). News that a void's refund failed reopens the payment
+     * only when it names this refund: a refund of an earlier void, reversed already, says nothing of this one.
+     */
+    voidRefundReference: text('void_refund_reference'),
     /** Set while a cancellation is at the processor; refunds wait (see services/payments/cancel-payment.ts). */
     cancelRequestedAt: integer('cancel_requested_at'),
     /** The idempotency attempt holding that cancellation (`attemptKey` below): its retry resumes it. */
@@ -110,8 +116,11 @@ export const payments = sqliteTable(
     index('payments_processor_reference_idx').on(t.paymentMethodId, t.processorReference),
     // The terminal re-reads due (jobs/terminal-checks.ts): only payments with a read scheduled are in it.
     index('payments_terminal_check_idx').on(t.terminalCheckAt).where(sql`${t.terminalCheckAt} is not null`),
-    // The dispute re-reads due (jobs/dispute-checks.ts): only payments with a read scheduled are in it.
-    index('payments_dispute_check_idx').on(t.disputeCheckAt).where(sql`${t.disputeCheckAt} is not null`),
+    // The dispute re-reads due (jobs/dispute-checks.ts `dueReads`): only payments with a read scheduled are in it,
+    // and each entry holds what the per-owner ranks need, so the due range is read from the index alone.
+    index('payments_dispute_check_idx')
+      .on(t.disputeCheckAt, t.environment, t.ownerId, t.id)
+      .where(sql`${t.disputeCheckAt} is not null`),
     // GET /v1/payments (services/payments/reads.ts): each filter has an index that starts with the
     // owner and environment, holds the filter's column, and ends in the list's order (created_at, id), so
     // every page and its count is a range of one index, never a scan of the table.

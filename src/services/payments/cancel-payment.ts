@@ -88,7 +88,11 @@ export const cancelPayment = defineOperation({
     const { payment: saved } = await mutatePayment(deps, payment.id, (latest, refunds) => {
       // The processor's answer goes through the same rules as its notifications (a chargeback it reports
       // instead of the cancel is recorded as one).
-      const change = processorAccountChange(latest, { status: outcome.status }, Date.now(), {
+      const told = {
+        status: outcome.status,
+        ...(outcome.voidRefundReference ? { voidRefundReference: outcome.voidRefundReference } : {}),
+      };
+      const change = processorAccountChange(latest, told, Date.now(), {
         hasRefunds: refunds.length > 0,
       });
       if (!change) return { change: { cancelRequestedAt: null, cancelAttemptKey: null }, result: null };

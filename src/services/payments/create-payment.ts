@@ -107,6 +107,7 @@ export const createPayment = defineOperation({
       chargedBackAt: null,
       ...NO_SETTLEMENT,
       voidedAt: null,
+      voidRefundReference: null,
       cancelRequestedAt: null,
       cancelAttemptKey: null,
       cancelAcceptedAt: null,

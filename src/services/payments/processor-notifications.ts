@@ -137,11 +137,16 @@ async function applyPaymentNotification(
   }
   const voided = payment.status === 'canceled' && payment.voidedAt !== null;
   if (notification.voidReversal || (voided && (!notification.trusted || notification.status === null))) {
-    // News of a voided payment: verified news that its void's refund failed is believed; any other news of it
-    // (unsigned, or content-free) is answered by reading that refund at the processor. Either makes the payment
-    // collected again only if the service itself voided it after collection (`reverseVoid`).
+    // News of a voided payment: verified news that its void's refund failed is believed when it names the refund
+    // kept with the void (`void_refund_reference`): a late retry about the refund of an earlier void, reversed
+    // already and followed by a new cancel, says nothing of the current one. Any other news of it (unsigned,
+    // content-free, or naming a refund we cannot tie to the void) is answered by reading the void's refund at the
+    // processor, which must be that named refund. Either makes the payment collected again only if the service
+    // itself voided it after collection (`reverseVoid`).
+    const named = notification.trusted ? notification.voidReversal?.processorRefundReference : undefined;
+    const kept = payment.voidRefundReference;
     const failed =
-      notification.trusted && notification.voidReversal ? true : await voidRefundFailed(version, ctx, payment);
+      named !== undefined && kept !== null ? named === kept : await voidRefundFailed(version, ctx, payment, named);
     if (failed) return (await reverseVoidedPayment(deps, payment.id, { trusted: true })) ? 'applied' : 'ignored';
     if (notification.voidReversal) return 'ignored';
   }

@@ -32,22 +32,28 @@ export async function reverseVoidedPayment(
  */
 export function voidReversalChange(payment: PaymentRow, news: { trusted: boolean }, now: number): PaymentChange | null {
   const reversal = reverseVoid({ payment, voided: payment.voidedAt !== null, news, now });
-  return reversal.ok ? { ...reversal.payment, voidedAt: null } : null;
+  return reversal.ok ? { ...reversal.payment, voidedAt: null, voidRefundReference: null } : null;
 }
 
 /**
- * The service's own read of the refund that carried out a payment's void (`getVoidRefund`): whether the
- * processor now reports it failed (a `canceled` Stripe refund is a failure too), or null when it cannot tell
- * (its connector's voids are no refunds that can fail, or the read did not answer).
+ * The service's own read of the refund that carried out a payment's void (`getVoidRefund`, the newest void refund
+ * of the payment): whether the processor now reports it failed (a `canceled` Stripe refund is a failure too), or
+ * null when it cannot tell (its connector's voids are no refunds that can fail, or the read did not answer). The
+ * refund read must be the void's: the one kept with it (`void_refund_reference`) and, when news named one
+ * (`expected`), that one; another is no news of this void (false).
  */
 export async function voidRefundFailed(
   version: ConnectorVersion,
   ctx: ConnectorContext,
   payment: PaymentRow,
+  expected?: string,
 ): Promise<boolean | null> {
   const getVoidRefund = version.adapter.getVoidRefund;
   if (!getVoidRefund) return null;
   const read = await callConnector(() => getVoidRefund(ctx, processorLookup(payment)));
   if (!read.ok) return null;
+  const reference = read.value.processorReference;
+  for (const required of [payment.voidRefundReference, expected])
+    if (required !== null && required !== undefined && reference !== required) return false;
   return read.value.status === 'failed' || read.value.status === 'declined';
 }

@@ -232,15 +232,28 @@ function eventFor(payment: PaymentRow, type: PaymentEventType | null, data: Reco
  * settlement is recorded, on every path that hears the processor (a create, a notification, a terminal
  * re-read, reconciliation, a cancel, the settlement re-reads): the first settlement the processor reports while
  * the payment is collected (`settlementChange`), which moves `updated_at` by itself when nothing else changes.
- * A void (`approved` → `canceled`) is dated (`voided_at`): its refund may still fail at the processor.
+ * A void (`approved` → `canceled`) is dated (`voided_at`), with the refund that carried it out when the processor
+ * named it (`void_refund_reference`): that refund may still fail at the processor.
  */
 export function processorAccountChange(
   current: PaymentRow,
-  account: { status: ProcessorPaymentStatus; action?: PaymentAction } & ReportedSettlement,
+  account: {
+    status: ProcessorPaymentStatus;
+    action?: PaymentAction;
+    voidRefundReference?: string;
+  } & ReportedSettlement,
   now: number,
   guards: TransitionGuards,
 ): PaymentChange | null {
-  if (account.status === 'charged_back') return chargeback(current, now);
+  if (account.status === 'charged_back') {
+    // The chargeback (once), and what the processor kept of the money it collected, which the answer may report
+    // for the first time: a settlement read that finds the payment charged back must not drop it.
+    const back = chargeback(current, now);
+    const status = back?.status ?? current.status;
+    const settlement = COLLECTED_STATUSES.includes(status) ? settlementChange(current, account) : null;
+    if (!back && !settlement) return null;
+    return { ...(back ?? { updatedAt: nextUpdatedAt(current.updatedAt, now) }), ...settlement };
+  }
   const move = applyTransition(current, account.status, now, {
     ...guards,
     chargedBack: current.chargedBackAt !== null,
@@ -265,7 +278,7 @@ export function processorAccountChange(
     ...(newAction ? { requiredAction: required } : {}),
     ...terminal,
     ...settlement,
-    ...(voided ? { voidedAt: now } : {}),
+    ...(voided ? { voidedAt: now, voidRefundReference: account.voidRefundReference ?? null } : {}),
   };
 }
 
