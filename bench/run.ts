@@ -381,24 +381,19 @@ const LABELS: Record<OperationName, string> = {
 const json = { 'Content-Type': 'application/json' };
 const LARGE = '1000000.00';
 
-async function prepareService(server: Server, adminEmail: string, adminPassword: string): Promise<Side> {
-  const base = server.baseUrl;
-  const login = await http(base, 'POST', '/v1/auth/login', { body: { email: adminEmail, password: adminPassword } });
-  expectStatus('login', login, 201);
-  const token = login.body.data.access_token as string;
-  const createKey = async (name: string) => {
-    const key = await http(base, 'POST', '/v1/account/api-keys', {
-      token,
-      body: {
-        name,
-        scopes: ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'],
-      },
-    });
-    expectStatus('create API key', key, 201);
-    return { id: key.body.data.id as string, secret: key.body.data.secret as string };
-  };
-  const keys: { id: string; secret: string }[] = [];
-  for (let k = 0; k < KEYS; k++) keys.push(await createKey(`bench ${RUN_ID} ${k}`));
+interface ApiKey {
+  id: string;
+  secret: string;
+}
+
+async function createApiKey(base: string, token: string, name: string, scopes: string[]): Promise<ApiKey> {
+  const key = await http(base, 'POST', '/v1/account/api-keys', { token, body: { name, scopes } });
+  expectStatus('create API key', key, 201);
+  return { id: key.body.data.id as string, secret: key.body.data.secret as string };
+}
+
+/** The sandbox POS method every bench merchant uses, linked to `keys`; its id. */
+async function createSandboxMethod(base: string, token: string, keys: ApiKey[]): Promise<string> {
   const method = await http(base, 'POST', '/v1/account/payment-methods', {
     token,
     body: {
@@ -410,15 +405,24 @@ async function prepareService(server: Server, adminEmail: string, adminPassword:
   expectStatus('create payment method', method, 201);
   const methodId = method.body.data.id as string;
   for (const key of keys) {
-    expectStatus(
-      'link method',
-      await http(base, 'POST', `/v1/account/payment-methods/${methodId}/api-keys`, {
-        token,
-        body: { api_key_id: key.id },
-      }),
-      201,
-    );
+    const linked = await http(base, 'POST', `/v1/account/payment-methods/${methodId}/api-keys`, {
+      token,
+      body: { api_key_id: key.id },
+    });
+    expectStatus('link method', linked, 201);
   }
+  return methodId;
+}
+
+async function prepareService(server: Server, adminEmail: string, adminPassword: string): Promise<Side> {
+  const base = server.baseUrl;
+  const login = await http(base, 'POST', '/v1/auth/login', { body: { email: adminEmail, password: adminPassword } });
+  expectStatus('login', login, 201);
+  const token = login.body.data.access_token as string;
+  const scopes = ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'];
+  const keys: ApiKey[] = [];
+  for (let k = 0; k < KEYS; k++) keys.push(await createApiKey(base, token, `bench ${RUN_ID} ${k}`, scopes));
+  const methodId = await createSandboxMethod(base, token, keys);
 
   const auth = (n: number) => ({ Authorization: `Bearer ${keys[n % keys.length]!.secret}` });
   const payment = (reference: string, value: string) =>
@@ -440,7 +444,8 @@ async function prepareService(server: Server, adminEmail: string, adminPassword:
   );
   for (const replay of replays) expectStatus('replay seed', await send(base, replay), 201);
   // Two more keys of the same owner for the per-key load, used nowhere else.
-  const [flooding, quiet] = [await createKey(`bench ${RUN_ID} flooding`), await createKey(`bench ${RUN_ID} quiet`)];
+  const flooding = await createApiKey(base, token, `bench ${RUN_ID} flooding`, scopes);
+  const quiet = await createApiKey(base, token, `bench ${RUN_ID} quiet`, scopes);
   const read = (key: { secret: string }) => (n: number) => ({
     method: 'GET' as const,
     path: `/v1/payments/${pool[n % pool.length]}`,
@@ -1514,34 +1519,14 @@ async function prepareOwners(server: Server, adminEmail: string, adminPassword: 
     const login = await http(base, 'POST', '/v1/auth/login', { body: { email, password } });
     expectStatus('owner login', login, 201);
     const token = login.body.data.access_token as string;
-    const key = await http(base, 'POST', '/v1/account/api-keys', {
-      token,
-      body: { name: 'bench', scopes: ['payments:create', 'payments:read'] },
-    });
-    expectStatus('create API key', key, 201);
-    const method = await http(base, 'POST', '/v1/account/payment-methods', {
-      token,
-      body: {
-        connector_definition_version_id: 'cnv_sandbox_pos_v1',
-        name: 'Bench POS',
-        credentials: { api_key: `bench-${randomUUID()}` },
-      },
-    });
-    expectStatus('create payment method', method, 201);
-    expectStatus(
-      'link method',
-      await http(base, 'POST', `/v1/account/payment-methods/${method.body.data.id}/api-keys`, {
-        token,
-        body: { api_key_id: key.body.data.id },
-      }),
-      201,
-    );
+    const key = await createApiKey(base, token, 'bench', ['payments:create', 'payments:read']);
+    const methodId = await createSandboxMethod(base, token, [key]);
     const placement = await http(base, 'GET', `/v1/users/${user.body.data.id}/placement`, { token: adminToken });
     expectStatus('placement', placement, 200);
     made.push({
       userId: user.body.data.id,
-      key: key.body.data.secret,
-      methodId: method.body.data.id,
+      key: key.secret,
+      methodId,
       shard: placement.body.data.shard,
     });
   }
