@@ -4,6 +4,10 @@
 //   GET  /payments/:id             one indexed D1 read
 //   POST /payments (same key)      one Durable Object call answering the stored body (a replay)
 //   POST /payments/:id/refunds     one Durable Object call + one D1 batch write
+// With `X-Bench-Round-Trips: service`, create and refund make the service's serial D1 round trips instead,
+// each as small as it can be: create writes the payment `pending` before the processor and approves it
+// after (2); refund reads the payment, reserves the refund, then settles it (3). Nothing else changes, so the
+// ratio of this shape to the one-batch shape is the most a service making those round trips can reach.
 // No authentication, validation or processor. `BENCH_D1_DELAY_MS` adds the latency model's delay to every
 // D1 round trip, as on the service. Every response carries `X-D1-Stats`, measured with the
 // bench's meter (bench/d1-meter.ts), as the service is under the bench, so both sides pay the same for it.
@@ -19,9 +23,12 @@ interface Env {
 
 const meterOptions = (env: Env) => ({ delayMs: Number(env.BENCH_D1_DELAY_MS ?? 0) || 0 });
 
+/** `one`: a single D1 batch; `service`: the service's serial round trips (the header above). */
+type Shape = 'one' | 'service';
+
 type Command =
-  | { operation: 'create_payment'; body: string }
-  | { operation: 'create_refund'; paymentId: string; body: string };
+  | { operation: 'create_payment'; body: string; shape: Shape }
+  | { operation: 'create_refund'; paymentId: string; body: string; shape: Shape };
 
 interface Answer {
   status: number;
@@ -49,14 +56,14 @@ export class BaselineStore extends DurableObject<Env> {
     const db = meteredD1(this.env.DB, stats, meterOptions(this.env));
     const response =
       command.operation === 'create_payment'
-        ? await createPayment(db, command.body)
-        : await createRefund(db, command.paymentId, command.body);
+        ? await createPayment(db, command.body, command.shape)
+        : await createRefund(db, command.paymentId, command.body, command.shape);
     await this.ctx.storage.put('response', response);
     return { ...response, replayed: false, stats };
   }
 }
 
-async function createPayment(db: D1Database, text: string) {
+async function createPayment(db: D1Database, text: string, shape: Shape) {
   const input = JSON.parse(text) as PaymentInput;
   const now = Date.now();
   const id = `pay_${crypto.randomUUID().replaceAll('-', '')}`;
@@ -77,43 +84,77 @@ async function createPayment(db: D1Database, text: string) {
     updated_at: iso(now),
   };
   const eventId = `evt_${crypto.randomUUID().replaceAll('-', '')}`;
-  await db.batch([
+  const insertPayment = (status: string, version: number) =>
     db
       .prepare(
         `INSERT INTO payments (id, owner_id, environment, payment_method_id, api_key_id, reference_scope, external_reference, amount_minor, currency,
           status, version, processor_reference, processor_idempotency_key, processor_attempts, processor_status, description, created_at, updated_at)
-         VALUES (?, 'usr_baseline', 'test', ?, 'key_baseline', 'key_baseline', ?, ?, ?, 'approved', 2, ?, ?, 1, 'sandbox_approved', NULL, ?, ?)`,
+         VALUES (?, 'usr_baseline', 'test', ?, 'key_baseline', 'key_baseline', ?, ?, ?, ?, ?, ?, ?, 1, 'sandbox_approved', NULL, ?, ?)`,
       )
-      .bind(id, data.payment_method, data.external_reference, minor, currency, data.processor_reference, id, now, now),
-    db
-      .prepare('INSERT INTO payment_events (id, payment_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)')
       .bind(
-        eventId,
         id,
-        'payment.approved',
-        JSON.stringify({ id: eventId, type: 'payment.approved', data: { payment: data } }),
+        data.payment_method,
+        data.external_reference,
+        minor,
+        currency,
+        status,
+        version,
+        data.processor_reference,
+        id,
         now,
-      ),
-  ]);
+        now,
+      );
+  const insertEvent = db
+    .prepare('INSERT INTO payment_events (id, payment_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)')
+    .bind(
+      eventId,
+      id,
+      'payment.approved',
+      JSON.stringify({ id: eventId, type: 'payment.approved', data: { payment: data } }),
+      now,
+    );
+  if (shape === 'one') {
+    await db.batch([insertPayment('approved', 2), insertEvent]);
+  } else {
+    // Recorded before the processor is asked, approved after.
+    await insertPayment('pending', 1).run();
+    await db.batch([
+      db.prepare("UPDATE payments SET status = 'approved', version = 2, updated_at = ? WHERE id = ?").bind(now, id),
+      insertEvent,
+    ]);
+  }
   return { status: 201, body: JSON.stringify({ data }) };
 }
 
-async function createRefund(db: D1Database, paymentId: string, text: string) {
+async function createRefund(db: D1Database, paymentId: string, text: string, shape: Shape) {
   const input = JSON.parse(text) as PaymentInput;
   const now = Date.now();
   const id = `ref_${crypto.randomUUID().replaceAll('-', '')}`;
   const minor = toMinor(input.amount?.value);
   const currency = input.amount?.currency ?? 'USD';
-  await db.batch([
+  const insertRefund = (status: string) =>
     db
       .prepare(
-        "INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'approved', ?, ?)",
+        'INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       )
-      .bind(id, paymentId, minor, currency, now, now),
-    db
-      .prepare("UPDATE payments SET version = version + 1, status = 'partially_refunded', updated_at = ? WHERE id = ?")
-      .bind(now, paymentId),
-  ]);
+      .bind(id, paymentId, minor, currency, status, now, now);
+  const refunded = db
+    .prepare("UPDATE payments SET version = version + 1, status = 'partially_refunded', updated_at = ? WHERE id = ?")
+    .bind(now, paymentId);
+  if (shape === 'one') {
+    await db.batch([insertRefund('approved'), refunded]);
+  } else {
+    // The payment read to decide, the refund reserved before the processor is asked, then settled.
+    await db.prepare('SELECT * FROM payments WHERE id = ?').bind(paymentId).first();
+    await db.batch([
+      insertRefund('created'),
+      db.prepare('UPDATE payments SET version = version + 1 WHERE id = ?').bind(paymentId),
+    ]);
+    await db.batch([
+      db.prepare("UPDATE refunds SET status = 'approved', updated_at = ? WHERE id = ?").bind(now, id),
+      refunded,
+    ]);
+  }
   const data = {
     id,
     payment_id: paymentId,
@@ -134,11 +175,13 @@ async function idempotent(
   env: Env,
   request: Request,
   name: string,
-  command: (body: string) => Command,
+  command: (body: string, shape: Shape) => Command,
 ): Promise<Response> {
   const key = request.headers.get('idempotency-key');
   if (!key) return json(400, '{"error":"idempotency_key_required"}');
-  const answer = await env.STORE.get(env.STORE.idFromName(name + key)).run(command(await request.text()));
+  const shape: Shape = request.headers.get('x-bench-round-trips') === 'service' ? 'service' : 'one';
+  const stub = env.STORE.get(env.STORE.idFromName(`${name}${shape}:${key}`));
+  const answer = await stub.run(command(await request.text(), shape));
   return json(answer.status, answer.body, {
     [D1_STATS_HEADER]: formatD1Stats(answer.stats),
     ...(answer.replayed ? { 'Idempotent-Replayed': 'true' } : {}),
@@ -150,7 +193,11 @@ export default {
     const { pathname } = new URL(request.url);
     const parts = pathname.split('/').filter(Boolean);
     if (request.method === 'POST' && pathname === '/payments') {
-      return idempotent(env, request, 'create_payment:', (body) => ({ operation: 'create_payment', body }));
+      return idempotent(env, request, 'create_payment:', (body, shape) => ({
+        operation: 'create_payment',
+        body,
+        shape,
+      }));
     }
     if (request.method === 'GET' && parts.length === 2 && parts[0] === 'payments') {
       const stats = emptyD1Stats();
@@ -176,7 +223,12 @@ export default {
     }
     if (request.method === 'POST' && parts.length === 3 && parts[0] === 'payments' && parts[2] === 'refunds') {
       const paymentId = parts[1]!;
-      return idempotent(env, request, 'create_refund:', (body) => ({ operation: 'create_refund', paymentId, body }));
+      return idempotent(env, request, 'create_refund:', (body, shape) => ({
+        operation: 'create_refund',
+        paymentId,
+        body,
+        shape,
+      }));
     }
     return json(404, '{"error":"not_found"}');
   },
