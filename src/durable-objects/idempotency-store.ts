@@ -86,9 +86,13 @@ export class IdempotencyStore extends DurableObject<Env> {
     }
     const written = bookmarkOf(deps);
     const kept: StoredRecord = { fingerprint, answer, ...written, createdAt: Date.now() };
-    await storage.put('record', kept);
-    // Written once per key, so the alarm is set once: no need to read it first.
-    await storage.setAlarm(kept.createdAt + IDEMPOTENCY_RETENTION_MS);
+    // The record and the alarm that forgets it, in one atomic write: storage writes issued with no await between
+    // them are coalesced into one transaction, so no record outlives its alarm. Written once per key, so the alarm
+    // is set once: no need to read it first.
+    await Promise.all([
+      storage.put('record', kept),
+      storage.setAlarm(kept.createdAt + IDEMPOTENCY_RETENTION_MS),
+    ]);
     return { answer, replayed: false, ...written };
   }
 
