@@ -1,4 +1,5 @@
-import { getTableColumns, type SQL } from 'drizzle-orm';
+import { type Column, getTableColumns, is, Param, Placeholder, type SQL, sql } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
 import { drizzle } from 'drizzle-orm/d1';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 
@@ -45,5 +46,126 @@ export function preparedSelect<T extends SQLiteTable>(
       }
       return row as T['$inferSelect'];
     },
+  };
+}
+
+/**
+ * A statement of a batch: a Drizzle query, or a write built once per isolate and bound per request (below).
+ * `runBatch` runs a mix of both as one D1 batch (one transaction).
+ */
+export type BatchStatement = BatchItem<'sqlite'> | D1PreparedStatement;
+
+export function runBatch(d1: D1Handle, statements: readonly BatchStatement[]): Promise<D1Result[]> {
+  return d1.batch(statements.map((s) => (isDrizzleQuery(s) ? drizzleToD1(d1, s) : s)));
+}
+
+const isDrizzleQuery = (s: BatchStatement): s is BatchItem<'sqlite'> => 'toSQL' in s;
+
+function drizzleToD1(d1: D1Handle, query: BatchItem<'sqlite'>): D1PreparedStatement {
+  const { sql: text, params } = (query as unknown as { toSQL(): { sql: string; params: unknown[] } }).toSQL();
+  return d1.prepare(text).bind(...params);
+}
+
+type Columns = [key: string, column: Column][];
+
+/** A value as Drizzle's own query would bind it: null for an absent value, else the column's encoding. */
+const driverValue = (column: Column, value: unknown) =>
+  value === undefined || value === null ? null : column.mapToDriverValue(value);
+
+/** SQL built with named placeholders, and for each parameter position the placeholder's name. */
+function withPlaceholders(query: { sql: string; params: unknown[] }): { sql: string; names: string[] } {
+  const names = query.params.map((p) => {
+    // A `set` value comes wrapped in a Param with its column's encoder, which `bind` below applies itself.
+    const value = is(p, Param) ? p.value : p;
+    if (!is(value, Placeholder)) throw new Error('A prepared write takes every value as a placeholder.');
+    return value.name;
+  });
+  return { sql: query.sql, names };
+}
+
+/** `insert into <table> (<every column>) values (?, ...)`, built once per isolate, bound per request. */
+export function preparedInsert<T extends SQLiteTable>(table: T) {
+  const columns: Columns = Object.entries(getTableColumns(table));
+  const placeholders = Object.fromEntries(columns.map(([key]) => [key, sql.placeholder(key)]));
+  const { sql: text, names } = withPlaceholders(
+    builder
+      .insert(table as SQLiteTable)
+      .values(placeholders as T['$inferInsert'])
+      .toSQL(),
+  );
+  const byKey = new Map(columns);
+  return {
+    sql: text,
+    bind(d1: D1Handle, values: T['$inferInsert']): D1PreparedStatement {
+      const fields = values as Record<string, unknown>;
+      return d1.prepare(text).bind(...names.map((key) => driverValue(byKey.get(key)!, fields[key])));
+    },
+  };
+}
+
+/**
+ * `insert into <table> (<every column>) select ?, ... where <condition>`: a row written only if the condition
+ * holds inside the batch (`insertRowIf` in conditional-insert.ts, built once per isolate instead of per request).
+ * The condition's values are named placeholders (`sql.placeholder`), bound from `conditionValues`.
+ */
+export function preparedInsertIf<T extends SQLiteTable>(table: T, condition: SQL) {
+  const columns: Columns = Object.entries(getTableColumns(table));
+  const row = sql.join(
+    columns.map(([key]) => sql.placeholder(`row.${key}`)),
+    sql`, `,
+  );
+  const { sql: text, names } = withPlaceholders(
+    builder
+      .insert(table as SQLiteTable)
+      .select(sql`select ${row} where ${condition}`)
+      .toSQL(),
+  );
+  const byKey = new Map(columns);
+  return {
+    sql: text,
+    bind(d1: D1Handle, values: T['$inferInsert'], conditionValues: Record<string, unknown>): D1PreparedStatement {
+      const fields = values as Record<string, unknown>;
+      return d1.prepare(text).bind(
+        ...names.map((name) => {
+          if (!name.startsWith('row.')) return conditionValues[name];
+          const key = name.slice(4);
+          return driverValue(byKey.get(key)!, fields[key]);
+        }),
+      );
+    },
+  };
+}
+
+/**
+ * `update <table> set <the given columns> where <where>`, built once per isolate for each set of columns a
+ * request changes (a payment's changes come in a few dozen shapes), bound per request. `where` takes named
+ * placeholders, bound from `whereValues`; undefined fields are left out, as Drizzle's `set` leaves them.
+ */
+export function preparedUpdates<T extends SQLiteTable>(table: T, where: SQL) {
+  const columns = new Map<string, Column>(Object.entries(getTableColumns(table)));
+  const shapes = new Map<string, { sql: string; names: string[] }>();
+  return (d1: D1Handle, change: Record<string, unknown>, whereValues: Record<string, unknown>) => {
+    const keys = Object.keys(change).filter((key) => change[key] !== undefined);
+    const shapeKey = keys.join(',');
+    let shape = shapes.get(shapeKey);
+    if (!shape) {
+      for (const key of keys) if (!columns.has(key)) throw new Error(`No column ${key}.`);
+      const set = Object.fromEntries(keys.map((key) => [key, sql.placeholder(`set.${key}`)]));
+      shape = withPlaceholders(
+        builder
+          .update(table as SQLiteTable)
+          .set(set)
+          .where(where)
+          .toSQL(),
+      );
+      shapes.set(shapeKey, shape);
+    }
+    return d1.prepare(shape.sql).bind(
+      ...shape.names.map((name) => {
+        if (!name.startsWith('set.')) return whereValues[name];
+        const key = name.slice(4);
+        return driverValue(columns.get(key)!, change[key]);
+      }),
+    );
   };
 }

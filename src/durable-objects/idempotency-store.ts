@@ -89,10 +89,7 @@ export class IdempotencyStore extends DurableObject<Env> {
     // The record and the alarm that forgets it, in one atomic write: storage writes issued with no await between
     // them are coalesced into one transaction, so no record outlives its alarm. Written once per key, so the alarm
     // is set once: no need to read it first.
-    await Promise.all([
-      storage.put('record', kept),
-      storage.setAlarm(kept.createdAt + IDEMPOTENCY_RETENTION_MS),
-    ]);
+    await Promise.all([storage.put('record', kept), storage.setAlarm(kept.createdAt + IDEMPOTENCY_RETENTION_MS)]);
     return { answer, replayed: false, ...written };
   }
 

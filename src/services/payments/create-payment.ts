@@ -1,4 +1,5 @@
 import { isUniqueViolation } from '../../db/errors.ts';
+import { preparedInsert } from '../../db/prepared.ts';
 import { payments, type PaymentMethodRow, type PaymentRow } from '../../db/schema/index.ts';
 import { callerKey } from '../../domain/caller.ts';
 import { isSupportedCurrency, MoneyError, parseAmount } from '../../domain/money.ts';
@@ -30,6 +31,9 @@ interface Tracker extends Plan {
   /** The row as this attempt inserted it, for the first compare-and-set (absent when resumed). */
   known?: MutateOptions['known'];
 }
+
+/** The payment's first write, built once per isolate. */
+const paymentInsert = preparedInsert(payments);
 
 /**
  * Creates a payment: recorded as `created` before the processor is asked, then moved by its answer. A
@@ -126,7 +130,7 @@ export const createPayment = defineOperation({
 
   async record(deps, ctx, plan): Promise<Recorded<PaymentRow, Tracker>> {
     try {
-      await deps.db.insert(payments).values(plan.row).run();
+      await paymentInsert.bind(deps.d1, plan.row).run();
       // Fresh: the first compare-and-set starts from the row just inserted (no refunds can exist yet).
       return { pending: { ...plan, payment: plan.row, known: { payment: plan.row, refunds: [] } } };
     } catch (error) {

@@ -1,6 +1,5 @@
-import { and, eq } from 'drizzle-orm';
-import { insertRowIf } from '../../db/conditional-insert.ts';
-import type { Db } from '../../db/client.ts';
+import { and, eq, sql } from 'drizzle-orm';
+import { type D1Handle, preparedUpdates } from '../../db/prepared.ts';
 import { refunds, type PaymentMethodRow, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { ownerScopeOf } from '../../domain/caller.ts';
@@ -19,7 +18,7 @@ import { CreateRefundBody } from './inputs.ts';
 import { connectorApiError, connectorFor } from './processor.ts';
 import { refusalError } from './refusals.ts';
 import { toRefundResource } from './resources.ts';
-import { findPaymentWithRefunds, mutatePayment, paymentAtVersion, type MutateOptions } from './store.ts';
+import { atVersion, findPaymentWithRefunds, mutatePayment, refundIfAtVersion, type MutateOptions } from './store.ts';
 
 /** A payment and its ledger as last written here: a compare-and-set may start from them (store.ts). */
 type Known = NonNullable<MutateOptions['known']>;
@@ -171,7 +170,7 @@ async function reserve(
       return {
         // Only the version moves: the reservation is the refund row itself, written in the same batch.
         change: {},
-        companions: (readVersion) => [insertIfAtVersion(deps.db, row, readVersion)],
+        companions: (readVersion) => [insertIfAtVersion(deps.d1, row, readVersion)],
         result: row,
       };
     },
@@ -181,9 +180,12 @@ async function reserve(
   return { payment: reserved, refund: result, known: { payment: reserved, refunds: [...decidedLedger, result] } };
 }
 
+/** A refund's move, written only inside its payment's compare-and-set (built once per isolate). */
+const refundUpdate = preparedUpdates(refunds, and(eq(refunds.id, sql.placeholder('refundId')), atVersion)!);
+
 /** Inserts the refund only inside the compare-and-set that reserved its amount. */
-function insertIfAtVersion(db: Db, row: RefundRow, version: number) {
-  return insertRowIf(db, refunds, row, paymentAtVersion(row.paymentId, version));
+function insertIfAtVersion(d1: D1Handle, row: RefundRow, version: number) {
+  return refundIfAtVersion.bind(d1, row, { paymentId: row.paymentId, version });
 }
 
 /**
@@ -230,9 +232,9 @@ export async function settleRefund(
       return {
         change: paymentMove?.ok ? { status: paymentMove.status, updatedAt: paymentMove.updatedAt } : {},
         companions: (readVersion) => [
-          deps.db
-            .update(refunds)
-            .set({
+          refundUpdate(
+            deps.d1,
+            {
               status: next.status,
               updatedAt: next.updatedAt,
               processorReference: next.processorReference,
@@ -245,8 +247,9 @@ export async function settleRefund(
               settlementCurrency: next.settlementCurrency,
               settlementAvailableOn: next.settlementAvailableOn,
               settlementNullReason: next.settlementNullReason,
-            })
-            .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, readVersion))),
+            },
+            { refundId, paymentId, version: readVersion },
+          ),
         ],
         result: next,
       };

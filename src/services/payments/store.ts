@@ -1,6 +1,4 @@
 import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
-import { insertRowIf } from '../../db/conditional-insert.ts';
 import {
   paymentEvents,
   payments,
@@ -9,7 +7,14 @@ import {
   type PaymentRow,
   type RefundRow,
 } from '../../db/schema/index.ts';
-import { type D1Handle, preparedSelect } from '../../db/prepared.ts';
+import {
+  type BatchStatement,
+  type D1Handle,
+  preparedInsertIf,
+  preparedSelect,
+  preparedUpdates,
+  runBatch,
+} from '../../db/prepared.ts';
 import type { Deps } from '../../deps.ts';
 import type { OwnerScope } from '../../domain/caller.ts';
 import {
@@ -47,6 +52,18 @@ const ownedPayment = preparedSelect(
 );
 const paymentById = preparedSelect(payments, eq(payments.id, sql.placeholder('id')));
 const ledgerOf = preparedSelect(refunds, eq(refunds.paymentId, sql.placeholder('id')), [asc(refunds.createdAt)]);
+
+// The writes of every payment change, built once per isolate too (the update once per set of columns it changes).
+/** `paymentAtVersion` for writes built once: its values are the placeholders `paymentId` and `version`. */
+export const atVersion = sql`exists (select 1 from ${payments} where ${payments.id} = ${sql.placeholder('paymentId')} and ${payments.version} = ${sql.placeholder('version')})`;
+const eventIfAtVersion = preparedInsertIf(paymentEvents, atVersion);
+const deliveryIfAtVersion = preparedInsertIf(webhookDeliveries, atVersion);
+/** A companion row written only while the payment is at the version read (the refund a reservation writes). */
+export const refundIfAtVersion = preparedInsertIf(refunds, atVersion);
+const paymentUpdate = preparedUpdates(
+  payments,
+  and(eq(payments.id, sql.placeholder('id')), eq(payments.version, sql.placeholder('version')))!,
+);
 
 export async function findPayment({ d1 }: Deps, scope: OwnerScope, id: string): Promise<PaymentRow | undefined> {
   const raw = await ownedPayment.bind(d1, id, scope.ownerId, scope.environment).first<Record<string, unknown>>();
@@ -119,10 +136,9 @@ export async function commitPaymentChange(
   deps: Deps,
   current: PaymentRow,
   change: PaymentChange,
-  companions: (readVersion: number) => BatchItem<'sqlite'>[] = () => [],
+  companions: (readVersion: number) => BatchStatement[] = () => [],
   named?: NamedEvent | readonly NamedEvent[],
 ): Promise<{ payment: PaymentRow; deliveries: PendingDelivery[] } | null> {
-  const { db } = deps;
   const nextVersion = current.version + 1;
   // Collected now, by whichever path: its disputes start being read again (docs/dispute-checks.md).
   if (
@@ -149,17 +165,17 @@ export async function commitPaymentChange(
   const events = (named === undefined ? [own] : namedEvents.map((e) => eventFor(next, e.type, e.data))).filter(
     (e) => e !== null,
   );
-  const outbox: BatchItem<'sqlite'>[] = [];
+  const outbox: BatchStatement[] = [];
   const deliveries: PendingDelivery[] = [];
   const endpointsAt: { index: number; eventId: string }[] = [];
   const written = paymentAtVersion(next.id, current.version);
+  const at = { paymentId: next.id, version: current.version };
   for (const event of events) {
     outbox.push(
-      insertRowIf(
-        db,
-        paymentEvents,
+      eventIfAtVersion.bind(
+        deps.d1,
         { ...event, paymentId: next.id, ownerId: next.ownerId, environment: next.environment },
-        written,
+        at,
       ),
     );
     // One delivery per destination, all with the same event id: the payment's own URL, and each enabled
@@ -177,23 +193,23 @@ export async function commitPaymentChange(
         createdAt: event.createdAt,
         updatedAt: event.createdAt,
       };
-      outbox.push(insertRowIf(db, webhookDeliveries, delivery, written));
+      outbox.push(deliveryIfAtVersion.bind(deps.d1, delivery, at));
       deliveries.push(pendingDeliveryOf(event.id, next.ownerId, PAYMENT_URL_DESTINATION));
     }
     endpointsAt.push({ index: outbox.length, eventId: event.id });
     outbox.push(endpointDeliveriesStatement(deps, next, event, { paymentId: next.id, ownerId: next.ownerId }, written));
   }
-  const update = db
-    .update(payments)
-    .set({ ...change, version: nextVersion })
-    .where(and(eq(payments.id, current.id), eq(payments.version, current.version)));
+  const update = paymentUpdate(
+    deps.d1,
+    { ...change, version: nextVersion },
+    { id: current.id, version: current.version },
+  );
   const before = companions(current.version);
-  const statements: BatchItem<'sqlite'>[] = [...before, ...outbox, update];
-  const results = await db.batch(statements as [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]);
-  const updated = results[statements.length - 1] as D1Result;
-  if (updated.meta.changes !== 1) return null;
+  const statements: BatchStatement[] = [...before, ...outbox, update];
+  const results = await runBatch(deps.d1, statements);
+  if (results[statements.length - 1]!.meta.changes !== 1) return null;
   for (const { index, eventId } of endpointsAt) {
-    for (const { destination } of results[before.length + index] as { destination: string }[])
+    for (const { destination } of (results[before.length + index] as D1Result<{ destination: string }>).results)
       deliveries.push(pendingDeliveryOf(eventId, next.ownerId, destination));
   }
   return { payment: next, deliveries };
@@ -293,7 +309,7 @@ export const pickSettlement = (from: ReportedSettlement): ReportedSettlement => 
 
 export interface PaymentDecision<T> {
   change: PaymentChange;
-  companions?: (readVersion: number) => BatchItem<'sqlite'>[];
+  companions?: (readVersion: number) => BatchStatement[];
   /** The events this change sends, when not the one the payment change itself calls for (`commitPaymentChange`). */
   event?: NamedEvent | readonly NamedEvent[];
   /** Returned to the caller once the change is committed. */
