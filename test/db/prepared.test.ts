@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:workers';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/client.ts';
 import { preparedInsert, preparedInsertIf, preparedUpdates, runBatch } from '../../src/db/prepared.ts';
@@ -13,9 +13,15 @@ import { payments, refunds, type PaymentRow } from '../../src/db/schema/index.ts
 const d1 = env.SHARD_0;
 const db = createDb(d1);
 
+/** A payment with every column given: NULL where nullable, a value of its column's kind elsewhere. */
 function paymentRow(id: string): PaymentRow {
   const now = Date.now();
+  const nulls = Object.fromEntries(Object.keys(getTableColumns(payments)).map((key) => [key, null])) as Record<
+    keyof PaymentRow,
+    null
+  >;
   return {
+    ...nulls,
     id,
     ownerId: 'usr_prepared',
     environment: 'test',
@@ -27,33 +33,12 @@ function paymentRow(id: string): PaymentRow {
     currency: 'USD',
     status: 'created',
     version: 1,
-    processorReference: null,
     processorIdempotencyKey: id,
     processorAttempts: 0,
-    processorStatus: null,
-    qrData: null,
-    requiredAction: null,
     description: 'a description',
     metadata: { order: 'A-1', nested: { n: 1 } },
-    webhookUrl: null,
-    expiresAt: null,
-    reconciledAt: null,
-    chargedBackAt: null,
-    settlementFeeMinor: null,
-    settlementNetMinor: null,
-    settlementCurrency: null,
-    settlementAvailableOn: null,
-    settlementNullReason: null,
-    voidedAt: null,
-    voidRefundReference: null,
-    cancelRequestedAt: null,
-    cancelAttemptKey: null,
-    cancelAcceptedAt: null,
     atTerminal: true,
-    terminalSeenAt: null,
     terminalChecks: 0,
-    terminalCheckAt: null,
-    disputeCheckAt: null,
     attemptKey: 'attempt',
     attemptFingerprint: 'fingerprint',
     createdAt: now,
