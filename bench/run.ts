@@ -1125,7 +1125,7 @@ function renderMarkdown(
   lines.push(`- Node ${m.node}; ${info.workerd} (wrangler dev, local mode)`);
   lines.push(`- Date: ${info.date}; run took ${fmt(info.seconds / 60, 1)} min`);
   lines.push(
-    `- Load: autocannon, ${CONNECTIONS} connections, warm-up ${WARMUP_S} s per side (discarded), ${ROUNDS} rounds × ${DURATION_S} s per side, order alternating by round`,
+    `- Load: autocannon, ${CONNECTIONS} connections, warm-up ${WARMUP_S} s per side (discarded), ${ROUNDS} rounds × ${DURATION_S} s per side, each side first in turn (the order rotates by round)`,
   );
   lines.push(
     `- Pool: ${POOL} approved payments of ${LARGE} USD per side for reads and refunds (refunds spread over the pool)`,
