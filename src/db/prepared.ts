@@ -59,10 +59,14 @@ export function runBatch(d1: D1Handle, statements: readonly BatchStatement[]): P
   return d1.batch(statements.map((s) => (isDrizzleQuery(s) ? drizzleToD1(d1, s) : s)));
 }
 
-const isDrizzleQuery = (s: BatchStatement): s is BatchItem<'sqlite'> => 'toSQL' in s;
+/** What every Drizzle query answers (its types do not all say so), and a D1 statement lacks. */
+const answersToSQL = (s: object): s is { toSQL(): { sql: string; params: unknown[] } } => 'toSQL' in s;
+
+const isDrizzleQuery = (s: BatchStatement): s is BatchItem<'sqlite'> => answersToSQL(s);
 
 function drizzleToD1(d1: D1Handle, query: BatchItem<'sqlite'>): D1PreparedStatement {
-  const { sql: text, params } = (query as unknown as { toSQL(): { sql: string; params: unknown[] } }).toSQL();
+  if (!answersToSQL(query)) throw new Error('A Drizzle query without toSQL.');
+  const { sql: text, params } = query.toSQL();
   return d1.prepare(text).bind(...params);
 }
 
