@@ -21,6 +21,8 @@ export interface PreparedSelect<Row> {
 
 // Only for building SQL text: it never runs a query, so it needs no real binding.
 const builder = drizzle({} as D1Database);
+/** Drizzle's query builder for statements built once per isolate (it never runs a query). */
+export const statementBuilder = builder;
 
 /** `select <every column> from <table> where <where> [order by ...]`, built once. */
 export function preparedSelect<T extends SQLiteTable>(
@@ -85,6 +87,19 @@ function withPlaceholders(query: { sql: string; params: unknown[] }): { sql: str
     return value.name;
   });
   return { sql: query.sql, names };
+}
+
+/**
+ * Any write Drizzle builds whose every value is a named placeholder, built once per isolate; `bind` takes the
+ * values by name, already as the database stores them.
+ */
+export function preparedWrite(query: { toSQL(): { sql: string; params: unknown[] } }) {
+  const { sql: text, names } = withPlaceholders(query.toSQL());
+  return {
+    sql: text,
+    bind: (d1: D1Handle, values: Record<string, unknown>): D1PreparedStatement =>
+      d1.prepare(text).bind(...names.map((name) => values[name])),
+  };
 }
 
 /** `insert into <table> (<every column>) values (?, ...)`, built once per isolate, bound per request. */

@@ -58,6 +58,7 @@ const ledgerOf = preparedSelect(refunds, eq(refunds.paymentId, sql.placeholder('
 export const atVersion = sql`exists (select 1 from ${payments} where ${payments.id} = ${sql.placeholder('paymentId')} and ${payments.version} = ${sql.placeholder('version')})`;
 const eventIfAtVersion = preparedInsertIf(paymentEvents, atVersion);
 const deliveryIfAtVersion = preparedInsertIf(webhookDeliveries, atVersion);
+const endpointDeliveriesAtVersion = endpointDeliveriesStatement(atVersion);
 /** A companion row written only while the payment is at the version read (the refund a reservation writes). */
 export const refundIfAtVersion = preparedInsertIf(refunds, atVersion);
 const paymentUpdate = preparedUpdates(
@@ -168,7 +169,6 @@ export async function commitPaymentChange(
   const outbox: BatchStatement[] = [];
   const deliveries: PendingDelivery[] = [];
   const endpointsAt: { index: number; eventId: string }[] = [];
-  const written = paymentAtVersion(next.id, current.version);
   const at = { paymentId: next.id, version: current.version };
   for (const event of events) {
     outbox.push(
@@ -197,7 +197,7 @@ export async function commitPaymentChange(
       deliveries.push(pendingDeliveryOf(event.id, next.ownerId, PAYMENT_URL_DESTINATION));
     }
     endpointsAt.push({ index: outbox.length, eventId: event.id });
-    outbox.push(endpointDeliveriesStatement(deps, next, event, { paymentId: next.id, ownerId: next.ownerId }, written));
+    outbox.push(endpointDeliveriesAtVersion(deps.d1, next, event, next.id, at));
   }
   const update = paymentUpdate(
     deps.d1,
