@@ -1143,20 +1143,26 @@ function renderMarkdown(
   );
   lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of results) {
-    for (const side of ['service', 'baseline'] as const) {
-      const s = r[side];
-      const d1 = side === 'service' ? r.serviceD1.total : r.baselineD1.total;
+    /** Operation label, side, its load summary, its sampled D1 work, its ratio cell. */
+    type Row = [string, string, Summary, D1Stats | null, string];
+    const sides: Row[] = [
+      [LABELS[r.name], 'service', r.service, r.serviceD1.total, `**${fmt(r.ratio, 2)}×**`],
+      ['', 'baseline', r.baseline, r.baselineD1.total, '1.00×'],
+      ...(r.bound
+        ? [
+            [
+              '',
+              "baseline at the service's round trips",
+              r.bound.summary,
+              r.bound.d1.total,
+              `${fmt(r.bound.ratio, 2)}×`,
+            ] as Row,
+          ]
+        : []),
+    ];
+    for (const [label, side, s, d1, ratio] of sides) {
       lines.push(
-        `| ${side === 'service' ? LABELS[r.name] : ''} | ${side} | ${fmt(s.rps)} | ${side === 'service' ? `**${fmt(r.ratio, 2)}×**` : '1.00×'} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${s.errors} | ${s.non2xx} | ${d1Cell(d1, (x) => x.statements)} | ${d1Cell(d1, (x) => x.roundTrips)} | ${rowsCell(d1, (x) => x.rowsRead)} | ${rowsCell(d1, (x) => x.rowsWritten)} | ${fmt(s.cpuMsPerRequest, 2)} |`,
-      );
-    }
-    if (r.bound) {
-      const {
-        summary: s,
-        d1: { total: d1 },
-      } = r.bound;
-      lines.push(
-        `|  | baseline at the service's round trips | ${fmt(s.rps)} | ${fmt(r.bound.ratio, 2)}× | ${fmt(s.p50)} | ${fmt(s.p99)} | ${s.errors} | ${s.non2xx} | ${d1Cell(d1, (x) => x.statements)} | ${d1Cell(d1, (x) => x.roundTrips)} | ${rowsCell(d1, (x) => x.rowsRead)} | ${rowsCell(d1, (x) => x.rowsWritten)} | ${fmt(s.cpuMsPerRequest, 2)} |`,
+        `| ${label} | ${side} | ${fmt(s.rps)} | ${ratio} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${s.errors} | ${s.non2xx} | ${d1Cell(d1, (x) => x.statements)} | ${d1Cell(d1, (x) => x.roundTrips)} | ${rowsCell(d1, (x) => x.rowsRead)} | ${rowsCell(d1, (x) => x.rowsWritten)} | ${fmt(s.cpuMsPerRequest, 2)} |`,
       );
     }
   }

@@ -78,6 +78,24 @@ type Columns = [key: string, column: Column][];
 const driverValue = (column: Column, value: unknown) =>
   value === undefined || value === null ? null : column.mapToDriverValue(value);
 
+/**
+ * The parameters of a statement built by `withPlaceholders`, in order: a name `<prefix><column key>` takes that
+ * field of `fields` encoded by its column; any other name takes `others[name]` as it is.
+ */
+function parameters(
+  names: readonly string[],
+  prefix: string,
+  columns: ReadonlyMap<string, Column>,
+  fields: Record<string, unknown>,
+  others: Record<string, unknown> = {},
+): unknown[] {
+  return names.map((name) => {
+    if (!name.startsWith(prefix)) return others[name];
+    const key = name.slice(prefix.length);
+    return driverValue(columns.get(key)!, fields[key]);
+  });
+}
+
 /** SQL built with named placeholders, and for each parameter position the placeholder's name. */
 function withPlaceholders(query: { sql: string; params: unknown[] }): { sql: string; names: string[] } {
   const names = query.params.map((p) => {
@@ -115,10 +133,8 @@ export function preparedInsert<T extends SQLiteTable>(table: T) {
   const byKey = new Map(columns);
   return {
     sql: text,
-    bind(d1: D1Handle, values: T['$inferInsert']): D1PreparedStatement {
-      const fields = values as Record<string, unknown>;
-      return d1.prepare(text).bind(...names.map((key) => driverValue(byKey.get(key)!, fields[key])));
-    },
+    bind: (d1: D1Handle, values: T['$inferInsert']): D1PreparedStatement =>
+      d1.prepare(text).bind(...parameters(names, '', byKey, values as Record<string, unknown>)),
   };
 }
 
@@ -142,16 +158,8 @@ export function preparedInsertIf<T extends SQLiteTable>(table: T, condition: SQL
   const byKey = new Map(columns);
   return {
     sql: text,
-    bind(d1: D1Handle, values: T['$inferInsert'], conditionValues: Record<string, unknown>): D1PreparedStatement {
-      const fields = values as Record<string, unknown>;
-      return d1.prepare(text).bind(
-        ...names.map((name) => {
-          if (!name.startsWith('row.')) return conditionValues[name];
-          const key = name.slice(4);
-          return driverValue(byKey.get(key)!, fields[key]);
-        }),
-      );
-    },
+    bind: (d1: D1Handle, values: T['$inferInsert'], conditionValues: Record<string, unknown>): D1PreparedStatement =>
+      d1.prepare(text).bind(...parameters(names, 'row.', byKey, values as Record<string, unknown>, conditionValues)),
   };
 }
 
@@ -179,12 +187,6 @@ export function preparedUpdates<T extends SQLiteTable>(table: T, where: SQL) {
       );
       shapes.set(shapeKey, shape);
     }
-    return d1.prepare(shape.sql).bind(
-      ...shape.names.map((name) => {
-        if (!name.startsWith('set.')) return whereValues[name];
-        const key = name.slice(4);
-        return driverValue(columns.get(key)!, change[key]);
-      }),
-    );
+    return d1.prepare(shape.sql).bind(...parameters(shape.names, 'set.', columns, change, whereValues));
   };
 }
