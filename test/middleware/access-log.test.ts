@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { call, expectError, seedUser, type ApiResponse } from '../helpers/api.ts';
 import { recordedLogLines } from '../helpers/leak-scan.ts';
 import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import { app } from '../../src/app.ts';
 
 /** The access log (src/middleware/access-log.ts): one line per request, ids and outcome, nothing secret. */
 
@@ -153,6 +154,19 @@ describe('access log', () => {
     const nowhere = await call('GET', '/v1/no/such/route?token=abc');
     expect(lineOf(nowhere)).toMatchObject({ route: null, status: 404, error_code: 'not_found' });
     expect(rawLinesOf(nowhere)[0]).not.toContain('token=abc');
+  });
+
+  it('every declared operation is logged under its own pattern, also where two share a route at run time', async () => {
+    const operations = app.openAPIRegistry.definitions.flatMap((definition) =>
+      definition.type === 'route' ? [definition.route] : [],
+    );
+    // `.../{payment_id}/dispute` beside `.../{payment_id}/{action}` (lib/openapi.ts, registerOnOnePath).
+    expect(operations.map((route) => route.path)).toContain('/v1/test-helpers/payments/{payment_id}/dispute');
+    for (const { method, path } of operations) {
+      // No credential: each answers as it refuses (or serves) a stranger; the line names the operation.
+      const res = await call(method.toUpperCase(), path.replace(/\{[a-z_]+\}/g, 'x1'));
+      expect(lineOf(res), `${method} ${path}`).toMatchObject({ method: method.toUpperCase(), route: path });
+    }
   });
 
   it('a login: neither the email nor the password', async () => {
