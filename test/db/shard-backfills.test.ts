@@ -70,7 +70,9 @@ it('payments voided by refund within 30 days are dated; due dispute reads are sp
     expect(at, `age ${age}`).toBeLessThanOrEqual(row.created_at + 120 * DAY);
     return at;
   });
-  // Not one instant for all: the reads fall due over the coming days.
-  expect(new Set(slots).size).toBe(slots.length);
+  // Not one instant for all: the reads fall due over the coming days. Two rows may share an instant when their
+  // creation times sit at the same point of their gaps (3 hours and 100 days old do, for an hour every 3 days:
+  // this check failed at 00:09 UTC on 2026-11-25), so most instants differ, not necessarily all.
+  expect(new Set(slots).size).toBeGreaterThan(slots.length / 2);
   expect(Math.max(...slots) - Math.min(...slots)).toBeGreaterThan(DISPUTE_CHECK_MIN_GAP_MS);
 });
