@@ -1,5 +1,6 @@
 import { OpenAPIHono, z, type Hook, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
 import type { Context, Handler, MiddlewareHandler } from 'hono';
+import type { RouterRoute } from 'hono/types';
 import { matchedRoutes } from 'hono/route';
 import { RegExpRouter } from 'hono/router/reg-exp-router';
 import type { Deps } from '../deps.ts';
@@ -21,6 +22,8 @@ export interface AppVariables {
   errorCode?: string;
   /** A request's body as the gate read it (middleware/json-body.ts); unset on GET and HEAD. */
   body?: RequestBody;
+  /** The operation the request was routed to, once asked (`operationOf`); null when no route matched. */
+  operation?: Operation | null;
 }
 
 export interface RequestBody {
@@ -238,38 +241,42 @@ async function parseBody(schema: z.ZodType, value: unknown) {
   }
 }
 
-/** Hono's route paths as the description writes them, converted once per route and isolate. */
-const described = new Map<string, string>();
+/** An operation as the description names it (`POST /v1/payments/{payment_id}/cancel`). */
+export type Operation = Readonly<{ method: string; path: string }>;
 
 /**
  * The operation a request was routed to, as the description names it (`POST /v1/payments/{payment_id}/cancel`
- * is `{ method: 'POST', path: '/v1/payments/{payment_id}/cancel' }`); null when no route matched.
+ * is `{ method: 'POST', path: '/v1/payments/{payment_id}/cancel' }`); null when no route matched. Found once per
+ * request (the input gate and the access log both ask).
  */
-export function operationOf(c: Context): { method: string; path: string } | null {
-  let operation = operations.get(c);
+export function operationOf(c: Context<AppEnv>): Operation | null {
+  let operation = c.get('operation');
   if (operation === undefined) {
     operation = routedOperation(c);
-    operations.set(c, operation);
+    c.set('operation', operation);
   }
   return operation;
 }
 
-/** Each request's operation, found once (the input gate and the access log both ask). */
-const operations = new WeakMap<Context, { method: string; path: string } | null>();
+/** Each route's operation, built once per route and isolate (Hono's routes are fixed once registered). */
+const routeOperations = new Map<RouterRoute, Operation>();
 
-function routedOperation(c: Context): { method: string; path: string } | null {
+function routedOperation(c: Context): Operation | null {
   // Middleware registered with `use` matches every method (`ALL`); the operation is the route of this method.
   const route = matchedRoutes(c).find((matched) => matched.method !== 'ALL');
   if (route === undefined) return null;
-  const shared = onePathOperations.get(`${route.method} ${route.path}`);
-  if (shared) return { method: route.method, path: pickOperation(shared, c).described };
-  let path = described.get(route.path);
-  if (path === undefined) {
-    path = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    described.set(route.path, path);
+  const shared = onePathOperations.get(route);
+  if (shared) return pickOperation(shared, c).operation;
+  let operation = routeOperations.get(route);
+  if (operation === undefined) {
+    operation = { method: route.method, path: describedPath(route.path) };
+    routeOperations.set(route, operation);
   }
-  return { method: route.method, path };
+  return operation;
 }
+
+/** A Hono path (`/v1/payments/:payment_id`) as the description writes it (`/v1/payments/{payment_id}`). */
+const describedPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 export type AppOpenAPI = ReturnType<typeof createRouter>;
 
@@ -285,16 +292,15 @@ export const opaqueId = (name: string, example: string, description: string) =>
 
 /** One of the operations sharing a run-time route (`registerOnOnePath`). */
 interface OnePathOperation {
-  /** Its path as the description writes it. */
-  described: string;
+  operation: Operation;
   /** Where its path has a fixed segment and the shared route a parameter: the segment's index and text. */
   fixed: { index: number; segment: string }[];
   /** Its handlers as Hono runs them: its middleware, its validators, its handler. */
   handlers: Handler<AppEnv>[];
 }
 
-/** By `METHOD /hono/:path` of the shared route. */
-const onePathOperations = new Map<string, OnePathOperation[]>();
+/** By the shared route. */
+const onePathOperations = new Map<RouterRoute, OnePathOperation[]>();
 
 /**
  * Registers operations whose paths differ only where the last has a parameter and the others a fixed segment
@@ -331,11 +337,11 @@ export function registerOnOnePath(app: AppOpenAPI, registrations: ((router: AppO
         `registerOnOnePath: ${method} ${path} is not ${general.method} ${general.path} with fixed segments`,
       );
     }
-    return { described: path.replace(/:([A-Za-z0-9_]+)/g, '{$1}'), fixed, handlers };
+    return { operation: { method, path: describedPath(path) }, fixed, handlers };
   });
-  onePathOperations.set(`${general.method} ${general.path}`, operations);
   const run: MiddlewareHandler<AppEnv> = (c, next) => runHandlers(pickOperation(operations, c).handlers, c, next);
   app.on(general.method, general.path, run);
+  onePathOperations.set(app.routes.at(-1)!, operations);
 }
 
 function pickOperation(operations: OnePathOperation[], c: Context): OnePathOperation {
