@@ -205,8 +205,8 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) =
  */
 export function createRouter() {
   // One regular expression per method matches every route. Hono's default would fall back to its trie router when
-  // two paths put a fixed segment and a parameter at the same place, which cost a fifth of a payment read's
-  // throughput (bench/RESULTS.md); such operations share one route instead (`registerOnOnePath`). A path the
+  // two paths put a fixed segment and a parameter at the same place, which cost a tenth of a payment read's CPU
+  // (bench/RESULTS.md); such operations share one route instead (`registerOnOnePath`). A path the
   // expression cannot hold is refused when it is registered, so the Worker does not start with it.
   const app = new OpenAPIHono<AppEnv>({ strict: true, defaultHook: validationHook, router: new RegExpRouter() });
   const register = app.openapi;
@@ -314,10 +314,15 @@ export function registerOnOnePath(app: AppOpenAPI, registrations: ((router: AppO
     const router = createRouter();
     register(router);
     const definitions = router.openAPIRegistry.definitions.filter((definition) => definition.type === 'route');
-    const { method, path } = router.routes[0]!;
-    if (definitions.length !== 1 || router.routes.some((route) => route.path !== path || route.method !== method)) {
+    const [first] = router.routes;
+    if (
+      definitions.length !== 1 ||
+      first === undefined ||
+      router.routes.some((route) => route.path !== first.path || route.method !== first.method)
+    ) {
       throw new Error('registerOnOnePath: each registration declares exactly one operation');
     }
+    const { method, path } = first;
     for (const definition of definitions) app.openAPIRegistry.registerPath(definition.route);
     return { method, path, handlers: router.routes.map((route) => route.handler as Handler<AppEnv>) };
   });

@@ -79,6 +79,7 @@ describe('registerOnOnePath', () => {
         },
       ]),
     ).toThrow(/exactly one operation/);
+    expect(() => registerOnOnePath(createRouter(), [() => undefined])).toThrow(/exactly one operation/);
   });
 });
 
