@@ -1,6 +1,13 @@
-import { getTableColumns, sql, type SQL } from 'drizzle-orm';
+import { type Column, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db } from './client.ts';
+import { driverValue } from './prepared.ts';
+
+/** A row's value as SQL: `null`, or the value encoded by its column (`driverValue`). */
+function sqlValue(column: Column, value: unknown): SQL {
+  const encoded = driverValue(column, value);
+  return encoded === null ? sql`null` : sql`${encoded}`;
+}
 
 /**
  * `INSERT ... SELECT <row> WHERE <condition>`: a row written only if the condition holds inside the batch.
@@ -8,10 +15,9 @@ import type { Db } from './client.ts';
  * cannot shift them.
  */
 export function insertRowIf<T extends SQLiteTable>(db: Db, table: T, row: T['$inferInsert'], condition: SQL) {
-  const values = Object.entries(getTableColumns(table)).map(([key, column]) => {
-    const value = (row as Record<string, unknown>)[key];
-    return value === undefined || value === null ? sql`null` : sql`${column.mapToDriverValue(value)}`;
-  });
+  const values = Object.entries(getTableColumns(table)).map(([key, column]) =>
+    sqlValue(column, (row as Record<string, unknown>)[key]),
+  );
   return db.insert(table).select(sql`select ${sql.join(values, sql`, `)} where ${condition}`);
 }
 
@@ -30,9 +36,7 @@ export function insertRowsFrom<T extends SQLiteTable>(
 ) {
   const values = Object.entries(getTableColumns(table)).map(([key, column]) => {
     const source = (columnsFrom as Record<string, SQL | undefined>)[key];
-    if (source) return source;
-    const value = (row as Record<string, unknown>)[key];
-    return value === undefined || value === null ? sql`null` : sql`${column.mapToDriverValue(value)}`;
+    return source ?? sqlValue(column, (row as Record<string, unknown>)[key]);
   });
   return db.insert(table).select(sql`select ${sql.join(values, sql`, `)} from ${from} where ${condition}`);
 }

@@ -19,10 +19,8 @@ export interface PreparedSelect<Row> {
   decode(raw: Record<string, unknown>): Row;
 }
 
-// Only for building SQL text: it never runs a query, so it needs no real binding.
-const builder = drizzle({} as D1Database);
-/** Drizzle's query builder for statements built once per isolate (it never runs a query). */
-export const statementBuilder = builder;
+/** Drizzle's query builder for statements built once per isolate: it only builds SQL text, never runs a query. */
+export const statementBuilder = drizzle({} as D1Database);
 
 /** `select <every column> from <table> where <where> [order by ...]`, built once. */
 export function preparedSelect<T extends SQLiteTable>(
@@ -30,7 +28,7 @@ export function preparedSelect<T extends SQLiteTable>(
   where: SQL,
   orderBy: SQL[] = [],
 ): PreparedSelect<T['$inferSelect']> {
-  const query = builder
+  const query = statementBuilder
     .select()
     .from(table as SQLiteTable)
     .where(where)
@@ -74,8 +72,8 @@ function drizzleToD1(d1: D1Handle, query: BatchItem<'sqlite'>): D1PreparedStatem
 
 type Columns = [key: string, column: Column][];
 
-/** A value as Drizzle's own query would bind it: null for an absent value, else the column's encoding. */
-const driverValue = (column: Column, value: unknown) =>
+/** A value as Drizzle's own insert binds it: null for an absent value, else the column's encoding. */
+export const driverValue = (column: Column, value: unknown) =>
   value === undefined || value === null ? null : column.mapToDriverValue(value);
 
 /**
@@ -125,7 +123,7 @@ export function preparedInsert<T extends SQLiteTable>(table: T) {
   const columns: Columns = Object.entries(getTableColumns(table));
   const placeholders = Object.fromEntries(columns.map(([key]) => [key, sql.placeholder(key)]));
   const { sql: text, names } = withPlaceholders(
-    builder
+    statementBuilder
       .insert(table as SQLiteTable)
       .values(placeholders as T['$inferInsert'])
       .toSQL(),
@@ -150,7 +148,7 @@ export function preparedInsertIf<T extends SQLiteTable>(table: T, condition: SQL
     sql`, `,
   );
   const { sql: text, names } = withPlaceholders(
-    builder
+    statementBuilder
       .insert(table as SQLiteTable)
       .select(sql`select ${row} where ${condition}`)
       .toSQL(),
@@ -179,7 +177,7 @@ export function preparedUpdates<T extends SQLiteTable>(table: T, where: SQL) {
       for (const key of keys) if (!columns.has(key)) throw new Error(`No column ${key}.`);
       const set = Object.fromEntries(keys.map((key) => [key, sql.placeholder(`set.${key}`)]));
       shape = withPlaceholders(
-        builder
+        statementBuilder
           .update(table as SQLiteTable)
           .set(set)
           .where(where)
