@@ -5,6 +5,7 @@
 //   BENCH_PLATFORM=local (wrangler's emulation of rate limiting and the console; default: the bench's models)
 //   BENCH_PROFILE_OP=get|replay|create|refund   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8   BENCH_PROFILE_TOP=30
 //   BENCH_PROFILE_OUT=file.cpuprofile (the whole profile, for DevTools)
+//   BENCH_PROFILE_POOL=256 (payments the reads and refunds are spread over, as `npm run bench` spreads them)
 import autocannon from 'autocannon';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,8 @@ const INSPECTOR = 'http://127.0.0.1:9229';
 // Each API key may send 500 requests per 10 s in `test` (docs/limits.md): the load is spread over this many keys,
 // so that the profile is of the operation, not of its 429 answers.
 const KEYS = 16;
+// A refund reads its payment's earlier refunds: spread over as many payments as the bench's pool, each has as few.
+const POOL = Number(process.env.BENCH_PROFILE_POOL ?? 256);
 
 interface ProfileNode {
   id: number;
@@ -227,6 +230,10 @@ async function main() {
     const idem = randomUUID();
     const payments: { id: string }[] = [];
     for (const key of keys) payments.push((await api(base, 'POST', '/v1/payments', key.secret, body, idem)).json.data);
+    for (let p = payments.length; p < POOL; p++) {
+      const reference = { ...body, external_reference: `profile-${randomUUID()}` };
+      payments.push((await api(base, 'POST', '/v1/payments', keys[p % KEYS]!.secret, reference, randomUUID())).json.data);
+    }
 
     const session = inspector(await workerTarget());
     await session.opened;
@@ -238,7 +245,7 @@ async function main() {
       if (OP === 'refund')
         return {
           method: 'POST' as const,
-          path: `/v1/payments/${payments[k % KEYS]!.id}/refunds`,
+          path: `/v1/payments/${payments[k % payments.length]!.id}/refunds`,
           headers: {
             Authorization: `Bearer ${key.secret}`,
             'Content-Type': 'application/json',
@@ -270,7 +277,7 @@ async function main() {
           }
         : {
             method: 'GET' as const,
-            path: `/v1/payments/${payments[k % KEYS]!.id}`,
+            path: `/v1/payments/${payments[k % payments.length]!.id}`,
             headers: { Authorization: `Bearer ${key.secret}` },
           };
     };
@@ -293,9 +300,17 @@ async function main() {
     console.log(
       `${OP}: ${result.requests.average.toFixed(0)} req/s, ${result.requests.total} requests, non-2xx ${result.non2xx}`,
     );
-    summarize(profile, moduleMapOf(sources));
-    // The whole profile, for Chrome DevTools (Performance > Load profile) or a closer look.
-    if (process.env.BENCH_PROFILE_OUT) writeFileSync(process.env.BENCH_PROFILE_OUT, JSON.stringify(profile));
+    const modules = moduleMapOf(sources);
+    summarize(profile, modules);
+    // The whole profile, for Chrome DevTools (Performance > Load profile) or a closer look, each bundled frame
+    // named by the source module it comes from (the bundle itself is gone with the server).
+    if (process.env.BENCH_PROFILE_OUT) {
+      for (const node of profile.nodes) {
+        const module = modules(node.callFrame.scriptId, node.callFrame.lineNumber);
+        if (module) node.callFrame.url = module;
+      }
+      writeFileSync(process.env.BENCH_PROFILE_OUT, JSON.stringify(profile));
+    }
   } finally {
     await server.stop();
     rmSync(stateDir, { recursive: true, force: true });
