@@ -232,7 +232,9 @@ async function main() {
     for (const key of keys) payments.push((await api(base, 'POST', '/v1/payments', key.secret, body, idem)).json.data);
     for (let p = payments.length; p < POOL; p++) {
       const reference = { ...body, external_reference: `profile-${randomUUID()}` };
-      payments.push((await api(base, 'POST', '/v1/payments', keys[p % KEYS]!.secret, reference, randomUUID())).json.data);
+      payments.push(
+        (await api(base, 'POST', '/v1/payments', keys[p % KEYS]!.secret, reference, randomUUID())).json.data,
+      );
     }
 
     const session = inspector(await workerTarget());
