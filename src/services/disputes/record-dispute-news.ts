@@ -1,6 +1,6 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { ProcessorDispute } from '../../connectors/types.ts';
-import { insertRowIf } from '../../db/conditional-insert.ts';
+import { preparedInsertIf, preparedUpdates } from '../../db/prepared.ts';
 import { disputes, type DisputeRow, type PaymentRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { OPEN_DISPUTE_CHECK_GAP_MS } from '../../domain/dispute-checks.ts';
@@ -8,7 +8,14 @@ import { applyDisputeNews, isDisputeClosed, type DisputeRecord } from '../../dom
 import { chargeback, nextUpdatedAt, type PaymentStatus } from '../../domain/payment-state.ts';
 import { newId } from '../../lib/ids.ts';
 import { toDisputeResource } from '../payments/resources.ts';
-import { mutatePayment, paymentAtVersion, type NamedEvent } from '../payments/store.ts';
+import { atVersion, mutatePayment, type NamedEvent } from '../payments/store.ts';
+
+/** The dispute's own writes, only inside its payment's compare-and-set (built once per isolate). */
+const disputeIfAtVersion = preparedInsertIf(disputes, atVersion);
+const disputeUpdateIfAtVersion = preparedUpdates(
+  disputes,
+  and(eq(disputes.id, sql.placeholder('disputeId')), atVersion)!,
+);
 
 /** Payments that never collected: nothing of them can be disputed, so news of a dispute there is ignored. */
 const NEVER_COLLECTED: readonly PaymentStatus[] = ['declined', 'failed', 'expired', 'canceled'];
@@ -67,24 +74,28 @@ export async function recordDisputeNews(
         : {};
     return {
       change: { ...(charged ?? { updatedAt: nextUpdatedAt(payment.updatedAt, now) }), ...recheck },
-      companions: (readVersion) => [
-        current
-          ? deps.db
-              .update(disputes)
-              .set({
-                status: next.status,
-                amountMinor: next.amountMinor,
-                currency: next.currency,
-                reason: next.reason,
-                evidenceDueBy: next.evidenceDueBy,
-                fundsWithdrawnAt: next.fundsWithdrawnAt,
-                fundsReinstatedAt: next.fundsReinstatedAt,
-                processorStatus: next.processorStatus,
-                updatedAt: next.updatedAt,
-              })
-              .where(and(eq(disputes.id, next.id), paymentAtVersion(payment.id, readVersion)))
-          : insertRowIf(deps.db, disputes, next, paymentAtVersion(payment.id, readVersion)),
-      ],
+      companions: (readVersion) => {
+        const at = { paymentId: payment.id, version: readVersion };
+        return [
+          current
+            ? disputeUpdateIfAtVersion(
+                deps.d1,
+                {
+                  status: next.status,
+                  amountMinor: next.amountMinor,
+                  currency: next.currency,
+                  reason: next.reason,
+                  evidenceDueBy: next.evidenceDueBy,
+                  fundsWithdrawnAt: next.fundsWithdrawnAt,
+                  fundsReinstatedAt: next.fundsReinstatedAt,
+                  processorStatus: next.processorStatus,
+                  updatedAt: next.updatedAt,
+                },
+                { disputeId: next.id, ...at },
+              )
+            : disputeIfAtVersion.bind(deps.d1, next, at),
+        ];
+      },
       event: events,
       result: next,
     };

@@ -1,6 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm';
-import { type D1Handle, preparedUpdates } from '../../db/prepared.ts';
-import { refunds, type PaymentMethodRow, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
+import type { D1Handle } from '../../db/prepared.ts';
+import type { PaymentMethodRow, PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { ownerScopeOf } from '../../domain/caller.ts';
 import { decideRefund } from '../../domain/decisions.ts';
@@ -18,7 +17,13 @@ import { CreateRefundBody } from './inputs.ts';
 import { connectorApiError, connectorFor } from './processor.ts';
 import { refusalError } from './refusals.ts';
 import { toRefundResource } from './resources.ts';
-import { atVersion, findPaymentWithRefunds, mutatePayment, refundIfAtVersion, type MutateOptions } from './store.ts';
+import {
+  findPaymentWithRefunds,
+  mutatePayment,
+  refundIfAtVersion,
+  refundUpdateIfAtVersion,
+  type MutateOptions,
+} from './store.ts';
 
 /** A payment and its ledger as last written here: a compare-and-set may start from them (store.ts). */
 type Known = NonNullable<MutateOptions['known']>;
@@ -180,9 +185,6 @@ async function reserve(
   return { payment: reserved, refund: result, known: { payment: reserved, refunds: [...decidedLedger, result] } };
 }
 
-/** A refund's move, written only inside its payment's compare-and-set (built once per isolate). */
-const refundUpdate = preparedUpdates(refunds, and(eq(refunds.id, sql.placeholder('refundId')), atVersion)!);
-
 /** Inserts the refund only inside the compare-and-set that reserved its amount. */
 function insertIfAtVersion(d1: D1Handle, row: RefundRow, version: number) {
   return refundIfAtVersion.bind(d1, row, { paymentId: row.paymentId, version });
@@ -232,7 +234,7 @@ export async function settleRefund(
       return {
         change: paymentMove?.ok ? { status: paymentMove.status, updatedAt: paymentMove.updatedAt } : {},
         companions: (readVersion) => [
-          refundUpdate(
+          refundUpdateIfAtVersion(
             deps.d1,
             {
               status: next.status,

@@ -1,10 +1,9 @@
-import { and, eq } from 'drizzle-orm';
-import { refunds, type RefundRow } from '../../db/schema/index.ts';
+import type { RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { REFUND_REVERSAL_EVENT_TYPE, reverseRefund, type RefundNews } from '../../domain/reversals.ts';
 import { NO_SETTLEMENT } from '../../domain/settlement.ts';
 import { toRefundResource } from './resources.ts';
-import { mutatePayment, paymentAtVersion } from './store.ts';
+import { mutatePayment, refundUpdateIfAtVersion } from './store.ts';
 
 /**
  * Applies the processor's news that an approved refund failed (`reverseRefund`): the refund, the payment's
@@ -36,16 +35,17 @@ export async function reverseApprovedRefund(
     return {
       change: reversal.payment,
       companions: (readVersion) => [
-        deps.db
-          .update(refunds)
-          .set({
+        refundUpdateIfAtVersion(
+          deps.d1,
+          {
             status: next.status,
             failureReason: next.failureReason,
             updatedAt: next.updatedAt,
             reconciledAt: next.reconciledAt,
             ...NO_SETTLEMENT,
-          })
-          .where(and(eq(refunds.id, refundId), paymentAtVersion(paymentId, readVersion))),
+          },
+          { refundId, paymentId, version: readVersion },
+        ),
       ],
       event: { type: REFUND_REVERSAL_EVENT_TYPE, data: { refund: toRefundResource(next) } },
       result: next,

@@ -1,4 +1,4 @@
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import {
   paymentEvents,
   payments,
@@ -54,13 +54,21 @@ const paymentById = preparedSelect(payments, eq(payments.id, sql.placeholder('id
 const ledgerOf = preparedSelect(refunds, eq(refunds.paymentId, sql.placeholder('id')), [asc(refunds.createdAt)]);
 
 // The writes of every payment change, built once per isolate too (the update once per set of columns it changes).
-/** `paymentAtVersion` for writes built once: its values are the placeholders `paymentId` and `version`. */
+/**
+ * The condition of every companion write (`commitPaymentChange`): true only while the payment is at the version
+ * read. Its values are the placeholders `paymentId` and `version`, bound per request.
+ */
 export const atVersion = sql`exists (select 1 from ${payments} where ${payments.id} = ${sql.placeholder('paymentId')} and ${payments.version} = ${sql.placeholder('version')})`;
 const eventIfAtVersion = preparedInsertIf(paymentEvents, atVersion);
 const deliveryIfAtVersion = preparedInsertIf(webhookDeliveries, atVersion);
 const endpointDeliveriesAtVersion = endpointDeliveriesStatement(atVersion);
 /** A companion row written only while the payment is at the version read (the refund a reservation writes). */
 export const refundIfAtVersion = preparedInsertIf(refunds, atVersion);
+/** A refund's move, written only inside its payment's compare-and-set; `refundId` names the refund. */
+export const refundUpdateIfAtVersion = preparedUpdates(
+  refunds,
+  and(eq(refunds.id, sql.placeholder('refundId')), atVersion)!,
+);
 const paymentUpdate = preparedUpdates(
   payments,
   and(eq(payments.id, sql.placeholder('id')), eq(payments.version, sql.placeholder('version')))!,
@@ -116,16 +124,12 @@ async function withLedger(
   return { payment: ownedPayment.decode(raw), refunds: (refundRows?.results ?? []).map(ledgerOf.decode) };
 }
 
-/** SQL condition true only while the payment is at `version`: ties companion writes to the CAS. */
-export const paymentAtVersion = (paymentId: string, version: number): SQL =>
-  sql`exists (select 1 from ${payments} where ${payments.id} = ${paymentId} and ${payments.version} = ${version})`;
-
 export type PaymentChange = Partial<Omit<PaymentRow, 'id' | 'version' | 'ownerId' | 'environment' | 'createdAt'>>;
 
 /**
  * Writes `change` if the payment is still at the version read, bumping the version; `companions` run
  * in the same D1 batch (one transaction), before the update, and must be conditioned with
- * `paymentAtVersion(id, v)`, v being the version read. Not `v + 1` after the update: a writer that lost
+ * `atVersion` bound to (id, v), v being the version read. Not `v + 1` after the update: a writer that lost
  * the race to another writer of `v` would find the payment at `v + 1` and write its companions anyway
  * (phantom refund reservations, refund updates without their payment change).
  * A status change also writes its event (and a webhook delivery per destination: the payment's URL, the
