@@ -344,7 +344,11 @@ export function registerOnOnePath(app: AppOpenAPI, registrations: ((router: AppO
     }
     return { operation: { method, path: describedPath(path) }, fixed, handlers };
   });
-  const run: MiddlewareHandler<AppEnv> = (c, next) => runHandlers(pickOperation(operations, c).handlers, c, next);
+  // The request's operation was picked once, by its path (operationOf, kept in the context for the input gate).
+  const run: MiddlewareHandler<AppEnv> = (c, next) => {
+    const picked = operationOf(c);
+    return runHandlers(operations.find(({ operation }) => operation === picked)!.handlers, c, next);
+  };
   app.on(general.method, general.path, run);
   onePathOperations.set(app.routes.at(-1)!, operations);
 }
