@@ -37,25 +37,15 @@
 // 0 skips it), BENCH_KEYLOAD_RATE (the quiet key's requests/s, 20).
 // Loopback only. Not part of `npm test`.
 import autocannon from 'autocannon';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { ensureAdmin, ROOT, runWrangler, wranglerBin } from '../scripts/lib/admin.mjs';
 import { databaseBindings } from '../scripts/lib/databases.mjs';
 import { exited, freePort, killGroup } from '../scripts/lib/local-server.ts';
+import { CLK_TCK, cpuTicks, workerdPids, workerdVersion } from './workerd-cpu.ts';
 import {
   D1_OPERATION_STATS_HEADER,
   D1_STATEMENTS_HEADER,
@@ -155,13 +145,6 @@ const READY_TIMEOUT_MS = 180_000;
 const HOST = '127.0.0.1';
 const RESULTS_FILE = join(ROOT, 'bench', 'RESULTS.md');
 const RUN_ID = randomBytes(4).toString('hex');
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
 
 const log = (message: string) => console.log(`[bench] ${message}`);
 
@@ -254,47 +237,6 @@ function tail(file: string, lines = 30) {
   } catch {
     return '(no log)';
   }
-}
-
-/** The workerd processes of a server's process group. */
-function workerdPids(server: Server): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = procStat(Number(entry));
-    if (stat && stat.comm === 'workerd' && stat.pgrp === server.child.pid) pids.push(Number(entry));
-  }
-  return pids;
-}
-
-function procStat(pid: number): { comm: string; pgrp: number; ticks: number } | null {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // "pid (comm) state ppid pgrp ... utime stime ...": comm may hold spaces, so split after the last ')'.
-  const close = text.lastIndexOf(')');
-  const comm = text.slice(text.indexOf('(') + 1, close);
-  const fields = text.slice(close + 2).split(' ');
-  return { comm, pgrp: Number(fields[2]), ticks: Number(fields[11]) + Number(fields[12]) };
-}
-
-/** utime + stime of the server's workerd processes, in clock ticks. */
-function cpuTicks(pids: number[]): number {
-  return pids.reduce((sum, pid) => sum + (procStat(pid)?.ticks ?? 0), 0);
-}
-
-function workerdVersion(pids: number[]): string {
-  for (const pid of pids) {
-    try {
-      return execFileSync(readlinkSync(`/proc/${pid}/exe`), ['--version'], { encoding: 'utf8' }).trim();
-    } catch {
-      // Try the next one.
-    }
-  }
-  return 'unknown';
 }
 
 // ------------------------------------------------------------------ HTTP set-up
@@ -581,7 +523,7 @@ async function drive(
   seconds: number,
   { connections, overallRate }: { connections: number; overallRate?: number },
 ): Promise<Round> {
-  const pids = workerdPids(server);
+  const pids = workerdPids(server.child.pid!);
   const nextRequest = () => {
     const n = counters.get(counterKey) ?? 0;
     counters.set(counterKey, n + 1);
@@ -1394,7 +1336,7 @@ async function main() {
     ]);
   log('starting the service and the baseline (wrangler dev)...');
   const [serviceServer, baselineServer] = await startBoth(0);
-  const workerd = workerdVersion(workerdPids(serviceServer));
+  const workerd = workerdVersion(workerdPids(serviceServer.child.pid!));
   log(`service on ${serviceServer.baseUrl}, baseline on ${baselineServer.baseUrl} (${workerd})`);
   const platform = await platformOf(serviceServer);
   log(`platform: rate limit ${platform.rate_limit ?? "wrangler's emulation"}, console ${platform.console}`);

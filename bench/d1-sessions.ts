@@ -1,0 +1,100 @@
+// `npm run bench:d1-sessions`: what a D1 session costs in wrangler dev, apart from everything else. A trivial Worker
+// (bench/d1-sessions/) reads one row per request, through the binding or through a session at the primary, as the
+// service reads and writes (deps.ts); both are loaded in alternating rounds and the workerd CPU per request compared.
+// Locally, D1 is a Durable Object in the same workerd process: asked by a session, it computes the bookmark of its
+// answer with the object's point-in-time API (`getCurrentBookmark`, miniflare's D1 database object), which it skips
+// for the binding's own reads. So the difference measured here is the local emulation's way of making a bookmark (a
+// deployed D1 returns one with a session's answers; what that costs there is not measurable here), and it is inside
+// every service figure of `npm run bench`: the service reads and writes through sessions (bench/RESULTS.md, notes).
+//   D1_SESSIONS_ROUNDS=4   D1_SESSIONS_SECONDS=5   D1_SESSIONS_CONNECTIONS=8
+// Loopback only. Not part of `npm test`.
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, wranglerBin } from '../scripts/lib/admin.mjs';
+import { exited, freePort, killGroup } from '../scripts/lib/local-server.ts';
+import { CLK_TCK, cpuTicks, workerdPids } from './workerd-cpu.ts';
+
+const ROUNDS = Number(process.env.D1_SESSIONS_ROUNDS ?? 4);
+const SECONDS = Number(process.env.D1_SESSIONS_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.D1_SESSIONS_CONNECTIONS ?? 8);
+const PATHS = ['/plain', '/session'] as const;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function main() {
+  const state = mkdtempSync(join(tmpdir(), 'd1-sessions-'));
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      wranglerBin(),
+      'dev',
+      '-c',
+      join(ROOT, 'bench', 'd1-sessions', 'wrangler.toml'),
+      '--persist-to',
+      state,
+      '--port',
+      String(port),
+      '--ip',
+      '127.0.0.1',
+      '--inspector-port',
+      String(await freePort()),
+      '--show-interactive-dev-session=false',
+      '--log-level',
+      'warn',
+    ],
+    {
+      cwd: ROOT,
+      detached: true,
+      stdio: 'ignore',
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', CI: 'true' },
+    },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    for (let tries = 0; ; tries++) {
+      if (exited(child) || tries > 240) throw new Error('wrangler dev did not start');
+      const ok = await fetch(`${base}/plain`)
+        .then((res) => res.ok)
+        .catch(() => false);
+      if (ok) break;
+      await sleep(250);
+    }
+    const pids = workerdPids(child.pid!);
+    const totals = new Map(PATHS.map((path) => [path, { requests: 0, ticks: 0 }]));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Each side first in turn, so a machine slowing down over the run slows both alike.
+      for (const path of round % 2 === 0 ? PATHS : [...PATHS].reverse()) {
+        const before = cpuTicks(pids);
+        const result = await autocannon({ url: base + path, connections: CONNECTIONS, duration: SECONDS });
+        const total = totals.get(path)!;
+        total.ticks += cpuTicks(pids) - before;
+        total.requests += result.requests.total;
+        if (result.non2xx > 0 || result.errors > 0)
+          throw new Error(`${path}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      }
+    }
+    const perRequest = (path: (typeof PATHS)[number]) => {
+      const { requests, ticks } = totals.get(path)!;
+      return ((ticks / CLK_TCK) * 1000) / requests;
+    };
+    const plain = perRequest('/plain');
+    const session = perRequest('/session');
+    console.log(`${ROUNDS} rounds × ${SECONDS} s per side, ${CONNECTIONS} connections; workerd CPU per request:`);
+    console.log(
+      `  through the binding:             ${plain.toFixed(2)} ms (${totals.get('/plain')!.requests} requests)`,
+    );
+    console.log(
+      `  through a session at the primary: ${session.toFixed(2)} ms (${totals.get('/session')!.requests} requests)`,
+    );
+    console.log(`  a session's query costs ${(session - plain).toFixed(2)} ms more`);
+  } finally {
+    killGroup(child, 'SIGKILL');
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+await main();
