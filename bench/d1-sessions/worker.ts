@@ -1,5 +1,6 @@
-// One read of a local D1 database, through the binding (`/plain`) or through a session at the primary
-// (`/session`, as the service reads and writes: deps.ts), answered with the same body. Only the D1 call differs.
+// One read of a local D1 database, through the binding (`/plain`) or through a session at the primary (`/session`,
+// as the service reads and writes: deps.ts), answered with the same body: only the D1 call differs. `POST /write`
+// adds a row through the binding, so a run can ask whether the difference grows with the writes a database has taken.
 interface Env {
   DB: D1Database;
 }
@@ -11,6 +12,13 @@ export default {
     const { pathname } = new URL(request.url);
     if (pathname === '/plain') return Response.json(await env.DB.prepare(READ).first());
     if (pathname === '/session') return Response.json(await env.DB.withSession('first-primary').prepare(READ).first());
+    if (pathname === '/write' && request.method === 'POST') {
+      await env.DB.batch([
+        env.DB.prepare('create table if not exists writes (id integer primary key, at integer not null)'),
+        env.DB.prepare('insert into writes (at) values (?)').bind(Date.now()),
+      ]);
+      return Response.json({ written: true });
+    }
     return new Response('not found', { status: 404 });
   },
 } satisfies ExportedHandler<Env>;
