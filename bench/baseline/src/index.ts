@@ -4,10 +4,12 @@
 //   GET  /payments/:id             one indexed D1 read
 //   POST /payments (same key)      one Durable Object call answering the stored body (a replay)
 //   POST /payments/:id/refunds     one Durable Object call + one D1 batch write
-// With `X-Bench-Round-Trips: service`, create and refund make the service's serial D1 round trips instead,
-// each as small as it can be: create writes the payment `pending` before the processor and approves it
-// after (2); refund reads the payment, reserves the refund, then settles it (3). Nothing else changes, so the
-// ratio of this shape to the one-batch shape is the most a service making those round trips can reach.
+// With `X-Bench-Round-Trips: service`, every operation takes the service's shape instead: its serial D1 round
+// trips, each as small as it can be, through a D1 session at the primary as the service's queries go (read
+// replication: its answers carry the session's bookmark, `X-Read-Bookmark`). Create writes the payment `pending`
+// before the processor and approves it after (2); the get reads it (1); refund reads the payment, reserves the
+// refund, then settles it (3). Nothing else changes, so the ratio of this shape to the plain one is the most a
+// service making those round trips through sessions can reach.
 // No authentication, validation or processor. `BENCH_D1_DELAY_MS` adds the latency model's delay to every
 // D1 round trip, as on the service. Every response carries `X-D1-Stats`, measured with the
 // bench's meter (bench/d1-meter.ts), as the service is under the bench, so both sides pay the same for it.
@@ -35,6 +37,8 @@ interface Answer {
   body: string;
   replayed: boolean;
   stats: D1Stats;
+  /** The session's bookmark after the writes, in the service's shape. */
+  bookmark?: string;
 }
 
 interface PaymentInput {
@@ -46,20 +50,31 @@ interface PaymentInput {
 const toMinor = (value: string | undefined) => Math.round(Number(value ?? '0') * 100);
 const toValue = (minor: number) => (minor / 100).toFixed(2);
 const iso = (ms: number) => new Date(ms).toISOString();
+const READ_BOOKMARK_HEADER = 'X-Read-Bookmark';
+
+/** The database as a shape queries it: the binding, or (the service's shape) a session at the primary. */
+function databaseFor(env: Env, shape: Shape, stats: D1Stats): { db: D1Database; session: D1DatabaseSession | null } {
+  const session = shape === 'service' ? env.DB.withSession('first-primary') : null;
+  // The meter wraps what answers `prepare` and `batch`, which a session does as the database does.
+  const db = meteredD1((session ?? env.DB) as D1Database, stats, meterOptions(env));
+  return { db, session };
+}
 
 /** One per idempotency key, like the service's IdempotencyStore: the first call writes, later ones replay. */
 export class BaselineStore extends DurableObject<Env> {
   async run(command: Command): Promise<Answer> {
-    const stored = await this.ctx.storage.get<{ status: number; body: string }>('response');
+    const stored = await this.ctx.storage.get<{ status: number; body: string; bookmark?: string }>('response');
     if (stored) return { ...stored, replayed: true, stats: emptyD1Stats() };
     const stats = emptyD1Stats();
-    const db = meteredD1(this.env.DB, stats, meterOptions(this.env));
+    const { db, session } = databaseFor(this.env, command.shape, stats);
     const response =
       command.operation === 'create_payment'
         ? await createPayment(db, command.body, command.shape)
         : await createRefund(db, command.paymentId, command.body, command.shape);
-    await this.ctx.storage.put('response', response);
-    return { ...response, replayed: false, stats };
+    const bookmark = session?.getBookmark();
+    const kept = bookmark ? { ...response, bookmark } : response;
+    await this.ctx.storage.put('response', kept);
+    return { ...kept, replayed: false, stats };
   }
 }
 
@@ -168,6 +183,9 @@ async function createRefund(db: D1Database, paymentId: string, text: string, sha
   return { status: 201, body: JSON.stringify({ data }) };
 }
 
+const shapeOf = (request: Request): Shape =>
+  request.headers.get('x-bench-round-trips') === 'service' ? 'service' : 'one';
+
 const json = (status: number, body: string, headers: Record<string, string> = {}) =>
   new Response(body, { status, headers: { 'Content-Type': 'application/json', ...headers } });
 
@@ -179,12 +197,13 @@ async function idempotent(
 ): Promise<Response> {
   const key = request.headers.get('idempotency-key');
   if (!key) return json(400, '{"error":"idempotency_key_required"}');
-  const shape: Shape = request.headers.get('x-bench-round-trips') === 'service' ? 'service' : 'one';
+  const shape = shapeOf(request);
   const stub = env.STORE.get(env.STORE.idFromName(`${name}${shape}:${key}`));
   const answer = await stub.run(command(await request.text(), shape));
   return json(answer.status, answer.body, {
     [D1_STATS_HEADER]: formatD1Stats(answer.stats),
     ...(answer.replayed ? { 'Idempotent-Replayed': 'true' } : {}),
+    ...(answer.bookmark ? { [READ_BOOKMARK_HEADER]: answer.bookmark } : {}),
   });
 }
 
@@ -201,11 +220,14 @@ export default {
     }
     if (request.method === 'GET' && parts.length === 2 && parts[0] === 'payments') {
       const stats = emptyD1Stats();
-      const row = await meteredD1(env.DB, stats, meterOptions(env))
+      const { db, session } = databaseFor(env, shapeOf(request), stats);
+      const row = await db
         .prepare('SELECT * FROM payments WHERE id = ?')
         .bind(parts[1])
         .first<Record<string, unknown>>();
-      if (!row) return json(404, '{"error":"payment_not_found"}', { [D1_STATS_HEADER]: formatD1Stats(stats) });
+      const bookmark = session?.getBookmark();
+      const read: Record<string, string> = bookmark ? { [READ_BOOKMARK_HEADER]: bookmark } : {};
+      if (!row) return json(404, '{"error":"payment_not_found"}', { [D1_STATS_HEADER]: formatD1Stats(stats), ...read });
       const data = {
         id: row.id,
         status: row.status,
@@ -219,7 +241,7 @@ export default {
         created_at: iso(Number(row.created_at)),
         updated_at: iso(Number(row.updated_at)),
       };
-      return json(200, JSON.stringify({ data }), { [D1_STATS_HEADER]: formatD1Stats(stats) });
+      return json(200, JSON.stringify({ data }), { [D1_STATS_HEADER]: formatD1Stats(stats), ...read });
     }
     if (request.method === 'POST' && parts.length === 3 && parts[0] === 'payments' && parts[2] === 'refunds') {
       const paymentId = parts[1]!;
