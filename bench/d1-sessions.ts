@@ -11,83 +11,57 @@
 //   D1_SESSIONS_ROUNDS=4   D1_SESSIONS_SECONDS=5   D1_SESSIONS_CONNECTIONS=8   D1_SESSIONS_WRITES=0
 // Loopback only. Not part of `npm test`.
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, wranglerBin } from '../scripts/lib/admin.mjs';
-import { exited, freePort, killGroup } from '../scripts/lib/local-server.ts';
+import { ROOT } from '../scripts/lib/admin.mjs';
+import { killGroup } from '../scripts/lib/local-server.ts';
 import { CLK_TCK, cpuTicks, workerdPids } from './workerd-cpu.ts';
+import { startWranglerDev } from './wrangler-dev.ts';
 
 const ROUNDS = Number(process.env.D1_SESSIONS_ROUNDS ?? 4);
 const SECONDS = Number(process.env.D1_SESSIONS_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.D1_SESSIONS_CONNECTIONS ?? 8);
 const WRITES = Number(process.env.D1_SESSIONS_WRITES ?? 0);
+const WARMUP_S = 2;
 const PATHS = ['/plain', '/session'] as const;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main() {
   const state = mkdtempSync(join(tmpdir(), 'd1-sessions-'));
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      wranglerBin(),
-      'dev',
-      '-c',
-      join(ROOT, 'bench', 'd1-sessions', 'wrangler.toml'),
-      '--persist-to',
-      state,
-      '--port',
-      String(port),
-      '--ip',
-      '127.0.0.1',
-      '--inspector-port',
-      String(await freePort()),
-      '--show-interactive-dev-session=false',
-      '--log-level',
-      'warn',
-    ],
-    {
-      cwd: ROOT,
-      detached: true,
-      stdio: 'ignore',
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', CI: 'true' },
-    },
-  );
-  const base = `http://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
   try {
-    for (let tries = 0; ; tries++) {
-      if (exited(child) || tries > 240) throw new Error('wrangler dev did not start');
-      const ok = await fetch(`${base}/plain`)
-        .then((res) => res.ok)
-        .catch(() => false);
-      if (ok) break;
-      await sleep(250);
-    }
-    const pids = workerdPids(child.pid!);
+    const dev = await startWranglerDev({
+      name: 'd1-sessions',
+      args: ['-c', join(ROOT, 'bench', 'd1-sessions', 'wrangler.toml'), '--persist-to', join(state, 'state')],
+      readyPath: '/plain',
+      logFile: join(state, 'wrangler.log'),
+      spawned: (spawned) => (child = spawned),
+    });
+    const pids = workerdPids(dev.child.pid!);
     console.log(`${ROUNDS} rounds × ${SECONDS} s per side, ${CONNECTIONS} connections; workerd CPU per request:`);
-    await compare(base, pids, 'on an empty database');
+    await compare(dev.baseUrl, pids, 'on an empty database');
     if (WRITES > 0) {
       const written = await autocannon({
-        url: `${base}/write`,
+        url: `${dev.baseUrl}/write`,
         method: 'POST',
         connections: CONNECTIONS,
         amount: WRITES,
       });
       if (written.non2xx > 0 || written.errors > 0)
         throw new Error(`writes: ${written.non2xx} non-2xx, ${written.errors} errors`);
-      await compare(base, pids, `after ${WRITES} writes`);
+      await compare(dev.baseUrl, pids, `after ${WRITES} writes`);
     }
   } finally {
-    killGroup(child, 'SIGKILL');
+    if (child) killGroup(child, 'SIGKILL');
     rmSync(state, { recursive: true, force: true });
   }
 }
 
 /** Both reads in alternating rounds; prints the workerd CPU per request of each. */
 async function compare(base: string, pids: number[], label: string) {
+  // A warm-up per side first, discarded: the first load of a path would also pay for compiling its code.
+  for (const path of PATHS) await autocannon({ url: base + path, connections: CONNECTIONS, duration: WARMUP_S });
   const totals = new Map(PATHS.map((path) => [path, { requests: 0, ticks: 0 }]));
   for (let round = 0; round < ROUNDS; round++) {
     // Each side first in turn, so a machine slowing down over the run slows both alike.

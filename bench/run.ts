@@ -37,15 +37,16 @@
 // 0 skips it), BENCH_KEYLOAD_RATE (the quiet key's requests/s, 20).
 // Loopback only. Not part of `npm test`.
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { ensureAdmin, ROOT, runWrangler, wranglerBin } from '../scripts/lib/admin.mjs';
+import { ensureAdmin, ROOT, runWrangler } from '../scripts/lib/admin.mjs';
 import { databaseBindings } from '../scripts/lib/databases.mjs';
-import { exited, freePort, killGroup } from '../scripts/lib/local-server.ts';
+import { exited, killGroup } from '../scripts/lib/local-server.ts';
 import { CLK_TCK, cpuTicks, workerdPids, workerdVersion } from './workerd-cpu.ts';
+import { sleep, startWranglerDev, type WranglerDev } from './wrangler-dev.ts';
 import {
   D1_OPERATION_STATS_HEADER,
   D1_STATEMENTS_HEADER,
@@ -141,8 +142,6 @@ for (const name of SELECTED) {
 }
 /** Whatever happens, the run ends (and cleans up) after this long. */
 const DEADLINE_MS = 45 * 60_000;
-const READY_TIMEOUT_MS = 180_000;
-const HOST = '127.0.0.1';
 const RESULTS_FILE = join(ROOT, 'bench', 'RESULTS.md');
 const RUN_ID = randomBytes(4).toString('hex');
 
@@ -150,11 +149,8 @@ const log = (message: string) => console.log(`[bench] ${message}`);
 
 // ------------------------------------------------------------------ processes
 
-interface Server {
+interface Server extends WranglerDev {
   name: 'service' | 'baseline';
-  child: ChildProcess;
-  baseUrl: string;
-  logFile: string;
 }
 
 const started: ChildProcess[] = [];
@@ -170,58 +166,10 @@ async function cleanup() {
   tempDir = null;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function startWrangler(name: Server['name'], args: string[], readyPath: string): Promise<Server> {
-  const port = await freePort();
-  const inspectorPort = await freePort();
   const logFile = join(tempDir!, `${name}.log`);
-  const fd = openSync(logFile, 'w');
-  const child = spawn(
-    process.execPath,
-    [
-      wranglerBin(),
-      'dev',
-      ...args,
-      '--port',
-      String(port),
-      '--ip',
-      HOST,
-      '--inspector-port',
-      String(inspectorPort),
-      '--inspector-ip',
-      HOST,
-      '--show-interactive-dev-session=false',
-      '--log-level',
-      'warn',
-    ],
-    {
-      cwd: ROOT,
-      // Its own process group: the cleanup reaches wrangler and every workerd it starts.
-      detached: true,
-      stdio: ['ignore', fd, fd],
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', CI: 'true' },
-    },
-  );
-  closeSync(fd);
-  started.push(child);
-  const baseUrl = `http://${HOST}:${port}`;
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (exited(child))
-      throw new Error(
-        `${name}: wrangler dev exited (${child.exitCode ?? child.signalCode}); see its log:\n${tail(logFile)}`,
-      );
-    try {
-      const res = await fetch(baseUrl + readyPath, { signal: AbortSignal.timeout(5_000) });
-      await res.arrayBuffer();
-      if (res.status < 500) return { name, child, baseUrl, logFile };
-    } catch {
-      // Not listening yet.
-    }
-    await sleep(250);
-  }
-  throw new Error(`${name}: not ready within ${READY_TIMEOUT_MS / 1000} s; see its log:\n${tail(logFile)}`);
+  const dev = await startWranglerDev({ name, args, readyPath, logFile, spawned: (child) => started.push(child) });
+  return { name, ...dev };
 }
 
 async function stopServer(server: Server) {
@@ -229,14 +177,6 @@ async function stopServer(server: Server) {
   const deadline = Date.now() + 10_000;
   while (!exited(server.child) && Date.now() < deadline) await sleep(100);
   killGroup(server.child, 'SIGKILL');
-}
-
-function tail(file: string, lines = 30) {
-  try {
-    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log)';
-  }
 }
 
 // ------------------------------------------------------------------ HTTP set-up
