@@ -401,16 +401,19 @@ async function prepareBaseline(server: Server): Promise<Side> {
 /**
  * The operations whose service queries D1 differently from the baseline, with the serial round trips it makes:
  * the baseline is also run in the service's shape (bench/baseline, `X-Bench-Round-Trips`), those round trips
- * through a D1 session at the primary, as the service's queries go (read replication).
+ * queried as the service's are (read replication): the get's read and an operation's last write through a D1
+ * session, whose bookmark the answer carries; the others through the binding.
  */
 const ROUND_TRIP_SHAPED: Partial<Record<OperationName, number>> = { create: 2, get: 1, refund: 3 };
 const SHAPED_LABEL = "baseline in the service's shape";
-const shapeOf = (operation: OperationName) =>
-  `${ROUND_TRIP_SHAPED[operation]} round trip${ROUND_TRIP_SHAPED[operation] === 1 ? '' : 's'} through a session`;
+const shapeOf = (operation: OperationName) => {
+  const n = ROUND_TRIP_SHAPED[operation]!;
+  return n === 1 ? '1 round trip through a session' : `${n} round trips, the last through a session`;
+};
 
 /**
- * The baseline in the service's shape: the same requests, answered by the baseline in the service's round trips
- * and through a session. Its counters are the baseline's (same server), so every request still gets a fresh key
+ * The baseline in the service's shape: the same requests, answered by the baseline in the service's round trips,
+ * the bookmarked one through a session. Its counters are the baseline's (same server), so every request still gets a fresh key
  * and reference.
  */
 function inServiceShape(baseline: Side): Side {
@@ -1004,12 +1007,13 @@ function renderMarkdown(
   lines.push(
     'service queries D1 otherwise: in more serial round trips than one batch (create 2, refund 3), and through',
   );
-  lines.push("D1 sessions (read replication: every answer carries a bookmark), which wrangler's D1 makes dearer than");
+  lines.push("a D1 session where an answer carries a bookmark (read replication: the get's read, an operation's last");
+  lines.push("write), which wrangler's D1 makes dearer than the binding's own queries (`npm run bench:d1-sessions`).");
+  lines.push("So the baseline also runs in the service's shape (its round trips, each as small as it can be, queried");
   lines.push(
-    "the binding's own queries (`npm run bench:d1-sessions`). So the baseline also runs in the service's shape",
+    'as the service\'s are: "baseline in the service\'s shape"): its ratio is the most any service querying D1',
   );
-  lines.push('(its round trips, each as small as it can be, through a session at the primary: "baseline in the');
-  lines.push('service\'s shape"): its ratio is the most any service querying D1 that way can reach on this runtime.');
+  lines.push('that way can reach on this runtime.');
   lines.push('');
   lines.push('## Machine');
   lines.push('');

@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { encodeBookmark } from '../db/shards.ts';
-import { createDeps } from '../deps.ts';
+import { createDeps, type Deps, primaryBookmark } from '../deps.ts';
 import type { Env } from '../env.ts';
 import { IDEMPOTENCY_RETENTION_MS, requestFingerprint } from '../domain/idempotency.ts';
 import { type ErrorOutcome, ServiceError } from '../lib/errors.ts';
@@ -58,10 +58,14 @@ export class IdempotencyStore extends DurableObject<Env> {
 
     let started = false;
     let answer: StoredAnswer;
-    // Through a session at the primary, so the answer can carry a bookmark past these writes: a read sent
-    // with it sees them, even from a replica (middleware/request-context.ts).
     // On the owner's shard, as the route found it in the directory (a move refuses writes before it copies).
-    const deps = createDeps(this.env, { readSession: null, shard: request.shard });
+    // Through the binding, whose queries D1 answers at the primary (replicas serve only sessions): the operation
+    // decides on the newest rows, and writes. Its answer carries a bookmark past its writes, so that a read sent
+    // with it sees them even from a replica (middleware/request-context.ts). A session makes a bookmark for each
+    // of its answers (`npm run bench:d1-sessions` measures the cost), and the one after the last write is past
+    // them all: so only `applyOutcome`, the operation's last write, goes through a session at the primary.
+    const deps = createDeps(this.env, { shard: request.shard });
+    const outcomeDeps = createDeps(this.env, { readSession: null, shard: request.shard });
     const ctx = {
       caller: request.caller,
       environment: this.env.ENVIRONMENT,
@@ -70,10 +74,8 @@ export class IdempotencyStore extends DurableObject<Env> {
     try {
       const declared: AnyOperation = OPERATIONS[operation];
       let accepted = false;
-      const resource = await runOperation(declared, deps, ctx, input, {
-        started: () => (started = true),
-        accepted: () => (accepted = true),
-      });
+      const hooks = { started: () => (started = true), accepted: () => (accepted = true) };
+      const resource = await runOperation(declared, deps, ctx, input, hooks, outcomeDeps);
       answer = { ok: true, body: JSON.stringify(resource), ...(accepted ? { accepted: true as const } : {}) };
     } catch (error) {
       if (!(error instanceof ServiceError)) {
@@ -81,10 +83,12 @@ export class IdempotencyStore extends DurableObject<Env> {
       }
       const failure = error instanceof ServiceError ? error : new ServiceError('internal_error');
       answer = { ok: false, error: failure.toOutcome() };
+      // Refused before anything was recorded: nothing written, so no bookmark to wait for.
+      if (!started) return { answer, replayed: false };
       // Kept: every success, and failures of an operation that started, unless a retry may still succeed.
-      if (!started || failure.retryable) return { answer, replayed: false, ...bookmarkOf(deps) };
+      if (failure.retryable) return { answer, replayed: false, ...(await this.bookmarkPast(outcomeDeps)) };
     }
-    const written = bookmarkOf(deps);
+    const written = await this.bookmarkPast(outcomeDeps);
     const kept: StoredRecord = { fingerprint, answer, ...written, createdAt: Date.now() };
     // The record and the alarm that forgets it, in one atomic write: storage writes issued with no await between
     // them are coalesced into one transaction, so no record outlives its alarm. Written once per key, so the alarm
@@ -93,15 +97,22 @@ export class IdempotencyStore extends DurableObject<Env> {
     return { answer, replayed: false, ...written };
   }
 
+  /**
+   * A bookmark past the operation's writes: `applyOutcome`'s session's, or, when it wrote nothing (an earlier
+   * try's resource found done, a failure before the outcome), the primary's now, which is past every write made.
+   * That is one more query, on those paths only; the answer matters more than its bookmark, so a failure of
+   * that query leaves the answer without one (a read without a bookmark goes to the primary).
+   */
+  private async bookmarkPast(outcomeDeps: Deps): Promise<{ bookmark?: string }> {
+    const shard = outcomeDeps.shard;
+    const bookmark = outcomeDeps.d1Session?.getBookmark() ?? (await primaryBookmark(this.env, shard).catch(() => null));
+    return bookmark ? { bookmark: encodeBookmark(shard, bookmark) } : {};
+  }
+
   /** Forgets the key after the retention period (at least 24 hours). */
   override async alarm(): Promise<void> {
     await this.ctx.storage.deleteAll();
   }
-}
-
-function bookmarkOf(deps: ReturnType<typeof createDeps>): { bookmark?: string } {
-  const bookmark = deps.d1Session?.getBookmark();
-  return bookmark ? { bookmark: encodeBookmark(deps.shard, bookmark) } : {};
 }
 
 /** The answer of a record, whichever format it was stored in. */

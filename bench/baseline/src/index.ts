@@ -5,11 +5,12 @@
 //   POST /payments (same key)      one Durable Object call answering the stored body (a replay)
 //   POST /payments/:id/refunds     one Durable Object call + one D1 batch write
 // With `X-Bench-Round-Trips: service`, every operation takes the service's shape instead: its serial D1 round
-// trips, each as small as it can be, through a D1 session at the primary as the service's queries go (read
-// replication: its answers carry the session's bookmark, `X-Read-Bookmark`). Create writes the payment `pending`
-// before the processor and approves it after (2); the get reads it (1); refund reads the payment, reserves the
-// refund, then settles it (3). Nothing else changes, so the ratio of this shape to the plain one is the most a
-// service making those round trips through sessions can reach.
+// trips, each as small as it can be, queried as the service queries them (read replication): the get through a
+// D1 session, and in the Durable Object every round trip through the binding (at the primary) but the last
+// write, through a session at the primary, whose bookmark is the answer's `X-Read-Bookmark`. Create writes the
+// payment `pending` before the processor and approves it after (2); the get reads it (1); refund reads the
+// payment, reserves the refund, then settles it (3). Nothing else changes, so the ratio of this shape to the
+// plain one is the most a service making those round trips that way can reach.
 // No authentication, validation or processor. `BENCH_D1_DELAY_MS` adds the latency model's delay to every
 // D1 round trip, as on the service. Every response carries `X-D1-Stats`, measured with the
 // bench's meter (bench/d1-meter.ts), as the service is under the bench, so both sides pay the same for it.
@@ -52,12 +53,18 @@ const toValue = (minor: number) => (minor / 100).toFixed(2);
 const iso = (ms: number) => new Date(ms).toISOString();
 const READ_BOOKMARK_HEADER = 'X-Read-Bookmark';
 
-/** The database as a shape queries it: the binding, or (the service's shape) a session at the primary. */
-function databaseFor(env: Env, shape: Shape, stats: D1Stats): { db: D1Database; session: D1DatabaseSession | null } {
+/**
+ * The database as a shape queries it: `db` for every round trip but the one whose answer carries the bookmark,
+ * `bookmarked` for that one (the get's read, an operation's last write). `one`: the binding for both. `service`:
+ * the binding, and a session at the primary for the bookmarked round trip (deps.ts, the idempotency object).
+ */
+function databaseFor(env: Env, shape: Shape, stats: D1Stats) {
   const session = shape === 'service' ? env.DB.withSession('first-primary') : null;
   // The meter wraps what answers `prepare` and `batch`, which a session does as the database does.
-  const db = meteredD1((session ?? env.DB) as D1Database, stats, meterOptions(env));
-  return { db, session };
+  const db = meteredD1(env.DB, stats, meterOptions(env));
+  const handle = session ?? env.DB;
+  const bookmarked = session ? meteredD1(handle as D1Database, stats, meterOptions(env)) : db;
+  return { db, bookmarked, session };
 }
 
 /** One per idempotency key, like the service's IdempotencyStore: the first call writes, later ones replay. */
@@ -66,11 +73,11 @@ export class BaselineStore extends DurableObject<Env> {
     const stored = await this.ctx.storage.get<{ status: number; body: string; bookmark?: string }>('response');
     if (stored) return { ...stored, replayed: true, stats: emptyD1Stats() };
     const stats = emptyD1Stats();
-    const { db, session } = databaseFor(this.env, command.shape, stats);
+    const { db, bookmarked, session } = databaseFor(this.env, command.shape, stats);
     const response =
       command.operation === 'create_payment'
-        ? await createPayment(db, command.body, command.shape)
-        : await createRefund(db, command.paymentId, command.body, command.shape);
+        ? await createPayment(db, bookmarked, command.body, command.shape)
+        : await createRefund(db, bookmarked, command.paymentId, command.body, command.shape);
     const bookmark = session?.getBookmark();
     const kept = bookmark ? { ...response, bookmark } : response;
     await this.ctx.storage.put('response', kept);
@@ -78,7 +85,7 @@ export class BaselineStore extends DurableObject<Env> {
   }
 }
 
-async function createPayment(db: D1Database, text: string, shape: Shape) {
+async function createPayment(db: D1Database, bookmarked: D1Database, text: string, shape: Shape) {
   const input = JSON.parse(text) as PaymentInput;
   const now = Date.now();
   const id = `pay_${crypto.randomUUID().replaceAll('-', '')}`;
@@ -119,29 +126,32 @@ async function createPayment(db: D1Database, text: string, shape: Shape) {
         now,
         now,
       );
-  const insertEvent = db
-    .prepare('INSERT INTO payment_events (id, payment_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)')
-    .bind(
-      eventId,
-      id,
-      'payment.approved',
-      JSON.stringify({ id: eventId, type: 'payment.approved', data: { payment: data } }),
-      now,
-    );
+  const insertEventOn = (on: D1Database) =>
+    on
+      .prepare('INSERT INTO payment_events (id, payment_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)')
+      .bind(
+        eventId,
+        id,
+        'payment.approved',
+        JSON.stringify({ id: eventId, type: 'payment.approved', data: { payment: data } }),
+        now,
+      );
   if (shape === 'one') {
-    await db.batch([insertPayment('approved', 2), insertEvent]);
+    await db.batch([insertPayment('approved', 2), insertEventOn(db)]);
   } else {
     // Recorded before the processor is asked, approved after.
     await insertPayment('pending', 1).run();
-    await db.batch([
-      db.prepare("UPDATE payments SET status = 'approved', version = 2, updated_at = ? WHERE id = ?").bind(now, id),
-      insertEvent,
+    await bookmarked.batch([
+      bookmarked
+        .prepare("UPDATE payments SET status = 'approved', version = 2, updated_at = ? WHERE id = ?")
+        .bind(now, id),
+      insertEventOn(bookmarked),
     ]);
   }
   return { status: 201, body: JSON.stringify({ data }) };
 }
 
-async function createRefund(db: D1Database, paymentId: string, text: string, shape: Shape) {
+async function createRefund(db: D1Database, bookmarked: D1Database, paymentId: string, text: string, shape: Shape) {
   const input = JSON.parse(text) as PaymentInput;
   const now = Date.now();
   const id = `ref_${crypto.randomUUID().replaceAll('-', '')}`;
@@ -153,11 +163,12 @@ async function createRefund(db: D1Database, paymentId: string, text: string, sha
         'INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       )
       .bind(id, paymentId, minor, currency, status, now, now);
-  const refunded = db
-    .prepare("UPDATE payments SET version = version + 1, status = 'partially_refunded', updated_at = ? WHERE id = ?")
-    .bind(now, paymentId);
+  const refundedOn = (on: D1Database) =>
+    on
+      .prepare("UPDATE payments SET version = version + 1, status = 'partially_refunded', updated_at = ? WHERE id = ?")
+      .bind(now, paymentId);
   if (shape === 'one') {
-    await db.batch([insertRefund('approved'), refunded]);
+    await db.batch([insertRefund('approved'), refundedOn(db)]);
   } else {
     // The payment read to decide, the refund reserved before the processor is asked, then settled.
     await db.prepare('SELECT * FROM payments WHERE id = ?').bind(paymentId).first();
@@ -165,9 +176,9 @@ async function createRefund(db: D1Database, paymentId: string, text: string, sha
       insertRefund('created'),
       db.prepare('UPDATE payments SET version = version + 1 WHERE id = ?').bind(paymentId),
     ]);
-    await db.batch([
-      db.prepare("UPDATE refunds SET status = 'approved', updated_at = ? WHERE id = ?").bind(now, id),
-      refunded,
+    await bookmarked.batch([
+      bookmarked.prepare("UPDATE refunds SET status = 'approved', updated_at = ? WHERE id = ?").bind(now, id),
+      refundedOn(bookmarked),
     ]);
   }
   const data = {
@@ -220,8 +231,8 @@ export default {
     }
     if (request.method === 'GET' && parts.length === 2 && parts[0] === 'payments') {
       const stats = emptyD1Stats();
-      const { db, session } = databaseFor(env, shapeOf(request), stats);
-      const row = await db
+      const { bookmarked, session } = databaseFor(env, shapeOf(request), stats);
+      const row = await bookmarked
         .prepare('SELECT * FROM payments WHERE id = ?')
         .bind(parts[1])
         .first<Record<string, unknown>>();

@@ -80,7 +80,9 @@ export interface RunHooks {
 
 /**
  * Runs the phases of `operation`. Throws what a phase throws (a `ServiceError`, or a bug); `hooks.started`
- * tells the caller whether the failure came after `record`.
+ * tells the caller whether the failure came after `record`. `applyOutcome`, the operation's last write,
+ * goes through `outcomeDeps` (the idempotency object's D1 session, whose bookmark its answer carries);
+ * every other phase through `deps`.
  */
 export async function runOperation<Op extends AnyOperation>(
   operation: Op,
@@ -88,6 +90,7 @@ export async function runOperation<Op extends AnyOperation>(
   ctx: OperationContext,
   input: InputOf<Op>,
   hooks: RunHooks = { started: () => {} },
+  outcomeDeps: Deps = deps,
 ): Promise<unknown> {
   const plan = await operation.validate(deps, ctx, input);
   const recorded = await operation.record(deps, ctx, plan);
@@ -97,7 +100,7 @@ export async function runOperation<Op extends AnyOperation>(
   else {
     const tracker = recorded.pending;
     const call = await callConnector(() => operation.callProcessor(deps, tracker));
-    saved = await operation.applyOutcome(deps, ctx, tracker, call);
+    saved = await operation.applyOutcome(outcomeDeps, ctx, tracker, call);
   }
   if (operation.accepted?.(saved)) hooks.accepted?.();
   return operation.present(saved);
