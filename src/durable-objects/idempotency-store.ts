@@ -93,15 +93,7 @@ export class IdempotencyStore extends DurableObject<Env> {
     // The record and the alarm that forgets it, in one atomic write: storage writes issued with no await between
     // them are coalesced into one transaction, so no record outlives its alarm. Written once per key, so the alarm
     // is set once: no need to read it first.
-    // The answer does not wait for the write to be confirmed durable (`allowUnconfirmed`): D1 holds the result,
-    // written and confirmed before, and the record only lets a retry answer it without running again. Should the
-    // write be lost, the retry finds its own resource in D1 by `attempt.key`, as after a crash before this write
-    // (test/services/crash-resume.test.ts). A request queued behind this one reads the record from memory at once.
-    const unconfirmed = { allowUnconfirmed: true };
-    await Promise.all([
-      storage.put('record', kept, unconfirmed),
-      storage.setAlarm(kept.createdAt + IDEMPOTENCY_RETENTION_MS, unconfirmed),
-    ]);
+    await Promise.all([storage.put('record', kept), storage.setAlarm(kept.createdAt + IDEMPOTENCY_RETENTION_MS)]);
     return { answer, replayed: false, ...written };
   }
 
