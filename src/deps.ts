@@ -1,6 +1,6 @@
 import { createDb, type Db } from './db/client.ts';
 import type { D1Handle } from './db/prepared.ts';
-import { type Shard, type ShardName, sessionAnchor, shardsOf } from './db/shards.ts';
+import { encodeBookmark, type Shard, type ShardName, sessionAnchor, shardsOf } from './db/shards.ts';
 import { parseKeyRing, type KeyRing } from './domain/credential-crypto.ts';
 import type { Environment } from './domain/environment.ts';
 import { allowsInsecureLocalWebhooks } from './domain/webhook-url.ts';
@@ -165,13 +165,22 @@ function noShard(): never {
   throw new Error('The shard was read before the owner was known (deps.withShard).');
 }
 
-/** A shard primary's bookmark now, past every write already made: one query at that primary. */
+/**
+ * A shard primary's bookmark now, past every write already made, as answers carry it (named by its shard:
+ * `encodeBookmark`): one query at that primary. Null when the primary cannot be asked: an answer matters more than
+ * its bookmark, and a read sent without one goes to the primary anyway.
+ */
 export async function primaryBookmark(env: Env, shard: ShardName): Promise<string | null> {
   const d1 = shardsOf(env).find((s) => s.name === shard)?.d1;
   if (!d1) return null;
-  const session = d1.withSession('first-primary');
-  await session.prepare('SELECT 1').first();
-  return session.getBookmark();
+  try {
+    const session = d1.withSession('first-primary');
+    await session.prepare('SELECT 1').first();
+    const bookmark = session.getBookmark();
+    return bookmark ? encodeBookmark(shard, bookmark) : null;
+  } catch {
+    return null;
+  }
 }
 
 let parsedRing: { secret: string; ring: KeyRing } | undefined;

@@ -12,7 +12,10 @@ import { OPERATIONS } from '../services/operations/registry.ts';
 interface StoredRecord {
   fingerprint: string;
   answer?: StoredAnswer;
-  /** The D1 bookmark past the operation's writes, answered again with every replay (README, "Reading from near you"). */
+  /**
+   * The D1 bookmark past the operation's writes, answered again with every replay (README, "Reading from near
+   * you").
+   */
   bookmark?: string;
   /**
    * Records stored before answers were kept in the domain's terms held the HTTP status and body; read
@@ -99,14 +102,15 @@ export class IdempotencyStore extends DurableObject<Env> {
 
   /**
    * A bookmark past the operation's writes: `applyOutcome`'s session's, or, when it wrote nothing (an earlier
-   * try's resource found done, a failure before the outcome), the primary's now, which is past every write made.
-   * That is one more query, on those paths only; the answer matters more than its bookmark, so a failure of
-   * that query leaves the answer without one (a read without a bookmark goes to the primary).
+   * try's resource found done, a failure before the outcome), the primary's now, which is past every write made:
+   * one more query, on those paths only.
    */
   private async bookmarkPast(outcomeDeps: Deps): Promise<{ bookmark?: string }> {
-    const shard = outcomeDeps.shard;
-    const bookmark = outcomeDeps.d1Session?.getBookmark() ?? (await primaryBookmark(this.env, shard).catch(() => null));
-    return bookmark ? { bookmark: encodeBookmark(shard, bookmark) } : {};
+    const session = outcomeDeps.d1Session?.getBookmark();
+    const bookmark = session
+      ? encodeBookmark(outcomeDeps.shard, session)
+      : await primaryBookmark(this.env, outcomeDeps.shard);
+    return bookmark ? { bookmark } : {};
   }
 
   /** Forgets the key after the retention period (at least 24 hours). */

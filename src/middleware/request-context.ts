@@ -75,11 +75,7 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
  */
 async function replayBookmark(env: Env, deps: Deps, res: Response): Promise<string | null> {
   if (res.headers.get('Idempotent-Replayed') !== 'true' || res.headers.has(READ_BOOKMARK_HEADER)) return null;
-  // The stored answer matters more than its bookmark: without one, a read goes to the primary anyway.
-  const shard = deps.shard;
-  return primaryBookmark(env, shard)
-    .then((bookmark) => (bookmark ? encodeBookmark(shard, bookmark) : null))
-    .catch(() => null);
+  return primaryBookmark(env, deps.shard);
 }
 
 function trySetHeader(res: Response, name: string, value: string): boolean {
