@@ -1,11 +1,12 @@
 // `npm run bench:d1-sessions`: what a D1 session costs in wrangler dev, apart from everything else. A trivial Worker
 // (bench/d1-sessions/) reads one row per request, through the binding or through a session at the primary, as the
-// service reads and writes (deps.ts); both are loaded in alternating rounds and the workerd CPU per request compared.
+// service reads (deps.ts); both are loaded in alternating rounds and the workerd CPU per request compared.
 // Locally, D1 is a Durable Object in the same workerd process: asked by a session, it computes the bookmark of its
 // answer with the object's point-in-time API (`getCurrentBookmark`, miniflare's D1 database object), which it skips
 // for the binding's own reads. So the difference measured here is the local emulation's way of making a bookmark (a
 // deployed D1 returns one with a session's answers; what that costs there is not measurable here), and it is inside
-// every service figure of `npm run bench`: the service reads and writes through sessions (bench/RESULTS.md, notes).
+// every service figure of `npm run bench`: the service's reads and the idempotency object's last write go through
+// sessions (bench/RESULTS.md, notes).
 // D1_SESSIONS_WRITES=N measures again after N single-row writes through the binding (a run of `npm run bench` writes
 // tens of thousands of rows before its gets): whether a session's extra cost grows with the database's writes.
 //   D1_SESSIONS_ROUNDS=4   D1_SESSIONS_SECONDS=5   D1_SESSIONS_CONNECTIONS=8   D1_SESSIONS_WRITES=0

@@ -412,19 +412,19 @@ const shapeOf = (operation: OperationName) => {
 };
 
 /**
- * The baseline in the service's shape: the same requests, answered by the baseline in the service's round trips,
- * the bookmarked one through a session. Its counters are the baseline's (same server), so every request still gets a fresh key
- * and reference.
+ * The baseline in the service's shape: the same requests (of each operation in ROUND_TRIP_SHAPED), answered by the
+ * baseline in the service's round trips, the bookmarked one through a session. Its counters are the baseline's
+ * (same server), so every request still gets a fresh key and reference.
  */
 function inServiceShape(baseline: Side): Side {
-  const shaped = (operation: OperationName) => (n: number) => {
-    const spec = baseline.request[operation](n);
-    return { ...spec, headers: { ...spec.headers, 'X-Bench-Round-Trips': 'service' } };
-  };
-  return {
-    ...baseline,
-    request: { ...baseline.request, create: shaped('create'), get: shaped('get'), refund: shaped('refund') },
-  };
+  const request = { ...baseline.request };
+  for (const operation of Object.keys(ROUND_TRIP_SHAPED) as OperationName[]) {
+    request[operation] = (n: number) => {
+      const spec = baseline.request[operation](n);
+      return { ...spec, headers: { ...spec.headers, 'X-Bench-Round-Trips': 'service' } };
+    };
+  }
+  return { ...baseline, request };
 }
 
 async function createPool(server: Server, spec: (i: number) => RequestSpec): Promise<string[]> {

@@ -1,6 +1,7 @@
 // One read of a local D1 database, through the binding (`/plain`) or through a session at the primary (`/session`,
-// as the service reads and writes: deps.ts), answered with the same body: only the D1 call differs. `POST /write`
-// adds a row through the binding, so a run can ask whether the difference grows with the writes a database has taken.
+// as the service reads and the idempotency object writes last: deps.ts), answered with the same body: only the D1
+// call differs. `POST /write` adds a row through the binding, so a run can ask whether the difference grows with the
+// writes a database has taken.
 interface Env {
   DB: D1Database;
 }
