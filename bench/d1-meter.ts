@@ -88,17 +88,6 @@ export function addD1Stats(into: D1Stats | null | undefined, from: D1Stats | nul
   into.unmetered += from.unmetered;
 }
 
-/** What `after` counted beyond `before` (two snapshots of one meter). */
-export function d1StatsSince(before: D1Stats, after: D1Stats): D1Stats {
-  return {
-    statements: after.statements - before.statements,
-    roundTrips: after.roundTrips - before.roundTrips,
-    rowsRead: after.rowsRead - before.rowsRead,
-    rowsWritten: after.rowsWritten - before.rowsWritten,
-    unmetered: after.unmetered - before.unmetered,
-  };
-}
-
 /** `statements=3;round_trips=2;rows_read=2;rows_written=1` (`;unmetered=n` only when some were). */
 export function formatD1Stats(stats: D1Stats): string {
   const text = `statements=${stats.statements};round_trips=${stats.roundTrips};rows_read=${stats.rowsRead};rows_written=${stats.rowsWritten}`;

@@ -17,8 +17,9 @@
 //   Worker has them), found by what it is, not by name.
 // - `POST /__bench/explain` with `[[sql, parameter count], ...]` answers each statement's
 //   `EXPLAIN QUERY PLAN` (parameters bound to NULL), run on the service's own database (`DB`).
-// The object's meter is per instance and reports the difference around one `execute`; the bench reads it
-// from single requests sent one at a time, where no other call of the same key overlaps.
+// The object's bindings are the Worker's, wrapped once per isolate too; each `execute` is metered on its own (found
+// through the async context) and its statements are fetched only for a request that asks for them (sampled ones,
+// sent one at a time, where no other call of the same key overlaps).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Env } from '../src/env.ts';
 import { shardsOf } from '../src/db/shards.ts';
@@ -32,7 +33,6 @@ import {
   D1_STATEMENTS_HEADER,
   D1_STATEMENTS_REQUEST_HEADER,
   D1_STATS_HEADER,
-  d1StatsSince,
   emptyD1Stats,
   encodeStatements,
   formatD1Stats,
@@ -77,12 +77,14 @@ const metered = (env: BenchEnv, stats: StatsTarget, statements: StatementLog | (
 interface RequestMeter {
   stats: D1Stats;
   statements: StatementLog;
+  /** Whether the request asked for its statements (`X-Bench-Statements`): then the object's are fetched too. */
+  wantsStatements: boolean;
   operation?: OperationD1['d1'];
 }
 
 const requestMeter = new AsyncLocalStorage<RequestMeter>();
 /** Calls made outside any request (none today) are counted here and never reported. */
-const unattributed: RequestMeter = { stats: emptyD1Stats(), statements: new Map() };
+const unattributed: RequestMeter = { stats: emptyD1Stats(), statements: new Map(), wantsStatements: false };
 const currentMeter = () => requestMeter.getStore() ?? unattributed;
 
 const wrappedEnvs = new WeakMap<object, BenchEnv>();
@@ -114,32 +116,33 @@ function instrumentedEnv(env: BenchEnv): BenchEnv {
 export { RateLimiter };
 
 export class IdempotencyStore extends ServiceIdempotencyStore {
-  private readonly meter: D1Stats;
-  private readonly statements: StatementLog;
+  /** The statements of this object's last `execute`, for a sampled request that asks for them. */
+  private last: StatementLog = new Map();
 
   constructor(ctx: DurableObjectState, env: BenchEnv) {
-    const meter = emptyD1Stats();
-    const statements: StatementLog = new Map();
-    super(ctx, metered(env, meter, statements));
-    this.meter = meter;
-    this.statements = statements;
+    // The runtime hands every object of the isolate the Worker's own `env` (one object), so the service's
+    // per-isolate state keyed by it is built once. Wrapped afresh per object, it would be rebuilt for every new
+    // idempotency key, a cost no deployment pays and the baseline's object does not have.
+    super(ctx, instrumentedEnv(env));
   }
 
   override async execute(request: OperationRequest): Promise<OperationAnswer & OperationD1> {
-    const before = { ...this.meter };
-    this.statements.clear();
-    const answer = await super.execute(request);
-    return {
-      ...answer,
-      // The statements as pairs: a structured clone of a few strings, not the header's encoding (done only if asked).
-      d1: { stats: formatD1Stats(d1StatsSince(before, this.meter)), statements: [...this.statements] },
-    };
+    // Its own meter, found by the wrapped bindings through the async context, as a request's is in the Worker.
+    const meter: RequestMeter = { stats: emptyD1Stats(), statements: new Map(), wantsStatements: false };
+    const answer = await requestMeter.run(meter, () => super.execute(request));
+    this.last = meter.statements;
+    return { ...answer, d1: { stats: formatD1Stats(meter.stats) } };
+  }
+
+  /** The statements as pairs, asked for by a second call only when the request wants them (a sampled request). */
+  async lastStatements(): Promise<{ sql: string; parameters: number }[]> {
+    return [...this.last].map(([sql, parameters]) => ({ sql, parameters }));
   }
 }
 
 /** The object's share of a request's D1 work, beside its answer (the service ignores it). */
 interface OperationD1 {
-  d1?: { stats: string; statements: [string, number][] };
+  d1?: { stats: string; statements?: [string, number][] };
 }
 
 /**
@@ -151,13 +154,17 @@ function collectingOperations(binding: BenchEnv['IDEMPOTENCY'], collect: (d1: Op
     get(target, prop) {
       if (prop === 'get') {
         return (id: DurableObjectId) => {
-          const stub = target.get(id);
+          const stub = target.get(id) as DurableObjectStub<IdempotencyStore>;
           return new Proxy(stub, {
             get(s, p) {
               if (p !== 'execute') return Reflect.get(s, p);
               return async (request: OperationRequest) => {
                 const answer = (await s.execute(request)) as OperationAnswer & OperationD1;
-                collect(answer.d1);
+                const d1 = answer.d1;
+                if (d1 && currentMeter().wantsStatements) {
+                  d1.statements = (await s.lastStatements()).map(({ sql, parameters }) => [sql, parameters]);
+                }
+                collect(d1);
                 return answer;
               };
             },
@@ -222,19 +229,19 @@ export default {
     if (pathname === '/__bench/d1-writers' && request.method === 'GET') {
       return Response.json({ bindings: d1BindingNames(env), writers: singleWriterStats() });
     }
-    const meter: RequestMeter = { stats: emptyD1Stats(), statements: new Map() };
+    const wantsStatements = request.headers.has(D1_STATEMENTS_REQUEST_HEADER);
+    const meter: RequestMeter = { stats: emptyD1Stats(), statements: new Map(), wantsStatements };
     const response = await requestMeter.run(meter, () => service.fetch(request, instrumentedEnv(env), ctx));
     const { stats, statements, operation } = meter;
     if (operation) {
       addD1Stats(stats, parseD1Stats(operation.stats));
-      for (const [sql, parameters] of operation.statements) statements.set(sql, parameters);
+      for (const [sql, parameters] of operation.statements ?? []) statements.set(sql, parameters);
     }
     // A response passed through from a binding (static assets) has immutable headers: those are copied.
     const answer = headersWritable(response) ? response : new Response(response.body, response);
     if (operation) answer.headers.set(D1_OPERATION_STATS_HEADER, operation.stats);
     answer.headers.set(D1_STATS_HEADER, formatD1Stats(stats));
-    if (request.headers.has(D1_STATEMENTS_REQUEST_HEADER))
-      answer.headers.set(D1_STATEMENTS_HEADER, encodeStatements(statements));
+    if (wantsStatements) answer.headers.set(D1_STATEMENTS_HEADER, encodeStatements(statements));
     return answer;
   },
 } satisfies ExportedHandler<BenchEnv>;
