@@ -7,9 +7,14 @@
 // deployed D1 returns one with a session's answers; what that costs there is not measurable here), and it is inside
 // every service figure of `npm run bench`: the service's reads and the idempotency object's last write go through
 // sessions (bench/RESULTS.md, notes).
+// D1_SESSIONS_COMPARE picks another pair, to tell what else of a D1 call costs: `round-trips` (one read against three
+// in a row), `statements` (a batch of two reads against five), `columns` (a batch of two reads of one column against
+// two of 42 columns named as the service's payment row is). The service's operations differ from the bench's floor in
+// their statements and rows, not in their round trips (bench/RESULTS.md, notes).
 // D1_SESSIONS_WRITES=N measures again after N single-row writes through the binding (a run of `npm run bench` writes
 // tens of thousands of rows before its gets): whether a session's extra cost grows with the database's writes.
-//   D1_SESSIONS_ROUNDS=4   D1_SESSIONS_SECONDS=5   D1_SESSIONS_CONNECTIONS=8   D1_SESSIONS_WRITES=0
+//   D1_SESSIONS_COMPARE=sessions   D1_SESSIONS_ROUNDS=4   D1_SESSIONS_SECONDS=5   D1_SESSIONS_CONNECTIONS=8
+//   D1_SESSIONS_WRITES=0
 // Loopback only. Not part of `npm test`.
 import autocannon from 'autocannon';
 import type { ChildProcess } from 'node:child_process';
@@ -26,7 +31,29 @@ const SECONDS = Number(process.env.D1_SESSIONS_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.D1_SESSIONS_CONNECTIONS ?? 8);
 const WRITES = Number(process.env.D1_SESSIONS_WRITES ?? 0);
 const WARMUP_S = 2;
-const PATHS = ['/plain', '/session'] as const;
+/** Each comparison: the two paths of bench/d1-sessions/worker.ts and what each does. */
+const PAIRS = {
+  sessions: [
+    ['/plain', 'through the binding'],
+    ['/session', 'through a session at the primary'],
+  ],
+  'round-trips': [
+    ['/round-trips/1', 'one round trip'],
+    ['/round-trips/3', 'three round trips in a row'],
+  ],
+  statements: [
+    ['/statements/2', 'a batch of two statements'],
+    ['/statements/5', 'a batch of five statements'],
+  ],
+  columns: [
+    ['/columns/narrow', 'two reads of one column'],
+    ['/columns/wide', 'two reads of 42 columns'],
+  ],
+} as const;
+const COMPARE = (process.env.D1_SESSIONS_COMPARE ?? 'sessions') as keyof typeof PAIRS;
+if (!(COMPARE in PAIRS)) throw new Error(`D1_SESSIONS_COMPARE is one of ${Object.keys(PAIRS).join(', ')}`);
+const PAIR = PAIRS[COMPARE];
+const PATHS = PAIR.map(([path]) => path);
 
 async function main() {
   const state = mkdtempSync(join(tmpdir(), 'd1-sessions-'));
@@ -35,7 +62,7 @@ async function main() {
     const dev = await startWranglerDev({
       name: 'd1-sessions',
       args: ['-c', join(ROOT, 'bench', 'd1-sessions', 'wrangler.toml'), '--persist-to', join(state, 'state')],
-      readyPath: '/plain',
+      readyPath: PAIR[0][0],
       logFile: join(state, 'wrangler.log'),
       spawned: (spawned) => (child = spawned),
     });
@@ -80,16 +107,16 @@ async function compare(base: string, pids: number[], label: string) {
     const { requests, ticks } = totals.get(path)!;
     return ((ticks / CLK_TCK) * 1000) / requests;
   };
-  const plain = perRequest('/plain');
-  const session = perRequest('/session');
+  const [[first, firstLabel], [second, secondLabel]] = PAIR;
+  const width = Math.max(firstLabel.length, secondLabel.length) + 1;
   console.log(`${label}:`);
+  for (const [path, what] of PAIR) {
+    const line = `${what}:`.padEnd(width);
+    console.log(`  ${line} ${perRequest(path).toFixed(2)} ms (${totals.get(path)!.requests} requests)`);
+  }
   console.log(
-    `  through the binding:              ${plain.toFixed(2)} ms (${totals.get('/plain')!.requests} requests)`,
+    `  ${secondLabel} cost ${(perRequest(second) - perRequest(first)).toFixed(2)} ms more than ${firstLabel}`,
   );
-  console.log(
-    `  through a session at the primary: ${session.toFixed(2)} ms (${totals.get('/session')!.requests} requests)`,
-  );
-  console.log(`  a session's query costs ${(session - plain).toFixed(2)} ms more`);
 }
 
 await main();
