@@ -51,7 +51,7 @@ const PAIRS = {
   ],
 } as const;
 const COMPARE = (process.env.D1_SESSIONS_COMPARE ?? 'sessions') as keyof typeof PAIRS;
-if (!(COMPARE in PAIRS)) throw new Error(`D1_SESSIONS_COMPARE is one of ${Object.keys(PAIRS).join(', ')}`);
+if (!Object.hasOwn(PAIRS, COMPARE)) throw new Error(`D1_SESSIONS_COMPARE is one of ${Object.keys(PAIRS).join(', ')}`);
 const PAIR = PAIRS[COMPARE];
 const PATHS = PAIR.map(([path]) => path);
 
