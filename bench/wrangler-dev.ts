@@ -5,7 +5,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { ROOT, wranglerBin } from '../scripts/lib/admin.mjs';
 import { exited, freePort } from '../scripts/lib/local-server.ts';
 
-export const HOST = '127.0.0.1';
+const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 180_000;
 
 export interface WranglerDev {
@@ -79,7 +79,7 @@ export async function startWranglerDev(options: {
 }
 
 /** The last lines of a server's log, for an error message. */
-export function tail(file: string, lines = 30) {
+function tail(file: string, lines = 30) {
   try {
     return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
   } catch {
