@@ -34,7 +34,13 @@ export default defineConfig(async () => {
           },
           // The two shards of wrangler.toml's `test` deployment stay; LEGACY_DB is the upgrade test's own database,
           // test/db/shard-backfills.test.ts brings one to the schema before the unreleased migrations, then upgrades it.
-          d1Databases: { LEGACY_DB: 'legacy-single-database', MIGRATION_DB: 'shard-backfills' },
+          // MOVE_THIRD_SHARD: a third shard for the move model test (test/services/move-model.test.ts), which binds it as
+          // SHARD_2 in its own bindings only, so that every other test keeps the deployment's two shards.
+          d1Databases: {
+            LEGACY_DB: 'legacy-single-database',
+            MIGRATION_DB: 'shard-backfills',
+            MOVE_THIRD_SHARD: 'move-third-shard',
+          },
           // A per-key limit low enough to reach in a test (test/middleware/auth-rate-limit.test.ts puts it in
           // place of the deployment's API_KEY_RATE_LIMIT); the deployment's own limit stays for every other test.
           ratelimits: { TIGHT_API_KEY_RATE_LIMIT: { namespace_id: '9001', simple: { limit: 3, period: 60 } } },

@@ -143,12 +143,12 @@ export interface paths {
         };
         /**
          * Where a user's data lives (admin)
-         * @description Admins only. The shard database holding the owner's payments, refunds, events, deliveries, webhook endpoints and notifications. An owner is placed when it is created, on the shard with the fewest owners (ties to the lowest index).
+         * @description Admins only. The shard database holding the owner's payments, refunds, events, deliveries, webhook endpoints and notifications, and its latest move with how far it got. An owner is placed when it is created, on the shard with the fewest owners (ties to the lowest index).
          */
         get: operations["getPlacement"];
         /**
          * Place or move a user's data (admin)
-         * @description Admins only; the operator's command `npm run owners:move` calls it. Puts the owner's data on `shard`: an owner not placed yet is placed there; an owner elsewhere is moved: its writes answer `503 owner_moving` (retryable, `Retry-After`) while its rows are copied and checked, its reads keep working, and the answer comes once the directory points at the new shard (it waits for every isolate's cached placement to expire: about a minute). Answering the current shard changes nothing; naming the old shard of an abandoned move ends it. A move already going elsewhere is `409 invalid_state_transition`.
+         * @description Admins only; the operator's command `npm run owners:move` calls it. Puts the owner's data on `shard`. An owner not placed yet is placed there (200). An owner already there, with no move running, is answered as it is (200). An owner elsewhere is moved by a durable job, and this answers `202` at once with the move (`move.id`, `from`, `to`, `step`); follow it with `GET` until `move.status` is `done`. While it runs the owner's writes answer `503 owner_moving` (retryable, `Retry-After`) and its reads keep working; the job waits for every isolate's cached placement to expire, copies and checks the owner's rows, flips the directory, and deletes the old copy (docs/SCALE.md, "Moves"). The same move requested again joins the running one (202, the same `move.id`; a job that gave up is started again). Naming the origin before the flip cancels the move (200, `move.status: canceled`); after the flip, moving back is a new move. A move running to another shard is `409 invalid_state_transition`.
          */
         put: operations["placeOwner"];
         post?: never;
@@ -1507,15 +1507,16 @@ export interface components {
             /** @example usr_4n8d2k7q1x9m3v5b0c6z */
             user_id: string;
             /**
-             * @description A shard: a D1 database bound as `SHARD_<n>` in this deployment (README, "Shards").
+             * @description A shard: a D1 database bound as `SHARD_<n>` in this deployment (docs/SCALE.md).
              * @example SHARD_1
              */
             shard: string;
             /**
-             * @description Set while an operator moves the owner: its writes answer `503 owner_moving` until the move ends.
+             * @description Set while a move runs: the owner's writes answer `503 owner_moving` until it flips or ends.
              * @example SHARD_1
              */
             moving_to: string | null;
+            move: components["schemas"]["OwnerMove"];
             /**
              * Format: date-time
              * @example 2026-11-21T10:15:30.123Z
@@ -1527,9 +1528,63 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description The owner's latest move (running or ended); null if never moved. */
+        OwnerMove: {
+            /** @example mov_7q2m9x4k1v8b3n6c0z5d */
+            id: string;
+            /**
+             * @description A shard: a D1 database bound as `SHARD_<n>` in this deployment (docs/SCALE.md).
+             * @example SHARD_1
+             */
+            from: string;
+            /**
+             * @description A shard: a D1 database bound as `SHARD_<n>` in this deployment (docs/SCALE.md).
+             * @example SHARD_1
+             */
+            to: string;
+            /**
+             * @description How far the move got: `mark` (writes refused, waiting for every cached placement to expire), `copy`, `verify` (row by row), `flip` (the directory names `to`), `drain` (readers of the old copy finish), `delete` (the old copy goes), `done`.
+             * @enum {string}
+             */
+            step: "mark" | "copy" | "verify" | "flip" | "drain" | "delete" | "done";
+            /**
+             * @description `canceled`: moved back to `from` before the flip (nothing of the owner changed); `failed`: the copy kept differing, the owner stayed on `from` and may be moved again.
+             * @enum {string}
+             */
+            status: "running" | "done" | "canceled" | "failed";
+            /** @description Why it was canceled or failed. */
+            reason: string | null;
+            /**
+             * @description Rows copied per table, once the copy was checked; null before.
+             * @example {
+             *       "payments": 120,
+             *       "refunds": 14,
+             *       "payment_events": 310
+             *     }
+             */
+            rows_copied: {
+                [key: string]: number;
+            } | null;
+            /**
+             * Format: date-time
+             * @description When the directory started naming `to`.
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            flipped_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            updated_at: string;
+        } | null;
         PlaceOwnerBody: {
             /**
-             * @description A shard: a D1 database bound as `SHARD_<n>` in this deployment (README, "Shards").
+             * @description A shard: a D1 database bound as `SHARD_<n>` in this deployment (docs/SCALE.md).
              * @example SHARD_1
              */
             shard: string;
@@ -2257,7 +2312,7 @@ export interface components {
                 title: string;
                 /**
                  * @description Semantic versioning; CHANGELOG.md lists each.
-                 * @example 1.3.0
+                 * @example 1.4.0
                  */
                 version: string;
             } & {
@@ -3382,8 +3437,20 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The placement after the move. */
+            /** @description Nothing to move: placed now, already there, or the running move was canceled (`move.status: canceled`). */
             200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Placement"];
+                    };
+                };
+            };
+            /** @description A move started, or the same move was running: `move` is it. */
+            202: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3454,7 +3521,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_state_transition` */
+            /** @description `invalid_state_transition`, `concurrent_update` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3464,7 +3531,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"] & {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_state_transition";
+                            code: "invalid_state_transition" | "concurrent_update";
                         };
                     };
                 };

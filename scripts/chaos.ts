@@ -14,8 +14,14 @@
 //   - nothing lost: an answer given before the crash is answered again, identically, after it;
 //   - money: approved + in-flight refunds never exceed a payment's amount, and after the retries no refund
 //     stays reserved (`created`) in the database, nor any payment `created` with no processor attempt.
+// Then one more round moves the merchant to the other shard during a burst (docs/SCALE.md, "Moves"): the move is
+// asked for, a burst of creates meets `503 owner_moving`, the server is killed mid-move and started again, the move
+// (a durable job) resumes by itself and ends, and the retried creates land on the new shard. It checks that every
+// row the merchant had, and every payment answered 201, is on the shard the directory names and none is left on
+// the other.
 // Bounded: CHAOS_ROUNDS (default 4) rounds of CHAOS_BURST (default 24) creates, CHAOS_MAX_RETRIES
-// (default 8) retries per request. Prints a Markdown table for bench/RESULTS.md; exits 1 on a violation.
+// (default 8) retries per request (a request answered `owner_moving` is retried until the move ends, at most
+// MOVE_TIMEOUT_MS). Prints a Markdown table for bench/RESULTS.md; exits 1 on a violation.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +36,10 @@ const ROUNDS = Number(process.env.CHAOS_ROUNDS ?? 4);
 const BURST = Number(process.env.CHAOS_BURST ?? 24);
 const MAX_RETRIES = Number(process.env.CHAOS_MAX_RETRIES ?? 8);
 const KILL_AFTER_MS: [number, number] = [20, 400];
+/** When the server is killed during the move: within its settle wait (40 s) or its copy. */
+const MOVE_KILL_AFTER_MS: [number, number] = [2_000, 45_000];
+/** How long the move may take, the crash and restart included. */
+const MOVE_TIMEOUT_MS = 5 * 60_000;
 /** Sandbox amount endings (docs/sandbox.md): approve, timeout then success, unavailable then success, decline. */
 const ENDINGS = ['00', '52', '53', '51'];
 
@@ -56,6 +66,11 @@ interface Figures {
   reservedRefundsLeft: number;
   createdPaymentsLeft: number;
   unresolved: number;
+  moveKilledAfterMs: number;
+  moveSeconds: number;
+  movedRows: number;
+  rowsLost: number;
+  rowsLeftBehind: number;
 }
 
 const figures: Figures = {
@@ -71,6 +86,11 @@ const figures: Figures = {
   reservedRefundsLeft: 0,
   createdPaymentsLeft: 0,
   unresolved: 0,
+  moveKilledAfterMs: 0,
+  moveSeconds: 0,
+  movedRows: 0,
+  rowsLost: 0,
+  rowsLeftBehind: 0,
 };
 const violations: string[] = [];
 
@@ -136,7 +156,12 @@ async function setUp(server: LocalServer) {
     body: { api_key_id: key.json.data.id },
   });
   if (link.status !== 201) throw new Error(`link: ${link.status} ${link.text}`);
-  return { secret: key.json.data.secret as string, methodId: method.json.data.id as string };
+  const me = await call(base, 'GET', '/v1/auth/me', { token });
+  return {
+    secret: key.json.data.secret as string,
+    methodId: method.json.data.id as string,
+    ownerId: me.json.data.id as string,
+  };
 }
 
 function record(sent: Sent, phase: 'burst' | 'retry', res: { status: number; json: any; text: string }) {
@@ -200,7 +225,7 @@ async function main() {
   const port = await freePort();
   const logFile = join(ROOT, 'test-results', 'chaos-server.log');
   let server = await startLocalServer({ logFile, stateDir, port });
-  const { secret, methodId } = await setUp(server);
+  const { secret, methodId, ownerId } = await setUp(server);
   const all: Sent[] = [];
   const approved: { id: string; amountMinor: number }[] = [];
   const started = Date.now();
@@ -269,6 +294,7 @@ async function main() {
       );
     }
     await checkMoney(server.baseUrl, secret, all);
+    server = await moveDuringBurst(server, { logFile, stateDir, port }, { secret, methodId, ownerId }, all);
   } finally {
     await server.stop();
   }
@@ -284,6 +310,141 @@ async function main() {
     process.exit(1);
   }
   console.log('\nno fork, no conflict, nothing lost, no over-refund, nothing left reserved');
+}
+
+/** A request tried again (three times, a second apart) when the connection fails. */
+async function settled<T>(request: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await request();
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
+}
+
+/**
+ * Every row of the owner on each shard, as `table:id` (the tables that carry `owner_id`). Read with the server
+ * stopped: wrangler's local D1 is not to be opened by two processes at once.
+ */
+function ownerRowIds(stateDir: string, ownerId: string): Map<string, Set<string>> {
+  const tables = ['payments', 'refunds', 'disputes', 'payment_events', 'webhook_endpoints'];
+  const query = tables
+    .map((t) => `select '${t}:' || id as k from ${t} where owner_id = '${ownerId}'`)
+    .join(' union all ');
+  return new Map(
+    databaseBindings('test').shards.map((shard) => [
+      shard,
+      new Set(sqlRowsOf(shard, stateDir, query).map((row) => row.k as string)),
+    ]),
+  );
+}
+
+/**
+ * The merchant moves to the other shard while a burst of creates runs; the server is killed mid-move and started
+ * again; the move resumes by itself. Nothing of the merchant may be lost or left behind.
+ */
+async function moveDuringBurst(
+  server: LocalServer,
+  options: { logFile: string; stateDir: string; port: number },
+  merchant: { secret: string; methodId: string; ownerId: string },
+  all: Sent[],
+): Promise<LocalServer> {
+  await server.stop();
+  const before = ownerRowIds(options.stateDir, merchant.ownerId);
+  server = await startLocalServer(options);
+  const started = Date.now();
+  const admin = await settled(() =>
+    call(server.baseUrl, 'POST', '/v1/auth/login', {
+      body: { email: server.adminEmail, password: server.adminPassword },
+    }),
+  );
+  const token = admin.json.data.access_token as string;
+  const from = [...before].find(([, ids]) => ids.size > 0)?.[0];
+  const to = databaseBindings('test').shards.find((shard) => shard !== from)!;
+  const placement = `/v1/users/${merchant.ownerId}/placement`;
+  const asked = await call(server.baseUrl, 'PUT', placement, { token, body: { shard: to } });
+  if (asked.status !== 202) throw new Error(`move: ${asked.status} ${asked.text}`);
+
+  const burst: Sent[] = Array.from({ length: BURST }, (_, i) => ({
+    kind: 'create' as const,
+    path: '/v1/payments',
+    key: randomUUID(),
+    body: {
+      amount: { value: `${20 + i}.00`, currency: 'USD' },
+      external_reference: `chaos-move-${i}-${randomUUID().slice(0, 8)}`,
+      payment_method: merchant.methodId,
+    },
+    answers: [],
+  }));
+  all.push(...burst);
+  figures.requests += burst.length;
+  const inFlight = burst.map((sent) => send(server.baseUrl, merchant.secret, sent, 'burst'));
+  const killAfter = MOVE_KILL_AFTER_MS[0] + Math.floor(Math.random() * (MOVE_KILL_AFTER_MS[1] - MOVE_KILL_AFTER_MS[0]));
+  figures.moveKilledAfterMs = killAfter;
+  await new Promise((resolve) => setTimeout(resolve, killAfter));
+  const stepWhenKilled = (await call(server.baseUrl, 'GET', placement, { token }).catch(() => null))?.json?.data?.move
+    ?.step;
+  await server.kill();
+  await Promise.all(inFlight);
+  const next = await startLocalServer(options);
+
+  // The move resumes by itself: follow it. (The first request after a restart may meet a connection the client
+  // kept to the killed server: `settled` tries again.)
+  const relogin = await settled(() =>
+    call(next.baseUrl, 'POST', '/v1/auth/login', {
+      body: { email: next.adminEmail, password: next.adminPassword },
+    }),
+  );
+  const fresh = relogin.json.data.access_token as string;
+  let move: any = null;
+  while (Date.now() - started < MOVE_TIMEOUT_MS) {
+    move = (await settled(() => call(next.baseUrl, 'GET', placement, { token: fresh }))).json?.data?.move;
+    if (move && move.id === asked.json.data.move.id && move.status !== 'running') break;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+  }
+  if (move?.status !== 'done') violation(`the move did not end done after the crash: ${JSON.stringify(move)}`);
+  figures.moveSeconds = Math.round((Date.now() - started) / 1000);
+
+  for (const sent of burst) {
+    const deadline = Date.now() + MOVE_TIMEOUT_MS;
+    for (let attempt = 0; attempt < MAX_RETRIES || Date.now() < deadline; attempt++) {
+      figures.retries++;
+      await send(next.baseUrl, merchant.secret, sent, 'retry');
+      const last = sent.answers.at(-1);
+      if (last && last.phase === 'retry' && isFinal(last)) break;
+      if (last?.code !== 'owner_moving' && attempt >= MAX_RETRIES) break;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    judge(sent);
+  }
+  await checkReferences(next.baseUrl, merchant.secret, burst);
+
+  await next.stop();
+  const after = ownerRowIds(options.stateDir, merchant.ownerId);
+  const home = after.get(to)!;
+  figures.movedRows = [...before.values()].reduce((n, ids) => n + ids.size, 0);
+  for (const id of before.get(from!) ?? []) {
+    if (!home.has(id)) {
+      figures.rowsLost++;
+      violation(`${id} was on ${from} before the move and is not on ${to} after it`);
+    }
+  }
+  for (const sent of burst) {
+    const id = sent.answers.at(-1)?.status === 201 ? sent.answers.at(-1)?.id : undefined;
+    if (id && !home.has(`payments:${id}`)) {
+      figures.rowsLost++;
+      violation(`payment ${id} answered 201 is not on ${to}`);
+    }
+  }
+  const leftBehind = after.get(from!)?.size ?? 0;
+  figures.rowsLeftBehind = leftBehind;
+  if (leftBehind > 0) violation(`${leftBehind} rows of the merchant left on ${from} after the move`);
+  console.log(
+    `move ${from} -> ${to}: killed after ${killAfter} ms (step ${stepWhenKilled ?? 'unknown'}), ended ${move?.status} after ${figures.moveSeconds} s, ${figures.movedRows} rows`,
+  );
+  return startLocalServer(options);
 }
 
 /** One request's answers: one id throughout, no conflict with itself, the pre-crash answer kept. */

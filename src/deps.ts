@@ -42,6 +42,8 @@ export interface Deps {
   webhooks: Queue<WebhookMessage>;
   idempotency: Env['IDEMPOTENCY'];
   rateLimiter: Env['RATE_LIMITER'];
+  /** The durable jobs of owner moves (workflows/owner-move.ts). */
+  ownerMoves: Env['OWNER_MOVES'];
 }
 
 export interface DepsOptions {
@@ -75,6 +77,7 @@ function isolateDepsOf(env: Env): IsolateDeps {
       webhooks: env.WEBHOOKS,
       idempotency: env.IDEMPOTENCY,
       rateLimiter: env.RATE_LIMITER,
+      ownerMoves: env.OWNER_MOVES,
     };
     isolateDeps.set(env, base);
   }
@@ -158,6 +161,9 @@ class InvocationDeps implements Deps {
   }
   get rateLimiter() {
     return this.#base.rateLimiter;
+  }
+  get ownerMoves() {
+    return this.#base.ownerMoves;
   }
 }
 

@@ -5,6 +5,7 @@ import { handleWebhookBatch } from './queues/webhook-delivery.ts';
 
 export { IdempotencyStore } from './durable-objects/idempotency-store.ts';
 export { RateLimiter } from './durable-objects/rate-limiter.ts';
+export { OwnerMoveWorkflow } from './workflows/owner-move.ts';
 
 export default {
   fetch: app.fetch,

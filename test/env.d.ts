@@ -16,6 +16,8 @@ declare global {
       LEGACY_DB: D1Database;
       /** A shard database the backfill test builds before the unreleased migrations (test/db/shard-backfills.test.ts). */
       MIGRATION_DB: D1Database;
+      /** A third shard for the move model test, bound as SHARD_2 in that test's own bindings only. */
+      MOVE_THIRD_SHARD: D1Database;
       TIGHT_API_KEY_RATE_LIMIT: RateLimit;
       DB: Deployment['DB'];
       SHARD_0: Deployment['SHARD_0'];
@@ -30,6 +32,7 @@ declare global {
       RATE_LIMITER: Deployment['RATE_LIMITER'];
       IDEMPOTENCY: Deployment['IDEMPOTENCY'];
       API_KEY_RATE_LIMIT: Deployment['API_KEY_RATE_LIMIT'];
+      OWNER_MOVES: Deployment['OWNER_MOVES'];
     }
   }
 }

@@ -11,6 +11,7 @@ import {
 } from '../domain/dispute-checks.ts';
 import { DISPUTE_STATUSES, isDisputeClosed } from '../domain/disputes.ts';
 import { errorFields, log } from '../lib/log.ts';
+import { notAway, ownersAway } from '../services/shards/directory.ts';
 import { recordDisputeNews } from '../services/disputes/record-dispute-news.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
@@ -47,7 +48,7 @@ const OPEN_DISPUTE_STATUSES = DISPUTE_STATUSES.filter((s) => !isDisputeClosed(s)
 export async function runDisputeChecks(deps: Deps, now: number): Promise<DisputeCheckRun> {
   const methods = new Map<string, PaymentMethodRow | undefined>();
   const run: DisputeCheckRun = { read: 0, changed: 0 };
-  for (const { id, paymentMethodId } of await dueReads(deps, now)) {
+  for (const { id, paymentMethodId } of await dueReads(deps, now, await ownersAway(deps))) {
     try {
       if (!methods.has(paymentMethodId)) methods.set(paymentMethodId, await loadPaymentMethod(deps, paymentMethodId));
       const method = methods.get(paymentMethodId);
@@ -74,7 +75,7 @@ export async function runDisputeChecks(deps: Deps, now: number): Promise<Dispute
  * payments_dispute_check_idx (dispute_check_at<?)`), sorted by owner for the ranks; only the chosen rows are read
  * from the table (their method, then each row again in its `claimRead`).
  */
-export function dueReads(deps: Deps, now: number) {
+export function dueReads(deps: Deps, now: number, away: readonly string[] = []) {
   const ranked = deps.db.$with('ranked').as(
     deps.db
       .select({
@@ -85,7 +86,13 @@ export function dueReads(deps: Deps, now: number) {
         ),
       })
       .from(payments)
-      .where(and(lte(payments.disputeCheckAt, now), eq(payments.environment, deps.environment))),
+      .where(
+        and(
+          lte(payments.disputeCheckAt, now),
+          eq(payments.environment, deps.environment),
+          notAway(payments.ownerId, away),
+        ),
+      ),
   );
   return deps.db
     .with(ranked)

@@ -3,6 +3,7 @@ import { payments, type PaymentRow } from '../db/schema/index.ts';
 import type { ProcessorPaymentStatus } from '../connectors/types.ts';
 import type { Deps } from '../deps.ts';
 import { errorFields, log } from '../lib/log.ts';
+import { notAway, ownersAway } from '../services/shards/directory.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
 import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
@@ -17,6 +18,7 @@ export const EXPIRY_GRACE_MS = 60 * 60 * 1000;
  * answer is applied instead. Runs from the cron trigger; returns how many expired.
  */
 export async function expireQrPayments(deps: Deps, now: number, limit = 100): Promise<number> {
+  const away = await ownersAway(deps);
   const due = await deps.db
     .select()
     .from(payments)
@@ -28,6 +30,7 @@ export async function expireQrPayments(deps: Deps, now: number, limit = 100): Pr
         lte(payments.expiresAt, now),
         isNull(payments.requiredAction),
         eq(payments.environment, deps.environment),
+        notAway(payments.ownerId, away),
       ),
     )
     .limit(limit);

@@ -4,6 +4,7 @@ import { payments, refunds, type PaymentMethodRow } from '../db/schema/index.ts'
 import type { Deps } from '../deps.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { errorFields, log } from '../lib/log.ts';
+import { notAway, ownersAway } from '../services/shards/directory.ts';
 import { settleRefund } from '../services/payments/create-refund.ts';
 import type { ConnectorContext, ConnectorVersion, PaymentAction } from '../connectors/types.ts';
 import { paymentMethodLoader } from '../services/payment-methods/store.ts';
@@ -55,6 +56,7 @@ export async function reconcile(
   limit = 50,
 ): Promise<{ payments: number; refunds: number; approvedRefunds: number; voidedPayments: number }> {
   const { db } = deps;
+  const away = await ownersAway(deps);
   const staleBefore = now - RECONCILE_AFTER_MS;
   const lastLook = (table: typeof payments | typeof refunds) =>
     sql`coalesce(${table.reconciledAt}, ${table.updatedAt})`;
@@ -65,6 +67,7 @@ export async function reconcile(
       and(
         inArray(payments.status, ['created', 'pending', 'processing']),
         eq(payments.environment, deps.environment),
+        notAway(payments.ownerId, away),
         lte(lastLook(payments), staleBefore),
         or(isNull(payments.requiredAction), lte(lastLook(payments), now - RECONCILE_ACTION_REQUIRED_AFTER_MS)),
       ),
@@ -78,6 +81,7 @@ export async function reconcile(
       and(
         inArray(refunds.status, ['created', 'pending', 'processing']),
         eq(payments.environment, deps.environment),
+        notAway(payments.ownerId, away),
         lte(lastLook(refunds), staleBefore),
       ),
     )
@@ -92,6 +96,7 @@ export async function reconcile(
             and(
               eq(refunds.status, 'approved'),
               eq(payments.environment, deps.environment),
+              notAway(payments.ownerId, away),
               lte(lastLook(refunds), now - RECONCILE_APPROVED_REFUND_AFTER_MS),
               // An approved refund's `updated_at` is the moment of its approval: nothing moves it until a reversal.
               gte(refunds.updatedAt, now - LONGEST_REVERSAL_WINDOW_MS),
@@ -104,7 +109,7 @@ export async function reconcile(
 
   // Voided payments whose void's refund may still fail (the same window and pace as approved refunds): a void
   // reversed at the processor whose notification was lost is found so.
-  const voidedPayments = LONGEST_REVERSAL_WINDOW_MS > 0 ? await voidedPaymentsDue(deps, now, limit) : [];
+  const voidedPayments = LONGEST_REVERSAL_WINDOW_MS > 0 ? await voidedPaymentsDue(deps, now, limit, away) : [];
 
   const methodOf = paymentMethodLoader(deps);
 
@@ -160,7 +165,7 @@ export async function reconcile(
  * `SEARCH payments USING INDEX payments_status_idx (status=? AND updated_at>?)`, the voids of the window, instead of
  * every payment ever canceled.
  */
-export function voidedPaymentsDue(deps: Deps, now: number, limit: number) {
+export function voidedPaymentsDue(deps: Deps, now: number, limit: number, away: readonly string[] = []) {
   const lastLook = sql`coalesce(${payments.reconciledAt}, ${payments.updatedAt})`;
   const since = now - LONGEST_REVERSAL_WINDOW_MS;
   return deps.db
@@ -170,6 +175,7 @@ export function voidedPaymentsDue(deps: Deps, now: number, limit: number) {
       and(
         eq(payments.status, 'canceled'),
         eq(payments.environment, deps.environment),
+        notAway(payments.ownerId, away),
         gte(payments.updatedAt, since),
         gte(payments.voidedAt, since),
         lte(lastLook, now - RECONCILE_APPROVED_REFUND_AFTER_MS),

@@ -7,6 +7,7 @@ import { reconcile } from './reconcile.ts';
 import { relayOverdueWebhooks } from './relay-webhooks.ts';
 import { runSettlementChecks } from './settlement-checks.ts';
 import { runTerminalChecks } from './terminal-checks.ts';
+import { resumeMoves } from '../services/shards/move-owner.ts';
 
 /**
  * The cron trigger (every minute): the jobs run on every shard, each with its own bounded work per tick (the
@@ -15,6 +16,8 @@ import { runTerminalChecks } from './terminal-checks.ts';
  */
 export async function runScheduledJobs(env: Env, now: number) {
   const base = createDeps(env);
+  // Owner moves whose durable job gave up are started again (services/shards/move-owner.ts).
+  const moves = settled('control', resumeMoves(base));
   const perShard = await Promise.all(
     base.shards.map(async ({ name }) => {
       const deps = base.withShard(name);
@@ -29,7 +32,7 @@ export async function runScheduledJobs(env: Env, now: number) {
       return { shard: name, expired, reconciled, relayed, terminalChecks, disputeChecks, settlementChecks };
     }),
   );
-  log('info', 'scheduled_jobs', { shards: perShard });
+  log('info', 'scheduled_jobs', { shards: perShard, unfinished_moves: await moves });
   return perShard;
 }
 

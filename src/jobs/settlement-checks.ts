@@ -3,6 +3,7 @@ import { payments, refunds, type PaymentMethodRow, type PaymentRow } from '../db
 import type { Deps } from '../deps.ts';
 import { COLLECTED_STATUSES } from '../domain/payment-state.ts';
 import { errorFields, log } from '../lib/log.ts';
+import { notAway, ownersAway } from '../services/shards/directory.ts';
 import { recordDisputeNews } from '../services/disputes/record-dispute-news.ts';
 import { settleRefund } from '../services/payments/create-refund.ts';
 import { paymentMethodLoader } from '../services/payment-methods/store.ts';
@@ -54,7 +55,12 @@ export interface SettlementCheckRun {
  * EXPLAIN QUERY PLAN: `SEARCH payments USING INDEX payments_status_idx (status=? AND updated_at>?)`, instead of
  * every collected payment ever made.
  */
-export function dueSettlementReads(deps: Deps, now: number, limit = SETTLEMENT_CHECKS_PER_RUN) {
+export function dueSettlementReads(
+  deps: Deps,
+  now: number,
+  limit = SETTLEMENT_CHECKS_PER_RUN,
+  away: readonly string[] = [],
+) {
   const { db } = deps;
   const since = now - SETTLEMENT_CHECK_MAX_AGE_MS;
   const due = (table: typeof payments | typeof refunds) => {
@@ -65,6 +71,7 @@ export function dueSettlementReads(deps: Deps, now: number, limit = SETTLEMENT_C
       gte(table.updatedAt, since),
       gte(table.createdAt, since),
       lte(lastLook, now - SETTLEMENT_CHECK_AFTER_MS),
+      notAway(table.ownerId, away),
     );
     const rank = sql<number>`row_number() over (partition by ${table.ownerId} order by ${lastLook}, ${table.id})`;
     return { where, lastLook, rank };
@@ -112,7 +119,7 @@ export async function runSettlementChecks(
   now: number,
   limit = SETTLEMENT_CHECKS_PER_RUN,
 ): Promise<SettlementCheckRun> {
-  const reads = dueSettlementReads(deps, now, limit);
+  const reads = dueSettlementReads(deps, now, limit, await ownersAway(deps));
   const duePayments = (await reads.payments).map((row) => row.payment);
   const dueRefunds = await reads.refunds;
 

@@ -3,6 +3,7 @@ import { payments, type PaymentMethodRow, type PaymentRow } from '../db/schema/i
 import type { Deps } from '../deps.ts';
 import { nextTerminalCheck } from '../domain/terminal-checks.ts';
 import { errorFields, log } from '../lib/log.ts';
+import { notAway, ownersAway } from '../services/shards/directory.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
 import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
@@ -32,10 +33,17 @@ export interface TerminalCheckRun {
 }
 
 export async function runTerminalChecks(deps: Deps, now: number): Promise<TerminalCheckRun> {
+  const away = await ownersAway(deps);
   const due = await deps.db
     .select()
     .from(payments)
-    .where(and(lte(payments.terminalCheckAt, now), eq(payments.environment, deps.environment)))
+    .where(
+      and(
+        lte(payments.terminalCheckAt, now),
+        eq(payments.environment, deps.environment),
+        notAway(payments.ownerId, away),
+      ),
+    )
     .orderBy(asc(payments.terminalCheckAt))
     .limit(TERMINAL_CHECKS_PER_RUN * 4);
   const perOwner = new Map<string, number>();

@@ -2,9 +2,10 @@ import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core';
 
 /**
  * The directory (control plane): which shard database holds each owner's payments, refunds, events,
- * deliveries, webhook endpoints and secrets, and processor notifications (docs/SCALE.md). `moving_to` is set
- * while an operator moves the owner (services/shards/move-owner.ts): the owner's writes then answer a retryable
- * 503 and its reads keep going to `shard` until the directory flips.
+ * deliveries, webhook endpoints and secrets, and processor notifications (docs/SCALE.md). `moving_to` and `move_id`
+ * are set while a move runs (services/shards/move-owner.ts): the owner's writes then answer a retryable 503 and its
+ * reads keep going to `shard` until the directory flips. `move_id` is the move's fencing token: every step of the
+ * move checks it, and the flip is a compare-and-set on it.
  */
 export const ownerPlacements = sqliteTable(
   'owner_placements',
@@ -13,10 +14,46 @@ export const ownerPlacements = sqliteTable(
     /** A shard's binding name in wrangler.toml: `SHARD_0`, `SHARD_1`, ... */
     shard: text('shard').notNull(),
     movingTo: text('moving_to'),
+    /** The running move (`owner_moves.id`); null when none runs. */
+    moveId: text('move_id'),
     placedAt: integer('placed_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
   (t) => [index('owner_placements_shard_idx').on(t.shard)],
 );
 
-export type OwnerPlacementRow = typeof ownerPlacements.$inferSelect;
+/**
+ * Every move an operator asked for, with how far it got: the durable job (workflows/owner-move.ts) writes its step
+ * here, `GET /v1/users/{user_id}/placement` shows the latest. `flipped_at` is written in the same batch as the
+ * directory's flip, so a move that deletes the old copy can prove it flipped.
+ */
+export const ownerMoves = sqliteTable(
+  'owner_moves',
+  {
+    id: text('id').primaryKey(),
+    ownerId: text('owner_id').notNull(),
+    fromShard: text('from_shard').notNull(),
+    toShard: text('to_shard').notNull(),
+    /** `mark`, `copy`, `verify`, `flip`, `drain`, `delete`, `done` (docs/SCALE.md, "Moves"). */
+    step: text('step', { enum: ['mark', 'copy', 'verify', 'flip', 'drain', 'delete', 'done'] }).notNull(),
+    status: text('status', { enum: ['running', 'done', 'canceled', 'failed'] }).notNull(),
+    /** Why a move failed or was canceled; null otherwise. */
+    reason: text('reason'),
+    /** Rows copied per table, JSON, once the copy is checked. */
+    rowsCopied: text('rows_copied'),
+    flippedAt: integer('flipped_at'),
+    /**
+     * When the move's job ended, after its last write (the old copy deleted, or a partial copy removed): until then
+     * the scheduled jobs leave the owner's rows on both shards alone, and the cron starts the job again if it gave up.
+     */
+    finishedAt: integer('finished_at'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    index('owner_moves_owner_idx').on(t.ownerId, t.createdAt),
+    index('owner_moves_unfinished_idx').on(t.finishedAt),
+  ],
+);
+
+export type OwnerMoveRow = typeof ownerMoves.$inferSelect;

@@ -13,7 +13,7 @@ export const getPlacement = createRoute({
   tags,
   summary: "Where a user's data lives (admin)",
   description:
-    "Admins only. The shard database holding the owner's payments, refunds, events, deliveries, webhook endpoints and notifications. An owner is placed when it is created, on the shard with the fewest owners (ties to the lowest index).",
+    "Admins only. The shard database holding the owner's payments, refunds, events, deliveries, webhook endpoints and notifications, and its latest move with how far it got. An owner is placed when it is created, on the shard with the fewest owners (ties to the lowest index).",
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user', role: 'admin' })],
   request: { params: UserIdParams },
@@ -30,12 +30,22 @@ export const placeOwner = createRoute({
   tags,
   summary: "Place or move a user's data (admin)",
   description:
-    "Admins only; the operator's command `npm run owners:move` calls it. Puts the owner's data on `shard`: an owner not placed yet is placed there; an owner elsewhere is moved: its writes answer `503 owner_moving` (retryable, `Retry-After`) while its rows are copied and checked, its reads keep working, and the answer comes once the directory points at the new shard (it waits for every isolate's cached placement to expire: about a minute). Answering the current shard changes nothing; naming the old shard of an abandoned move ends it. A move already going elsewhere is `409 invalid_state_transition`.",
+    "Admins only; the operator's command `npm run owners:move` calls it. Puts the owner's data on `shard`. An owner not placed yet is placed there (200). An owner already there, with no move running, is answered as it is (200). An owner elsewhere is moved by a durable job, and this answers `202` at once with the move (`move.id`, `from`, `to`, `step`); follow it with `GET` until `move.status` is `done`. While it runs the owner's writes answer `503 owner_moving` (retryable, `Retry-After`) and its reads keep working; the job waits for every isolate's cached placement to expire, copies and checks the owner's rows, flips the directory, and deletes the old copy (docs/SCALE.md, \"Moves\"). The same move requested again joins the running one (202, the same `move.id`; a job that gave up is started again). Naming the origin before the flip cancels the move (200, `move.status: canceled`); after the flip, moving back is a new move. A move running to another shard is `409 invalid_state_transition`.",
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user', role: 'admin' })],
   request: { params: UserIdParams, body: jsonBody(PlaceOwnerBody) },
   responses: {
-    200: jsonContent(dataEnvelope(PlacementSchema), 'The placement after the move.'),
-    ...errorResponses('unauthorized', 'insufficient_role', 'user_not_found', 'invalid_state_transition'),
+    200: jsonContent(
+      dataEnvelope(PlacementSchema),
+      'Nothing to move: placed now, already there, or the running move was canceled (`move.status: canceled`).',
+    ),
+    202: jsonContent(dataEnvelope(PlacementSchema), 'A move started, or the same move was running: `move` is it.'),
+    ...errorResponses(
+      'unauthorized',
+      'insufficient_role',
+      'user_not_found',
+      'invalid_state_transition',
+      'concurrent_update',
+    ),
   },
 });

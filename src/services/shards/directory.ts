@@ -1,5 +1,6 @@
-import { count, eq } from 'drizzle-orm';
-import { ownerPlacements } from '../../db/schema/index.ts';
+import { and, count, eq, isNotNull, isNull, notInArray, or, type SQL } from 'drizzle-orm';
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { ownerMoves, ownerPlacements } from '../../db/schema/index.ts';
 import { isShardName, type ShardName } from '../../db/shards.ts';
 import type { Deps } from '../../deps.ts';
 import { chooseShard } from '../../domain/shard-policy.ts';
@@ -11,13 +12,15 @@ export interface Placement {
   shard: ShardName;
   /** Set while the owner is being moved there: its writes answer `owner_moving` until the directory flips. */
   movingTo: ShardName | null;
+  /** The latest move (move-owner.ts): running while `movingTo` is set; its id fences every step of it. */
+  moveId: string | null;
   placedAt: number;
   updatedAt: number;
 }
 
 /**
  * How long an isolate trusts a placement it read (like the API keys, lib/isolate-cache.ts): every request reads
- * it, so a D1 round trip per request would double a read's cost. A move (move-owner.ts) waits this long after
+ * it, so a D1 round trip per request would double a read's cost. A move (run-move.ts) waits longer than this after
  * marking the owner before it copies, so that no isolate still writes to the old shard from a stale entry.
  */
 export const DIRECTORY_CACHE_MS = 10_000;
@@ -53,7 +56,7 @@ export async function placeOwner(
   const [, row] = await deps.control.batch([
     deps.control
       .insert(ownerPlacements)
-      .values({ ownerId, shard: target, movingTo: null, placedAt: now, updatedAt: now })
+      .values({ ownerId, shard: target, movingTo: null, moveId: null, placedAt: now, updatedAt: now })
       .onConflictDoNothing(),
     deps.control.select().from(ownerPlacements).where(eq(ownerPlacements.ownerId, ownerId)),
   ]);
@@ -90,7 +93,43 @@ function toPlacement(row: typeof ownerPlacements.$inferSelect): Placement {
     ownerId: row.ownerId,
     shard: row.shard,
     movingTo: row.movingTo as ShardName | null,
+    moveId: row.moveId,
     placedAt: row.placedAt,
     updatedAt: row.updatedAt,
   };
 }
+
+/**
+ * Owners whose rows on this shard the scheduled jobs leave alone: a move's job from or to it has not finished (the copy
+ * must not change under the move, and an old or partial copy is not the owner's data; a finished job leaves neither).
+ * Their jobs run on the directory's shard once the move's job has finished. Few rows, read through
+ * `owner_moves_unfinished_idx`.
+ */
+export async function ownersAway(deps: Deps): Promise<string[]> {
+  const [moving, marked] = await deps.control.batch([
+    deps.control
+      .select({ ownerId: ownerMoves.ownerId })
+      .from(ownerMoves)
+      .where(
+        and(
+          isNull(ownerMoves.finishedAt),
+          or(eq(ownerMoves.fromShard, deps.shard), eq(ownerMoves.toShard, deps.shard)),
+        ),
+      ),
+    // A mark without a running move: left by a release before moves were durable.
+    deps.control
+      .select({ ownerId: ownerPlacements.ownerId })
+      .from(ownerPlacements)
+      .where(
+        and(
+          isNotNull(ownerPlacements.movingTo),
+          or(eq(ownerPlacements.shard, deps.shard), eq(ownerPlacements.movingTo, deps.shard)),
+        ),
+      ),
+  ]);
+  return [...new Set([...moving, ...marked].map((r) => r.ownerId))];
+}
+
+/** A job's condition on its rows' owner: none of `away` (`ownersAway`). */
+export const notAway = (ownerId: SQLiteColumn, away: readonly string[]): SQL | undefined =>
+  away.length === 0 ? undefined : notInArray(ownerId, [...away]);

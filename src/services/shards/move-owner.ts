@@ -1,222 +1,257 @@
-import { and, eq, isNull, or } from 'drizzle-orm';
-import { ownerPlacements, paymentMethods } from '../../db/schema/index.ts';
-import type { ShardName } from '../../db/shards.ts';
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import { insertRowIf } from '../../db/conditional-insert.ts';
+import { ownerMoves, ownerPlacements, type OwnerMoveRow } from '../../db/schema/index.ts';
+import { isShardName, type ShardName } from '../../db/shards.ts';
 import type { Deps } from '../../deps.ts';
 import { ServiceError } from '../../lib/errors.ts';
-import { DIRECTORY_CACHE_MS, forgetPlacement, type Placement, placeOwner, readPlacement } from './directory.ts';
+import { newId } from '../../lib/ids.ts';
+import { log } from '../../lib/log.ts';
+import { forgetPlacement, type Placement, placeOwner, readPlacement } from './directory.ts';
 
 /**
- * Every table of a shard, with how to find one owner's rows in it and its primary key (the copy's order and the
- * check's). Parents before children, so a copy never inserts a row before the row it references. A shard table
- * missing here would be left behind by a move: test/services/move-owner.test.ts compares this list with the shard
- * schema.
+ * An operator's request to put an owner's data on a shard (`PUT /v1/users/{user_id}/placement`). A move is a durable
+ * job (workflows/owner-move.ts running services/shards/run-move.ts): this only decides, with compare-and-sets on the
+ * directory, whether one starts, is joined, or is canceled, and answers at once.
  */
-export const OWNER_TABLES = [
-  { table: 'payments', owned: 'owner_id = ?1', key: 'id' },
-  { table: 'refunds', owned: 'owner_id = ?1', key: 'id' },
-  { table: 'disputes', owned: 'owner_id = ?1', key: 'id' },
-  { table: 'payment_events', owned: 'owner_id = ?1', key: 'id' },
-  { table: 'webhook_deliveries', owned: 'owner_id = ?1', key: 'event_id, destination' },
-  {
-    table: 'webhook_delivery_attempts',
-    owned: 'event_id IN (SELECT id FROM payment_events WHERE owner_id = ?1)',
-    key: 'id',
-  },
-  { table: 'webhook_endpoints', owned: 'owner_id = ?1', key: 'id' },
-  { table: 'webhook_secrets', owned: 'owner_id = ?1', key: 'owner_id, environment' },
-  // Notifications carry the method, not the owner: the owner's methods come from the control database.
-  {
-    table: 'processor_notifications',
-    owned: 'payment_method_id IN (SELECT value FROM json_each(?2))',
-    key: 'payment_method_id, event_id',
-  },
-] as const;
 
-/** Rows copied per batch: each row is one statement (D1 binds at most 100 values per statement). */
-const COPY_BATCH = 50;
-/** Copy and check rounds before a move gives up (a job still writing the owner's rows, say). */
-const MAX_COPY_ROUNDS = 3;
-/**
- * How long a move waits after marking the owner before it copies: every isolate's cached placement has expired by
- * then, so none still writes to the old shard, and an operation already running there (a processor call takes at
- * most 30 s, connectors/http.ts) has ended.
- */
-export const MOVE_SETTLE_MS = DIRECTORY_CACHE_MS + 30_000;
+export type MoveStep = OwnerMoveRow['step'];
+export type MoveStatus = OwnerMoveRow['status'];
 
-export interface MoveOwnerInput {
+export interface Move {
+  id: string;
   ownerId: string;
-  to: ShardName;
-}
-
-export interface MoveReport {
-  placement: Placement;
   from: ShardName;
-  /** Rows copied per table (0 for every table when the owner was already there). */
-  rows: Record<string, number>;
+  to: ShardName;
+  step: MoveStep;
+  status: MoveStatus;
+  reason: string | null;
+  rowsCopied: Record<string, number> | null;
+  flippedAt: number | null;
+  finishedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
 }
 
-export interface MoveOptions {
-  /** Waits for the directory caches (injected by tests, which do not wait real seconds). */
-  wait?: (ms: number) => Promise<void>;
-}
+export type MoveRequestResult =
+  /** A new owner, placed on the shard asked for. */
+  | { kind: 'placed'; placement: Placement; move: null }
+  /** Already there, no move running: nothing to do (the latest move, if any, for information). */
+  | { kind: 'unchanged'; placement: Placement; move: Move | null }
+  /** A move started. */
+  | { kind: 'started'; placement: Placement; move: Move }
+  /** The same move was running: this request joins it. */
+  | { kind: 'joined'; placement: Placement; move: Move }
+  /** A move back to where the data still is, before the flip: the running move is canceled. */
+  | { kind: 'canceled'; placement: Placement; move: Move };
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Tries of the directory's compare-and-set when another request changed the owner's row meanwhile. */
+const REQUEST_ATTEMPTS = 4;
 
-/**
- * Moves an owner's data to another shard: marks it moving (its writes answer a retryable `owner_moving`, its reads
- * keep going to the old shard), waits until no isolate can still write from a stale directory entry, copies every
- * row, checks the copy row by row, flips the directory, waits again for readers of the old copy, and deletes it.
- * Safe to run again after a failure at any step: the copy replaces what an earlier attempt left, and the mark is
- * kept until the flip (an abandoned move is resumed by the same command, or undone by moving back to the old shard).
- */
-export async function moveOwner({
+export async function requestMove({
   deps,
   input,
-  options = {},
 }: {
   deps: Deps;
-  input: MoveOwnerInput;
-  options?: MoveOptions;
-}): Promise<MoveReport> {
-  const wait = options.wait ?? sleep;
-  const { ownerId, to } = input;
-  if (!deps.shards.some((s) => s.name === to)) {
+  input: { ownerId: string; to: string };
+}): Promise<MoveRequestResult> {
+  const { ownerId } = input;
+  const to = input.to;
+  if (!isShardName(to) || !deps.shards.some((s) => s.name === to)) {
     throw new ServiceError('invalid_request', `No shard named ${to} in this deployment.`, {
       details: { fields: [{ field: 'shard', issue: `one of ${deps.shards.map((s) => s.name).join(', ')}` }] },
     });
   }
-  const current = await readPlacement(deps, ownerId);
-  if (!current) return { placement: await placeOwner(deps, ownerId, to), from: to, rows: emptyCounts() };
-  if (current.shard === to && current.movingTo === null) return { placement: current, from: to, rows: emptyCounts() };
-  if (current.movingTo !== null && current.movingTo !== to && current.shard !== to) {
-    throw new ServiceError('invalid_state_transition', `The owner is being moved to ${current.movingTo}.`, {
-      details: { moving_to: current.movingTo },
-    });
-  }
-  const from = current.shard;
-
-  // Mark (or, moving back to where the data is, end an abandoned move: nothing was deleted there).
-  await deps.control
-    .update(ownerPlacements)
-    .set({ movingTo: to === from ? null : to, updatedAt: Date.now() })
-    .where(
-      and(
-        eq(ownerPlacements.ownerId, ownerId),
-        or(isNull(ownerPlacements.movingTo), eq(ownerPlacements.movingTo, current.movingTo ?? to)),
-      ),
-    )
-    .run();
-  forgetPlacement(ownerId);
-  if (to === from) return { placement: (await readPlacement(deps, ownerId))!, from, rows: emptyCounts() };
-  await wait(MOVE_SETTLE_MS);
-
-  const database = (name: ShardName) => deps.shards.find((s) => s.name === name)!.d1;
-  const source = database(from);
-  const target = database(to);
-  const methods = JSON.stringify(
-    (
-      await deps.control
-        .select({ id: paymentMethods.id })
-        .from(paymentMethods)
-        .where(eq(paymentMethods.userId, ownerId))
-        .all()
-    ).map((m) => m.id),
-  );
-  const owned = { ownerId, methods };
-
-  let rows = emptyCounts();
-  let differing: string[] = [];
-  for (let round = 0; round < MAX_COPY_ROUNDS; round++) {
-    rows = await copyOwner(source, target, owned);
-    differing = await compareOwner(source, target, owned);
-    if (differing.length === 0) break;
-  }
-  if (differing.length > 0) {
-    throw new ServiceError('internal_error', 'The copy kept differing from the source; the owner stays where it was.', {
-      details: { tables: differing },
-    });
-  }
-
-  await deps.control
-    .update(ownerPlacements)
-    .set({ shard: to, movingTo: null, updatedAt: Date.now() })
-    .where(and(eq(ownerPlacements.ownerId, ownerId), eq(ownerPlacements.movingTo, to)))
-    .run();
-  forgetPlacement(ownerId);
-  // Isolates that cached the placement before the flip still read the old copy until their entry expires.
-  await wait(DIRECTORY_CACHE_MS);
-  await deleteOwner(source, owned);
-  return { placement: (await readPlacement(deps, ownerId))!, from, rows };
-}
-
-interface Owned {
-  ownerId: string;
-  methods: string;
-}
-
-const bindOwned = (statement: D1PreparedStatement, owned: string, o: Owned) =>
-  owned.includes('?2') ? statement.bind(o.ownerId, o.methods) : statement.bind(o.ownerId);
-
-const emptyCounts = () => Object.fromEntries(OWNER_TABLES.map((t) => [t.table, 0]));
-
-/** Copies every row of the owner, replacing what the target has under the same key (a resumed move). */
-async function copyOwner(source: D1Database, target: D1Database, o: Owned): Promise<Record<string, number>> {
-  const counts = emptyCounts();
-  for (const { table, owned } of OWNER_TABLES) {
-    let after = 0;
-    for (;;) {
-      // ?2 is bound whether or not this table's filter uses it: the parameters are numbered up to ?4.
-      const { results } = await source
-        .prepare(`SELECT rowid AS _rowid, * FROM ${table} WHERE (${owned}) AND rowid > ?3 ORDER BY rowid LIMIT ?4`)
-        .bind(o.ownerId, o.methods, after, COPY_BATCH)
-        .all<Record<string, unknown>>();
-      if (results.length === 0) break;
-      await target.batch(
-        results.map(({ _rowid, ...row }) => {
-          const columns = Object.keys(row);
-          return target
-            .prepare(
-              `INSERT OR REPLACE INTO ${table} (${columns.map((c) => `"${c}"`).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-            )
-            .bind(...Object.values(row));
-        }),
-      );
-      counts[table] = (counts[table] ?? 0) + results.length;
-      after = Number(results.at(-1)!._rowid);
+  for (let attempt = 0; attempt < REQUEST_ATTEMPTS; attempt++) {
+    const current = await readPlacement(deps, ownerId);
+    if (!current) return { kind: 'placed', placement: await placeOwner(deps, ownerId, to), move: null };
+    const latest = current.moveId ? await loadMove(deps, current.moveId) : null;
+    if (current.movingTo === null) {
+      if (current.shard === to) return { kind: 'unchanged', placement: current, move: latest };
+      const started = await startMove(deps, current, to);
+      if (started) return started;
+      continue;
     }
+    if (current.movingTo === to && latest && latest.status === 'running') {
+      await ensureJob(deps, latest.id);
+      return { kind: 'joined', placement: current, move: latest };
+    }
+    if (current.movingTo === to) {
+      // Marked by a move that left no running record (a release before moves were durable): start one.
+      const started = await startMove(deps, current, to);
+      if (started) return started;
+      continue;
+    }
+    if (current.shard === to) {
+      const canceled = await cancelMove(deps, current);
+      if (canceled) return canceled;
+      continue;
+    }
+    throw new ServiceError('invalid_state_transition', `The owner is being moved to ${current.movingTo}.`, {
+      details: { moving_to: current.movingTo, move_id: current.moveId },
+    });
   }
-  return counts;
+  throw new ServiceError('concurrent_update', 'The placement kept changing under this request; send it again.');
 }
 
-/** The tables whose owner rows differ between the two databases, compared row by row in key order. */
-async function compareOwner(source: D1Database, target: D1Database, o: Owned): Promise<string[]> {
-  const differing: string[] = [];
-  for (const { table, owned, key } of OWNER_TABLES) {
-    const read = (d1: D1Database) =>
-      bindOwned(d1.prepare(`SELECT * FROM ${table} WHERE ${owned} ORDER BY ${key}`), owned, o).all<
-        Record<string, unknown>
-      >();
-    const [a, b] = await Promise.all([read(source), read(target)]);
-    if (canonical(a.results) !== canonical(b.results)) differing.push(table);
-  }
-  return differing;
-}
-
-/** Rows as text that does not depend on column order (the old single database added columns over time). */
-const canonical = (rows: Record<string, unknown>[]) =>
-  JSON.stringify(
-    rows.map((row) =>
-      Object.keys(row)
-        .sort()
-        .map((k) => [k, row[k]]),
+/** Marks the owner moving under a new move id, if its row is still as read (the mark's compare-and-set). */
+async function startMove(deps: Deps, current: Placement, to: ShardName): Promise<MoveRequestResult | null> {
+  const now = Date.now();
+  const id = newId('mov');
+  const [marked] = await deps.control.batch([
+    deps.control
+      .update(ownerPlacements)
+      .set({ movingTo: to, moveId: id, updatedAt: now })
+      .where(
+        and(
+          eq(ownerPlacements.ownerId, current.ownerId),
+          eq(ownerPlacements.shard, current.shard),
+          current.movingTo === null ? isNull(ownerPlacements.movingTo) : eq(ownerPlacements.movingTo, current.movingTo),
+          current.moveId === null ? isNull(ownerPlacements.moveId) : eq(ownerPlacements.moveId, current.moveId),
+        ),
+      ),
+    insertRowIf(
+      deps.control,
+      ownerMoves,
+      {
+        id,
+        ownerId: current.ownerId,
+        fromShard: current.shard,
+        toShard: to,
+        step: 'mark',
+        status: 'running',
+        reason: null,
+        rowsCopied: null,
+        flippedAt: null,
+        finishedAt: null,
+        createdAt: now,
+        updatedAt: now,
+      },
+      sql`exists (select 1 from ${ownerPlacements} where ${ownerPlacements.ownerId} = ${current.ownerId} and ${ownerPlacements.moveId} = ${id})`,
     ),
-  );
+  ]);
+  if (marked.meta.changes !== 1) return null;
+  forgetPlacement(current.ownerId);
+  if (current.moveId) await closeMove(deps, current.moveId, 'canceled', 'superseded by a new move');
+  log('info', 'owner_move_started', { move_id: id, owner_id: current.ownerId, from: current.shard, to });
+  await ensureJob(deps, id);
+  const placement = (await readPlacement(deps, current.ownerId))!;
+  return { kind: 'started', placement, move: (await loadMove(deps, id))! };
+}
 
-/** Deletes the owner's old copy, children before parents. */
-async function deleteOwner(source: D1Database, o: Owned): Promise<void> {
-  await source.batch(
-    [...OWNER_TABLES]
-      .reverse()
-      .map(({ table, owned }) => bindOwned(source.prepare(`DELETE FROM ${table} WHERE ${owned}`), owned, o)),
-  );
+/**
+ * Ends the running move before its flip (the owner stays where its data is): the directory's compare-and-set on the
+ * move's id. The job notices at its next step, and removes what it had copied.
+ */
+async function cancelMove(deps: Deps, current: Placement): Promise<MoveRequestResult | null> {
+  const now = Date.now();
+  const [unmarked] = await deps.control.batch([
+    deps.control
+      .update(ownerPlacements)
+      .set({ movingTo: null, updatedAt: now })
+      .where(
+        and(
+          eq(ownerPlacements.ownerId, current.ownerId),
+          eq(ownerPlacements.shard, current.shard),
+          eq(ownerPlacements.movingTo, current.movingTo!),
+          current.moveId === null ? isNull(ownerPlacements.moveId) : eq(ownerPlacements.moveId, current.moveId),
+        ),
+      ),
+  ]);
+  if (unmarked.meta.changes !== 1) return null;
+  forgetPlacement(current.ownerId);
+  if (current.moveId) await closeMove(deps, current.moveId, 'canceled', 'moved back to its origin before the flip');
+  log('info', 'owner_move_canceled', { move_id: current.moveId, owner_id: current.ownerId });
+  const placement = (await readPlacement(deps, current.ownerId))!;
+  const move = current.moveId ? await loadMove(deps, current.moveId) : null;
+  if (!move) return { kind: 'unchanged', placement, move: null };
+  return { kind: 'canceled', placement, move };
+}
+
+/** Ends a move's record if it is still running (its job ends by itself at its next fenced step). */
+export async function closeMove(
+  deps: Deps,
+  id: string,
+  status: Exclude<MoveStatus, 'running'>,
+  reason: string | null,
+  step?: MoveStep,
+): Promise<void> {
+  await deps.control
+    .update(ownerMoves)
+    .set({ status, reason, ...(step ? { step } : {}), updatedAt: Date.now() })
+    .where(and(eq(ownerMoves.id, id), eq(ownerMoves.status, 'running')))
+    .run();
+}
+
+/**
+ * The move's durable job exists: created with the move's id as its instance id, so a second create of the same move
+ * (a joined request, a retry after a failed create) finds the first.
+ */
+export async function ensureJob(deps: Deps, id: string): Promise<void> {
+  try {
+    await deps.ownerMoves.create({ id, params: { moveId: id } });
+    return;
+  } catch (error) {
+    // Created before (a joined request, or a retry after a crash): the instance exists unless creating failed.
+    let instance: WorkflowInstance;
+    try {
+      instance = await deps.ownerMoves.get(id);
+    } catch {
+      throw error;
+    }
+    // A job that gave up (every try of a step failed) starts again: its steps are idempotent and fenced.
+    const { status } = await instance.status();
+    if (status === 'errored' || status === 'terminated') await instance.restart();
+  }
+}
+
+export async function loadMove(deps: Deps, id: string): Promise<Move | null> {
+  const row = await deps.control.select().from(ownerMoves).where(eq(ownerMoves.id, id)).get();
+  return row ? toMove(row) : null;
+}
+
+/** The owner's latest move, running or not. */
+export async function latestMove(deps: Deps, ownerId: string): Promise<Move | null> {
+  const row = await deps.control
+    .select()
+    .from(ownerMoves)
+    .where(eq(ownerMoves.ownerId, ownerId))
+    .orderBy(desc(ownerMoves.createdAt), desc(ownerMoves.id))
+    .limit(1)
+    .get();
+  return row ? toMove(row) : null;
+}
+
+function toMove(row: OwnerMoveRow): Move {
+  if (!isShardName(row.fromShard) || !isShardName(row.toShard)) {
+    throw new Error(`A move names a shard that is not a shard binding name: ${row.fromShard}/${row.toShard}`);
+  }
+  return {
+    id: row.id,
+    ownerId: row.ownerId,
+    from: row.fromShard,
+    to: row.toShard,
+    step: row.step,
+    status: row.status,
+    reason: row.reason,
+    rowsCopied: row.rowsCopied ? (JSON.parse(row.rowsCopied) as Record<string, number>) : null,
+    flippedAt: row.flippedAt,
+    finishedAt: row.finishedAt,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/**
+ * Moves whose job has not finished are started again when their job gave up (the cron, every minute): a move's job
+ * always ends, and until it does the scheduled jobs leave the owner's rows on both shards alone (`ownersAway`).
+ */
+export async function resumeMoves(deps: Deps): Promise<number> {
+  const unfinished = await deps.control
+    .select({ id: ownerMoves.id })
+    .from(ownerMoves)
+    .where(isNull(ownerMoves.finishedAt))
+    .limit(100)
+    .all();
+  for (const { id } of unfinished) await ensureJob(deps, id);
+  return unfinished.length;
 }
