@@ -1,5 +1,4 @@
-import { createDb, type Db } from './db/client.ts';
-import type { D1Handle } from './db/prepared.ts';
+import { createDb, type D1Handle, type Db } from './db/client.ts';
 import { encodeBookmark, type Shard, type ShardName, sessionAnchor, shardsOf } from './db/shards.ts';
 import { parseKeyRing, type KeyRing } from './domain/credential-crypto.ts';
 import type { Environment } from './domain/environment.ts';

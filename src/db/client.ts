@@ -1,5 +1,7 @@
 import { drizzle } from 'drizzle-orm/d1';
-import type { D1Handle } from './prepared.ts';
+
+/** The raw binding a request reads through: the database, or this request's session of it (read replication). */
+export type D1Handle = D1Database | D1DatabaseSession;
 
 const clients = new WeakMap<D1Handle, ReturnType<typeof drizzle>>();
 

@@ -1,7 +1,10 @@
 import { type Column, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db } from './client.ts';
-import { driverValue } from './prepared.ts';
+
+/** A value as Drizzle's own insert binds it: null for an absent value, else the column's encoding. */
+const driverValue = (column: Column, value: unknown) =>
+  value === undefined || value === null ? null : column.mapToDriverValue(value);
 
 /** A row's value as SQL: `null`, or the value encoded by its column (`driverValue`). */
 function sqlValue(column: Column, value: unknown): SQL {

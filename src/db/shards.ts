@@ -1,4 +1,4 @@
-import type { D1Handle } from './prepared.ts';
+import type { D1Handle } from './client.ts';
 
 /** A shard is a D1 binding named `SHARD_<n>` (wrangler.toml); `n` orders the shards (domain/shard-policy.ts). */
 export type ShardName = `SHARD_${number}`;

@@ -92,7 +92,7 @@ export interface DisputeFacts {
   fundsReinstatedAt: number | null;
 }
 
-export interface DisputeRecord extends DisputeFacts {
+export interface DisputeState extends DisputeFacts {
   createdAt: number;
   updatedAt: number;
 }
@@ -100,7 +100,7 @@ export interface DisputeRecord extends DisputeFacts {
 export type DisputeNewsResult =
   | {
       ok: true;
-      dispute: DisputeRecord;
+      dispute: DisputeState;
       /** In order: `dispute.created` for a dispute first heard of, then `dispute.closed` if it is closed. */
       events: DisputeEventType[];
       /**
@@ -115,17 +115,32 @@ const sameAmount = (a: DisputeFacts['amount'], b: DisputeFacts['amount']) =>
   a.minor === b.minor && a.currency === b.currency;
 
 /**
- * Applies a processor's news of a dispute to what is recorded (null: first heard of). A status move is
- * taken only when the table allows it; news whose status is behind the record (late, repeated, out of
- * order) is stale, and of it only the money facts are kept: funds withdrawn or reinstated are facts
- * once they happened, so a time is recorded once and never cleared (Stripe reports the reinstatement
- * after the dispute closed: `charge.dispute.funds_reinstated`, "after a dispute is closed").
+ * Applies a processor's news of a dispute to what is recorded (null: first heard of). A status move is taken only
+ * when the table allows it; news whose status is behind the record (late, repeated, out of order) is stale, and of it
+ * only the money facts are kept: funds withdrawn or reinstated are facts once they happened, so a time is recorded
+ * once and never cleared. A closed dispute never changes again, with one exception: a won dispute's reinstatement,
+ * which Stripe reports after the dispute closed (`charge.dispute.funds_reinstated`, "after a dispute is closed"); a
+ * lost or unescalated one has nothing to reinstate.
  */
-export function applyDisputeNews(current: DisputeRecord | null, news: DisputeFacts, now: number): DisputeNewsResult {
+export function applyDisputeNews(current: DisputeState | null, news: DisputeFacts, now: number): DisputeNewsResult {
   if (current === null) {
     const events: DisputeEventType[] = ['dispute.created'];
     if (isDisputeClosed(news.status)) events.push('dispute.closed');
     return { ok: true, dispute: { ...news, createdAt: now, updatedAt: now }, events, lost: news.status === 'lost' };
+  }
+  if (isDisputeClosed(current.status)) {
+    if (current.status !== 'won' || current.fundsReinstatedAt !== null || news.fundsReinstatedAt === null)
+      return { ok: false, reason: 'no_change' };
+    return {
+      ok: true,
+      dispute: {
+        ...current,
+        fundsReinstatedAt: news.fundsReinstatedAt,
+        updatedAt: nextUpdatedAt(current.updatedAt, now),
+      },
+      events: ['dispute.updated'],
+      lost: false,
+    };
   }
   const moves = canDisputeTransition(current.status, news.status);
   const fresh = moves || news.status === current.status;

@@ -26,6 +26,7 @@ export const HTTP_STATUS = {
   external_reference_conflict: 409,
   idempotency_key_reused: 409,
   invalid_state_transition: 409,
+  payment_disputed: 409,
   webhook_endpoint_limit_reached: 409,
   concurrent_update: 409,
   terminal_unavailable: 409,

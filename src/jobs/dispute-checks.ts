@@ -1,21 +1,15 @@
-import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import { findConnectorVersion } from '../connectors/registry.ts';
 import type { ProcessorDispute } from '../connectors/types.ts';
 import { disputes, payments, type PaymentMethodRow, type PaymentRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
-import {
-  DISPUTABLE_STATUSES,
-  DISPUTE_CHECK_MIN_GAP_MS,
-  nextDisputeCheck,
-  withinDisputeWindow,
-} from '../domain/dispute-checks.ts';
-import { DISPUTE_STATUSES, isDisputeClosed } from '../domain/disputes.ts';
+import { withinDisputeWindow } from '../domain/dispute-checks.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { notAway, ownersAway } from '../services/shards/directory.ts';
 import { recordDisputeNews } from '../services/disputes/record-dispute-news.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
-import { mutatePayment } from '../services/payments/store.ts';
+import { loadPayment, mutate } from '../services/payments/store.ts';
 
 /**
  * The dispute re-reads (docs/dispute-checks.md): each run reads from its processor the disputes of the collected
@@ -42,8 +36,6 @@ export interface DisputeCheckRun {
   /** Disputes recorded or changed by those reads (each with its events). */
   changed: number;
 }
-
-const OPEN_DISPUTE_STATUSES = DISPUTE_STATUSES.filter((s) => !isDisputeClosed(s));
 
 export async function runDisputeChecks(deps: Deps, now: number): Promise<DisputeCheckRun> {
   const methods = new Map<string, PaymentMethodRow | undefined>();
@@ -106,26 +98,17 @@ export function dueReads(deps: Deps, now: number, away: readonly string[] = []) 
 
 /** Puts off a due read that failed before its slot was spent, by the shortest gap (its schedule then goes on). */
 const deferRead = (deps: Deps, paymentId: string, now: number) =>
-  mutatePayment(deps, paymentId, (current) =>
-    current.disputeCheckAt === null || current.disputeCheckAt > now
-      ? { none: null }
-      : { change: { disputeCheckAt: now + DISPUTE_CHECK_MIN_GAP_MS }, result: null },
-  );
+  mutate(deps, paymentId, { type: 'defer_dispute_check' }, { now });
 
-/** The ids of the payment's disputes still open, as recorded. */
-async function openDisputesOf(deps: Deps, payment: PaymentRow): Promise<string[]> {
-  const rows = await deps.db
+/** The processor's id of the payment's dispute still open, as recorded (at most one: domain/ledger/disputes.ts). */
+async function openDisputeOf(deps: Deps, payment: PaymentRow): Promise<string[]> {
+  if (payment.openDisputeId === null) return [];
+  const row = await deps.db
     .select({ processorDisputeId: disputes.processorDisputeId })
     .from(disputes)
-    .where(
-      and(
-        eq(disputes.paymentId, payment.id),
-        eq(disputes.ownerId, payment.ownerId),
-        eq(disputes.environment, payment.environment),
-        inArray(disputes.status, OPEN_DISPUTE_STATUSES),
-      ),
-    );
-  return rows.map((r) => r.processorDisputeId);
+    .where(and(eq(disputes.id, payment.openDisputeId), eq(disputes.paymentId, payment.id)))
+    .get();
+  return row ? [row.processorDisputeId] : [];
 }
 
 interface ClaimedRead {
@@ -152,27 +135,18 @@ async function claimRead(
 ): Promise<ClaimedRead | null> {
   const version = method ? findConnectorVersion(method.connectorVersionId) : undefined;
   const readable = version?.adapter.listDisputes !== undefined && version.disputeWindowMs !== undefined;
-  const { payment, result } = await mutatePayment<{ open: string[]; slot: number } | null>(
+  const { payment, outcome: slot } = await mutate(
     deps,
     paymentId,
-    async (current) => {
-      const slot = current.disputeCheckAt;
-      if (slot === null || slot > now) return { none: null };
-      const open = await openDisputesOf(deps, current);
-      // A payment voided or never collected has nothing to dispute, unless a dispute was recorded meanwhile.
-      if (!readable || (!DISPUTABLE_STATUSES.includes(current.status) && open.length === 0))
-        return { change: { disputeCheckAt: null }, result: null };
-      const next = nextDisputeCheck({
-        createdAt: current.createdAt,
-        windowMs: version!.disputeWindowMs,
-        openDispute: open.length > 0,
-        now,
-      });
-      const askable = method!.secretsCiphertext !== null;
-      return { change: { disputeCheckAt: next }, result: askable ? { open, slot } : null };
+    {
+      type: 'claim_dispute_check',
+      readable,
+      askable: method !== undefined && method.secretsCiphertext !== null,
+      windowMs: version?.disputeWindowMs,
     },
+    { now },
   );
-  return result ? { payment, ...result } : null;
+  return slot === null ? null : { payment, open: await openDisputeOf(deps, payment), slot };
 }
 
 /**
@@ -212,26 +186,8 @@ async function readAndApply(
     if (dispute.paymentProcessorReference !== payment.processorReference) continue;
     if (await recordDisputeNews(deps, payment.id, dispute)) changed++;
   }
-  const openAfter = await openDisputesOf(deps, payment);
-  if (openAfter.length > 0 !== openBefore.length > 0) await reschedule(deps, payment.id, version, now);
+  const after = await loadPayment(deps, payment.id);
+  if (after && (after.openDisputeId !== null) !== openBefore.length > 0)
+    await mutate(deps, payment.id, { type: 'reschedule_dispute_check', windowMs: version.disputeWindowMs }, { now });
   return changed;
-}
-
-/** Sets the next read from the disputes recorded now (read inside the compare-and-set, so news meanwhile is counted). */
-async function reschedule(
-  deps: Deps,
-  paymentId: string,
-  version: { disputeWindowMs?: number },
-  now: number,
-): Promise<void> {
-  await mutatePayment(deps, paymentId, async (current) => {
-    const open = await openDisputesOf(deps, current);
-    const next = nextDisputeCheck({
-      createdAt: current.createdAt,
-      windowMs: version.disputeWindowMs,
-      openDispute: open.length > 0,
-      now,
-    });
-    return next === current.disputeCheckAt ? { none: null } : { change: { disputeCheckAt: next }, result: null };
-  });
 }

@@ -6,7 +6,7 @@ import { errorFields, log } from '../lib/log.ts';
 import { notAway, ownersAway } from '../services/shards/directory.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
-import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
+import { mutate } from '../services/payments/store.ts';
 
 /** When the processor cannot be reached to withdraw a QR, it is expired anyway this long after its TTL. */
 export const EXPIRY_GRACE_MS = 60 * 60 * 1000;
@@ -40,12 +40,8 @@ export async function expireQrPayments(deps: Deps, now: number, limit = 100): Pr
       const verdict = await withdrawAtProcessor(deps, payment, now);
       if (verdict.kind === 'wait') continue;
       const target = verdict.kind === 'settled' ? verdict.status : 'expired';
-      const { result } = await mutatePayment<boolean>(deps, payment.id, (current, refunds) => {
-        if (current.expiresAt === null || current.expiresAt > now) return { none: false };
-        const change = processorAccountChange(current, { status: target }, now, { hasRefunds: refunds.length > 0 });
-        return change ? { change, result: change.status === 'expired' } : { none: false };
-      });
-      if (result) expired++;
+      const { outcome } = await mutate(deps, payment.id, { type: 'expire', target }, { now });
+      if (outcome) expired++;
     } catch (error) {
       log('error', 'qr_expiry_failed', { payment_id: payment.id, ...errorFields(error) });
     }

@@ -5,18 +5,17 @@ import type { Deps } from '../deps.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { notAway, ownersAway } from '../services/shards/directory.ts';
-import { settleRefund } from '../services/payments/create-refund.ts';
 import type { ConnectorContext, ConnectorVersion, PaymentAction } from '../connectors/types.ts';
 import { paymentMethodLoader } from '../services/payment-methods/store.ts';
-import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
-import { reverseApprovedRefund } from '../services/payments/reverse-refund.ts';
-import { reverseVoidedPayment, voidRefundFailed } from '../services/payments/reverse-void.ts';
+import type { ReportedSettlement } from '../domain/ledger/index.ts';
 import {
-  mutatePayment,
+  callConnector,
+  connectorFor,
   pickSettlement,
-  processorAccountChange,
-  type ReportedSettlement,
-} from '../services/payments/store.ts';
+  processorLookup,
+  voidRefundFailed,
+} from '../services/payments/processor.ts';
+import { mutate } from '../services/payments/store.ts';
 
 /** A payment or refund untouched this long while not final is asked about at the processor. */
 export const RECONCILE_AFTER_MS = 10 * 60 * 1000;
@@ -117,15 +116,13 @@ export async function reconcile(
     await reconcilePayment(deps, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
       log('error', 'reconcile_payment_failed', { payment_id: payment.id, ...errorFields(error) });
       // Mark it looked at anyway, so one broken row cannot take every run's place in the limit.
-      await mutatePayment(deps, payment.id, () => ({ change: { reconciledAt: now }, result: null })).catch(
-        () => undefined,
-      );
+      await mutate(deps, payment.id, { type: 'mark_looked', at: now }).catch(() => undefined);
     });
   }
   for (const { refund, payment } of staleRefunds) {
     await reconcileRefund(deps, refund, payment, await methodOf(payment.paymentMethodId), now).catch(async (error) => {
       log('error', 'reconcile_refund_failed', { refund_id: refund.id, ...errorFields(error) });
-      await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
+      await refundLooked(deps, refund, now).catch(() => undefined);
     });
   }
   for (const { refund, payment } of approvedRefunds) {
@@ -134,14 +131,12 @@ export async function reconcile(
     if (window === undefined || refund.updatedAt < now - window) {
       // Its processor documents no failure this late (Mercado Pago: none at all): not looked at again before the
       // longest window has passed, when the query no longer takes it, so it never holds a place in the limit.
-      await settleRefund(deps, refund.id, payment.id, null, {
-        reconciledAt: refund.updatedAt + LONGEST_REVERSAL_WINDOW_MS,
-      }).catch(() => undefined);
+      await refundLooked(deps, refund, refund.updatedAt + LONGEST_REVERSAL_WINDOW_MS).catch(() => undefined);
       continue;
     }
     await rereadApprovedRefund(deps, refund, payment, method, now).catch(async (error) => {
       log('error', 'reconcile_approved_refund_failed', { refund_id: refund.id, ...errorFields(error) });
-      await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
+      await refundLooked(deps, refund, now).catch(() => undefined);
     });
   }
   for (const payment of voidedPayments) {
@@ -240,21 +235,19 @@ async function reconcilePayment(
     now,
     (version, ctx) => version.adapter.getPayment(ctx, processorLookup(payment)),
   );
-  await mutatePayment(deps, payment.id, (current, ledger) => {
-    const account = target
-      ? processorAccountChange(current, { status: target, ...(action ? { action } : {}), ...reported }, now, {
-          hasRefunds: ledger.length > 0,
-        })
-      : null;
-    return {
-      change: {
-        reconciledAt: now,
-        ...(current.processorReference === null && processorReference ? { processorReference } : {}),
-        ...account,
-      },
-      result: null,
-    };
-  });
+  await mutate(
+    deps,
+    payment.id,
+    target
+      ? {
+          type: 'processor_news',
+          account: { status: target, ...(action ? { action } : {}), ...reported },
+          lookedAt: now,
+          processorReference,
+        }
+      : { type: 'mark_looked', at: now },
+    { now },
+  );
 }
 
 async function reconcileRefund(
@@ -271,12 +264,26 @@ async function reconcileRefund(
     now,
     (version, ctx) => version.adapter.getRefund(ctx, processorLookup(payment, refund)),
   );
-  const fields = {
-    reconciledAt: now,
-    ...(refund.processorReference === null && processorReference ? { processorReference } : {}),
-  };
-  await settleRefund(deps, refund.id, payment.id, target, fields, undefined, reported);
+  await mutate(
+    deps,
+    payment.id,
+    {
+      type: 'refund_answered',
+      refundId: refund.id,
+      status: target,
+      fields: {
+        reconciledAt: now,
+        ...(refund.processorReference === null && processorReference ? { processorReference } : {}),
+      },
+      reported,
+    },
+    { now },
+  );
 }
+
+/** The refund was looked at (or cannot be): not due again before `at`. */
+const refundLooked = (deps: Deps, refund: typeof refunds.$inferSelect, at: number) =>
+  mutate(deps, refund.paymentId, { type: 'refund_looked', refundId: refund.id, at });
 
 /**
  * Asks the processor about an approved refund: its answer is trusted news, so a refund it now reports failed
@@ -294,21 +301,24 @@ export async function rereadApprovedRefund(
     const { version, ctx } = await connectorFor(deps, method);
     const read = await callConnector(() => version.adapter.getRefund(ctx, processorLookup(payment, refund)));
     if (read.ok) {
-      const news = { status: read.value.status, trusted: true, failureReason: read.value.failureReason ?? null };
-      if (await reverseApprovedRefund(deps, refund.id, payment.id, news, { reconciledAt: now })) return;
-      if (read.value.status === 'approved')
-        return void (await settleRefund(
-          deps,
-          refund.id,
-          payment.id,
-          null,
-          { reconciledAt: now },
-          undefined,
-          read.value,
-        ));
+      // Trusted news: the ledger reverses a refund now reported failed, or books a settlement first reported.
+      await mutate(
+        deps,
+        payment.id,
+        {
+          type: 'refund_news',
+          refundId: refund.id,
+          status: read.value.status,
+          failureReason: read.value.failureReason ?? null,
+          reported: pickSettlement(read.value),
+          lookedAt: now,
+        },
+        { now },
+      );
+      return;
     }
   }
-  await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now });
+  await refundLooked(deps, refund, now);
 }
 
 /**
@@ -329,7 +339,10 @@ async function rereadVoidedPayment(
     const { version, ctx } = await connectorFor(deps, method);
     if (version.adapter.getVoidRefund) {
       const failed = await voidRefundFailed(version, ctx, payment);
-      if (failed && (await reverseVoidedPayment(deps, payment.id, { trusted: true }, { reconciledAt: now }))) return;
+      if (failed) {
+        const { outcome } = await mutate(deps, payment.id, { type: 'void_reversal', trusted: true, lookedAt: now });
+        if (outcome) return;
+      }
       return markVoidLooked(deps, payment.id, now);
     }
   }
@@ -338,6 +351,4 @@ async function rereadVoidedPayment(
 
 /** Marks a voided payment looked at (`reconciledAt`), unless it is no longer canceled. */
 const markVoidLooked = (deps: Deps, paymentId: string, at: number) =>
-  mutatePayment(deps, paymentId, (current) =>
-    current.status === 'canceled' ? { change: { reconciledAt: at }, result: null } : { none: null },
-  );
+  mutate(deps, paymentId, { type: 'mark_looked', at, onlyIf: 'canceled' });

@@ -5,10 +5,9 @@ import { COLLECTED_STATUSES } from '../domain/payment-state.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { notAway, ownersAway } from '../services/shards/directory.ts';
 import { recordDisputeNews } from '../services/disputes/record-dispute-news.ts';
-import { settleRefund } from '../services/payments/create-refund.ts';
 import { paymentMethodLoader } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
-import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
+import { mutate } from '../services/payments/store.ts';
 import { rereadApprovedRefund } from './reconcile.ts';
 
 /**
@@ -136,7 +135,7 @@ export async function runSettlementChecks(
     await rereadApprovedRefund(deps, refund, payment, await methodOf(payment.paymentMethodId), now).catch(
       async (error) => {
         log('error', 'settlement_check_failed', { refund_id: refund.id, ...errorFields(error) });
-        await settleRefund(deps, refund.id, payment.id, null, { reconciledAt: now }).catch(() => undefined);
+        await mutate(deps, payment.id, { type: 'refund_looked', refundId: refund.id, at: now }).catch(() => undefined);
       },
     );
   }
@@ -154,11 +153,12 @@ async function rereadPayment(deps: Deps, payment: PaymentRow, method: PaymentMet
   const { version, ctx } = await connectorFor(deps, method);
   const read = await callConnector(() => version.adapter.getPayment(ctx, processorLookup(payment)));
   if (read.ok) for (const dispute of read.value.disputes ?? []) await recordDisputeNews(deps, payment.id, dispute);
-  await mutatePayment(deps, payment.id, (current, ledger) => {
-    const change = read.ok ? processorAccountChange(current, read.value, now, { hasRefunds: ledger.length > 0 }) : null;
-    return { change: { ...change, reconciledAt: now }, result: null };
-  });
+  await mutate(
+    deps,
+    payment.id,
+    read.ok ? { type: 'processor_news', account: read.value, lookedAt: now } : { type: 'mark_looked', at: now },
+    { now },
+  );
 }
 
-const markLooked = (deps: Deps, paymentId: string, at: number) =>
-  mutatePayment(deps, paymentId, () => ({ change: { reconciledAt: at }, result: null }));
+const markLooked = (deps: Deps, paymentId: string, at: number) => mutate(deps, paymentId, { type: 'mark_looked', at });

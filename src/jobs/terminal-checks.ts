@@ -1,12 +1,11 @@
 import { and, asc, eq, lte } from 'drizzle-orm';
 import { payments, type PaymentMethodRow, type PaymentRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
-import { nextTerminalCheck } from '../domain/terminal-checks.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { notAway, ownersAway } from '../services/shards/directory.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
-import { mutatePayment, processorAccountChange } from '../services/payments/store.ts';
+import { mutate } from '../services/payments/store.ts';
 
 /**
  * The terminal re-reads (docs/terminal-checks.md): each run reads from its processor every payment waiting
@@ -76,21 +75,8 @@ export async function runTerminalChecks(deps: Deps, now: number): Promise<Termin
  * not due any more (another run took it) or the payment is no longer open (its schedule is dropped).
  */
 async function claimRead(deps: Deps, paymentId: string, now: number): Promise<PaymentRow | null> {
-  const { payment, result } = await mutatePayment<boolean>(deps, paymentId, (current) => {
-    if (current.terminalCheckAt === null || current.terminalCheckAt > now) return { none: false };
-    if (!['created', 'pending', 'processing'].includes(current.status))
-      return { change: { terminalCheckAt: null }, result: false };
-    const checks = current.terminalChecks + 1;
-    return {
-      change: {
-        terminalChecks: checks,
-        terminalCheckAt: nextTerminalCheck(checks, current.terminalSeenAt ?? now, now),
-        reconciledAt: now,
-      },
-      result: true,
-    };
-  });
-  return result ? payment : null;
+  const { payment, outcome } = await mutate(deps, paymentId, { type: 'claim_terminal_check' }, { now });
+  return outcome ? payment : null;
 }
 
 async function readAndApply(deps: Deps, payment: PaymentRow, method: PaymentMethodRow, now: number) {
@@ -100,10 +86,11 @@ async function readAndApply(deps: Deps, payment: PaymentRow, method: PaymentMeth
     log('info', 'terminal_check_unanswered', { payment_id: payment.id, kind: read.error.kind });
     return false;
   }
-  const account = read.value;
-  const { result } = await mutatePayment<boolean>(deps, payment.id, (current, ledger) => {
-    const change = processorAccountChange(current, account, now, { hasRefunds: ledger.length > 0 });
-    return change ? { change: { ...change, processorStatus: account.processorStatus }, result: true } : { none: false };
-  });
-  return result;
+  const { outcome } = await mutate(
+    deps,
+    payment.id,
+    { type: 'processor_news', account: read.value, processorStatus: read.value.processorStatus },
+    { now },
+  );
+  return outcome === 'applied';
 }

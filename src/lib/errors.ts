@@ -98,6 +98,11 @@ export const ERROR_CODES = {
     retryable: false,
     message: 'The resource is not in a state that allows this operation.',
   },
+  payment_disputed: {
+    category: 'conflict',
+    retryable: false,
+    message: 'A dispute of this payment is open: no refund or void until it closes.',
+  },
   webhook_endpoint_limit_reached: {
     category: 'conflict',
     retryable: false,

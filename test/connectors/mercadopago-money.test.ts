@@ -6,7 +6,7 @@ import {
   MercadoPagoChargeback,
   refundFailureReason,
 } from '../../src/connectors/mercadopago/transformers.ts';
-import { applyDisputeNews, type DisputeRecord } from '../../src/domain/disputes.ts';
+import { applyDisputeNews, type DisputeState } from '../../src/domain/disputes.ts';
 import { connectorError, mpCtx, mpLookup, mpPayment } from '../helpers/mercadopago.ts';
 import { MercadoPagoSimulator } from '../simulators/mercadopago.ts';
 
@@ -130,7 +130,7 @@ describe('Mercado Pago chargebacks as disputes', () => {
     const { sim, ctx } = setup();
     const approved = await pos.createPayment(ctx, mpPayment(2500));
     const ref = approved.processorReference!;
-    let record: DisputeRecord | null = null;
+    let record: DisputeState | null = null;
     const sent: string[] = [];
     const step = async () => {
       const read = await pos.getPayment(ctx, mpLookup(ref));

@@ -21,7 +21,7 @@ import {
   type StripeRefundFailureReason,
 } from '../../src/connectors/stripe/transformers.ts';
 import type { ProcessorNotification } from '../../src/connectors/types.ts';
-import { applyDisputeNews, DISPUTE_REASONS, DISPUTE_STATUSES, type DisputeRecord } from '../../src/domain/disputes.ts';
+import { applyDisputeNews, DISPUTE_REASONS, DISPUTE_STATUSES, type DisputeState } from '../../src/domain/disputes.ts';
 import { REFUND_FAILURE_REASONS, type RefundFailureReason } from '../../src/domain/reversals.ts';
 import { connectorError } from '../helpers/connectors.ts';
 import { posConfig, qrConfig, READER, stripeCtx, stripeLookup, stripePayment } from '../helpers/stripe.ts';
@@ -382,7 +382,7 @@ describe('Stripe voids whose refund fails (NOTES.md, "A void whose refund fails"
 describe('Stripe disputes as they run', () => {
   /** Feeds each event's news through the domain's dispute rules, as the core will, and collects the events. */
   async function follow(sim: StripeSimulator, disputeId: string, types: Parameters<StripeSimulator['eventFor']>[0][]) {
-    let record: DisputeRecord | null = null;
+    let record: DisputeState | null = null;
     const sent: string[] = [];
     const seen: ProcessorNotification[] = [];
     for (const type of types) {

@@ -10,7 +10,7 @@ import {
   isDisputeReason,
   isDisputeStatus,
   type DisputeFacts,
-  type DisputeRecord,
+  type DisputeState,
   type DisputeStatus,
 } from '../../src/domain/disputes.ts';
 
@@ -34,7 +34,7 @@ const facts = (overrides: Partial<DisputeFacts> = {}): DisputeFacts => ({
   ...overrides,
 });
 
-const record = (overrides: Partial<DisputeRecord> = {}): DisputeRecord => ({
+const record = (overrides: Partial<DisputeState> = {}): DisputeState => ({
   ...facts(),
   createdAt: 1_000,
   updatedAt: 1_000,
@@ -197,7 +197,7 @@ describe('dispute properties', () => {
       fc.property(
         fc.array(fc.tuple(news, fc.integer({ min: -10, max: 100 })), { minLength: 1, maxLength: 40 }),
         (feed) => {
-          let current: DisputeRecord | null = null;
+          let current: DisputeState | null = null;
           let clock = 0;
           const events: string[] = [];
           for (const [item, dt] of feed) {
@@ -209,7 +209,7 @@ describe('dispute properties', () => {
             }
             events.push(...result.events);
             if (current) {
-              const before: DisputeRecord = current;
+              const before: DisputeState = current;
               expect(result.dispute.updatedAt).toBeGreaterThan(before.updatedAt);
               expect(result.dispute.createdAt).toBe(before.createdAt);
               if (result.dispute.status !== before.status)

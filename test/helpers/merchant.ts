@@ -1,3 +1,4 @@
+import { newId } from '../../src/lib/ids.ts';
 import { dataPlane } from './shards.ts';
 import type { Scope } from '../../src/domain/scopes.ts';
 import { BUSINESS_SCOPES } from '../../src/domain/scopes.ts';
@@ -146,4 +147,38 @@ export async function approvedRefundTotal(paymentId: string): Promise<number> {
     .bind(paymentId)
     .first<{ total: number }>();
   return row?.total ?? 0;
+}
+
+/**
+ * A refund the processor has not answered for yet (as a timeout leaves it), written straight into the shard as the
+ * service reserves one: the refund row and its payment's running totals in one batch.
+ */
+export async function insertPendingRefund(
+  d1: D1Database,
+  refund: { paymentId: string; ownerId: string; amountMinor: number; processorReference: string | null; at: number },
+  id = newId('ref'),
+): Promise<string> {
+  await d1.batch([
+    d1
+      .prepare(
+        `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
+      )
+      .bind(
+        id,
+        refund.paymentId,
+        refund.ownerId,
+        refund.amountMinor,
+        refund.processorReference,
+        id,
+        refund.at,
+        refund.at,
+      ),
+    d1
+      .prepare(
+        'UPDATE payments SET amount_reserved = amount_reserved + ?, refund_count = refund_count + 1, version = version + 1 WHERE id = ?',
+      )
+      .bind(refund.amountMinor, refund.paymentId),
+  ]);
+  return id;
 }

@@ -8,7 +8,6 @@ import { expireQrPayments } from '../../src/jobs/expire-qr-payments.ts';
 import { reconcile, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
 import { OVERDUE_AFTER_MS, relayOverdueWebhooks } from '../../src/jobs/relay-webhooks.ts';
 import { runScheduledJobs } from '../../src/jobs/scheduled.ts';
-import { newId } from '../../src/lib/ids.ts';
 import { call, expectError } from '../helpers/api.ts';
 import {
   addSandboxMethod,
@@ -21,6 +20,7 @@ import {
   SANDBOX_QR,
   setupMerchant,
   type Merchant,
+  insertPendingRefund,
 } from '../helpers/merchant.ts';
 import {
   captureQueue,
@@ -278,17 +278,14 @@ describe('reconciliation of payments', () => {
 });
 
 describe('reconciliation of refunds', () => {
-  async function insertRefund(paymentId: string, amountMinor: number, processorReference: string | null, at: number) {
-    const id = newId('ref');
-    await (await shardDbOf(m.session.user.id))
-      .prepare(
-        `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
-      )
-      .bind(id, paymentId, m.session.user.id, amountMinor, processorReference, id, at, at)
-      .run();
-    return id;
-  }
+  const insertRefund = async (paymentId: string, amountMinor: number, processorReference: string | null, at: number) =>
+    insertPendingRefund(await shardDbOf(m.session.user.id), {
+      paymentId,
+      ownerId: m.session.user.id,
+      amountMinor,
+      processorReference,
+      at,
+    });
   const refund = (paymentId: string, value: string) =>
     postIdempotent(`/v1/payments/${paymentId}/refunds`, m.key.secret, { amount: { value, currency: 'USD' } });
 

@@ -39,14 +39,14 @@ const eventTypes = async (id: string) =>
 const schedule = (id: string) =>
   dataPlane
     .prepare(
-      'SELECT terminal_seen_at, terminal_checks, terminal_check_at, cancel_accepted_at FROM payments WHERE id = ?',
+      'SELECT terminal_seen_at, terminal_checks, terminal_check_at, cancel_requested_at FROM payments WHERE id = ?',
     )
     .bind(id)
     .first<{
       terminal_seen_at: number | null;
       terminal_checks: number;
       terminal_check_at: number | null;
-      cancel_accepted_at: number | null;
+      cancel_requested_at: number | null;
     }>();
 
 async function atTerminal(value = '20.56') {
@@ -95,7 +95,8 @@ describe('cancel at the terminal (sandbox, amounts ending 56)', () => {
     const payment = await atTerminal('21.56');
     expect((await cancel(payment.id)).status).toBe(202);
     const approved = await postIdempotent(`/v1/test-helpers/payments/${payment.id}/approve`, m.key.secret);
-    expect(approved.body.data).toMatchObject({ status: 'approved', cancel_requested_at: expect.any(String) });
+    // The cancel it had requested is over: `cancel_requested_at` clears when the payment resolves otherwise.
+    expect(approved.body.data).toMatchObject({ status: 'approved', cancel_requested_at: null });
     await onEveryShard((deps) => runTerminalChecks(deps, Date.now() + 60_000));
     expect((await read(payment.id)).status).toBe('approved');
     expect(await eventTypes(payment.id)).toEqual(['payment.pending', 'payment.approved']);
@@ -118,7 +119,7 @@ describe('cancel at the terminal (sandbox, amounts ending 56)', () => {
       await cancel(payment.id, undefined, other.key.secret),
       await cancel('pay_doesnotexist0000000', undefined, other.key.secret),
     );
-    expect((await schedule(payment.id))!.cancel_accepted_at).toBeNull();
+    expect((await schedule(payment.id))!.cancel_requested_at).toBeNull();
   });
 });
 

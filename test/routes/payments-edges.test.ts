@@ -24,7 +24,7 @@ describe('payments: edges between operations', () => {
 
     // A cancellation that is at the processor right now (claimed, not yet answered).
     await dataPlane
-      .prepare('UPDATE payments SET cancel_requested_at = ?, version = version + 1 WHERE id = ?')
+      .prepare('UPDATE payments SET cancel_claimed_at = ?, version = version + 1 WHERE id = ?')
       .bind(Date.now(), id)
       .run();
     const error = expectError(await refund(), 409, 'invalid_state_transition');
@@ -47,7 +47,7 @@ describe('payments: edges between operations', () => {
 
     // A claim left by a crashed cancellation stops blocking after five minutes.
     await dataPlane
-      .prepare('UPDATE payments SET cancel_requested_at = ?, version = version + 1 WHERE id = ?')
+      .prepare('UPDATE payments SET cancel_claimed_at = ?, version = version + 1 WHERE id = ?')
       .bind(Date.now() - 6 * 60_000, id)
       .run();
     const later = await refund();

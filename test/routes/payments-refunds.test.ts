@@ -10,6 +10,7 @@ import {
   refundRows,
   setupMerchant,
   type Merchant,
+  insertPendingRefund,
 } from '../helpers/merchant.ts';
 import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 
@@ -313,14 +314,9 @@ describe('listRefunds and getRefund', () => {
   /** A refund the processor has not settled yet, as a timeout leaves it (the reconciliation job settles it). */
   async function pendingRefund(paymentId: string, amountMinor: number, at: number) {
     const id = newId('ref');
-    await (await shardDbOf(m.session.user.id))
-      .prepare(
-        `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
-      )
-      .bind(id, paymentId, m.session.user.id, amountMinor, `sbx_ref_${id}`, id, at, at)
-      .run();
-    return id;
+    const ownerId = m.session.user.id;
+    const d1 = await shardDbOf(ownerId);
+    return insertPendingRefund(d1, { paymentId, ownerId, amountMinor, processorReference: `sbx_ref_${id}`, at }, id);
   }
 
   it('lists a payment’s refunds newest first, each as createRefund answered it, paged', async () => {

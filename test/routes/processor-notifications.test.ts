@@ -5,7 +5,14 @@ import { SANDBOX_SIGNATURE_HEADER, signSandboxNotification } from '../../src/con
 import { PAYMENT_TRANSITIONS, type PaymentStatus } from '../../src/domain/payment-state.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { call, expectError } from '../helpers/api.ts';
-import { paymentBody, paymentRow, postIdempotent, setupMerchant, type Merchant } from '../helpers/merchant.ts';
+import {
+  paymentBody,
+  paymentRow,
+  postIdempotent,
+  setupMerchant,
+  type Merchant,
+  insertPendingRefund,
+} from '../helpers/merchant.ts';
 import {
   consumeOnce,
   drainQueue,
@@ -184,13 +191,12 @@ describe('refund notifications', () => {
     const refundId = newId('ref');
     const reference = `sbx_ref_${crypto.randomUUID().slice(0, 8)}`;
     const at = Date.now() - 60_000;
-    await (await shardDbOf(m.session.user.id))
-      .prepare(
-        `INSERT INTO refunds (id, payment_id, owner_id, amount_minor, currency, status, reason, processor_reference, processor_idempotency_key, processor_attempts, processor_status, created_at, updated_at)
-       VALUES (?, ?, ?, 2000, 'USD', 'pending', NULL, ?, ?, 1, 'timeout', ?, ?)`,
-      )
-      .bind(refundId, paymentId, m.session.user.id, reference, refundId, at, at)
-      .run();
+    const ownerId = m.session.user.id;
+    await insertPendingRefund(
+      await shardDbOf(ownerId),
+      { paymentId, ownerId, amountMinor: 2000, processorReference: reference, at },
+      refundId,
+    );
     const approved = { id: newId('sbxevt'), resource: 'refund', reference, status: 'approved' };
     const res = await signedNotify(approved, m.pos.apiKey, m.pos.id);
     expect(res.status, res.text).toBe(200);

@@ -5,17 +5,17 @@ import type { PaymentRow } from '../../src/db/schema/index.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../../src/domain/payment-state.ts';
 import { canReversePayment } from '../../src/domain/reversals.ts';
 import { NO_SETTLEMENT } from '../../src/domain/settlement.ts';
-import { voidReversalChange } from '../../src/services/payments/reverse-void.ts';
-import { loadPayment, processorAccountChange } from '../../src/services/payments/store.ts';
+import { decide, type Command } from '../../src/domain/ledger/index.ts';
+import { loadPayment } from '../../src/services/payments/store.ts';
 import { paymentBody, setupMerchant } from '../helpers/merchant.ts';
 import { depsOfOwner } from '../helpers/shards.ts';
 
 /**
- * The service's side of the rule "no path but a trusted reversal leaves `canceled`" (test/domain/reversals.test.ts
- * holds the domain's tables to it): a stored payment driven by every account a processor can give
- * (`processorAccountChange`: creates, notifications, reads, cancels) and by void reversals, believed or not
- * (`voidReversalChange`). The model keeps its own record of whether the payment was collected when it was
- * canceled, apart from the row's `voided_at`.
+ * The ledger's side of the rule "no path but a trusted reversal leaves `canceled`" (test/domain/reversals.test.ts
+ * holds the domain's tables to it): a stored payment driven by every account a processor can give (the ledger's
+ * `processor_news`: creates, notifications, reads, cancels all take that path) and by void reversals, believed or not
+ * (`void_reversal`). The model keeps its own record of whether the payment was collected when it was canceled, apart
+ * from the row's `voided_at`.
  */
 
 /** Every status a processor can report (ours but `created` and the refund statuses), and a chargeback. */
@@ -52,11 +52,12 @@ describe('a stored payment leaves canceled only by a trusted reversal of a void 
           for (const op of operations) {
             now += 7;
             const before = row;
-            const change =
+            const command: Command =
               op.kind === 'account'
-                ? processorAccountChange(row, { status: op.status }, now, { hasRefunds: false })
-                : voidReversalChange(row, { trusted: op.trusted }, now);
-            if (change) row = { ...row, ...change };
+                ? { type: 'processor_news', account: { status: op.status } }
+                : { type: 'void_reversal', trusted: op.trusted };
+            const decision = decide({ payment: row }, command, now);
+            if (decision.kind === 'change') row = { ...row, ...decision.change.payment };
             if (before.status !== 'canceled' && row.status === 'canceled') {
               collectedWhenCanceled = before.status === 'approved';
               if (collectedWhenCanceled) coverage.voided++;

@@ -1,6 +1,7 @@
 import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import type { DisputeReason, DisputeStatus } from '../../domain/disputes.ts';
 import type { Environment } from '../../domain/environment.ts';
+import type { DisputeRecord } from '../../domain/ledger/records.ts';
 import { payments } from './payments.ts';
 
 /**
@@ -44,3 +45,8 @@ export const disputes = sqliteTable(
 );
 
 export type DisputeRow = typeof disputes.$inferSelect;
+
+// The rows are the ledger's records (domain/ledger/records.ts): a drift between the two fails to compile here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const disputeRowsAreRecords: Same<DisputeRow, DisputeRecord> = true;
+void disputeRowsAreRecords;

@@ -5,6 +5,7 @@ import type { PaymentStatus, RequiredAction } from '../../domain/payment-state.t
 import type { RefundStatus } from '../../domain/refund-state.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
 import type { SettlementNullReason } from '../../domain/settlement.ts';
+import type { PaymentRecord, RefundRecord } from '../../domain/ledger/records.ts';
 
 /**
  * Payments. `version` grows by one with every change: writers read, decide through the state machine,
@@ -29,6 +30,12 @@ export const payments = sqliteTable(
     currency: text('currency').notNull(),
     status: text('status').$type<PaymentStatus>().notNull(),
     version: integer('version').notNull(),
+    // The running totals (domain/ledger/records.ts), written only by the ledger's changes.
+    amountRefunded: integer('amount_refunded').notNull().default(0),
+    amountReserved: integer('amount_reserved').notNull().default(0),
+    refundCount: integer('refund_count').notNull().default(0),
+    amountChargedBack: integer('amount_charged_back').notNull().default(0),
+    openDisputeId: text('open_dispute_id'),
     processorReference: text('processor_reference'),
     /** Sent to the processor with every call for this payment's creation; never changes. */
     processorIdempotencyKey: text('processor_idempotency_key').notNull(),
@@ -74,16 +81,17 @@ export const payments = sqliteTable(
      * only when it names this refund: a refund of an earlier void, reversed already, says nothing of this one.
      */
     voidRefundReference: text('void_refund_reference'),
-    /** Set while a cancellation is at the processor; refunds wait (see services/payments/cancel-payment.ts). */
-    cancelRequestedAt: integer('cancel_requested_at'),
+    /** Set while a cancellation is at the processor; refunds wait (domain/ledger/cancels.ts). */
+    cancelClaimedAt: integer('cancel_claimed_at'),
     /** The idempotency attempt holding that cancellation (`attemptKey` below): its retry resumes it. */
     cancelAttemptKey: text('cancel_attempt_key'),
     /**
      * When the processor accepted a cancel it completes later (`cancellation: 'requested'`, e.g. Mercado Pago's
-     * 202 for a Point order at the terminal): the public `cancel_requested_at`. Kept once set; the status says
-     * how it ended (`canceled`, or `approved` when the customer paid first). docs/states.md, "Cancel at the terminal".
+     * 202 for a Point order at the terminal): the public `cancel_requested_at`. Kept when the cancel completes
+     * (`canceled`), cleared when the payment resolves otherwise (the customer paid first). docs/states.md, "Cancel at
+     * the terminal".
      */
-    cancelAcceptedAt: integer('cancel_accepted_at'),
+    cancelRequestedAt: integer('cancel_requested_at'),
     /** While `pending`: the processor's last word was that the payment waits at the terminal (`action.type: at_terminal`). */
     atTerminal: integer('at_terminal', { mode: 'boolean' }).notNull().default(false),
     /**
@@ -174,3 +182,11 @@ export const refunds = sqliteTable(
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type RefundRow = typeof refunds.$inferSelect;
+
+// The rows are the ledger's records (domain/ledger/records.ts): a column the ledger does not know, or a record field
+// with no column, fails to compile here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const paymentRowsAreRecords: Same<PaymentRow, PaymentRecord> = true;
+const refundRowsAreRecords: Same<RefundRow, RefundRecord> = true;
+void paymentRowsAreRecords;
+void refundRowsAreRecords;

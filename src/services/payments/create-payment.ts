@@ -1,9 +1,7 @@
 import { isUniqueViolation } from '../../db/errors.ts';
-import { preparedInsert } from '../../db/prepared.ts';
 import { payments, type PaymentMethodRow, type PaymentRow } from '../../db/schema/index.ts';
 import { callerKey } from '../../domain/caller.ts';
 import { isSupportedCurrency, MoneyError, parseAmount } from '../../domain/money.ts';
-import { applyTransition, nextUpdatedAt } from '../../domain/payment-state.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { invalidRequest, ServiceError, zodIssuesToFields } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -15,7 +13,8 @@ import { usableMethod } from '../payment-methods/store.ts';
 import { CreatePaymentBody } from './inputs.ts';
 import { connectorApiError, connectorFor, type MethodConnector } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
-import { findPaymentByReference, mutatePayment, processorAccountChange, type MutateOptions } from './store.ts';
+import type { LedgerState } from '../../domain/ledger/index.ts';
+import { findPaymentByReference, mutate } from './store.ts';
 
 interface Plan {
   row: PaymentRow;
@@ -29,11 +28,8 @@ interface Plan {
 interface Tracker extends Plan {
   payment: PaymentRow;
   /** The row as this attempt inserted it, for the first compare-and-set (absent when resumed). */
-  known?: MutateOptions['known'];
+  known?: LedgerState;
 }
-
-/** The payment's first write, built once per isolate. */
-const paymentInsert = preparedInsert(payments);
 
 /**
  * Creates a payment: recorded as `created` before the processor is asked, then moved by its answer. A
@@ -97,6 +93,11 @@ export const createPayment = defineOperation({
       currency,
       status: 'created',
       version: 1,
+      amountRefunded: 0,
+      amountReserved: 0,
+      refundCount: 0,
+      amountChargedBack: 0,
+      openDisputeId: null,
       processorReference: null,
       processorIdempotencyKey: id,
       processorAttempts: 0,
@@ -112,9 +113,9 @@ export const createPayment = defineOperation({
       ...NO_SETTLEMENT,
       voidedAt: null,
       voidRefundReference: null,
-      cancelRequestedAt: null,
+      cancelClaimedAt: null,
       cancelAttemptKey: null,
-      cancelAcceptedAt: null,
+      cancelRequestedAt: null,
       atTerminal: false,
       terminalSeenAt: null,
       terminalChecks: 0,
@@ -130,9 +131,9 @@ export const createPayment = defineOperation({
 
   async record(deps, ctx, plan): Promise<Recorded<PaymentRow, Tracker>> {
     try {
-      await paymentInsert.bind(deps.d1, plan.row).run();
-      // Fresh: the first compare-and-set starts from the row just inserted (no refunds can exist yet).
-      return { pending: { ...plan, payment: plan.row, known: { payment: plan.row, refunds: [] } } };
+      await deps.db.insert(payments).values(plan.row).run();
+      // Fresh: the first compare-and-set starts from the row just inserted.
+      return { pending: { ...plan, payment: plan.row, known: { payment: plan.row } } };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
     }
@@ -168,65 +169,28 @@ export const createPayment = defineOperation({
     );
   },
 
-  async applyOutcome(deps, _ctx, { payment, configuration, known }, call) {
-    const attemptNumber = payment.processorAttempts + 1;
+  async applyOutcome(deps, _ctx, { configuration, payment, known }, call) {
+    const options = known ? { known } : {};
     if (call.ok) {
       const outcome = call.value;
       const ttl = typeof configuration.qr_ttl_seconds === 'number' ? configuration.qr_ttl_seconds : null;
-      const { payment: saved } = await mutatePayment(
+      const { payment: saved } = await mutate(
         deps,
         payment.id,
-        (current) => {
-          const now = Date.now();
-          const account = processorAccountChange(current, outcome, now, { hasRefunds: false });
-          const qrData = outcome.action.type === 'display_qr' ? outcome.action.qrData : null;
-          // A reference or QR appearing without a status change (a timed-out QR payment, resumed) is still an
-          // update clients see, so `updated_at` moves too.
-          const visible = current.processorReference !== outcome.processorReference || current.qrData !== qrData;
-          return {
-            change: {
-              processorReference: outcome.processorReference,
-              processorStatus: outcome.processorStatus,
-              processorAttempts: attemptNumber,
-              qrData,
-              expiresAt: qrData !== null && ttl !== null ? now + ttl * 1000 : null,
-              ...(account ?? (visible ? { updatedAt: nextUpdatedAt(current.updatedAt, now) } : {})),
-            },
-            result: null,
-          };
+        {
+          type: 'create_answered',
+          account: outcome,
+          processorReference: outcome.processorReference,
+          processorStatus: outcome.processorStatus,
+          qrData: outcome.action.type === 'display_qr' ? outcome.action.qrData : null,
+          qrTtlMs: ttl === null ? null : ttl * 1000,
         },
-        { known },
+        options,
       );
       return saved;
     }
-
     const error = call.error;
-    // A timeout leaves the outcome unknown: the payment waits as `pending` for a retry or reconciliation.
-    // Unavailable means the processor took nothing: it stays `created`. A rejected configuration fails it.
-    const target =
-      error.kind === 'timeout'
-        ? 'pending'
-        : error.kind === 'configuration_invalid'
-          ? 'failed'
-          : error.kind === 'declined'
-            ? 'declined'
-            : null;
-    const { payment: saved } = await mutatePayment(
-      deps,
-      payment.id,
-      (current) => {
-        const move = target ? applyTransition(current, target, Date.now(), { hasRefunds: false }) : null;
-        return {
-          change: {
-            processorAttempts: attemptNumber,
-            processorStatus: error.kind,
-            ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}),
-          },
-          result: null,
-        };
-      },
-      { known },
-    );
+    const { payment: saved } = await mutate(deps, payment.id, { type: 'create_failed', error: error.kind }, options);
     // A decline is an outcome, answered as the payment; the others are errors (retryable or not).
     if (error.kind === 'declined') return saved;
     throw connectorApiError(error);

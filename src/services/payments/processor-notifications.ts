@@ -17,16 +17,14 @@ import {
 } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { ownerDeps } from '../shards/owner-deps.ts';
-import { canRefundTransition } from '../../domain/refund-state.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
+import type { ReportedSettlement } from '../../domain/ledger/index.ts';
+import { isReserving } from '../../domain/refund-state.ts';
 import { recordDisputeNews } from '../disputes/record-dispute-news.ts';
 import { enforceRateLimit, firstInWindow, type RateLimit } from '../rate-limit.ts';
-import { failureOf, settleRefund } from './create-refund.ts';
-import { callConnector, connectorFor, processorLookup } from './processor.ts';
-import { reverseApprovedRefund } from './reverse-refund.ts';
-import { reverseVoidedPayment, voidRefundFailed } from './reverse-void.ts';
-import { mutatePayment, pickSettlement, processorAccountChange, type ReportedSettlement } from './store.ts';
+import { callConnector, connectorFor, pickSettlement, processorLookup, voidRefundFailed } from './processor.ts';
+import { mutate } from './store.ts';
 
 /**
  * Asynchronous notifications from a processor about a payment or refund. Verified by the method's connector
@@ -147,7 +145,10 @@ async function applyPaymentNotification(
     const kept = payment.voidRefundReference;
     const failed =
       named !== undefined && kept !== null ? named === kept : await voidRefundFailed(version, ctx, payment, named);
-    if (failed) return (await reverseVoidedPayment(deps, payment.id, { trusted: true })) ? 'applied' : 'ignored';
+    if (failed) {
+      const { outcome } = await mutate(deps, payment.id, { type: 'void_reversal', trusted: true });
+      return outcome ? 'applied' : 'ignored';
+    }
     if (notification.voidReversal) return 'ignored';
   }
   let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null =
@@ -181,12 +182,11 @@ async function applyPaymentNotification(
     if (await recordDisputeNews(deps, payment.id, dispute)) applied = true;
   }
   if (account === null) return 'ignored';
-  const told = { ...account, ...pickSettlement(settled) };
-  const { result } = await mutatePayment<NotificationOutcome>(deps, payment.id, (current, ledger) => {
-    const change = processorAccountChange(current, told, Date.now(), { hasRefunds: ledger.length > 0 });
-    return change ? { change, result: 'applied' } : { none: 'ignored' };
+  const { outcome } = await mutate(deps, payment.id, {
+    type: 'processor_news',
+    account: { ...account, ...pickSettlement(settled) },
   });
-  return applied ? 'applied' : result;
+  return applied ? 'applied' : outcome;
 }
 
 async function applyRefundNotification(
@@ -218,27 +218,22 @@ async function applyRefundNotification(
     status = read.value.status;
     failureReason = read.value.failureReason;
     settled = pickSettlement(read.value);
-  } else if (status === 'approved' && canRefundTransition(before, status)) {
+  } else if (status === 'approved' && isReserving(before)) {
     // Verified news of an approval does not say what the processor booked (Stripe's refund events carry the
     // balance transaction unexpanded): one read for it, as for a payment's collection. Its status stays the news'.
     const read = await readRefund();
     if (read.ok && read.value.status === 'approved') settled = pickSettlement(read.value);
   }
-  // Past this point the news is trusted: verified, or the processor's own answer to our read.
-  if (before === 'approved') {
-    const reversed = await reverseApprovedRefund(deps, found.refund.id, found.payment.id, {
-      status,
-      trusted: true,
-      failureReason: failureReason ?? null,
-    });
-    return reversed ? 'applied' : 'ignored';
-  }
-  // settleRefund writes even when the state machine refuses (bumping the payment's version), and a
-  // notification that is refused must change nothing, as for payments. A refund that moves meanwhile is re-judged there.
-  if (!canRefundTransition(before, status)) return 'ignored';
-  const fields = failureOf(status, failureReason);
-  const after = await settleRefund(deps, found.refund.id, found.payment.id, status, fields, undefined, settled);
-  return after.status !== before ? 'applied' : 'ignored';
+  // Past this point the news is trusted: verified, or the processor's own answer to our read. The ledger decides:
+  // an approved refund reported failed is reversed, any other moves only where its state machine allows.
+  const { outcome } = await mutate(deps, found.payment.id, {
+    type: 'refund_news',
+    refundId: found.refund.id,
+    status,
+    failureReason: failureReason ?? null,
+    reported: settled,
+  });
+  return outcome;
 }
 
 /** Whether unverifiable news about this payment or refund may read it at the processor now. */

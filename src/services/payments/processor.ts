@@ -9,7 +9,7 @@ import {
 } from '../../connectors/types.ts';
 import type { PaymentMethodRow, PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { cancelAwaitingProcessor } from '../../domain/decisions.ts';
+import { cancelAwaitingProcessor, type ReportedSettlement } from '../../domain/ledger/index.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { openSecrets } from '../payment-methods/secrets.ts';
 
@@ -101,3 +101,32 @@ export type { ConnectorVersion };
 
 /** A method's connector with its secrets open, for one operation. */
 export type MethodConnector = Awaited<ReturnType<typeof connectorFor>>;
+
+/** Only the settlement of an answer or a notification (which carries much else). */
+export const pickSettlement = (from: ReportedSettlement): ReportedSettlement => ({
+  ...(from.settlement !== undefined ? { settlement: from.settlement } : {}),
+  ...(from.settlementNullReason !== undefined ? { settlementNullReason: from.settlementNullReason } : {}),
+});
+
+/**
+ * The service's own read of the refund that carried out a payment's void (`getVoidRefund`, the newest void refund of
+ * the payment): whether the processor now reports it failed (a `canceled` Stripe refund is a failure too), or null
+ * when it cannot tell (its connector's voids are no refunds that can fail, or the read did not answer). The refund read
+ * must be the void's: the one kept with it (`void_refund_reference`) and, when news named one (`expected`), that one;
+ * another is no news of this void (false).
+ */
+export async function voidRefundFailed(
+  version: ConnectorVersion,
+  ctx: ConnectorContext,
+  payment: PaymentRow,
+  expected?: string,
+): Promise<boolean | null> {
+  const getVoidRefund = version.adapter.getVoidRefund;
+  if (!getVoidRefund) return null;
+  const read = await callConnector(() => getVoidRefund(ctx, processorLookup(payment)));
+  if (!read.ok) return null;
+  const reference = read.value.processorReference;
+  for (const required of [payment.voidRefundReference, expected])
+    if (required !== null && required !== undefined && reference !== required) return false;
+  return read.value.status === 'failed' || read.value.status === 'declined';
+}

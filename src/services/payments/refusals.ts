@@ -1,5 +1,5 @@
 import type { PaymentRow } from '../../db/schema/index.ts';
-import type { Refusal } from '../../domain/decisions.ts';
+import type { Refusal } from '../../domain/ledger/index.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { type ErrorCode, ServiceError } from '../../lib/errors.ts';
 import { toIso } from '../../lib/time.ts';
@@ -12,7 +12,7 @@ interface RefusalSpec {
 
 const status = (payment: PaymentRow) => ({ status: payment.status });
 
-/** The error each refusal of the domain's decisions (domain/decisions.ts) is answered with. */
+/** The error each refusal of the ledger (domain/ledger) is answered with. */
 const REFUSALS: Record<Refusal, RefusalSpec> = {
   awaits_terminal_check: {
     code: 'invalid_state_transition',
@@ -34,13 +34,18 @@ const REFUSALS: Record<Refusal, RefusalSpec> = {
     message: (p) => `A ${p.status} payment cannot be canceled.`,
     details: status,
   },
+  payment_disputed: {
+    code: 'payment_disputed',
+    message: () => 'A dispute of this payment is open: no refund or void until it closes.',
+    details: (p) => ({ status: p.status, dispute_id: p.openDisputeId }),
+  },
   not_refundable: {
     code: 'invalid_state_transition',
     message: (p) => `A ${p.status} payment cannot be refunded.`,
     details: status,
   },
   // Amounts leave the service as decimal strings, never as minor units a client could misread.
-  exceeds_balance: {
+  refund_exceeds_balance: {
     code: 'refund_exceeds_balance',
     message: () => 'The refund exceeds the refundable balance.',
     details: (p, balance) => ({

@@ -44,7 +44,7 @@ export function toPaymentResource(row: PaymentRow, options: { withAction: boolea
     webhook_url: row.webhookUrl,
     charged_back_at: toIsoOrNull(row.chargedBackAt),
     ...settlementView(row, COLLECTED_STATUSES.includes(row.status)),
-    cancel_requested_at: toIsoOrNull(row.cancelAcceptedAt),
+    cancel_requested_at: toIsoOrNull(row.cancelRequestedAt),
     created_at: toIso(row.createdAt),
     updated_at: toIso(row.updatedAt),
   };

@@ -1,6 +1,5 @@
 import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import { insertRowsFrom } from '../../../db/conditional-insert.ts';
-import { type D1Handle, preparedWrite, statementBuilder } from '../../../db/prepared.ts';
 import { webhookDeliveries, webhookEndpoints } from '../../../db/schema/index.ts';
 import type { Deps } from '../../../deps.ts';
 import type { OwnerScope } from '../../../domain/caller.ts';
@@ -35,59 +34,40 @@ export function closePendingDeliveries(
 }
 
 /**
- * The deliveries of a new event to every enabled endpoint of its owner that takes its type, written by the
- * event's own batch (no read before it: the subscription rule of domain/webhook-endpoints.ts `subscribes`,
- * a type listed or `*`, is evaluated by SQLite over `enabled_events`), each returning its destination for
- * the queue. Built once per isolate for `written`, the condition that ties the rows to the payment change
- * (store.ts `atVersion`, whose placeholders `bind` fills from `at`).
+ * The deliveries of a new event to every enabled endpoint of its owner that takes its type, written by the event's
+ * own batch (no read before it: the subscription rule of domain/webhook-endpoints.ts `subscribes`, a type listed or
+ * `*`, is evaluated by SQLite over `enabled_events`), each returning its destination for the queue. `written` is the
+ * condition that ties the rows to the payment change (services/payments/store.ts `atVersion`).
  */
-export function endpointDeliveriesStatement(written: SQL) {
-  const value = (name: string) => sql`${sql.placeholder(name)}`;
-  const subscribed = sql`exists (select 1 from json_each(${webhookEndpoints.enabledEvents}) where json_each.value in (${sql.placeholder('type')}, ${sql.placeholder('anyType')}))`;
-  const statement = preparedWrite(
-    insertRowsFrom(
-      statementBuilder,
-      webhookDeliveries,
-      {},
-      {
-        eventId: value('eventId'),
-        destination: sql`${webhookEndpoints.id}`,
-        paymentId: value('paymentId'),
-        ownerId: value('ownerId'),
-        url: sql`${webhookEndpoints.url}`,
-        status: value('status'),
-        attempts: value('attempts'),
-        nextAttemptAt: value('createdAt'),
-        createdAt: value('createdAt'),
-        updatedAt: value('createdAt'),
-      },
-      sql`${webhookEndpoints}`,
-      and(
-        eq(webhookEndpoints.ownerId, sql.placeholder('ownerId')),
-        eq(webhookEndpoints.environment, sql.placeholder('environment')),
-        isNull(webhookEndpoints.disabledAt),
-        subscribed,
-        written,
-      )!,
-    ).returning({ destination: webhookDeliveries.destination }),
-  );
-  return (
-    d1: D1Handle,
-    scope: OwnerScope,
-    event: { id: string; type: string; createdAt: number },
-    paymentId: string,
-    at: Record<string, unknown>,
-  ) =>
-    statement.bind(d1, {
-      ...at,
+export function endpointDeliveries(
+  { db }: Deps,
+  scope: OwnerScope,
+  event: { id: string; type: string; createdAt: number },
+  paymentId: string,
+  written: SQL,
+) {
+  const subscribed = sql`exists (select 1 from json_each(${webhookEndpoints.enabledEvents}) where json_each.value in (${event.type}, ${ALL_EVENTS}))`;
+  return insertRowsFrom(
+    db,
+    webhookDeliveries,
+    {
       eventId: event.id,
       paymentId,
       ownerId: scope.ownerId,
-      environment: scope.environment,
       status: 'pending',
       attempts: 0,
+      nextAttemptAt: event.createdAt,
       createdAt: event.createdAt,
-      type: event.type,
-      anyType: ALL_EVENTS,
-    });
+      updatedAt: event.createdAt,
+    },
+    { destination: sql`${webhookEndpoints.id}`, url: sql`${webhookEndpoints.url}` },
+    sql`${webhookEndpoints}`,
+    and(
+      eq(webhookEndpoints.ownerId, scope.ownerId),
+      eq(webhookEndpoints.environment, scope.environment),
+      isNull(webhookEndpoints.disabledAt),
+      subscribed,
+      written,
+    )!,
+  ).returning({ destination: webhookDeliveries.destination });
 }

@@ -1,0 +1,148 @@
+import { applyTransition, nextUpdatedAt, type PaymentStatus } from '../payment-state.ts';
+import { reverseVoid, VOID_REVERSAL_EVENT_TYPE } from '../reversals.ts';
+import { accountPatch, changed, type Decision, paymentChange, type ProcessorAccount, unchanged } from './change.ts';
+import type { PaymentRecord } from './records.ts';
+
+/** The processor's answer to the create, or the error it met: `applyOutcome` of create-payment. */
+export interface CreateAnswered {
+  type: 'create_answered';
+  account: ProcessorAccount;
+  processorReference: string | null;
+  processorStatus: string;
+  /** The QR to show (`display_qr`), and how long it stays payable. */
+  qrData: string | null;
+  qrTtlMs: number | null;
+}
+
+export interface CreateFailed {
+  type: 'create_failed';
+  /** The connector error's kind (connectors/types.ts `ConnectorErrorKind`). */
+  error: string;
+}
+
+/**
+ * News of the payment from its processor, trusted (a verified notification, or the service's own read: a
+ * reconciliation, a terminal or settlement re-read, an expiry's withdrawal). `processorStatus` is written with a
+ * change; `lookedAt` (the time the service read it) and a first `processorReference` are written whatever it says.
+ */
+export interface ProcessorNews {
+  type: 'processor_news';
+  account: ProcessorAccount;
+  processorStatus?: string;
+  lookedAt?: number;
+  processorReference?: string | null;
+}
+
+/** A pending QR past its time: `expired`, or what the processor said when asked to withdraw it. */
+export interface Expire {
+  type: 'expire';
+  target: PaymentAccountStatus;
+}
+type PaymentAccountStatus = ProcessorAccount['status'];
+
+/** The refund that carried out a void failed later: the payment is collected again (docs/states.md). */
+export interface VoidReversal {
+  type: 'void_reversal';
+  trusted: boolean;
+  lookedAt?: number;
+}
+
+/** The service read the payment (or tried to) and found nothing to change; `onlyIf`: only while in that status. */
+export interface MarkLooked {
+  type: 'mark_looked';
+  at: number;
+  onlyIf?: PaymentStatus;
+}
+
+export function createAnswered(p: PaymentRecord, c: CreateAnswered, now: number): Decision<null> {
+  const account = accountPatch(p, c.account, now);
+  // A reference or QR appearing without a status change (a timed-out QR payment, resumed) is still an update clients
+  // see, so `updated_at` moves too.
+  const visible = p.processorReference !== c.processorReference || p.qrData !== c.qrData;
+  return changed(
+    paymentChange(p, {
+      processorReference: c.processorReference,
+      processorStatus: c.processorStatus,
+      processorAttempts: p.processorAttempts + 1,
+      qrData: c.qrData,
+      expiresAt: c.qrData !== null && c.qrTtlMs !== null ? now + c.qrTtlMs : null,
+      ...(account ?? (visible ? { updatedAt: nextUpdatedAt(p.updatedAt, now) } : {})),
+    }),
+    null,
+  );
+}
+
+/**
+ * A timeout leaves the outcome unknown: the payment waits as `pending` for a retry or reconciliation. Unavailable means
+ * the processor took nothing: it stays `created`. A rejected configuration fails it; a decline declines it.
+ */
+export function createFailed(p: PaymentRecord, c: CreateFailed, now: number): Decision<null> {
+  const target: PaymentStatus | null =
+    c.error === 'timeout'
+      ? 'pending'
+      : c.error === 'configuration_invalid'
+        ? 'failed'
+        : c.error === 'declined'
+          ? 'declined'
+          : null;
+  const move = target ? applyTransition(p, target, now, { hasRefunds: false }) : null;
+  return changed(
+    paymentChange(p, {
+      processorAttempts: p.processorAttempts + 1,
+      processorStatus: c.error,
+      ...(move?.ok ? { status: move.status, updatedAt: move.updatedAt } : {}),
+    }),
+    null,
+  );
+}
+
+export function processorNews(p: PaymentRecord, c: ProcessorNews, now: number): Decision<'applied' | 'ignored'> {
+  const account = accountPatch(p, c.account, now);
+  const bookkeeping = {
+    ...(c.lookedAt !== undefined ? { reconciledAt: c.lookedAt } : {}),
+    ...(p.processorReference === null && c.processorReference ? { processorReference: c.processorReference } : {}),
+  };
+  if (!account && Object.keys(bookkeeping).length === 0) return unchanged('ignored');
+  return changed(
+    paymentChange(p, {
+      ...bookkeeping,
+      ...account,
+      ...(account && c.processorStatus !== undefined ? { processorStatus: c.processorStatus } : {}),
+    }),
+    account ? 'applied' : 'ignored',
+  );
+}
+
+/** True when the payment expired by it. */
+export function expire(p: PaymentRecord, c: Expire, now: number): Decision<boolean> {
+  if (p.expiresAt === null || p.expiresAt > now) return unchanged(false);
+  const account = accountPatch(p, { status: c.target }, now);
+  return account ? changed(paymentChange(p, account), account.status === 'expired') : unchanged(false);
+}
+
+/**
+ * `reverseVoid` with the service's own record of the void (`voided_at`, set only by `approved` → `canceled`): the
+ * payment is `approved` again, its void undated, and `payment.void_failed` is its one event. True when applied.
+ */
+export function voidReversal(p: PaymentRecord, c: VoidReversal, now: number): Decision<boolean> {
+  const reversal = reverseVoid({ payment: p, voided: p.voidedAt !== null, news: c, now });
+  if (!reversal.ok) return unchanged(false);
+  return changed(
+    paymentChange(
+      p,
+      {
+        ...reversal.payment,
+        voidedAt: null,
+        voidRefundReference: null,
+        ...(c.lookedAt !== undefined ? { reconciledAt: c.lookedAt } : {}),
+      },
+      [{ type: VOID_REVERSAL_EVENT_TYPE }],
+    ),
+    true,
+  );
+}
+
+export function markLooked(p: PaymentRecord, c: MarkLooked): Decision<null> {
+  if (c.onlyIf !== undefined && p.status !== c.onlyIf) return unchanged(null);
+  return changed({ payment: { reconciledAt: c.at }, events: [] }, null);
+}
