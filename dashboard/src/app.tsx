@@ -33,31 +33,31 @@ function Shell({ session }: { session: Session }) {
       <a class="skip" href="#main">
         Skip to content
       </a>
-      {session.environment === 'test' && (
-        <div class="test-banner" role="note" aria-label="Environment">
-          TEST deployment: sandbox data, no real money moves
-        </div>
-      )}
-      <header class="top">
-        <a class="brand" href="/dashboard">
-          Payment Service
-        </a>
-        <nav aria-label="Dashboard">
-          <ul>
-            {NAVIGATION.filter((item) => !item.adminOnly || session.user.role === 'admin').map((item) => (
-              <li key={item.path}>
-                <a href={item.path} aria-current={isCurrent(path, item.path) ? 'page' : undefined}>
-                  {item.title}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <div class="who">
-          <span>{session.user.email}</span>
-          <button type="button" onClick={() => void signOut()}>
-            Sign out
-          </button>
+      <header>
+        {session.environment === 'test' && (
+          <p class="test-banner">TEST deployment: sandbox data, no real money moves</p>
+        )}
+        <div class="top">
+          <a class="brand" href="/dashboard">
+            Payment Service
+          </a>
+          <nav aria-label="Dashboard">
+            <ul>
+              {NAVIGATION.filter((item) => !item.adminOnly || session.user.role === 'admin').map((item) => (
+                <li key={item.path}>
+                  <a href={item.path} aria-current={isCurrent(path, item.path) ? 'page' : undefined}>
+                    {item.title}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <div class="who">
+            <span>{session.user.email}</span>
+            <button type="button" onClick={() => void signOut()}>
+              Sign out
+            </button>
+          </div>
         </div>
       </header>
       <main id="main" tabIndex={-1}>

@@ -1,4 +1,4 @@
-import type { JSX } from 'preact';
+import { Hinted } from './hinted.tsx';
 
 /**
  * Form fields generated from a JSON Schema (a connector version's `credentials_schema` or
@@ -28,7 +28,6 @@ const typeOf = (schema: JsonSchema) => (Array.isArray(schema.type) ? schema.type
 const isScalar = (schema: JsonSchema) => ['string', 'integer', 'number', 'boolean'].includes(typeOf(schema));
 
 function Field({
-  id,
   name,
   schema,
   required,
@@ -36,7 +35,6 @@ function Field({
   value,
   onInput,
 }: {
-  id: string;
   name: string;
   schema: JsonSchema;
   required: boolean;
@@ -45,7 +43,6 @@ function Field({
   onInput: (value: string | boolean) => void;
 }) {
   const type = typeOf(schema);
-  const hintId = `${id}-hint`;
   const hint = [schema.description, schema.default !== undefined && `Default: ${JSON.stringify(schema.default)}.`]
     .filter(Boolean)
     .join(' ');
@@ -55,87 +52,70 @@ function Field({
       {required ? ' (required)' : ''}
     </>
   );
-  const describedBy = hint ? hintId : undefined;
-  const hintText = hint && (
-    <span id={hintId} class="hint">
-      {hint}
-    </span>
-  );
-  if (type === 'boolean')
-    return (
-      <label class="check" htmlFor={id}>
-        <input id={id} type="checkbox" checked={value === true} onChange={(e) => onInput(e.currentTarget.checked)} />
-        {label} {hintText}
-      </label>
-    );
   const text = typeof value === 'string' ? value : '';
-  let control: JSX.Element;
-  if (Array.isArray(schema.enum))
-    control = (
-      <select
-        id={id}
-        required={required}
-        value={text}
-        onChange={(e) => onInput(e.currentTarget.value)}
-        aria-describedby={describedBy}
-      >
-        <option value="">{required ? 'Choose…' : 'Not set'}</option>
-        {schema.enum.map((option) => (
-          <option key={String(option)} value={String(option)}>
-            {String(option)}
-          </option>
-        ))}
-      </select>
-    );
-  else if (!isScalar(schema))
-    control = (
-      <textarea
-        id={id}
-        required={required}
-        value={text}
-        placeholder="JSON"
-        aria-describedby={describedBy}
-        onInput={(e) => onInput(e.currentTarget.value)}
-      />
-    );
-  else
-    control = (
-      <input
-        id={id}
-        // Preact's types split <input> by type; every attribute here is valid for all three.
-        type={(secret ? 'password' : type === 'integer' || type === 'number' ? 'number' : 'text') as 'text'}
-        autoComplete="off"
-        required={required}
-        minLength={schema.minLength}
-        maxLength={schema.maxLength}
-        min={schema.minimum}
-        max={schema.maximum}
-        step={type === 'integer' ? 1 : type === 'number' ? 'any' : undefined}
-        value={text}
-        placeholder={schema.default !== undefined ? String(schema.default) : undefined}
-        aria-describedby={describedBy}
-        onInput={(e) => onInput(e.currentTarget.value)}
-      />
-    );
   return (
-    <label htmlFor={id}>
-      <span>{label}</span>
-      {control}
-      {hintText}
-    </label>
+    <Hinted label={label} hint={hint || undefined}>
+      {(control) => {
+        if (type === 'boolean')
+          return (
+            <input
+              {...control}
+              type="checkbox"
+              checked={value === true}
+              onChange={(e) => onInput(e.currentTarget.checked)}
+            />
+          );
+        if (Array.isArray(schema.enum))
+          return (
+            <select {...control} required={required} value={text} onChange={(e) => onInput(e.currentTarget.value)}>
+              <option value="">{required ? 'Choose…' : 'Not set'}</option>
+              {schema.enum.map((option) => (
+                <option key={String(option)} value={String(option)}>
+                  {String(option)}
+                </option>
+              ))}
+            </select>
+          );
+        if (!isScalar(schema))
+          return (
+            <textarea
+              {...control}
+              required={required}
+              value={text}
+              placeholder="JSON"
+              onInput={(e) => onInput(e.currentTarget.value)}
+            />
+          );
+        return (
+          <input
+            {...control}
+            // Preact's types split <input> by type; every attribute here is valid for all three.
+            type={(secret ? 'password' : type === 'integer' || type === 'number' ? 'number' : 'text') as 'text'}
+            autoComplete="off"
+            required={required}
+            minLength={schema.minLength}
+            maxLength={schema.maxLength}
+            min={schema.minimum}
+            max={schema.maximum}
+            step={type === 'integer' ? 1 : type === 'number' ? 'any' : undefined}
+            value={text}
+            placeholder={schema.default !== undefined ? String(schema.default) : undefined}
+            onInput={(e) => onInput(e.currentTarget.value)}
+          />
+        );
+      }}
+    </Hinted>
   );
 }
 
 /** The fields of an object schema; `secret` makes its text fields password fields (credentials). */
 export function SchemaFields({
-  idPrefix,
   legend,
   schema,
   values,
   secret = false,
   onChange,
 }: {
-  idPrefix: string;
   legend: string;
   schema: JsonSchema;
   values: FormValues;
@@ -150,7 +130,6 @@ export function SchemaFields({
       {properties.map(([name, property]) => (
         <Field
           key={name}
-          id={`${idPrefix}-${name}`}
           name={name}
           schema={property}
           required={schema.required?.includes(name) ?? false}

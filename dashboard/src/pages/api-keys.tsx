@@ -3,6 +3,7 @@ import { ask, client, useAction, useLoad } from '../api.ts';
 import type { Schemas } from '../client.ts';
 import { ConfirmDialog } from '../components/confirm-dialog.tsx';
 import { FormDialog } from '../components/dialog.tsx';
+import { Hinted } from '../components/hinted.tsx';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
 import { Pager } from '../components/pager.tsx';
@@ -32,11 +33,11 @@ function CreateKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreate
       onSubmit={() => void create.run({ name: name.trim(), scopes })}
       onClose={onClose}
     >
-      <label>
-        Name
-        <input required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        <span class="hint">Where the key is used, e.g. "Checkout server".</span>
-      </label>
+      <Hinted label="Name" hint={'Where the key is used, e.g. "Checkout server".'}>
+        {(control) => (
+          <input {...control} required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        )}
+      </Hinted>
       <ScopeChecks value={scopes} onChange={setScopes} />
     </FormDialog>
   );

@@ -98,7 +98,6 @@ function CreateMethodDialog({
             never shown again.
           </p>
           <SchemaFields
-            idPrefix="credentials"
             legend="Credentials"
             schema={chosen.credentials_schema as JsonSchema}
             values={credentials}
@@ -106,7 +105,6 @@ function CreateMethodDialog({
             onChange={setCredentials}
           />
           <SchemaFields
-            idPrefix="configuration"
             legend="Configuration"
             schema={chosen.configuration_schema as JsonSchema}
             values={configuration}

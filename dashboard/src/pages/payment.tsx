@@ -3,6 +3,7 @@ import { ask, client, newIdempotencyKey, useAction, useLoad } from '../api.ts';
 import type { Schemas } from '../client.ts';
 import { FormDialog } from '../components/dialog.tsx';
 import { DisputeRows } from '../components/dispute-rows.tsx';
+import { Hinted } from '../components/hinted.tsx';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
 import { ProblemNotice } from '../components/problem-notice.tsx';
@@ -104,20 +105,18 @@ function RefundDialog({
       <p>
         Refundable: <strong>{formatMoney({ value: balance, currency: payment.amount.currency })}</strong>
       </p>
-      <label>
-        Amount ({payment.amount.currency})
-        <input
-          name="amount"
-          inputMode="decimal"
-          value={amount}
-          aria-invalid={invalid ? 'true' : undefined}
-          aria-describedby="refund-amount-hint"
-          onInput={(e) => setAmount(e.currentTarget.value)}
-        />
-        <span id="refund-amount-hint" class="hint">
-          {invalid || `At most ${balance}.`}
-        </span>
-      </label>
+      <Hinted label={`Amount (${payment.amount.currency})`} hint={invalid || `At most ${balance}.`}>
+        {(control) => (
+          <input
+            {...control}
+            name="amount"
+            inputMode="decimal"
+            value={amount}
+            aria-invalid={invalid ? 'true' : undefined}
+            onInput={(e) => setAmount(e.currentTarget.value)}
+          />
+        )}
+      </Hinted>
       <label>
         Reason (optional)
         <input name="reason" maxLength={500} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
@@ -277,7 +276,7 @@ type HelperCall = () => Promise<Answer<unknown>>;
 /** The `test` deployment's helpers (docs/sandbox.md): processor news, disputes and refund failures on demand. */
 function useHelper(onDone: (message: string) => void) {
   return useAction(
-    (_label: string, call: HelperCall) => call(),
+    (call: HelperCall) => call(),
     () => onDone('Test helper applied.'),
   );
 }
@@ -338,7 +337,7 @@ export function PaymentPage({ id }: { id: string }) {
 
   const helper = useHelper(changed);
   const news = (action: 'approve' | 'decline' | 'expire' | 'fail' | 'charge_back') =>
-    helper.run(action, () =>
+    helper.run(() =>
       ask(
         client.POST('/v1/test-helpers/payments/{payment_id}/{action}', {
           params: { path: { payment_id: id, action } },
@@ -495,7 +494,7 @@ export function PaymentPage({ id }: { id: string }) {
                                     type="button"
                                     disabled={helper.busy}
                                     onClick={() =>
-                                      void helper.run('fail refund', () =>
+                                      void helper.run(() =>
                                         ask(
                                           client.POST('/v1/test-helpers/refunds/{refund_id}/fail', {
                                             params: { path: { refund_id: refund.id } },
@@ -531,7 +530,7 @@ export function PaymentPage({ id }: { id: string }) {
                       helper={
                         test
                           ? (dispute, outcome) =>
-                              void helper.run(`close ${outcome}`, () =>
+                              void helper.run(() =>
                                 ask(
                                   client.POST('/v1/test-helpers/disputes/{dispute_id}/close', {
                                     params: { path: { dispute_id: dispute.id } },
@@ -561,7 +560,7 @@ export function PaymentPage({ id }: { id: string }) {
                     type="button"
                     disabled={helper.busy}
                     onClick={() =>
-                      void helper.run('dispute', () =>
+                      void helper.run(() =>
                         ask(
                           client.POST('/v1/test-helpers/payments/{payment_id}/dispute', {
                             params: { path: { payment_id: id } },

@@ -85,7 +85,7 @@ function ExportCsv({ filters }: { filters: Filters }) {
       return;
     }
     download(`payments-${new Date().toISOString().slice(0, 10)}.csv`, toCsv([CSV_HEADER, ...walked.items.map(csvRow)]));
-    setProgress(`Exported ${walked.items.length} payments.`);
+    setProgress(`Exported ${walked.items.length} ${walked.items.length === 1 ? 'payment' : 'payments'}.`);
   };
   return (
     <div class="row">

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ask, client, useAction, useLoad } from '../api.ts';
 import type { Schemas } from '../client.ts';
 import { FormDialog } from '../components/dialog.tsx';
+import { Hinted } from '../components/hinted.tsx';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
 import { Pager } from '../components/pager.tsx';
@@ -65,19 +66,20 @@ function UserDialog({ user, onClose, onSaved }: { user: User | null; onClose: ()
             Name
             <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </label>
-          <label>
-            Password
-            <input
-              type="password"
-              required
-              minLength={12}
-              maxLength={256}
-              autoComplete="new-password"
-              value={password}
-              onInput={(e) => setPassword(e.currentTarget.value)}
-            />
-            <span class="hint">12 to 256 characters; the user signs in with it.</span>
-          </label>
+          <Hinted label="Password" hint="12 to 256 characters; the user signs in with it.">
+            {(control) => (
+              <input
+                {...control}
+                type="password"
+                required
+                minLength={12}
+                maxLength={256}
+                autoComplete="new-password"
+                value={password}
+                onInput={(e) => setPassword(e.currentTarget.value)}
+              />
+            )}
+          </Hinted>
         </>
       )}
       <RoleSelect value={role} onChange={setRole} />
@@ -120,13 +122,20 @@ function PlacementDialog({ user, onClose }: { user: User; onClose: () => void })
           </dl>
         )}
       </LoadState>
-      <label>
-        Move to shard
-        <input required pattern="SHARD_[0-9]+" value={shard} onInput={(e) => setShard(e.currentTarget.value)} />
-        <span class="hint">
-          A shard of this deployment, e.g. SHARD_1. Its writes answer 503 owner_moving until the move ends.
-        </span>
-      </label>
+      <Hinted
+        label="Move to shard"
+        hint="A shard of this deployment, e.g. SHARD_1. Its writes answer 503 owner_moving until the move ends."
+      >
+        {(control) => (
+          <input
+            {...control}
+            required
+            pattern="SHARD_[0-9]+"
+            value={shard}
+            onInput={(e) => setShard(e.currentTarget.value)}
+          />
+        )}
+      </Hinted>
     </FormDialog>
   );
 }

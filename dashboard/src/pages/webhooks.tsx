@@ -4,6 +4,7 @@ import type { Schemas } from '../client.ts';
 import { ConfirmDialog } from '../components/confirm-dialog.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { FormDialog } from '../components/dialog.tsx';
+import { Hinted } from '../components/hinted.tsx';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
 import { Pager } from '../components/pager.tsx';
@@ -110,11 +111,11 @@ function CreateEndpointDialog({ onClose, onCreated }: { onClose: () => void; onC
       }}
       onClose={onClose}
     >
-      <label>
-        URL
-        <input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
-        <span class="hint">HTTPS, on a public address.</span>
-      </label>
+      <Hinted label="URL" hint="HTTPS, on a public address.">
+        {(control) => (
+          <input {...control} type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        )}
+      </Hinted>
       <label>
         Description (optional)
         <input maxLength={500} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
