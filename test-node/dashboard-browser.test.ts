@@ -342,7 +342,7 @@ describe('/dashboard in Chromium', () => {
     await page.goto(`${base}/dashboard/payments/${payment.id}`);
     await settled(page);
     await page.getByText('Handed to the terminal').waitFor();
-    await page.getByRole('region', { name: 'Terminal' }).getByText('online').waitFor();
+    await page.getByRole('region', { name: 'Terminal' }).locator('.status', { hasText: 'online' }).waitFor();
     await page.getByRole('button', { name: 'Cancel…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Cancel payment' });
     await dialog.getByRole('button', { name: 'Cancel payment' }).click();
@@ -440,6 +440,125 @@ describe('/dashboard in Chromium', () => {
       type: 'pos',
       enabled: true,
     });
+  });
+
+  it('shows an error’s message and request_id to copy; after a refusal the next submit is a new attempt', async () => {
+    await page.goto(`${base}/dashboard/payments/${paymentId}`);
+    await settled(page);
+    await page.getByRole('button', { name: 'Refund…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Refund payment' });
+    await dialog.getByLabel('Amount (USD)').fill('999.00');
+    await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
+    const problem = dialog.getByRole('alert');
+    await problem.getByText('The refund exceeds the refundable balance.').waitFor();
+    await expect(problem.innerText()).resolves.toContain('refund_exceeds_balance');
+    const requestId = (await problem.locator('p', { hasText: 'Request ID' }).locator('code').innerText()).trim();
+    expect(requestId).toMatch(/^req_[0-9a-z]+$/);
+    expect(await problem.getByRole('button', { name: 'Retry' }).count()).toBe(0);
+    await problem.getByRole('button', { name: 'Copy request ID' }).click();
+    await problem.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(requestId);
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, 'refund-problem');
+    expectedConsoleErrors(1, (entry) => entry.url.endsWith(`/v1/payments/${paymentId}/refunds`));
+    // Nothing was refunded, so a corrected amount is a new attempt (a new key): refunded, not a key reused.
+    await dialog.getByLabel('Amount (USD)').fill('1.00');
+    await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Refund ref_\w+ of \$1\.00: approved\.$/ })
+      .waitFor();
+    expect((await refundsOf(paymentId)).map((r) => r.amount.value).sort()).toEqual(['1.00', '15.00', '5.00']);
+  });
+
+  it('redelivers an event from the timeline', async () => {
+    const approvals = () => receiver.types.filter((type) => type === 'payment.approved').length;
+    expect(approvals()).toBe(1);
+    await page.getByRole('button', { name: 'Redeliver payment.approved' }).click();
+    await page.getByRole('status').filter({ hasText: 'Redelivery of payment.approved queued.' }).waitFor();
+    for (let waited = 0; approvals() < 2; waited += 200) {
+      if (waited > 60_000) throw new Error('the redelivery did not arrive');
+      await page.waitForTimeout(200);
+    }
+  });
+
+  it('opens a dispute with a test helper, counts down its evidence due date, and closes it', async () => {
+    const payment = await createPayment('20.00', posMethodId);
+    await page.goto(`${base}/dashboard/payments/${payment.id}`);
+    await settled(page);
+    await page.getByRole('button', { name: 'Open a dispute (test)' }).click();
+    const disputes = page.getByRole('region', { name: 'Disputes' });
+    await disputes.getByText('needs response').waitFor();
+    await disputes.getByText(/left\)$/).waitFor();
+    await page.goto(`${base}/dashboard/disputes?status=needs_response`);
+    await settled(page);
+    const row = page.locator('tbody tr').filter({ has: page.getByRole('link', { name: payment.id }) });
+    await expect(row.innerText()).resolves.toMatch(/\$20\.00[\s\S]*needs response[\s\S]*fraudulent[\s\S]*left\)/);
+    await checkPage(page, 'disputes-needs-response');
+    await row.getByRole('link', { name: payment.id }).click();
+    await settled(page);
+    await page.getByRole('button', { name: /^Close as won dsp_\w+ \(test\)$/ }).click();
+    await page.getByRole('region', { name: 'Disputes' }).locator('.status', { hasText: 'won' }).waitFor();
+  });
+
+  it('adds a webhook endpoint (its secret shown once), pings it, disables and deletes it', async () => {
+    const url = receiver.url.replace(/\/hook$/, '/endpoint');
+    await page.goto(`${base}/dashboard/webhooks`);
+    await settled(page);
+    await page.getByRole('button', { name: 'Add an endpoint…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a webhook endpoint' });
+    await dialog.getByLabel('URL').fill(url);
+    await dialog.getByLabel('Description (optional)').fill('Order service');
+    expect(await axeViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Add endpoint' }).click();
+    const shown = page.getByRole('region', { name: 'New endpoint signing secret' });
+    expect(await shown.locator('code').innerText()).toMatch(/^whsec_/);
+    await shown.getByRole('button', { name: 'I have copied it' }).click();
+    const row = page.locator('tbody tr').filter({ hasText: url });
+    await row.getByRole('button', { name: `Send test ping ${url}` }).click();
+    await row
+      .getByRole('status')
+      .filter({ hasText: /^Ping delivered: status 204/ })
+      .waitFor();
+    expect(receiver.types).toContain('ping');
+    await row.getByRole('button', { name: `Disable ${url}` }).click();
+    await row.locator('.status', { hasText: 'disabled' }).waitFor();
+    await checkPage(page, 'webhooks-endpoint');
+    await row.getByRole('button', { name: `Delete ${url}` }).click();
+    await page
+      .getByRole('dialog', { name: 'Delete this endpoint?' })
+      .getByRole('button', { name: 'Delete endpoint' })
+      .click();
+    await page.getByText('No endpoints.').waitFor();
+    const endpoints = await api('GET', '/v1/account/webhook-endpoints?limit=100', token);
+    expect(endpoints.body.data).toEqual([]);
+  });
+
+  it('adds a user and changes its role (admins)', async () => {
+    const email = `support-${randomBytes(3).toString('hex')}@example.com`;
+    await page.goto(`${base}/dashboard/users`);
+    await settled(page);
+    await page.getByRole('button', { name: 'Add a user…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a user' });
+    await dialog.getByLabel('Email').fill(email);
+    await dialog.getByLabel('Name', { exact: true }).fill('Support desk');
+    await dialog.getByLabel('Password').fill('correct-horse-battery-staple');
+    await dialog.getByRole('button', { name: 'Add user' }).click();
+    const row = page.locator('tbody tr').filter({ hasText: email });
+    await expect(row.innerText()).resolves.toMatch(/Support desk\s+client/);
+    await row.getByRole('button', { name: `Role and scopes of ${email}` }).click();
+    const edit = page.getByRole('dialog', { name: `Role and scopes of ${email}` });
+    await edit.getByLabel('Role').selectOption('admin');
+    await edit.getByLabel('refunds:create').uncheck();
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await row.getByRole('cell', { name: 'admin', exact: true }).waitFor();
+    await expect(row.innerText()).resolves.not.toContain('refunds:create');
+    await row.getByRole('button', { name: `Placement of ${email}` }).click();
+    const placement = page.getByRole('dialog', { name: `Placement of ${email}` });
+    await placement.getByText(/^SHARD_\d+$/).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await placement.getByRole('button', { name: 'Close' }).click();
   });
 
   it('has no axe violation, and the TEST banner, on every page', async () => {
