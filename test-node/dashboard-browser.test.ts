@@ -62,6 +62,7 @@ describe('/dashboard in Chromium', () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let token: string;
   let keySecret: string;
+  let keyId: string;
   const reference = `order-${randomBytes(4).toString('hex')}`;
   let paymentId: string;
   let posMethodId: string;
@@ -155,6 +156,7 @@ describe('/dashboard in Chromium', () => {
     });
     expect(key.status).toBe(201);
     keySecret = key.body.data.secret;
+    keyId = key.body.data.id;
     const method = async (version: string, name: string) => {
       const created = await api('POST', '/v1/account/payment-methods', token, {
         connector_definition_version_id: version,
@@ -401,6 +403,16 @@ describe('/dashboard in Chromium', () => {
     const created = keys.body.data.find((k: any) => k.name === 'Shop checkout');
     expect(created.scopes).toEqual(['payment_methods:read', 'payments:create', 'payments:read', 'refunds:create']);
     expect(secret.startsWith(created.prefix)).toBe(true);
+
+    // Revoked from its row, after a confirmation.
+    await row.getByRole('button', { name: 'Revoke Shop checkout' }).click();
+    await page
+      .getByRole('dialog', { name: 'Revoke Shop checkout?' })
+      .getByRole('button', { name: 'Revoke key' })
+      .click();
+    await row.locator('.status', { hasText: 'revoked' }).waitFor();
+    const revoked = await api('GET', '/v1/account/api-keys?limit=100', token);
+    expect(revoked.body.data.find((k: any) => k.id === created.id).status).toBe('revoked');
   });
 
   it('creates a sandbox method from the credentials form generated from the version’s JSON Schema', async () => {
@@ -440,6 +452,17 @@ describe('/dashboard in Chromium', () => {
       type: 'pos',
       enabled: true,
     });
+
+    // Enabled for an API key and disabled again; the method itself disabled and enabled.
+    await card.getByLabel('API key').selectOption(keyId);
+    await card.getByRole('button', { name: 'Enable for this key' }).click();
+    await card.getByRole('status').filter({ hasText: 'Enabled for dashboard browser test.' }).waitFor();
+    await card.getByRole('button', { name: 'Disable for this key' }).click();
+    await card.getByRole('status').filter({ hasText: 'Disabled for dashboard browser test.' }).waitFor();
+    await card.getByRole('button', { name: 'Disable Till 4' }).click();
+    await card.locator('.status', { hasText: 'inactive' }).waitFor();
+    await card.getByRole('button', { name: 'Enable Till 4' }).click();
+    await card.locator('dd .status', { hasText: /^active$/ }).waitFor();
   });
 
   it('shows an error’s message and request_id to copy; after a refusal the next submit is a new attempt', async () => {
@@ -521,6 +544,14 @@ describe('/dashboard in Chromium', () => {
       .filter({ hasText: /^Ping delivered: status 204/ })
       .waitFor();
     expect(receiver.types).toContain('ping');
+    await row.getByRole('button', { name: `Rotate secret ${url}` }).click();
+    await page
+      .getByRole('dialog', { name: "Rotate this endpoint's secret?" })
+      .getByRole('button', { name: 'Rotate secret' })
+      .click();
+    const rotated = page.getByRole('region', { name: 'New endpoint signing secret' });
+    expect(await rotated.locator('code').innerText()).toMatch(/^whsec_/);
+    await rotated.getByRole('button', { name: 'I have copied it' }).click();
     await row.getByRole('button', { name: `Disable ${url}` }).click();
     await row.locator('.status', { hasText: 'disabled' }).waitFor();
     await checkPage(page, 'webhooks-endpoint');

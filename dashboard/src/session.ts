@@ -136,7 +136,7 @@ export async function accessToken(): Promise<string> {
       body: { refresh_token: current.refreshToken },
     });
     if (data) {
-      const rotated = { ...sessionOf(data.data), environment: current.environment };
+      const rotated = sessionOf(data.data);
       store(rotated);
       return rotated.accessToken;
     }
