@@ -8,23 +8,30 @@ export { client };
 /** Paths whose body carries the session's tokens: they take no bearer. */
 const SESSION_PATHS = new Set(['/v1/auth/login', '/v1/auth/refresh', '/v1/auth/logout']);
 
+const BEARER = 'Bearer ';
+
 client.use({
   async onRequest({ request, schemaPath }) {
     if (SESSION_PATHS.has(schemaPath)) return request;
-    request.headers.set('Authorization', `Bearer ${await accessToken()}`);
+    request.headers.set('Authorization', `${BEARER}${await accessToken()}`);
     return request;
+  },
+  // A refused access token ends its session in every tab: the app shows the sign-in form at the same address.
+  onResponse({ request, response, schemaPath }) {
+    if (response.status === 401 && !SESSION_PATHS.has(schemaPath))
+      forgetSession(request.headers.get('Authorization')?.slice(BEARER.length));
+    return response;
   },
 });
 
 /**
- * One API call as the pages use it: its data, or its problem. A 401 ends the session in every tab, and the app
+ * One API call as the pages use it: its data, or its problem. After a 401 (the session ended, above) the app
  * shows the sign-in form at the same address, so the user returns to this page once signed in.
  */
 export async function ask<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Answer<T>> {
   try {
     const { data, error, response } = await call;
     if (response.ok) return { data: data as T, status: response.status };
-    if (response.status === 401) forgetSession();
     return { problem: problemOf(response, error) };
   } catch (error) {
     return { problem: error instanceof SessionProblem ? error.problem : NETWORK_PROBLEM };

@@ -98,8 +98,13 @@ export async function signOut(): Promise<void> {
   }
 }
 
-/** Forgets the session in every tab without asking the API: it already refused the token (401). */
-export const forgetSession = () => store(null);
+/**
+ * Forgets, in every tab, the session whose access token the API refused (401), without asking the API again.
+ * A newer session (signed in since, in another tab) stays.
+ */
+export function forgetSession(refusedAccessToken: string | undefined) {
+  if (readSession()?.accessToken === refusedAccessToken) store(null);
+}
 
 /** Why no access token could be had: signed out, or the refresh failed (its problem, to show and retry). */
 export class SessionProblem extends Error {
@@ -141,7 +146,7 @@ export async function accessToken(): Promise<string> {
       return rotated.accessToken;
     }
     if (response.status === 401) {
-      forgetSession();
+      if (readSession()?.refreshToken === current.refreshToken) store(null);
       throw new SessionProblem(SIGNED_OUT);
     }
     // Rate limited or unavailable: the current token still works until it lapses.
