@@ -37,6 +37,20 @@ module.exports = {
       to: { path: '(^|/)node_modules/(hono|@hono)/' },
     },
     {
+      name: 'dashboard-is-an-api-client',
+      comment:
+        'The dashboard (dashboard/) is a browser client of the public API, as an integration is: it imports its own files, the generated client types (examples/api-types.ts) and its few browser packages, never src/ or anything that runs on the server.',
+      severity: 'error',
+      from: { path: '^dashboard/' },
+      to: {
+        pathNot: [
+          '^dashboard/',
+          '^examples/api-types\\.ts$',
+          '(^|/)node_modules/(preact|preact-iso|openapi-fetch|uqr)/',
+        ],
+      },
+    },
+    {
       name: 'no-cycles',
       comment:
         'An import cycle makes module initialisation order matter and hides which layer depends on which; type-only imports count too.',
@@ -68,7 +82,7 @@ module.exports = {
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
-      extensions: ['.ts', '.mjs', '.js', '.d.ts', '.json'],
+      extensions: ['.ts', '.tsx', '.mjs', '.js', '.d.ts', '.json'],
     },
   },
 };

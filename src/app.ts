@@ -4,6 +4,7 @@ import { handleError, handleNotFound } from './middleware/error-handler.ts';
 import { declareBodyGateResponses, inputGate } from './middleware/json-body.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { registerDocs } from './routes/docs/docs.index.ts';
+import { registerDashboard } from './routes/dashboard/dashboard.index.ts';
 import { registerAuthRoutes } from './routes/auth/auth.index.ts';
 import { registerUserRoutes } from './routes/users/users.index.ts';
 import { registerPlacementRoutes } from './routes/placements/placements.index.ts';
@@ -43,6 +44,7 @@ export function createApp() {
   registerProcessorNotificationRoutes(app);
   registerTestHelperRoutes(app);
   registerDocs(app);
+  registerDashboard(app);
   declareBodyGateResponses(app);
   return app;
 }

@@ -14,7 +14,7 @@ const root = resolve(import.meta.dirname, '..');
 const depcruise = join(root, 'node_modules', '.bin', 'depcruise');
 let dir: string;
 
-async function cruise(files: Record<string, string>): Promise<{ ok: boolean; output: string }> {
+async function cruise(files: Record<string, string>, folders = ['src']): Promise<{ ok: boolean; output: string }> {
   const tree = await mkdtemp(join(dir, 'tree-'));
   await copyFile(join(root, '.dependency-cruiser.cjs'), join(tree, '.dependency-cruiser.cjs'));
   await copyFile(join(root, 'tsconfig.json'), join(tree, 'tsconfig.json'));
@@ -23,7 +23,7 @@ async function cruise(files: Record<string, string>): Promise<{ ok: boolean; out
     await writeFile(join(tree, path), text);
   }
   try {
-    const { stdout } = await promisify(execFile)(depcruise, ['src', '--config', '.dependency-cruiser.cjs'], {
+    const { stdout } = await promisify(execFile)(depcruise, [...folders, '--config', '.dependency-cruiser.cjs'], {
       cwd: tree,
     });
     return { ok: true, output: stdout };
@@ -95,5 +95,28 @@ describe('dependency rules', () => {
     });
     expect(seeded.ok).toBe(false);
     expect(seeded.output).toContain('connectors-speak-zod');
+  });
+
+  it('the dashboard imports only itself, the generated client types and its browser packages', async () => {
+    const tree = {
+      'examples/api-types.ts': 'export interface paths {}\n',
+      'node_modules/preact/package.json': '{ "name": "preact", "main": "index.js" }\n',
+      'node_modules/preact/index.js': 'export const h = 1;\n',
+      'node_modules/hono/package.json': '{ "name": "hono", "main": "index.js" }\n',
+      'node_modules/hono/index.js': 'export const Hono = 1;\n',
+      'src/lib/money.ts': 'export const money = 1;\n',
+      'dashboard/src/ok.ts':
+        "import type { paths } from '../../examples/api-types.ts';\nimport { h } from 'preact';\nexport type P = paths;\nexport const x = h;\n",
+    };
+    const clean = await cruise(tree, ['dashboard']);
+    expect(clean.ok, clean.output).toBe(true);
+    for (const seeded of [
+      "import { money } from '../../src/lib/money.ts';\nexport const s = money;\n",
+      "import { Hono } from 'hono';\nexport const s = Hono;\n",
+    ]) {
+      const result = await cruise({ ...tree, 'dashboard/src/seeded.ts': seeded }, ['dashboard']);
+      expect(result.ok, seeded).toBe(false);
+      expect(result.output).toContain('dashboard-is-an-api-client');
+    }
   });
 });

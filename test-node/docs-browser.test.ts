@@ -4,34 +4,18 @@
 // would leave the local server is blocked and recorded, and the test asserts there was none.
 // Screenshot: test-results/docs.png.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { api as call, cspViolations, guardedContext, launchChromium } from './browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = join(import.meta.dirname, '..', 'test-results', 'docs.png');
-const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 const base = inject('baseUrl');
 
-async function api<T = any>(
-  method: string,
-  path: string,
-  token?: string,
-  body?: unknown,
-): Promise<{ status: number; body: T }> {
-  const headers: Record<string, string> = {};
-  if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
-}
+const api = <T = any>(method: string, path: string, token?: string, body?: unknown) =>
+  call<T>(base, method, path, { token, body });
 
 /** A fresh `test` API key with every scope, and a sandbox POS method enabled for it (through the API). */
 async function merchantKey() {
@@ -79,40 +63,13 @@ describe('/docs in Chromium', () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  const leftLocal: string[] = [];
+  let leftLocal: string[] = [];
   const consoleMessages: string[] = [];
   let docsHeaders: Record<string, string> = {};
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    // Nothing may leave this machine: every request to another host is aborted and recorded.
-    await context.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if ((url.protocol === 'http:' || url.protocol === 'https:') && LOCAL_HOSTS.has(url.hostname))
-        return route.continue();
-      leftLocal.push(route.request().url());
-      return route.abort('blockedbyclient');
-    });
-    // CSP violations are reported both on the console and as `securitypolicyviolation` events.
-    // (Page-side code as text: this project compiles without the DOM library.)
-    await context.addInitScript({
-      content: `window.__cspViolations = [];
-        document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));`,
-    });
+    browser = await launchChromium();
+    ({ context, leftLocal } = await guardedContext(browser));
     page = await context.newPage();
     page.on('console', (message) => consoleMessages.push(`${message.type()}: ${message.text()}`));
     page.on('pageerror', (error) => consoleMessages.push(`pageerror: ${error.message}`));
@@ -181,8 +138,7 @@ describe('/docs in Chromium', () => {
 
   it('sent nothing beyond the local server and hit no CSP violation', async () => {
     expect(leftLocal).toEqual([]);
-    const violations = await page.evaluate('window.__cspViolations');
-    expect(violations).toEqual([]);
+    expect(await cspViolations(page)).toEqual([]);
     expect(consoleMessages.filter((m) => /content security policy|content-security-policy/i.test(m))).toEqual([]);
     expect(consoleMessages.filter((m) => m.startsWith('pageerror'))).toEqual([]);
   });

@@ -84,9 +84,11 @@ const MAX_ERRORS = 3;
 /** Documentation routes the description does not (and need not) describe: checked for status only. */
 const DOC_ROUTES: Array<{ method: string; pattern: RegExp; statuses: number[] }> = [
   { method: 'GET', pattern: /^\/docs$/, statuses: [200] },
+  // The dashboard's page, at every path of it but its files.
+  { method: 'GET', pattern: /^\/dashboard(?!\/assets\/)(\/.*)?$/, statuses: [200] },
 ];
-/** Files of the explorer: 200, or the unknown-route envelope for a file that does not exist. */
-const DOC_ASSETS = /^\/docs\/assets\/./;
+/** Files of the explorer and of the dashboard: 200, or the unknown-route envelope for a file that does not exist. */
+const DOC_ASSETS = /^\/(docs|dashboard)\/assets\/./;
 
 interface CompiledOperation {
   op: DescribedOperation;

@@ -1,0 +1,685 @@
+// The merchant dashboard (/dashboard) in a real browser (Debian's Chromium through playwright-core), as a
+// support person uses it: sign in, find a payment by its external reference, refund part of it (a double
+// click refunds once; a retry after a lost answer refunds once), see the refund and its payment.refunded
+// delivery in the timeline, cancel a payment at the terminal (202: requested, not done), create an API key
+// and see its secret once, create a sandbox method from the form generated from its JSON Schema, export CSV,
+// return from a 401 to the same page, and rotate the session once for two tabs. axe-core (injected into the
+// page, never by bypassing the CSP) finds no violation on any page. Every request to another host fails the
+// test, and so does any CSP violation or console error that no step expected.
+// Screenshots: test-results/dashboard-*.png.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { api as call, cspViolations, guardedContext, launchChromium } from './browser.ts';
+
+const base = inject('baseUrl');
+const RESULTS = join(import.meta.dirname, '..', 'test-results');
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const SESSION_KEY = 'payment-dashboard.session';
+
+const api = <T = any>(method: string, path: string, token?: string, body?: unknown, headers?: Record<string, string>) =>
+  call<T>(base, method, path, { token, body, headers });
+
+interface ConsoleEntry {
+  type: string;
+  text: string;
+  url: string;
+}
+
+/** What the sandbox's webhooks brought to a local receiver (the payments' webhook_url). */
+function startReceiver(): Promise<{ server: Server; url: string; types: string[] }> {
+  const types: string[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      try {
+        types.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).type);
+      } catch {
+        types.push('unreadable');
+      }
+      res.writeHead(204).end();
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, types }),
+    ),
+  );
+}
+
+describe('/dashboard in Chromium', () => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let leftLocal: string[] = [];
+  const consoleEntries: ConsoleEntry[] = [];
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let token: string;
+  let keySecret: string;
+  let keyId: string;
+  const reference = `order-${randomBytes(4).toString('hex')}`;
+  let paymentId: string;
+  let posMethodId: string;
+  let qrMethodId: string;
+
+  const watchConsole = (target: Page) => {
+    target.on('console', (message) => {
+      if (message.type() === 'error' || /content.security.policy/i.test(message.text()))
+        consoleEntries.push({ type: message.type(), text: message.text(), url: message.location().url });
+    });
+    target.on('pageerror', (error) => consoleEntries.push({ type: 'pageerror', text: error.message, url: '' }));
+  };
+
+  /**
+   * Takes out of the record the console errors a step provoked on purpose (the browser logs a 401 or an
+   * aborted request): exactly `count` of them, so nothing else hides behind them.
+   */
+  const expectedConsoleErrors = (count: number, match: (entry: ConsoleEntry) => boolean) => {
+    const found = consoleEntries.filter(match);
+    expect(found, JSON.stringify(consoleEntries)).toHaveLength(count);
+    for (const entry of found) consoleEntries.splice(consoleEntries.indexOf(entry), 1);
+  };
+
+  const shot = (target: Page, name: string) =>
+    target.screenshot({ path: join(RESULTS, `dashboard-${name}.png`), fullPage: true });
+
+  /**
+   * Waits for the page's heading, then for every "Loading…" of it to be gone (polled from here: a function
+   * evaluated in the page by string would need the `unsafe-eval` the CSP refuses).
+   */
+  async function settled(target: Page) {
+    await target.locator('h1').first().waitFor();
+    const loading = target.getByText('Loading…');
+    for (let waited = 0; (await loading.count()) > 0; waited += 100) {
+      if (waited > 30_000) throw new Error('the page is still loading after 30 s');
+      await target.waitForTimeout(100);
+    }
+  }
+
+  /** axe-core's violations on the page as it is now, injected as a plain script evaluation (the CSP stays on). */
+  async function axeViolations(target: Page): Promise<string[]> {
+    if (!(await target.evaluate('typeof window.axe === "object"'))) await target.evaluate(AXE_SOURCE);
+    return target.evaluate(
+      `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ' (' + v.impact + '): ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`,
+    );
+  }
+
+  /** Every page: the TEST banner, no axe violation, a screenshot. */
+  async function checkPage(target: Page, name: string) {
+    await settled(target);
+    await expect(target.locator('header .test-banner').innerText()).resolves.toContain('TEST');
+    expect(await axeViolations(target), name).toEqual([]);
+    await shot(target, name);
+  }
+
+  async function createPayment(value: string, methodId: string, extra: Record<string, unknown> = {}) {
+    const res = await api(
+      'POST',
+      '/v1/payments',
+      keySecret,
+      {
+        amount: { value, currency: 'USD' },
+        external_reference: `${reference}-${randomBytes(3).toString('hex')}`,
+        payment_method: methodId,
+        ...extra,
+      },
+      { 'Idempotency-Key': randomUUID() },
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.data;
+  }
+
+  const refundsOf = async (id: string) => {
+    const res = await api('GET', `/v1/payments/${id}/refunds?limit=100`, token);
+    expect(res.status).toBe(200);
+    return res.body.data as { amount: { value: string }; status: string }[];
+  };
+
+  beforeAll(async () => {
+    mkdirSync(RESULTS, { recursive: true });
+    receiver = await startReceiver();
+    const login = await api('POST', '/v1/auth/login', undefined, {
+      email: inject('adminEmail'),
+      password: inject('adminPassword'),
+    });
+    expect(login.status).toBe(201);
+    token = login.body.data.access_token;
+    const key = await api('POST', '/v1/account/api-keys', token, {
+      name: 'dashboard browser test',
+      scopes: ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'],
+    });
+    expect(key.status).toBe(201);
+    keySecret = key.body.data.secret;
+    keyId = key.body.data.id;
+    const method = async (version: string, name: string) => {
+      const created = await api('POST', '/v1/account/payment-methods', token, {
+        connector_definition_version_id: version,
+        name,
+        credentials: { api_key: `sandbox-${randomBytes(8).toString('hex')}` },
+      });
+      expect(created.status).toBe(201);
+      const link = await api('POST', `/v1/account/payment-methods/${created.body.data.id}/api-keys`, token, {
+        api_key_id: key.body.data.id,
+      });
+      expect(link.status).toBe(201);
+      return created.body.data.id as string;
+    };
+    posMethodId = await method('cnv_sandbox_pos_v1', 'Till 3');
+    qrMethodId = await method('cnv_sandbox_qr_v1', 'Counter QR');
+    const res = await api(
+      'POST',
+      '/v1/payments',
+      keySecret,
+      {
+        amount: { value: '40.00', currency: 'USD' },
+        external_reference: reference,
+        payment_method: posMethodId,
+        description: 'Two coffees and a cake',
+        webhook_url: receiver.url,
+      },
+      { 'Idempotency-Key': randomUUID() },
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.data.status).toBe('approved');
+    paymentId = res.body.data.id;
+
+    browser = await launchChromium();
+    ({ context, leftLocal } = await guardedContext(browser, {
+      // Times show in the viewer's zone: one that is not UTC, so the page's UTC-on-hover is a real difference.
+      timezoneId: 'America/Sao_Paulo',
+      locale: 'en-US',
+      permissions: ['clipboard-read', 'clipboard-write'],
+      acceptDownloads: true,
+    }));
+    page = await context.newPage();
+    watchConsole(page);
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await new Promise((resolve) => receiver?.server.close(resolve));
+  });
+
+  it('shows the sign-in form at any address while signed out, and that page once signed in', async () => {
+    const res = await page.goto(`${base}/dashboard/payments`);
+    expect(res?.status()).toBe(200);
+    expect((await res!.allHeaders())['content-security-policy']).toContain("connect-src 'self'");
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, 'sign-in');
+    await page.getByLabel('Email').fill(inject('adminEmail'));
+    await page.getByLabel('Password').fill(inject('adminPassword'));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Payments' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/dashboard/payments');
+  });
+
+  it('finds a payment by its external reference, the filter kept in the address', async () => {
+    await page.getByLabel('External reference').fill(reference);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL((url) => url.searchParams.get('external_reference') === reference);
+    await settled(page);
+    const rows = page.locator('tbody tr');
+    expect(await rows.count()).toBe(1);
+    const row = rows.first();
+    await expect(row.innerText()).resolves.toContain('$40.00');
+    await expect(row.innerText()).resolves.toContain('approved');
+    // The viewer's time, with UTC on hover.
+    const time = row.locator('time');
+    expect(await time.getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    expect(await time.innerText()).not.toContain('UTC');
+    await checkPage(page, 'payments');
+
+    // The view is an address: opened anew, it shows the same.
+    await page.goto(page.url());
+    await settled(page);
+    expect(await page.getByLabel('External reference').inputValue()).toBe(reference);
+    expect(await page.locator('tbody tr').count()).toBe(1);
+
+    await page.getByRole('link', { name: paymentId }).click();
+    await page.getByRole('heading', { name: `Payment ${paymentId}` }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/payments/${paymentId}`);
+  });
+
+  it('exports the filtered list as CSV', async () => {
+    await page.goto(`${base}/dashboard/payments?external_reference=${reference}`);
+    await settled(page);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
+    expect(csv[0]).toBe(
+      'id,created_at,status,amount,currency,external_reference,payment_method,processor_reference,description,fee,net,charged_back_at',
+    );
+    expect(csv).toHaveLength(2);
+    expect(csv[1]).toContain(`${paymentId},`);
+    expect(csv[1]).toContain(`,approved,40.00,USD,${reference},${posMethodId},`);
+    await page.getByRole('status').filter({ hasText: 'Exported 1 payment.' }).waitFor();
+  });
+
+  it('refunds part of a payment with a double click: one refund, shown with its payment.refunded delivery', async () => {
+    await page.goto(`${base}/dashboard/payments/${paymentId}`);
+    await settled(page);
+    await checkPage(page, 'payment-approved');
+    await page.getByRole('button', { name: 'Refund…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Refund payment' });
+    await dialog.waitFor();
+    const amount = dialog.getByLabel('Amount (USD)');
+    expect(await amount.inputValue()).toBe('40.00');
+    expect(await axeViolations(page)).toEqual([]);
+    await amount.fill('15.00');
+    await dialog.getByLabel('Reason (optional)').fill('One coffee returned');
+    await dialog.getByRole('button', { name: 'Refund', exact: true }).dblclick();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Refund ref_\w+ of \$15\.00: approved\.$/ })
+      .waitFor();
+    await dialog.waitFor({ state: 'detached' });
+
+    const refunds = await refundsOf(paymentId);
+    expect(refunds.map((r) => [r.amount.value, r.status])).toEqual([['15.00', 'approved']]);
+
+    const refundsSection = page.getByRole('region', { name: 'Refunds' });
+    await refundsSection.getByText('$15.00').waitFor();
+    await expect(refundsSection.innerText()).resolves.toContain('One coffee returned');
+    // The timeline reads itself again until the delivery is done.
+    const event = page
+      .locator('.timeline > li')
+      .filter({ has: page.getByRole('heading', { name: 'payment.refunded' }) });
+    await event.locator('.status.good', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
+    await expect(event.innerText()).resolves.toMatch(/1 attempt/);
+    await expect(event.locator('tbody').innerText()).resolves.toMatch(/^1\s+204\b/);
+    expect(receiver.types).toContain('payment.refunded');
+    await page.locator('main > p .status', { hasText: 'partially refunded' }).waitFor();
+    await checkPage(page, 'payment-refunded');
+    // The README's picture (docs/images/dashboard-payment.png is a copy of it): the page's first screen.
+    await page.screenshot({ path: join(RESULTS, 'dashboard-payment.png') });
+  });
+
+  it('a retry after a lost answer sends the same Idempotency-Key: the refund happens once', async () => {
+    await page.getByRole('button', { name: 'Refund…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Refund payment' });
+    expect(await dialog.getByLabel('Amount (USD)').inputValue()).toBe('25.00');
+    await dialog.getByLabel('Amount (USD)').fill('5.00');
+    // The server takes the refund; its answer is lost on the way back (the browser sees a network error).
+    const keys: string[] = [];
+    const statuses: number[] = [];
+    await page.route(`**/v1/payments/${paymentId}/refunds`, async (route) => {
+      if (route.request().method() !== 'POST') return route.fallback();
+      keys.push((await route.request().allHeaders())['idempotency-key']!);
+      if (keys.length > 1) return route.fallback();
+      statuses.push((await route.fetch()).status());
+      return route.abort('failed');
+    });
+    await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
+    const problem = dialog.getByRole('alert');
+    await problem.getByText('The service could not be reached').waitFor();
+    expect(statuses).toEqual([201]);
+    await problem.getByRole('button', { name: 'Retry' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Refund ref_\w+ of \$5\.00: approved\.$/ })
+      .waitFor();
+    await page.unroute(`**/v1/payments/${paymentId}/refunds`);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    expect((await refundsOf(paymentId)).map((r) => r.amount.value).sort()).toEqual(['15.00', '5.00']);
+    expectedConsoleErrors(1, (entry) => entry.url.endsWith(`/v1/payments/${paymentId}/refunds`));
+  });
+
+  it('cancels a payment waiting at the terminal: 202 shows "cancel requested", not canceled', async () => {
+    // .56: the sandbox's customer never presents a card (docs/sandbox.md), so the payment waits at the terminal.
+    const payment = await createPayment('12.56', posMethodId);
+    expect(payment.action.type).toBe('at_terminal');
+    await page.goto(`${base}/dashboard/payments/${payment.id}`);
+    await settled(page);
+    await page.getByText('Handed to the terminal').waitFor();
+    await page.getByRole('region', { name: 'Terminal' }).locator('.status', { hasText: 'online' }).waitFor();
+    await page.getByRole('button', { name: 'Cancel…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Cancel payment' });
+    await dialog.getByRole('button', { name: 'Cancel payment' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Cancel requested: the processor completes it later/ })
+      .waitFor();
+    await page
+      .getByText(/cancel requested/)
+      .first()
+      .waitFor();
+    const read = await api('GET', `/v1/payments/${payment.id}`, token);
+    expect(read.body.data.status).toBe('pending');
+    expect(read.body.data.cancel_requested_at).not.toBeNull();
+    await checkPage(page, 'payment-cancel-requested');
+  });
+
+  it('draws a QR payment’s code in the page, with the time left to pay', async () => {
+    const payment = await createPayment('9.90', qrMethodId);
+    expect(payment.action.type).toBe('display_qr');
+    await page.goto(`${base}/dashboard/payments/${payment.id}`);
+    await settled(page);
+    const qr = page.getByRole('img', { name: 'QR code to pay $9.90' });
+    await qr.waitFor();
+    expect(await qr.locator('path').getAttribute('d')).toMatch(/^M\d+ \d+h1v1h-1z/);
+    await page.getByText(/left\)$/).waitFor();
+    await checkPage(page, 'payment-qr');
+  });
+
+  it('creates an API key and shows its secret once, with a copy button', async () => {
+    await page.goto(`${base}/dashboard/api-keys`);
+    await checkPage(page, 'api-keys');
+    await page.getByRole('button', { name: 'Create an API key…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
+    await dialog.getByLabel('Name').fill('Shop checkout');
+    await dialog.getByLabel('refunds:create').check();
+    expect(await axeViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByRole('region', { name: 'New API key secret' });
+    const secret = (await shown.locator('code').innerText()).trim();
+    expect(secret).toMatch(/^sk_test_/);
+    await shown.getByRole('button', { name: 'Copy API key secret' }).click();
+    await shown.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, 'api-key-secret');
+    await shown.getByRole('button', { name: 'I have copied it' }).click();
+    await shown.waitFor({ state: 'detached' });
+    const row = page.locator('tbody tr').filter({ hasText: 'Shop checkout' });
+    await expect(row.innerText()).resolves.toContain('refunds:create');
+    expect(await page.content()).not.toContain(secret);
+    await page.reload();
+    await settled(page);
+    expect(await page.content()).not.toContain(secret);
+    const keys = await api('GET', '/v1/account/api-keys?limit=100', token);
+    const created = keys.body.data.find((k: any) => k.name === 'Shop checkout');
+    expect(created.scopes).toEqual(['payment_methods:read', 'payments:create', 'payments:read', 'refunds:create']);
+    expect(secret.startsWith(created.prefix)).toBe(true);
+
+    // Revoked from its row, after a confirmation.
+    await row.getByRole('button', { name: 'Revoke Shop checkout' }).click();
+    await page
+      .getByRole('dialog', { name: 'Revoke Shop checkout?' })
+      .getByRole('button', { name: 'Revoke key' })
+      .click();
+    await row.locator('.status', { hasText: 'revoked' }).waitFor();
+    const revoked = await api('GET', '/v1/account/api-keys?limit=100', token);
+    expect(revoked.body.data.find((k: any) => k.id === created.id).status).toBe('revoked');
+  });
+
+  it('creates a sandbox method from the credentials form generated from the version’s JSON Schema', async () => {
+    await page.goto(`${base}/dashboard/payment-methods`);
+    await checkPage(page, 'payment-methods');
+    await page.getByRole('button', { name: 'New payment method…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New payment method' });
+    await dialog.getByLabel('Connector').selectOption({ label: 'Sandbox POS · version 1' });
+    // The fields are the schema's: api_key (required, 8 to 256 characters, a secret) and the configuration.
+    const apiKey = dialog.getByLabel('api_key (required)');
+    expect(await apiKey.getAttribute('type')).toBe('password');
+    expect(await apiKey.getAttribute('minlength')).toBe('8');
+    expect(await apiKey.getAttribute('maxlength')).toBe('256');
+    expect(await dialog.getByLabel('terminal_id', { exact: true }).getAttribute('placeholder')).toBe(
+      'sandbox-terminal-1',
+    );
+    await dialog.getByLabel('terminal_status', { exact: true }).selectOption('online');
+    // An object property (the cart shown on the terminal) takes JSON.
+    expect(await dialog.locator('textarea').getAttribute('id')).toBe(
+      await dialog.getByLabel('display', { exact: true }).getAttribute('id'),
+    );
+    expect(await axeViolations(page)).toEqual([]);
+    await dialog.getByLabel('Name', { exact: true }).fill('Till 4');
+    await apiKey.fill(`sandbox-${randomBytes(8).toString('hex')}`);
+    await dialog.getByLabel('terminal_id', { exact: true }).fill('till-4');
+    await shot(page, 'payment-method-form');
+    await dialog.getByRole('button', { name: 'Create payment method' }).click();
+    await page.getByRole('status').filter({ hasText: 'Payment method Till 4 created.' }).waitFor();
+    const card = page.getByRole('region', { name: 'Till 4' });
+    await card.waitFor();
+    await expect(card.innerText()).resolves.toContain('Sandbox POS · version 1');
+    await expect(card.innerText()).resolves.toMatch(/\/v1\/processor-notifications\/[0-9a-f-]{36}/);
+    const methods = await api('GET', '/v1/account/payment-methods?limit=100', token);
+    const created = methods.body.data.find((m: any) => m.name === 'Till 4');
+    expect(created).toMatchObject({
+      connector_definition_version_id: 'cnv_sandbox_pos_v1',
+      type: 'pos',
+      enabled: true,
+    });
+
+    // Enabled for an API key and disabled again; the method itself disabled and enabled.
+    await card.getByLabel('API key').selectOption(keyId);
+    await card.getByRole('button', { name: 'Enable for this key' }).click();
+    await card.getByRole('status').filter({ hasText: 'Enabled for dashboard browser test.' }).waitFor();
+    await card.getByRole('button', { name: 'Disable for this key' }).click();
+    await card.getByRole('status').filter({ hasText: 'Disabled for dashboard browser test.' }).waitFor();
+    await card.getByRole('button', { name: 'Disable Till 4' }).click();
+    await card.locator('.status', { hasText: 'inactive' }).waitFor();
+    await card.getByRole('button', { name: 'Enable Till 4' }).click();
+    await card.locator('dd .status', { hasText: /^active$/ }).waitFor();
+  });
+
+  it('shows an error’s message and request_id to copy; after a refusal the next submit is a new attempt', async () => {
+    await page.goto(`${base}/dashboard/payments/${paymentId}`);
+    await settled(page);
+    await page.getByRole('button', { name: 'Refund…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Refund payment' });
+    await dialog.getByLabel('Amount (USD)').fill('999.00');
+    await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
+    const problem = dialog.getByRole('alert');
+    await problem.getByText('The refund exceeds the refundable balance.').waitFor();
+    await expect(problem.innerText()).resolves.toContain('refund_exceeds_balance');
+    const requestId = (await problem.locator('p', { hasText: 'Request ID' }).locator('code').innerText()).trim();
+    expect(requestId).toMatch(/^req_[0-9a-z]+$/);
+    expect(await problem.getByRole('button', { name: 'Retry' }).count()).toBe(0);
+    await problem.getByRole('button', { name: 'Copy request ID' }).click();
+    await problem.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(requestId);
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, 'refund-problem');
+    expectedConsoleErrors(1, (entry) => entry.url.endsWith(`/v1/payments/${paymentId}/refunds`));
+    // Nothing was refunded, so a corrected amount is a new attempt (a new key): refunded, not a key reused.
+    await dialog.getByLabel('Amount (USD)').fill('1.00');
+    await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Refund ref_\w+ of \$1\.00: approved\.$/ })
+      .waitFor();
+    expect((await refundsOf(paymentId)).map((r) => r.amount.value).sort()).toEqual(['1.00', '15.00', '5.00']);
+  });
+
+  it('redelivers an event from the timeline', async () => {
+    const approvals = () => receiver.types.filter((type) => type === 'payment.approved').length;
+    expect(approvals()).toBe(1);
+    await page.getByRole('button', { name: 'Redeliver payment.approved' }).click();
+    await page.getByRole('status').filter({ hasText: 'Redelivery of payment.approved queued.' }).waitFor();
+    for (let waited = 0; approvals() < 2; waited += 200) {
+      if (waited > 60_000) throw new Error('the redelivery did not arrive');
+      await page.waitForTimeout(200);
+    }
+  });
+
+  it('opens a dispute with a test helper, counts down its evidence due date, and closes it', async () => {
+    const payment = await createPayment('20.00', posMethodId);
+    await page.goto(`${base}/dashboard/payments/${payment.id}`);
+    await settled(page);
+    await page.getByRole('button', { name: 'Open a dispute (test)' }).click();
+    const disputes = page.getByRole('region', { name: 'Disputes' });
+    await disputes.getByText('needs response').waitFor();
+    await disputes.getByText(/left\)$/).waitFor();
+    await page.goto(`${base}/dashboard/disputes?status=needs_response`);
+    await settled(page);
+    const row = page.locator('tbody tr').filter({ has: page.getByRole('link', { name: payment.id }) });
+    await expect(row.innerText()).resolves.toMatch(/\$20\.00[\s\S]*needs response[\s\S]*fraudulent[\s\S]*left\)/);
+    await checkPage(page, 'disputes-needs-response');
+    await row.getByRole('link', { name: payment.id }).click();
+    await settled(page);
+    await page.getByRole('button', { name: /^Close as won dsp_\w+ \(test\)$/ }).click();
+    await page.getByRole('region', { name: 'Disputes' }).locator('.status', { hasText: 'won' }).waitFor();
+  });
+
+  it('adds a webhook endpoint (its secret shown once), pings it, disables and deletes it', async () => {
+    const url = receiver.url.replace(/\/hook$/, '/endpoint');
+    await page.goto(`${base}/dashboard/webhooks`);
+    await settled(page);
+    await page.getByRole('button', { name: 'Add an endpoint…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a webhook endpoint' });
+    await dialog.getByLabel('URL').fill(url);
+    await dialog.getByLabel('Description (optional)').fill('Order service');
+    expect(await axeViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Add endpoint' }).click();
+    const shown = page.getByRole('region', { name: 'New endpoint signing secret' });
+    expect(await shown.locator('code').innerText()).toMatch(/^whsec_/);
+    await shown.getByRole('button', { name: 'I have copied it' }).click();
+    const row = page.locator('tbody tr').filter({ hasText: url });
+    await row.getByRole('button', { name: `Send test ping ${url}` }).click();
+    await row
+      .getByRole('status')
+      .filter({ hasText: /^Ping delivered: status 204/ })
+      .waitFor();
+    expect(receiver.types).toContain('ping');
+    await row.getByRole('button', { name: `Rotate secret ${url}` }).click();
+    await page
+      .getByRole('dialog', { name: "Rotate this endpoint's secret?" })
+      .getByRole('button', { name: 'Rotate secret' })
+      .click();
+    const rotated = page.getByRole('region', { name: 'New endpoint signing secret' });
+    expect(await rotated.locator('code').innerText()).toMatch(/^whsec_/);
+    await rotated.getByRole('button', { name: 'I have copied it' }).click();
+    await row.getByRole('button', { name: `Disable ${url}` }).click();
+    await row.locator('.status', { hasText: 'disabled' }).waitFor();
+    await checkPage(page, 'webhooks-endpoint');
+    await row.getByRole('button', { name: `Delete ${url}` }).click();
+    await page
+      .getByRole('dialog', { name: 'Delete this endpoint?' })
+      .getByRole('button', { name: 'Delete endpoint' })
+      .click();
+    await page.getByText('No endpoints.').waitFor();
+    const endpoints = await api('GET', '/v1/account/webhook-endpoints?limit=100', token);
+    expect(endpoints.body.data).toEqual([]);
+  });
+
+  it('adds a user and changes its role (admins)', async () => {
+    const email = `support-${randomBytes(3).toString('hex')}@example.com`;
+    await page.goto(`${base}/dashboard/users`);
+    await settled(page);
+    await page.getByRole('button', { name: 'Add a user…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a user' });
+    await dialog.getByLabel('Email').fill(email);
+    await dialog.getByLabel('Name', { exact: true }).fill('Support desk');
+    await dialog.getByLabel('Password').fill('correct-horse-battery-staple');
+    await dialog.getByRole('button', { name: 'Add user' }).click();
+    const row = page.locator('tbody tr').filter({ hasText: email });
+    await expect(row.innerText()).resolves.toMatch(/Support desk\s+client/);
+    await row.getByRole('button', { name: `Role and scopes of ${email}` }).click();
+    const edit = page.getByRole('dialog', { name: `Role and scopes of ${email}` });
+    await edit.getByLabel('Role').selectOption('admin');
+    await edit.getByLabel('refunds:create').uncheck();
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await row.getByRole('cell', { name: 'admin', exact: true }).waitFor();
+    await expect(row.innerText()).resolves.not.toContain('refunds:create');
+    await row.getByRole('button', { name: `Placement of ${email}` }).click();
+    const placement = page.getByRole('dialog', { name: `Placement of ${email}` });
+    await placement.getByText(/^SHARD_\d+$/).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await placement.getByRole('button', { name: 'Close' }).click();
+  });
+
+  it('has no axe violation, and the TEST banner, on every page', async () => {
+    for (const [name, path] of [
+      ['overview', '/dashboard'],
+      ['disputes', '/dashboard/disputes'],
+      ['webhooks', '/dashboard/webhooks'],
+      ['users', '/dashboard/users'],
+      ['not-found', '/dashboard/no-such-page'],
+    ] as const) {
+      await page.goto(`${base}${path}`);
+      await checkPage(page, name);
+    }
+    // The pages are reached from the navigation, by keyboard.
+    await page.goto(`${base}/dashboard`);
+    await settled(page);
+    const navigation = page.getByRole('navigation', { name: 'Dashboard' });
+    for (const title of ['Overview', 'Payments', 'Disputes', 'API keys', 'Payment methods', 'Webhooks', 'Users'])
+      await navigation.getByRole('link', { name: title }).waitFor();
+    await navigation.getByRole('link', { name: 'Disputes' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Disputes' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/dashboard/disputes');
+  });
+
+  it('reaches the refund dialog by keyboard: focus moves into it and Escape closes it', async () => {
+    await page.goto(`${base}/dashboard/payments/${paymentId}`);
+    await settled(page);
+    const open = page.getByRole('button', { name: 'Refund…' });
+    await open.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Refund payment' });
+    await dialog.waitFor();
+    expect(await page.evaluate("document.activeElement?.closest('dialog') !== null")).toBe(true);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+  });
+
+  it('a 401 shows the sign-in form at the same address, then that page again', async () => {
+    const address = `${base}/dashboard/disputes?status=needs_response`;
+    await page.goto(address);
+    await settled(page);
+    // A session whose access token the API refuses (as after a sign-out elsewhere).
+    await page.evaluate(
+      `(() => { const s = JSON.parse(localStorage.getItem('${SESSION_KEY}')); s.accessToken = 'not-a-token'; localStorage.setItem('${SESSION_KEY}', JSON.stringify(s)); })()`,
+    );
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(page.url()).toBe(address);
+    expectedConsoleErrors(1, (entry) => entry.text.includes('401') && entry.url.includes('/v1/disputes'));
+    await page.getByLabel('Email').fill(inject('adminEmail'));
+    await page.getByLabel('Password').fill(inject('adminPassword'));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Disputes' }).waitFor();
+    expect(page.url()).toBe(address);
+    expect(await page.getByLabel('Status').inputValue()).toBe('needs_response');
+  });
+
+  it('rotates the session once for two tabs whose access token lapses at the same time', async () => {
+    const second = await context.newPage();
+    watchConsole(second);
+    const refreshes: string[] = [];
+    context.on('request', (request) => {
+      if (request.url().endsWith('/v1/auth/refresh')) refreshes.push(request.url());
+    });
+    await page.goto(`${base}/dashboard/api-keys`);
+    await settled(page);
+    await second.goto(`${base}/dashboard/api-keys`);
+    await settled(second);
+    // Both tabs share the stored session: make its access token lapse, then load a page in both at once.
+    const before = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+    await page.evaluate(
+      `(() => { const s = JSON.parse(localStorage.getItem('${SESSION_KEY}')); s.expiresAt = Date.now(); localStorage.setItem('${SESSION_KEY}', JSON.stringify(s)); })()`,
+    );
+    await Promise.all([page.reload(), second.reload()]);
+    await Promise.all([settled(page), settled(second)]);
+    for (const tab of [page, second]) await tab.getByRole('heading', { name: 'API keys' }).waitFor();
+    expect(refreshes).toHaveLength(1);
+    const after = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+    expect(after.refreshToken).not.toBe(before.refreshToken);
+    expect(after.expiresAt).toBeGreaterThan(Date.now() + 60_000);
+    // The rotated chain is intact: the new refresh token still rotates (a reused one would have revoked it).
+    const rotated = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: after.refreshToken });
+    expect(rotated.status).toBe(201);
+    await second.close();
+  });
+
+  it('sent nothing beyond the local server, hit no CSP violation and logged no unexpected console error', async () => {
+    expect(leftLocal).toEqual([]);
+    expect(await cspViolations(page)).toEqual([]);
+    expect(consoleEntries).toEqual([]);
+  });
+});

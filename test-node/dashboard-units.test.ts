@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { toCsv } from '../dashboard/src/csv.ts';
+import { formatMoney, fromMinor, refundableBalance, toMinor } from '../dashboard/src/money.ts';
+import { WALK_PAGE_SIZE, walkList } from '../dashboard/src/walk-list.ts';
+
+/** The dashboard's logic that needs no browser: CSV, amounts, and walking a whole list for the export. */
+
+/** A list of `total` items served newest first with offset paging, as the API pages (`limit`, `offset`, `total`). */
+function offsetList(items: { id: string }[]) {
+  const windows: { limit: number; offset: number }[] = [];
+  const fetchPage = async (window: { limit: number; offset: number }) => {
+    windows.push(window);
+    return {
+      data: { data: items.slice(window.offset, window.offset + window.limit), pagination: { total: items.length } },
+    };
+  };
+  return { windows, fetchPage };
+}
+
+const ids = (count: number) => Array.from({ length: count }, (_, i) => ({ id: `pay_${i}` }));
+
+describe('walkList', () => {
+  it('walks every page of a list, not only the first', async () => {
+    const { windows, fetchPage } = offsetList(ids(2 * WALK_PAGE_SIZE + 7));
+    const progress: number[] = [];
+    const walked = await walkList(fetchPage, (done) => progress.push(done));
+    expect(walked.items?.map((item) => item.id)).toEqual(ids(2 * WALK_PAGE_SIZE + 7).map((item) => item.id));
+    expect(windows).toEqual([
+      { limit: WALK_PAGE_SIZE, offset: 0 },
+      { limit: WALK_PAGE_SIZE, offset: WALK_PAGE_SIZE },
+      { limit: WALK_PAGE_SIZE, offset: 2 * WALK_PAGE_SIZE },
+    ]);
+    expect(progress).toEqual([WALK_PAGE_SIZE, 2 * WALK_PAGE_SIZE, 2 * WALK_PAGE_SIZE + 7]);
+  });
+
+  it('asks once for an empty list, and once for a list of exactly one page', async () => {
+    for (const count of [0, WALK_PAGE_SIZE]) {
+      const { windows, fetchPage } = offsetList(ids(count));
+      expect((await walkList(fetchPage)).items).toHaveLength(count);
+      expect(windows).toHaveLength(1);
+    }
+  });
+
+  it('keeps an item once when a new one shifts the offsets between two pages', async () => {
+    const items = ids(WALK_PAGE_SIZE + 1);
+    let asked = 0;
+    const walked = await walkList(async (window) => {
+      // A payment arrives after the first page: everything moves one place down (newest first).
+      if (asked++ === 1) items.unshift({ id: 'pay_new' });
+      return {
+        data: { data: items.slice(window.offset, window.offset + window.limit), pagination: { total: items.length } },
+      };
+    });
+    const seen = walked.items!.map((item) => item.id);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toContain(`pay_${WALK_PAGE_SIZE}`);
+  });
+
+  it('stops at the first problem and answers it', async () => {
+    const problem = { code: 'rate_limited' };
+    let asked = 0;
+    const walked = await walkList(async () =>
+      asked++ === 0 ? { data: { data: ids(WALK_PAGE_SIZE), pagination: { total: 500 } } } : { problem },
+    );
+    expect(walked).toEqual({ problem });
+    expect(asked).toBe(2);
+  });
+});
+
+describe('toCsv', () => {
+  it('quotes what must be quoted and ends every line with CRLF', () => {
+    expect(
+      toCsv([
+        ['id', 'description'],
+        ['pay_1', 'Two "coffees", one cake\nto go'],
+        ['pay_2', null],
+      ]),
+    ).toBe('id,description\r\npay_1,"Two ""coffees"", one cake\nto go"\r\npay_2,\r\n');
+  });
+
+  it('keeps a spreadsheet from running a cell as a formula', () => {
+    expect(toCsv([['=HYPERLINK("https://x.invalid")', '+1', '-2', '@SUM(A1)', 'plain']])).toBe(
+      `"'=HYPERLINK(""https://x.invalid"")",'+1,'-2,'@SUM(A1),plain\r\n`,
+    );
+  });
+});
+
+describe('amounts', () => {
+  it('reads and writes decimal strings in minor units, exactly', () => {
+    expect(toMinor('12.5', 2)).toBe(1250n);
+    expect(toMinor('999999999999.99', 2)).toBe(99999999999999n);
+    expect(toMinor('1500', 0)).toBe(1500n);
+    for (const bad of ['12.505', '-1', '1e3', '', '1.', 'abc', '0x10']) expect(toMinor(bad, 2), bad).toBeNull();
+    expect(fromMinor(1250n, 2)).toBe('12.50');
+    expect(fromMinor(5n, 2)).toBe('0.05');
+    expect(fromMinor(1500n, 0)).toBe('1500');
+  });
+
+  it('the refundable balance counts every refund but declined and failed ones', () => {
+    const refunds = [
+      { status: 'approved', amount: { value: '15.00', currency: 'USD' } },
+      { status: 'pending', amount: { value: '5.10', currency: 'USD' } },
+      { status: 'declined', amount: { value: '7.00', currency: 'USD' } },
+      { status: 'failed', amount: { value: '3.00', currency: 'USD' } },
+    ];
+    expect(refundableBalance({ value: '40.00', currency: 'USD' }, refunds)).toBe('19.90');
+    expect(refundableBalance({ value: '1500', currency: 'CLP' }, [])).toBe('1500');
+    expect(refundableBalance({ value: '10.00', currency: 'USD' }, refunds)).toBe('0.00');
+  });
+
+  it('shows an amount in its currency with the digits the API wrote', () => {
+    // ICU separates a currency code with a no-break space; which one is its business.
+    const shown = (value: string, currency: string, locale: string) =>
+      formatMoney({ value, currency }, locale).replace(/\s/g, ' ');
+    expect(shown('1234.50', 'USD', 'en-US')).toBe('$1,234.50');
+    expect(shown('1500', 'CLP', 'en-US')).toBe('CLP 1,500');
+    expect(shown('0.10', 'BRL', 'pt-BR')).toBe('R$ 0,10');
+    // Exactly the string, never through a float: 12 integer digits and 2 decimals stay as written.
+    expect(shown('999999999999.99', 'USD', 'en-US')).toBe('$999,999,999,999.99');
+    expect(shown('1.00', 'NOT-A-CODE', 'en-US')).toBe('1.00 NOT-A-CODE');
+  });
+});
