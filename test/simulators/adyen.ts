@@ -70,6 +70,9 @@ export class AdyenSimulator {
   readonly offlineTerminals = new Set<string>();
   readonly terminals = new Set<string>();
   faults: { terminalError?: string } = {};
+  /** `on_demand`: an AbortRequest reaches the terminal only at `landAborts` (the customer may pay first). */
+  abortsLand: 'at_once' | 'on_demand' = 'at_once';
+  private readonly pendingAborts: string[] = [];
   /** Standard webhooks produced, oldest first: the test sends them to the notification route. */
   readonly deliveries: SignedWebhook[] = [];
   /** Terminal API event notifications (unsigned), oldest first. */
@@ -429,11 +432,19 @@ export class AdyenSimulator {
     }
     if (message.AbortRequest) {
       const reference = message.AbortRequest.MessageReference;
-      const payment = this.terminalPayments.get(`${reference.SaleID}/${reference.ServiceID}`);
-      if (payment?.state === 'in_progress') this.complete(payment, { Result: 'Failure', ErrorCondition: 'Aborted' });
+      this.pendingAborts.push(`${reference.SaleID}/${reference.ServiceID}`);
+      if (this.abortsLand === 'at_once') this.landAborts();
       return json(200, 'ok');
     }
     throw new Error('the simulator answers PaymentRequest and AbortRequest only on /async');
+  }
+
+  /** The AbortRequests sent reach their terminal: a payment still waiting there is aborted. */
+  landAborts() {
+    for (const key of this.pendingAborts.splice(0)) {
+      const payment = this.terminalPayments.get(key);
+      if (payment?.state === 'in_progress') this.complete(payment, { Result: 'Failure', ErrorCondition: 'Aborted' });
+    }
   }
 
   /** The customer presented a card at the terminal: the waiting payment is approved. */
