@@ -112,7 +112,7 @@ describe('credentials', () => {
       },
     });
     const error = expectError(res, 400, 'invalid_request');
-    expect(error.details.fields.map((f: { field: string }) => f.field).sort()).toEqual([
+    expect((error.details.fields as { field: string }[]).map((f) => f.field).sort()).toEqual([
       'credentials.hmac_key',
       'credentials.merchant_account',
     ]);

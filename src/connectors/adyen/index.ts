@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sha256Hex } from '../../lib/encoding.ts';
-import { sendRequest } from '../http.ts';
+import { safeCode, sendRequest } from '../http.ts';
 import type {
   Channel,
   ConnectorAdapter,
@@ -42,7 +42,6 @@ import {
   qrMethodFor,
   readServiceId,
   REFUND_FAILURE_REASONS,
-  safeCode,
   serviceIdOf,
   terminalStatus,
   terminalUnavailability,

@@ -2,7 +2,7 @@ import type { DisputeReason, DisputeStatus } from '../../domain/disputes.ts';
 import { formatAmount, minorUnits, MoneyError } from '../../domain/money.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
 import { base64ToBytes, bytesToBase64, hmacSha256, sha256Hex, timingSafeEqual } from '../../lib/encoding.ts';
-import type { ProcessorHttp } from '../http.ts';
+import { safeCode, type ProcessorHttp } from '../http.ts';
 import type {
   ConnectorErrorKind,
   Money,
@@ -531,12 +531,6 @@ const MESSAGES: Record<ConnectorErrorKind, string> = {
   timeout: 'Adyen did not answer in time; the outcome is unknown until it is asked again.',
   invalid_notification: 'The Adyen notification does not verify.',
 };
-
-/** A code fit for `details.processor_code`: a short identifier, never free text of the payload. */
-export function safeCode(value: unknown): string | undefined {
-  if (typeof value === 'number' && Number.isInteger(value)) value = String(value);
-  return typeof value === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : undefined;
-}
 
 export function normalizeHttpError(operation: AdyenOperation, status: number, body: unknown): ConnectorError {
   const row = HTTP_ERROR_KINDS[status] ?? (status >= 500 ? HTTP_ERROR_KINDS['5xx'] : HTTP_ERROR_KINDS.other_4xx)!;
