@@ -586,7 +586,6 @@ const MESSAGES: Record<ConnectorErrorKind, string> = {
   invalid_notification: 'The notification is not understood.',
 };
 
-
 /** The processor's own code: `errors[0].code` of the Orders API, or the older `code` / `error` fields. */
 export function processorCodeOf(status: number, body: unknown): string {
   const b = (body && typeof body === 'object' ? body : {}) as { errors?: unknown; code?: unknown; error?: unknown };
