@@ -494,9 +494,9 @@ async function createPosPayment(ctx: Ctx, input: CreatePaymentInput): Promise<Pa
     throw new TerminalUnavailableError('offline', 'The Adyen terminal has no cloud connection.', 'OFFLINE');
   await adyenCall(ctx, 'create', { method: 'POST', url: devicePath(ctx, poiid, 'async'), body: request });
   // The terminal's answer arrives as an event notification; reading it once tells a payment settled at once.
+  // Sent: whatever the read answers now, the payment is at the terminal, never failed by a read that did not work.
   const read = await readTransaction(ctx, input.paymentId).catch((error: unknown) => {
-    if (error instanceof ConnectorError && error.kind !== 'configuration_invalid')
-      return { kind: 'in_progress' } as const;
+    if (error instanceof ConnectorError) return { kind: 'in_progress' } as const;
     throw error;
   });
   if (read.kind === 'found') return terminalOutcome(read.response, input.amount);
