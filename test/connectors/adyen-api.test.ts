@@ -142,6 +142,15 @@ describe('webhooks', () => {
     expect((await get(payment.id)).status).toBe('approved');
   });
 
+  it('one webhook per method: news of the other method’s payment names none of this method’s (200, unknown_resource)', async () => {
+    const created = await pay(qr, '14.00', 'BRL');
+    const news = await sim.settleQr(created.body.data.processor_reference, 'paid');
+    const atPos = await notify(pos, news);
+    expect(atPos.status, atPos.text).toBe(200);
+    expect(atPos.body.data.outcome).toBe('unknown_resource');
+    expect((await get(created.body.data.id)).status).toBe('pending');
+  });
+
   it('a terminal error the terminal cannot settle leaves the payment pending; a late AUTHORISATION approves it', async () => {
     sim.faults.terminalError = 'UnreachableHost';
     try {

@@ -327,6 +327,18 @@ describe('POS at the terminal', () => {
     expect((await adapter.createPayment(ctx, createInput(1054, 'USD'))).status).toBe('failed');
   });
 
+  it('once the PaymentRequest is sent, a read that fails leaves the payment at the terminal; the next read settles it', async () => {
+    const { sim, ctx, adapter } = setup('pos');
+    sim.faults.syncFailsOnce = true;
+    const input = createInput(2000, 'USD');
+    expect(await adapter.createPayment(ctx, input)).toMatchObject({
+      status: 'pending',
+      action: { type: 'at_terminal' },
+    });
+    expect((await adapter.getPayment(ctx, { ...input, processorReference: input.paymentId })).status).toBe('approved');
+    expect(sim.terminalPaymentCount(input.paymentId)).toBe(1);
+  });
+
   it('an offline terminal refuses at once; a busy or out-of-service one answers the terminal errors', async () => {
     const { sim, ctx, adapter } = setup('pos');
     sim.offlineTerminals.add(POIID);

@@ -69,7 +69,8 @@ export class AdyenSimulator {
   terminalMode: 'auto' | 'manual' = 'auto';
   readonly offlineTerminals = new Set<string>();
   readonly terminals = new Set<string>();
-  faults: { terminalError?: string } = {};
+  /** `terminalError`: the terminal answers this ErrorCondition; `syncFailsOnce`: the next `/sync` answers 500. */
+  faults: { terminalError?: string; syncFailsOnce?: boolean } = {};
   /** `on_demand`: an AbortRequest reaches the terminal only at `landAborts` (the customer may pay first). */
   abortsLand: 'at_once' | 'on_demand' = 'at_once';
   private readonly pendingAborts: string[] = [];
@@ -374,6 +375,15 @@ export class AdyenSimulator {
     const message = (body as { SaleToPOIRequest: Record<string, any> }).SaleToPOIRequest;
     if (message.MessageHeader.POIID !== poiid) throw new Error('POIID of the path and of the MessageHeader differ');
     if (endpoint === 'async') return this.asyncMessage(poiid, message);
+    if (this.faults.syncFailsOnce) {
+      this.faults.syncFailsOnce = false;
+      return json(500, {
+        type: 'https://docs.adyen.com/errors/general',
+        title: 'Internal error',
+        status: 500,
+        errorCode: '00_500',
+      });
+    }
     const answer = this.transactionStatus(poiid, message);
     assertSpec('terminal', 'TerminalAPIResponse', answer);
     return json(200, answer);
