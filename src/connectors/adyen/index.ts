@@ -128,7 +128,7 @@ export const AdyenQrConfiguration = z.strictObject({
     .enum(QR_METHODS)
     .optional()
     .describe(
-      'The QR method: `pix` (BRL), `paynow` (SGD), `promptpay` (THB), `duitnow` (MYR) or `wechatpayQR` (USD, EUR, SGD, THB). When absent, chosen by the payment’s currency (WeChat Pay only when named).',
+      'The QR method: `pix` (BRL), `paynow` (SGD), `promptpay` (THB), `duitnow` (MYR) or `wechatpayQR` (USD, EUR). When absent, chosen by the payment’s currency (WeChat Pay only when named).',
     ),
   qr_ttl_seconds: qrTtlSeconds(),
   return_url: z

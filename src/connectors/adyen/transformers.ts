@@ -263,13 +263,16 @@ export const QR_METHOD_BY_CURRENCY: Readonly<Record<string, CheckoutQrMethod>> =
   THB: 'promptpay',
   MYR: 'duitnow',
 };
-/** The currencies each method takes (Adyen's payment method pages; WeChat Pay: those of ours it lists). */
+/**
+ * The currencies each method takes: each local method its country's currency; WeChat Pay the cross-border
+ * processing currencies among ours (USD, EUR; NOTES.md, "Limits": not found in Adyen's stored material).
+ */
 export const QR_METHOD_CURRENCIES = {
   pix: ['BRL'],
   paynow: ['SGD'],
   promptpay: ['THB'],
   duitnow: ['MYR'],
-  wechatpayQR: ['USD', 'EUR', 'SGD', 'THB'],
+  wechatpayQR: ['USD', 'EUR'],
 } as const satisfies Record<CheckoutQrMethod, readonly string[]>;
 
 export function qrMethodFor(currency: string, configured: CheckoutQrMethod | undefined): CheckoutQrMethod {
@@ -333,7 +336,7 @@ const dispute = (status: DisputeStatus, cycle: 1 | 2, funds?: 'withdrawn' | 'rei
 });
 const IGNORED: EventRule = { kind: 'ignored' };
 
-/** Every eventCode → what it says (NOTES.md, "Webhooks", gives each row its source). */
+/** Every eventCode → what it says (NOTES.md, "Status tables", cites each row's `Webhooks` summary). */
 export const EVENT_RULES = {
   AUTHORISATION: payment('approved', 'declined'),
   CANCELLATION: payment('canceled', null),
