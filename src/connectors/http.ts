@@ -67,3 +67,10 @@ export async function sendRequest(
   }
   return { status: response.status, ok: response.ok, headers: response.headers, json };
 }
+
+/** A processor code fit for `details.processor_code`: a short identifier, never free text of the payload. */
+export function safeCode(value: unknown): string | undefined {
+  if (typeof value === 'number' && Number.isInteger(value)) value = String(value);
+  if (typeof value !== 'string') return undefined;
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : undefined;
+}

@@ -1,3 +1,4 @@
+import { adyenPosV1, adyenQrV1 } from './adyen/index.ts';
 import { mercadoPagoPosV1, mercadoPagoQrV1 } from './mercadopago/index.ts';
 import { sandboxPosV1, sandboxQrV1 } from './sandbox/index.ts';
 import { stripePosV1, stripeQrV1 } from './stripe/index.ts';
@@ -15,6 +16,8 @@ export const CONNECTOR_VERSIONS: readonly ConnectorVersion[] = [
   stripeQrV1,
   mercadoPagoPosV1,
   mercadoPagoQrV1,
+  adyenPosV1,
+  adyenQrV1,
 ];
 
 /**

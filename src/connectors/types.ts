@@ -51,7 +51,8 @@ export interface Money {
  */
 export type PaymentAction =
   | { type: 'none' }
-  | { type: 'display_qr'; qrData: string }
+  /** `expiresAt` (epoch milliseconds): when the processor says the code stops being payable, where it says so. */
+  | { type: 'display_qr'; qrData: string; expiresAt?: number }
   | { type: 'check_terminal' }
   | { type: 'at_terminal' };
 

@@ -7,8 +7,8 @@
 
 /**
  * ISO 4217 minor units of the currencies the service accepts: the sandbox connector's list, plus THB and
- * SGD for Stripe's QR methods (PromptPay, PayNow), and PEN for Mercado Pago Peru. A connector version still
- * lists which of them it takes.
+ * SGD for Stripe's QR methods (PromptPay, PayNow), PEN for Mercado Pago Peru, and MYR for Adyen's DuitNow. A
+ * connector version still lists which of them it takes.
  */
 export const CURRENCY_MINOR_UNITS = {
   USD: 2,
@@ -22,6 +22,7 @@ export const CURRENCY_MINOR_UNITS = {
   THB: 2,
   SGD: 2,
   PEN: 2,
+  MYR: 2,
 } as const satisfies Record<string, number>;
 
 export type Currency = keyof typeof CURRENCY_MINOR_UNITS;

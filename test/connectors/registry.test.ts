@@ -25,6 +25,8 @@ describe('the registry', () => {
       ['cnd_stripe_qr', 'stripe', 'Stripe QR (PromptPay, PayNow)', 'qr', ['cnv_stripe_qr_v1']],
       ['cnd_mercadopago_pos', 'mercadopago', 'Mercado Pago Point', 'pos', ['cnv_mercadopago_pos_v1']],
       ['cnd_mercadopago_qr', 'mercadopago', 'Mercado Pago QR', 'qr', ['cnv_mercadopago_qr_v1']],
+      ['cnd_adyen_pos', 'adyen', 'Adyen Terminal API', 'pos', ['cnv_adyen_pos_v1']],
+      ['cnd_adyen_qr', 'adyen', 'Adyen QR (Pix, PayNow, PromptPay, DuitNow, WeChat Pay)', 'qr', ['cnv_adyen_qr_v1']],
     ]);
     for (const version of CONNECTOR_VERSIONS) expect(findConnectorVersion(version.id)).toBe(version);
     expect(findConnectorVersion('cnv_unknown')).toBeUndefined();

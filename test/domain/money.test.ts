@@ -21,7 +21,7 @@ function reasonOf(run: () => unknown): string | undefined {
 }
 
 describe('currencies', () => {
-  it('lists the sandbox currencies, Stripe QR currencies (THB, SGD) and Mercado Pago Peru (PEN) with their ISO 4217 minor units', () => {
+  it('lists the sandbox currencies, Stripe QR currencies (THB, SGD), Mercado Pago Peru (PEN) and Adyen DuitNow (MYR) with their ISO 4217 minor units', () => {
     expect(CURRENCY_MINOR_UNITS).toEqual({
       USD: 2,
       EUR: 2,
@@ -34,6 +34,7 @@ describe('currencies', () => {
       THB: 2,
       SGD: 2,
       PEN: 2,
+      MYR: 2,
     });
     expect([...SUPPORTED_CURRENCIES].sort()).toEqual([
       'ARS',
@@ -42,6 +43,7 @@ describe('currencies', () => {
       'COP',
       'EUR',
       'MXN',
+      'MYR',
       'PEN',
       'SGD',
       'THB',

@@ -16,7 +16,7 @@ import type {
   TerminalState,
 } from '../types.ts';
 import { ConnectorError, TerminalUnavailableError } from '../types.ts';
-import type { ProcessorHttp } from '../http.ts';
+import { safeCode, type ProcessorHttp } from '../http.ts';
 // Type-only: the SDK is the oracle of every field sent or read, and nothing of it is bundled.
 import type {
   ChargebackResponse,
@@ -585,13 +585,6 @@ const MESSAGES: Record<ConnectorErrorKind, string> = {
   timeout: 'Mercado Pago did not settle the request; its outcome is unknown until it is retried with the same key.',
   invalid_notification: 'The notification is not understood.',
 };
-
-/** A processor code fit for `details.processor_code`: a short identifier, never free text of the payload. */
-export function safeCode(value: unknown): string | undefined {
-  if (typeof value === 'number' && Number.isInteger(value)) value = String(value);
-  if (typeof value !== 'string') return undefined;
-  return /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : undefined;
-}
 
 /** The processor's own code: `errors[0].code` of the Orders API, or the older `code` / `error` fields. */
 export function processorCodeOf(status: number, body: unknown): string {
