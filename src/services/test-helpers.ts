@@ -118,6 +118,12 @@ export async function openSandboxDisputeOf(
     throw new ServiceError('invalid_state_transition', 'Only a collected payment can be disputed.', {
       details: { status: payment.status },
     });
+  if (payment.openDisputeId !== null)
+    throw new ServiceError(
+      'payment_disputed',
+      'A dispute of this payment is open: the sandbox, as Stripe, opens one dispute at a time.',
+      { details: { status: payment.status, dispute_id: payment.openDisputeId } },
+    );
   const minor = input.amount ? disputedAmount(payment, input.amount) : payment.amountMinor;
   const dispute = openSandboxDispute({
     amount: { minor, currency: payment.currency },

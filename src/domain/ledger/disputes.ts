@@ -52,7 +52,8 @@ export function disputeNews(
     evidenceDueBy: dispute.evidenceDueBy,
     fundsWithdrawnAt: dispute.fundsWithdrawnAt,
     fundsReinstatedAt: dispute.fundsReinstatedAt,
-    processorStatus: c.processorStatus,
+    // A closed dispute keeps its processor's last word too (only a won one's reinstatement is taken after it closed).
+    processorStatus: current && isDisputeClosed(current.status) ? current.processorStatus : c.processorStatus,
     createdAt: dispute.createdAt,
     updatedAt: dispute.updatedAt,
   };

@@ -104,7 +104,7 @@ export const cancelPayment = createRoute({
   tags: ['Payments'],
   summary: 'Cancel a payment',
   description:
-    'No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. A processor refusal is `402 processor_declined`.\n\n`200`: canceled (`status: canceled`). `202`: cancel requested, not done: the processor accepted a cancel it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`); the payment keeps its status, with `cancel_requested_at` set. It completes by the processor’s notification or the service’s own read: `payment.canceled`, or `payment.approved` if the customer paid first; follow it by webhook or `GET /v1/payments/{payment_id}`. A cancel while one is requested answers `202` again without asking the processor; a retry with the same `Idempotency-Key` answers what the first request answered.',
+    'No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. While a dispute of the payment is open, `409 payment_disputed`. A processor refusal is `402 processor_declined`.\n\n`200`: canceled (`status: canceled`). `202`: cancel requested, not done: the processor accepted a cancel it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`); the payment keeps its status, with `cancel_requested_at` set. It completes by the processor’s notification or the service’s own read: `payment.canceled`, or `payment.approved` if the customer paid first; follow it by webhook or `GET /v1/payments/{payment_id}`. A cancel while one is requested answers `202` again without asking the processor; a retry with the same `Idempotency-Key` answers what the first request answered.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:cancel' }), requireIdempotencyKey],
   request: { headers: IdempotencyHeaders, params: PaymentParams },
@@ -122,6 +122,7 @@ export const cancelPayment = createRoute({
       'payment_method_not_found',
       'capability_not_supported',
       'invalid_state_transition',
+      'payment_disputed',
       'processor_declined',
       ...idempotent,
       ...processorErrors,
@@ -138,7 +139,7 @@ export const createRefund = createRoute({
   summary: 'Refund a payment wholly or partly',
   description: [
     'Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments; any other status, `refunded` included, is `409 invalid_state_transition`.',
-    'The amount is in the payment’s currency (`422 unsupported_currency`) and at most the refundable balance: the amount less approved and in-flight refunds (`422 refund_exceeds_balance`).',
+    'The amount is in the payment’s currency (`422 unsupported_currency`) and at most the refundable balance: the amount less approved and in-flight refunds and what a chargeback took (`422 refund_exceeds_balance`). While a dispute of the payment is open, `409 payment_disputed` (`details.dispute_id`): answer the dispute at the processor first.',
     'The refund is a resource: 201 with `status` `approved`, `declined`, `pending`... After a timeout, repeat the same request with the same `Idempotency-Key`; never a new key, since the processor may already have refunded.',
   ].join(' '),
   security: bearerSecurity,
@@ -154,6 +155,7 @@ export const createRefund = createRoute({
       'payment_method_not_found',
       'capability_not_supported',
       'invalid_state_transition',
+      'payment_disputed',
       'unsupported_currency',
       'refund_exceeds_balance',
       ...idempotent,

@@ -115,13 +115,19 @@ export const simulateDispute = createRoute({
   tags: ['Test helpers'],
   summary: 'Simulate the payer’s bank disputing a sandbox payment (test only)',
   description:
-    'Only in the `test` environment (404 in `live`); same credentials as reading the payment; sandbox methods only, collected payments only (`approved`, `partially_refunded`, `refunded`; otherwise `409 invalid_state_transition`). The sandbox reports a chargeback, by a signed sandbox notification through the same path as a real processor notification: a dispute `needs_response` with its funds withdrawn now and evidence due in 7 days, event `dispute.created`. Close it with `POST /v1/test-helpers/disputes/{dispute_id}/close`. A payment that is missing or another owner’s is `404 payment_not_found`.',
+    'Only in the `test` environment (404 in `live`); same credentials as reading the payment; sandbox methods only, collected payments only (`approved`, `partially_refunded`, `refunded`; otherwise `409 invalid_state_transition`). The sandbox reports a chargeback, by a signed sandbox notification through the same path as a real processor notification: a dispute `needs_response` with its funds withdrawn now and evidence due in 7 days, event `dispute.created`. Close it with `POST /v1/test-helpers/disputes/{dispute_id}/close`. One dispute at a time, as Stripe allows one per charge: a payment whose dispute is open is `409 payment_disputed` (`details.dispute_id`). A payment that is missing or another owner’s is `404 payment_not_found`.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'any', scope: 'payments:read' })],
   request: { params: PaymentParams, body: { ...jsonBody(OpenDisputeBody), required: false } },
   responses: {
     200: jsonContent(dataEnvelope(DisputeSchema), 'The dispute the news opened.'),
-    ...errorResponses(...HELPER_ERRORS, 'payment_not_found', 'unsupported_currency', 'invalid_state_transition'),
+    ...errorResponses(
+      ...HELPER_ERRORS,
+      'payment_not_found',
+      'unsupported_currency',
+      'invalid_state_transition',
+      'payment_disputed',
+    ),
   },
 });
 

@@ -1,0 +1,333 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DISPUTE_REASONS, DISPUTE_STATUSES, isDisputeClosed } from '../../src/domain/disputes.ts';
+import {
+  type Command,
+  decide,
+  type DisputeRecord,
+  type LedgerState,
+  type PaymentRecord,
+  type RefundRecord,
+  refundableBalance,
+} from '../../src/domain/ledger/index.ts';
+import { eventTypeFor, PAYMENT_STATUSES, type PaymentStatus } from '../../src/domain/payment-state.ts';
+import { REFUND_STATUSES } from '../../src/domain/refund-state.ts';
+import { canReversePayment } from '../../src/domain/reversals.ts';
+import { NO_SETTLEMENT } from '../../src/domain/settlement.ts';
+
+/**
+ * The ledger over random histories: a payment driven by every command the service sends it (processor news of every
+ * status, refunds reserved, answered and reported on, void reversals, disputes opened, moved and closed, cancels,
+ * expiries), each decided from the state the previous decisions left. After every step:
+ * - the running totals are the refunds' sums, and refunded plus reserved plus charged back never exceeds the amount;
+ * - a collected payment's status is the one its refunded total calls for;
+ * - no path leaves `refunded`, `canceled`, `declined`, `failed` or `expired` but the documented reversals;
+ * - every status change sends exactly one event about the payment (disputes' own events besides);
+ * - at most one dispute is open, and it is the one the payment names; a closed dispute never changes again, but for
+ *   a won one's reinstatement.
+ */
+
+const AMOUNT = 10_000;
+const payment = (status: PaymentStatus): PaymentRecord => ({
+  id: 'pay_1',
+  ownerId: 'usr_1',
+  environment: 'test',
+  paymentMethodId: 'pm_1',
+  apiKeyId: null,
+  referenceScope: 'scope',
+  externalReference: 'order-1',
+  amountMinor: AMOUNT,
+  currency: 'USD',
+  status,
+  version: 1,
+  amountRefunded: 0,
+  amountReserved: 0,
+  refundCount: 0,
+  amountChargedBack: 0,
+  openDisputeId: null,
+  processorReference: 'ch_1',
+  processorIdempotencyKey: 'pay_1',
+  processorAttempts: 1,
+  processorStatus: null,
+  qrData: null,
+  requiredAction: null,
+  description: null,
+  metadata: null,
+  webhookUrl: null,
+  expiresAt: 50,
+  reconciledAt: null,
+  chargedBackAt: null,
+  ...NO_SETTLEMENT,
+  voidedAt: null,
+  voidRefundReference: null,
+  cancelClaimedAt: null,
+  cancelAttemptKey: null,
+  cancelRequestedAt: null,
+  atTerminal: false,
+  terminalSeenAt: null,
+  terminalChecks: 0,
+  terminalCheckAt: null,
+  disputeCheckAt: null,
+  attemptKey: null,
+  attemptFingerprint: null,
+  createdAt: 0,
+  updatedAt: 0,
+});
+
+const ACCOUNT_STATUSES = [...PAYMENT_STATUSES.filter((s) => s !== 'created'), 'charged_back'] as const;
+const refundIndex = fc.integer({ min: 0, max: 5 });
+const disputeIndex = fc.integer({ min: 0, max: 2 });
+
+const operation = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('news' as const), status: fc.constantFrom(...ACCOUNT_STATUSES) }),
+  },
+  {
+    weight: 6,
+    // Round shares of the amount too, so that refunds add up to all of it.
+    arbitrary: fc.record({
+      kind: fc.constant('reserve' as const),
+      amount: fc.oneof(fc.constantFrom(AMOUNT / 4, AMOUNT / 2, AMOUNT), fc.integer({ min: 1, max: AMOUNT })),
+    }),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('answer' as const),
+      refund: refundIndex,
+      status: fc.oneof(
+        { weight: 3, arbitrary: fc.constant('approved' as const) },
+        { weight: 3, arbitrary: fc.option(fc.constantFrom(...REFUND_STATUSES), { nil: null }) },
+      ),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('refund_news' as const),
+      refund: refundIndex,
+      status: fc.oneof(fc.constantFrom('failed' as const, 'declined' as const), fc.constantFrom(...REFUND_STATUSES)),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('void_reversal' as const), trusted: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('dispute' as const),
+      dispute: disputeIndex,
+      status: fc.constantFrom(...DISPUTE_STATUSES),
+      amount: fc.integer({ min: 1, max: AMOUNT }),
+      reinstated: fc.boolean(),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('claim' as const), key: fc.constantFrom('k1', 'k2') }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('cancel_answer' as const),
+      key: fc.constantFrom('k1', 'k2'),
+      status: fc.constantFrom(...ACCOUNT_STATUSES),
+      requested: fc.boolean(),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('expire' as const), target: fc.constantFrom(...ACCOUNT_STATUSES) }),
+  },
+);
+type Operation = typeof operation extends fc.Arbitrary<infer O> ? O : never;
+
+/** Final statuses, and the only ways out of each: the reversals (docs/states.md). */
+const FINAL: readonly PaymentStatus[] = ['refunded', 'canceled', 'declined', 'failed', 'expired'];
+
+interface Model {
+  payment: PaymentRecord;
+  refunds: RefundRecord[];
+  disputes: Map<string, DisputeRecord>;
+  now: number;
+}
+
+function commandOf(model: Model, op: Operation): { command: Command; state: LedgerState } | null {
+  const state: LedgerState = { payment: model.payment };
+  switch (op.kind) {
+    case 'news':
+      return { command: { type: 'processor_news', account: { status: op.status } }, state };
+    case 'reserve':
+      return {
+        command: {
+          type: 'reserve_refund',
+          refund: {
+            id: `ref_${model.refunds.length}`,
+            amountMinor: op.amount,
+            reason: null,
+            attemptKey: `a${model.refunds.length}`,
+            attemptFingerprint: 'f',
+          },
+        },
+        state,
+      };
+    case 'answer':
+    case 'refund_news': {
+      const refund = model.refunds[op.refund];
+      if (!refund) return null;
+      const command: Command =
+        op.kind === 'answer'
+          ? { type: 'refund_answered', refundId: refund.id, status: op.status, fields: {} }
+          : { type: 'refund_news', refundId: refund.id, status: op.status };
+      return { command, state: { ...state, refund } };
+    }
+    case 'void_reversal':
+      return { command: { type: 'void_reversal', trusted: op.trusted }, state };
+    case 'dispute': {
+      const processorDisputeId = `dp_${op.dispute}`;
+      return {
+        command: {
+          type: 'dispute_news',
+          newId: `dsp_${op.dispute}`,
+          processorDisputeId,
+          processorStatus: op.status,
+          facts: {
+            status: op.status,
+            amount: { minor: op.amount, currency: 'USD' },
+            reason: DISPUTE_REASONS[op.dispute]!,
+            evidenceDueBy: null,
+            fundsWithdrawnAt: op.status.startsWith('warning') ? null : 1,
+            fundsReinstatedAt: op.reinstated ? 2 : null,
+          },
+        },
+        state: { ...state, dispute: model.disputes.get(processorDisputeId) ?? null },
+      };
+    }
+    case 'claim':
+      return { command: { type: 'claim_cancel', attemptKey: op.key }, state };
+    case 'cancel_answer':
+      return {
+        command: {
+          type: 'cancel_answered',
+          attemptKey: op.key,
+          account: { status: op.status },
+          processorStatus: op.status,
+          requested: op.requested,
+        },
+        state,
+      };
+    case 'release':
+      return { command: { type: 'release_cancel' }, state };
+    case 'expire':
+      return { command: { type: 'expire', target: op.target }, state };
+  }
+}
+
+const sum = (refunds: RefundRecord[], statuses: readonly string[]) =>
+  refunds.filter((r) => statuses.includes(r.status)).reduce((n, r) => n + r.amountMinor, 0);
+
+describe('the ledger over random histories', () => {
+  it('keeps the totals, the money bound, the final statuses, one event per status change and one open dispute', () => {
+    const seen = { refunded: 0, reversed: 0, voidReversed: 0, chargedBack: 0, refusedDisputed: 0, secondDispute: 0 };
+    fc.assert(
+      fc.property(
+        fc.constantFrom<PaymentStatus>('created', 'pending', 'approved', 'approved', 'approved'),
+        fc.array(operation, { minLength: 1, maxLength: 60 }),
+        (start, operations) => {
+          const model: Model = { payment: payment(start), refunds: [], disputes: new Map(), now: 100 };
+          for (const op of operations) {
+            model.now += 1_000;
+            const built = commandOf(model, op);
+            if (!built) continue;
+            const before = model.payment;
+            const decision = decide(built.state, built.command, model.now);
+            if (decision.kind === 'refused') {
+              if (decision.refusal === 'payment_disputed') seen.refusedDisputed++;
+              continue;
+            }
+            if (decision.kind === 'none') {
+              if (op.kind === 'dispute' && !model.disputes.has(`dp_${op.dispute}`) && before.openDisputeId !== null)
+                seen.secondDispute++;
+              continue;
+            }
+            const { change } = decision;
+            model.payment = { ...before, ...change.payment, version: before.version + 1 };
+            if (change.refund) {
+              const row = 'insert' in change.refund ? change.refund.insert : change.refund.update;
+              const at = model.refunds.findIndex((r) => r.id === row.id);
+              if (at === -1) model.refunds.push(row);
+              else model.refunds[at] = row;
+            }
+            const previousDispute = change.dispute
+              ? model.disputes.get(
+                  ('insert' in change.dispute ? change.dispute.insert : change.dispute.update).processorDisputeId,
+                )
+              : undefined;
+            if (change.dispute) {
+              const row = 'insert' in change.dispute ? change.dispute.insert : change.dispute.update;
+              model.disputes.set(row.processorDisputeId, row);
+            }
+            const after = model.payment;
+
+            // The running totals are the refunds' sums; the money bound holds.
+            expect(after.amountRefunded).toBe(sum(model.refunds, ['approved']));
+            expect(after.amountReserved).toBe(sum(model.refunds, ['created', 'pending', 'processing']));
+            expect(after.refundCount).toBe(model.refunds.length);
+            expect(after.amountRefunded + after.amountReserved + after.amountChargedBack).toBeLessThanOrEqual(AMOUNT);
+            expect(refundableBalance(after)).toBeGreaterThanOrEqual(0);
+
+            // A collected payment's status is the one its refunded total calls for.
+            if (['approved', 'partially_refunded', 'refunded'].includes(after.status)) {
+              const expected =
+                after.amountRefunded === 0
+                  ? 'approved'
+                  : after.amountRefunded === AMOUNT
+                    ? 'refunded'
+                    : 'partially_refunded';
+              expect(after.status).toBe(expected);
+            }
+
+            // Out of a final status only by a reversal on trusted news.
+            if (FINAL.includes(before.status) && after.status !== before.status) {
+              expect(canReversePayment(before.status, after.status), `${before.status} -> ${after.status}`).toBe(true);
+              if (before.status === 'canceled') {
+                expect(op).toMatchObject({ kind: 'void_reversal', trusted: true });
+                seen.voidReversed++;
+              } else {
+                expect(op.kind).toBe('refund_news');
+              }
+            }
+
+            // Exactly one event about the payment for every status change (none into the internal steps `created` and
+            // `processing`, which have nothing for a merchant to act on).
+            const paymentEvents = change.events.filter((e) => !e.type.startsWith('dispute.'));
+            if (after.status !== before.status)
+              expect(paymentEvents, `${before.status} -> ${after.status}`).toHaveLength(
+                eventTypeFor(after.status) === null ? 0 : 1,
+              );
+            if (after.status === 'refunded' && before.status !== 'refunded') seen.refunded++;
+            if (change.events.some((e) => e.type === 'refund.failed')) seen.reversed++;
+            if (after.chargedBackAt !== null && before.chargedBackAt === null) {
+              seen.chargedBack++;
+              expect(change.events.map((e) => e.type)).toContain('payment.charged_back');
+            }
+
+            // One open dispute, named by the payment; closed ones frozen (a won one's reinstatement aside).
+            const open = [...model.disputes.values()].filter((d) => !isDisputeClosed(d.status));
+            expect(open.length).toBeLessThanOrEqual(1);
+            expect(after.openDisputeId).toBe(open[0]?.id ?? null);
+            if (previousDispute && isDisputeClosed(previousDispute.status)) {
+              const now = model.disputes.get(previousDispute.processorDisputeId)!;
+              expect(previousDispute.status).toBe('won');
+              expect(now).toEqual({
+                ...previousDispute,
+                fundsReinstatedAt: now.fundsReinstatedAt,
+                updatedAt: now.updatedAt,
+              });
+              expect(previousDispute.fundsReinstatedAt).toBeNull();
+            }
+          }
+        },
+      ),
+      { numRuns: 3_000, seed: 20261127 },
+    );
+    for (const [corner, count] of Object.entries(seen)) expect(count, corner).toBeGreaterThan(0);
+  });
+});
