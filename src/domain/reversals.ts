@@ -1,11 +1,4 @@
 import { nextUpdatedAt, type PaymentStatus } from './payment-state.ts';
-import {
-  canReverseRefund,
-  paymentStatusAfterRefunds,
-  refundableBalance,
-  type RefundLedgerEntry,
-  type RefundStatus,
-} from './refund-state.ts';
 
 /**
  * Money a processor reported returned and later took back: a refund that failed after it had succeeded
@@ -70,62 +63,6 @@ export type ReversalRefusal =
   | 'untrusted'
   /** Not a failure of an approved refund (or of a void): nothing to reverse. */
   | 'not_a_reversal';
-
-/** What a processor said of the refund: its status in our words and, when it failed, why. */
-export interface RefundNews {
-  status: RefundStatus;
-  trusted: boolean;
-  failureReason?: RefundFailureReason | null;
-}
-
-export type RefundReversalResult =
-  | {
-      ok: true;
-      refund: { status: 'failed'; failureReason: RefundFailureReason; updatedAt: number };
-      /**
-       * The payment with the status its approved refunds now call for. Its `updatedAt` moves on even when
-       * the status stays (`partially_refunded`): its refundable balance changed.
-       */
-      payment: { status: PaymentStatus; updatedAt: number };
-      /** What a new refund may take from now on: the reversed amount is back in it. */
-      refundableBalance: number;
-    }
-  | { ok: false; reason: ReversalRefusal };
-
-/**
- * An approved refund the processor now reports failed (or declined: Stripe's `failure_reason: declined`
- * comes on a `failed` refund) becomes `failed`, and the payment's status is recomputed from the refunds
- * still approved: `refunded` becomes `partially_refunded`, or `approved` when none is left. Reversing a
- * refund can only lower the approved total, so approved plus reserved still never exceeds the amount.
- */
-export function reverseRefund(input: {
-  payment: { status: PaymentStatus; amount: number; updatedAt: number };
-  refunds: readonly (RefundLedgerEntry & { id: string })[];
-  refund: { id: string; status: RefundStatus; updatedAt: number };
-  news: RefundNews;
-  now: number;
-}): RefundReversalResult {
-  const { payment, refunds, refund, news, now } = input;
-  if (!news.trusted) return { ok: false, reason: 'untrusted' };
-  const failure = news.status === 'failed' || news.status === 'declined';
-  if (!failure || !canReverseRefund(refund.status, 'failed')) return { ok: false, reason: 'not_a_reversal' };
-  if (!refunds.some((r) => r.id === refund.id)) throw new RangeError('The reversed refund is not in the ledger');
-  const ledger = refunds.map((r) => (r.id === refund.id ? { ...r, status: 'failed' as const } : r));
-  const status = paymentStatusAfterRefunds(payment.amount, ledger) ?? 'approved';
-  // An approved refund exists only on a (partially) refunded payment; anything else is a broken ledger.
-  if (!canReversePayment(payment.status, status))
-    throw new RangeError(`A payment in ${payment.status} cannot hold an approved refund`);
-  return {
-    ok: true,
-    refund: {
-      status: 'failed',
-      failureReason: news.failureReason ?? 'unknown',
-      updatedAt: nextUpdatedAt(refund.updatedAt, now),
-    },
-    payment: { status, updatedAt: nextUpdatedAt(payment.updatedAt, now) },
-    refundableBalance: refundableBalance(payment.amount, ledger),
-  };
-}
 
 export type VoidReversalResult =
   | { ok: true; payment: { status: 'approved'; updatedAt: number } }

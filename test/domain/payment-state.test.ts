@@ -16,15 +16,17 @@ import {
 import {
   REFUND_STATUSES,
   applyRefundTransition,
-  approvedRefundTotal,
   canRefundTransition,
   REFUND_TRANSITIONS,
+  type RefundStatus,
+} from '../../src/domain/refund-state.ts';
+import {
+  approvedRefundTotal,
   paymentStatusAfterRefunds,
   refundableBalance,
   reserveRefund,
   reservedRefundTotal,
-  type RefundStatus,
-} from '../../src/domain/refund-state.ts';
+} from '../helpers/refund-model.ts';
 
 /** A status with no way out (as the table says). */
 const isFinal = (status: PaymentStatus) => PAYMENT_TRANSITIONS[status].length === 0;

@@ -4,16 +4,18 @@ import {
   REFUND_STATUSES,
   REFUND_TRANSITIONS,
   applyRefundTransition,
-  approvedRefundTotal,
   canRefundTransition,
   isReserving,
+  type RefundStatus,
+} from '../../src/domain/refund-state.ts';
+import {
+  approvedRefundTotal,
   paymentStatusAfterRefunds,
   refundableBalance,
   reserveRefund,
   reservedRefundTotal,
   type RefundLedgerEntry,
-  type RefundStatus,
-} from '../../src/domain/refund-state.ts';
+} from '../helpers/refund-model.ts';
 
 // docs/states.md ("Refund transitions"): `created` -> `pending`/`processing` -> `approved` | `declined` | `failed`.
 /** A status with no way out (as the table says). */

@@ -11,24 +11,26 @@ import {
 } from '../../src/domain/payment-state.ts';
 import {
   applyRefundTransition,
-  approvedRefundTotal,
   canReverseRefund,
-  paymentStatusAfterRefunds,
   REFUND_REVERSALS,
   REFUND_STATUSES,
   REFUND_TRANSITIONS,
+  type RefundStatus,
+} from '../../src/domain/refund-state.ts';
+import {
+  approvedRefundTotal,
+  paymentStatusAfterRefunds,
   refundableBalance,
   reserveRefund,
   reservedRefundTotal,
-  type RefundStatus,
-} from '../../src/domain/refund-state.ts';
+  reverseRefund,
+} from '../helpers/refund-model.ts';
 import {
   canReversePayment,
   isRefundFailureReason,
   PAYMENT_REVERSALS,
   REFUND_FAILURE_REASONS,
   REFUND_REVERSAL_EVENT_TYPE,
-  reverseRefund,
   reverseVoid,
 } from '../../src/domain/reversals.ts';
 
