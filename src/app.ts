@@ -15,6 +15,7 @@ import { registerPaymentMethodRoutes } from './routes/payment-methods/payment-me
 import { registerPaymentRoutes } from './routes/payments/payments.index.ts';
 import { registerDisputeRoutes } from './routes/disputes/disputes.index.ts';
 import { registerEventRoutes } from './routes/events/events.index.ts';
+import { registerReportRoutes } from './routes/reports/reports.index.ts';
 import { registerProcessorNotificationRoutes } from './routes/processor-notifications/processor-notifications.index.ts';
 import { registerTestHelperRoutes } from './routes/test-helpers/test-helpers.index.ts';
 import { registerWebhookSecretRoutes } from './routes/webhook-secret/webhook-secret.index.ts';
@@ -39,6 +40,7 @@ export function createApp() {
   registerPaymentRoutes(app);
   registerDisputeRoutes(app);
   registerEventRoutes(app);
+  registerReportRoutes(app);
   registerWebhookSecretRoutes(app);
   registerWebhookEndpointRoutes(app);
   registerProcessorNotificationRoutes(app);

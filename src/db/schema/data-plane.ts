@@ -8,3 +8,4 @@ export * from './webhook-deliveries.ts';
 export * from './webhook-endpoints.ts';
 export * from './webhook-secrets.ts';
 export * from './processor-notifications.ts';
+export * from './counters.ts';

@@ -1,5 +1,5 @@
 import { isUniqueViolation } from '../../db/errors.ts';
-import { payments, type PaymentMethodRow, type PaymentRow } from '../../db/schema/index.ts';
+import type { PaymentMethodRow, PaymentRow } from '../../db/schema/index.ts';
 import { callerKey } from '../../domain/caller.ts';
 import { isSupportedCurrency, MoneyError, parseAmount } from '../../domain/money.ts';
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
@@ -14,7 +14,7 @@ import { CreatePaymentBody } from './inputs.ts';
 import { connectorApiError, connectorFor, type MethodConnector } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
 import type { LedgerState } from '../../domain/ledger/index.ts';
-import { findPaymentByReference, mutate } from './store.ts';
+import { findPaymentByReference, mutate, recordPayment } from './store.ts';
 
 interface Plan {
   row: PaymentRow;
@@ -131,7 +131,7 @@ export const createPayment = defineOperation({
 
   async record(deps, ctx, plan): Promise<Recorded<PaymentRow, Tracker>> {
     try {
-      await deps.db.insert(payments).values(plan.row).run();
+      await recordPayment(deps, plan.row);
       // Fresh: the first compare-and-set starts from the row just inserted.
       return { pending: { ...plan, payment: plan.row, known: { payment: plan.row } } };
     } catch (error) {

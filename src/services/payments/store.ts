@@ -1,7 +1,11 @@
 import { and, eq, type SQL, sql } from 'drizzle-orm';
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { insertRowIf } from '../../db/conditional-insert.ts';
 import {
+  disputeCounters,
   disputes,
+  eventCounters,
+  paymentCounters,
   paymentEvents,
   payments,
   refunds,
@@ -12,6 +16,7 @@ import {
 } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import type { OwnerScope } from '../../domain/caller.ts';
+import { bucketOf, COUNTER_SPANS, type CountDelta, countsOf, createdCounts } from '../../domain/ledger/counts.ts';
 import {
   type Change,
   type Command,
@@ -130,6 +135,7 @@ export async function commit(
   deps: Deps,
   current: PaymentRow,
   change: Change,
+  disputeBefore: DisputeRow | null = null,
 ): Promise<{ payment: PaymentRow; deliveries: PendingDelivery[] } | null> {
   const { db } = deps;
   const next: PaymentRow = { ...current, ...change.payment, version: current.version + 1 };
@@ -186,6 +192,7 @@ export async function commit(
     fanOuts.push({ index: statements.length, eventId: row.id });
     statements.push(endpointDeliveries(deps, next, row, next.id, written));
   }
+  statements.push(...counterWrites(deps, current, countsOf(current, change, disputeBefore, next.updatedAt), written));
   statements.push(
     db
       .update(payments)
@@ -200,6 +207,85 @@ export async function commit(
       deliveries.push(pendingDeliveryOf(eventId, next.ownerId, destination));
   }
   return { payment: next, deliveries };
+}
+
+/**
+ * The owner's counters a change moves (domain/ledger/counts.ts), as at most three statements (payments, events,
+ * disputes), each adding its deltas to every span's bucket only while `written` holds: the counters move with the rows
+ * they count or not at all.
+ */
+function counterWrites(
+  deps: Deps,
+  owner: Pick<PaymentRow, 'ownerId' | 'environment'>,
+  deltas: CountDelta[],
+  written: SQL,
+) {
+  const { db } = deps;
+  const rows = <T>(kind: CountDelta['kind'], each: (d: Extract<CountDelta, { kind: typeof kind }>) => T[]) =>
+    deltas.filter((d) => d.kind === kind).flatMap((d) => each(d as never));
+  // `insert ... select * from (values ...) where <written> on conflict do update`: the rows only while the payment is
+  // at the version read, each added to its bucket's count.
+  const upsert = <T extends typeof paymentCounters | typeof eventCounters | typeof disputeCounters>(
+    table: T,
+    key: SQLiteColumn[],
+    values: SQL[],
+    sums: { count: SQLiteColumn; amountMinor?: SQLiteColumn },
+  ) =>
+    values.length === 0
+      ? []
+      : [
+          db
+            .insert(table)
+            .select(sql`select * from (values ${sql.join(values, sql`, `)}) where ${written}`)
+            .onConflictDoUpdate({
+              target: key,
+              // Each sum column of this counter table: its count plus the row's.
+              set: Object.fromEntries(
+                Object.entries(sums).map(([field, column]) => [
+                  field,
+                  sql`${column} + excluded.${sql.identifier(column!.name)}`,
+                ]),
+              ) as never,
+            }),
+        ];
+  const { ownerId, environment } = owner;
+  const paymentRows = rows('payment', (d) =>
+    d.kind !== 'payment'
+      ? []
+      : COUNTER_SPANS.map(
+          (span) =>
+            sql`(${ownerId}, ${environment}, ${span}, ${bucketOf(span, d.at)}, ${d.status}, ${d.paymentMethodId}, ${d.currency}, ${d.count}, ${d.amountMinor})`,
+        ),
+  );
+  const eventRows = rows('event', (d) =>
+    d.kind !== 'event'
+      ? []
+      : COUNTER_SPANS.map(
+          (span) => sql`(${ownerId}, ${environment}, ${span}, ${bucketOf(span, d.at)}, ${d.type}, ${d.count})`,
+        ),
+  );
+  const disputeRows = rows('dispute', (d) =>
+    d.kind !== 'dispute' ? [] : [sql`(${ownerId}, ${environment}, ${d.status}, ${d.count})`],
+  );
+  const p = paymentCounters;
+  const e = eventCounters;
+  const d = disputeCounters;
+  return [
+    ...upsert(p, [p.ownerId, p.environment, p.span, p.bucket, p.status, p.paymentMethodId, p.currency], paymentRows, {
+      count: p.count,
+      amountMinor: p.amountMinor,
+    }),
+    ...upsert(e, [e.ownerId, e.environment, e.span, e.bucket, e.type], eventRows, { count: e.count }),
+    ...upsert(d, [d.ownerId, d.environment, d.status], disputeRows, { count: d.count }),
+  ];
+}
+
+/** Records a new payment with its counters, in one batch (create-payment's `record` phase). */
+export async function recordPayment(deps: Deps, row: PaymentRow): Promise<void> {
+  await deps.db.batch([
+    deps.db.insert(payments).values(row),
+    ...counterWrites(deps, row, createdCounts(row), sql`true`),
+  ]);
 }
 
 /** The event row of a change (its Standard Webhooks body as payload); events of one change share its moment. */
@@ -269,7 +355,7 @@ export async function mutate<C extends Command>(
     if (decision.kind !== 'change' && fromKnown) continue;
     if (decision.kind === 'refused') throw refusalError(decision.refusal, state.payment, decision.balance);
     if (decision.kind === 'none') return { payment: state.payment, outcome: decision.outcome, change: null };
-    const saved = await commit(deps, state.payment, decision.change);
+    const saved = await commit(deps, state.payment, decision.change, state.dispute ?? null);
     if (saved) {
       await enqueueDeliveries(deps, saved.deliveries);
       return { payment: saved.payment, outcome: decision.outcome, change: decision.change };

@@ -39,6 +39,21 @@ export const OWNER_TABLES = [
     newer:
       'coalesce(excluded.rotated_at, excluded.created_at) > coalesce(webhook_secrets.rotated_at, webhook_secrets.created_at)',
   },
+  // The owner's counters move with its rows. They have no version: the origin's count is the truth (nothing changes
+  // it while the owner is marked, and the target was cleared before the copy), so a copy round takes it as it is.
+  {
+    table: 'payment_counters',
+    owned: 'owner_id = ?1',
+    key: ['owner_id', 'environment', 'span', 'bucket', 'status', 'payment_method_id', 'currency'],
+    newer: 'true',
+  },
+  {
+    table: 'event_counters',
+    owned: 'owner_id = ?1',
+    key: ['owner_id', 'environment', 'span', 'bucket', 'type'],
+    newer: 'true',
+  },
+  { table: 'dispute_counters', owned: 'owner_id = ?1', key: ['owner_id', 'environment', 'status'], newer: 'true' },
   {
     table: 'processor_notifications',
     owned: 'payment_method_id IN (SELECT value FROM json_each(?2))',
