@@ -81,8 +81,8 @@ export interface RunHooks {
 /**
  * Runs the phases of `operation`. Throws what a phase throws (a `ServiceError`, or a bug); `hooks.started`
  * tells the caller whether the failure came after `record`. `applyOutcome`, the operation's last write,
- * goes through `outcomeDeps` (the idempotency object's D1 session, whose bookmark its answer carries);
- * every other phase through `deps`.
+ * goes through a D1 session (`deps.bookmarkFromHere`), whose bookmark the answer carries; the phases before
+ * through the binding.
  */
 export async function runOperation<Op extends AnyOperation>(
   operation: Op,
@@ -90,7 +90,6 @@ export async function runOperation<Op extends AnyOperation>(
   ctx: OperationContext,
   input: InputOf<Op>,
   hooks: RunHooks = { started: () => {} },
-  outcomeDeps: Deps = deps,
 ): Promise<unknown> {
   const plan = await operation.validate(deps, ctx, input);
   const recorded = await operation.record(deps, ctx, plan);
@@ -100,7 +99,8 @@ export async function runOperation<Op extends AnyOperation>(
   else {
     const tracker = recorded.pending;
     const call = await callConnector(() => operation.callProcessor(deps, tracker));
-    saved = await operation.applyOutcome(outcomeDeps, ctx, tracker, call);
+    deps.bookmarkFromHere();
+    saved = await operation.applyOutcome(deps, ctx, tracker, call);
   }
   if (operation.accepted?.(saved)) hooks.accepted?.();
   return operation.present(saved);
