@@ -1,5 +1,5 @@
 // `npm run owners:move -- --user <usr_...> --shard <SHARD_n> [--url <base URL>]`: the operator's command that moves
-// an owner's data to another shard (README, "Shards"). It signs in as an admin (ADMIN_EMAIL and ADMIN_PASSWORD, or
+// an owner's data to another shard (docs/shards.md). It signs in as an admin (ADMIN_EMAIL and ADMIN_PASSWORD, or
 // the bootstrap admin of .dev.vars locally) and calls `PUT /v1/users/{user_id}/placement`, which answers once the
 // copy is checked and the directory points at the new shard; the owner's writes answer a retryable 503 meanwhile.
 import { existsSync, readFileSync } from 'node:fs';

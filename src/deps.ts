@@ -57,7 +57,7 @@ export interface Deps {
 export interface DepsOptions {
   /**
    * Read the shard through a D1 session anchored at this client bookmark, or at the primary when `null`: reads may
-   * then be served by a replica that has caught up to it (docs/SCALE.md, README "Reading from near you").
+   * then be served by a replica that has caught up to it (docs/SCALE.md, docs/read-replication.md).
    */
   readSession?: string | null;
   shard?: ShardName;

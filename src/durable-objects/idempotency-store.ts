@@ -13,8 +13,8 @@ interface StoredRecord {
   fingerprint: string;
   answer: StoredAnswer;
   /**
-   * The D1 bookmark past the operation's writes, answered again with every replay (README, "Reading from near
-   * you"); none when the primary could not be asked for one.
+   * The D1 bookmark past the operation's writes, answered again with every replay (docs/read-replication.md);
+   * none when the primary could not be asked for one.
    */
   bookmark?: string;
   createdAt: number;

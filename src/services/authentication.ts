@@ -12,8 +12,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
  * How long an API key read from D1 is trusted by the isolate that read it. A revocation, a scope change or
- * a demotion of its owner made through another isolate takes effect within this time (README,
- * "Authentication"); made through this isolate, at once (`changed`). Most requests of a busy key
+ * a demotion of its owner made through another isolate takes effect within this time (docs/conventions.md,
+ * "Authentication and how fast changes apply"); made through this isolate, at once (`changed`). Most requests of a busy key
  * then authenticate without a D1 round trip.
  */
 export const API_KEY_CACHE_TTL_MS = 10_000;
