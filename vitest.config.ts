@@ -15,10 +15,9 @@ Object.assign(process.env, SECRETS);
 process.env.WRANGLER_LOG ??= 'warn';
 
 export default defineConfig(async () => {
-  const [control, shard, legacy] = await Promise.all([
+  const [control, shard] = await Promise.all([
     readD1Migrations('./migrations/control'),
     readD1Migrations('./migrations/shard'),
-    readD1Migrations('./migrations/legacy'),
   ]);
   return {
     plugins: [
@@ -28,19 +27,14 @@ export default defineConfig(async () => {
           bindings: {
             TEST_CONTROL_MIGRATIONS: control,
             TEST_SHARD_MIGRATIONS: shard,
-            TEST_LEGACY_MIGRATIONS: legacy,
             ...SECRETS,
             ALLOW_INSECURE_WEBHOOKS: 'false',
           },
-          // The two shards of wrangler.toml's `test` deployment stay; LEGACY_DB is the upgrade test's own database,
-          // test/db/shard-backfills.test.ts brings one to the schema before the unreleased migrations, then upgrades it.
-          // MOVE_THIRD_SHARD: a third shard for the move model test (test/services/move-model.test.ts), which binds it as
-          // SHARD_2 in its own bindings only, so that every other test keeps the deployment's two shards.
-          d1Databases: {
-            LEGACY_DB: 'legacy-single-database',
-            MIGRATION_DB: 'shard-backfills',
-            MOVE_THIRD_SHARD: 'move-third-shard',
-          },
+          // The two shards of wrangler.toml's `test` deployment stay; test/db/shard-backfills.test.ts brings a database
+          // of its own to the schema before the unreleased migrations, then upgrades it. MOVE_THIRD_SHARD: a third shard
+          // for the move model test (test/services/move-model.test.ts), which binds it as SHARD_2 in its own bindings
+          // only, so that every other test keeps the deployment's two shards.
+          d1Databases: { MIGRATION_DB: 'shard-backfills', MOVE_THIRD_SHARD: 'move-third-shard' },
           // A per-key limit low enough to reach in a test (test/middleware/auth-rate-limit.test.ts puts it in
           // place of the deployment's API_KEY_RATE_LIMIT); the deployment's own limit stays for every other test.
           ratelimits: { TIGHT_API_KEY_RATE_LIMIT: { namespace_id: '9001', simple: { limit: 3, period: 60 } } },

@@ -1,13 +1,8 @@
-// Models of platform parts whose local emulation under `wrangler dev` costs far more than the deployed platform, so
-// that the bench's CPU per request is the service's and not the emulator's (bench/RESULTS.md, Notes;
-// BENCH_PLATFORM=local runs without them to measure the difference): the Rate Limiting binding and the console's transport here, installed
-// by bench/instrumented.ts around the service; the static assets' router is left out of the service's config by
-// bench/run.ts (platformConfig). Measurement only: nothing of this runs in a deployment.
+// Models of platform parts that wrangler dev emulates far more expensively than deployed, so that the bench's CPU per
+// request is the service's, not the emulator's: the Rate Limiting binding and the console's transport (installed by
+// bench/instrumented.ts; the static assets' router is left out of the config by bench/servers.ts).
 
-/**
- * The `test` deployment's API-key rate limit in wrangler.toml's text (`simple = { limit, period }` of its
- * `API_KEY_RATE_LIMIT`), as `limit/period` (`500/10`): bench/run.ts hands it to the model below.
- */
+/** The `test` deployment's `API_KEY_RATE_LIMIT` in wrangler.toml's text, as `limit/period` (`500/10`). */
 export function testRateLimit(wranglerToml: string): string {
   const block = wranglerToml
     .split(/^\[\[/m)
@@ -17,10 +12,7 @@ export function testRateLimit(wranglerToml: string): string {
   return `${simple[1]}/${simple[2]}`;
 }
 
-/**
- * The `wrangler dev` arguments that run bench/instrumented.ts with both models (bench/run.ts, bench/profile.ts). Not
- * in `.dev.vars`: wrangler takes only the declared secrets from it.
- */
+/** The `wrangler dev` arguments of both models (vars: `.dev.vars` gives only the declared secrets). */
 export const platformModelVars = (wranglerToml: string) => [
   '--var',
   `BENCH_RATE_LIMIT:${testRateLimit(wranglerToml)}`,
@@ -59,23 +51,11 @@ export function rateLimitModel(rule: { limit: number; periodSeconds: number }, n
   };
 }
 
-let consoleLines: number | undefined;
-
 /**
- * The console as deployed: a line is handed to the runtime, which ships it with the invocation's logs. Under
- * wrangler dev every line is also forwarded to wrangler's process and printed, which costs the local runtime more
- * than the rest of a read. The service still builds every line (its `JSON.stringify`); the model counts the lines
- * instead of forwarding them. Installed once per isolate.
+ * The console as deployed: a line is handed to the runtime, which ships it with the invocation's logs. Under wrangler
+ * dev every line is also forwarded to wrangler's process and printed, which costs the local runtime more than the rest
+ * of a read. The service still builds every line (its `JSON.stringify`); the model drops it. Installed once per isolate.
  */
 export function modelConsole(): void {
-  if (consoleLines !== undefined) return;
-  consoleLines = 0;
-  const count = () => void (consoleLines! += 1);
-  console.log = count;
-  console.info = count;
-  console.warn = count;
-  console.error = count;
+  for (const level of ['log', 'info', 'warn', 'error'] as const) console[level] = () => {};
 }
-
-/** Lines the service wrote since the model was installed (none when it was not). */
-export const modelledConsoleLines = () => consoleLines ?? 0;

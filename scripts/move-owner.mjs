@@ -1,5 +1,5 @@
 // `npm run owners:move -- --user <usr_...> --shard <SHARD_n> [--url <base URL>]`: the operator's command that moves
-// an owner's data to another shard (docs/SCALE.md, "Moves"). It signs in as an admin (ADMIN_EMAIL and ADMIN_PASSWORD,
+// an owner's data to another shard (docs/shards.md; docs/SCALE.md, "Moves"). It signs in as an admin (ADMIN_EMAIL and ADMIN_PASSWORD,
 // or the bootstrap admin of .dev.vars locally) and calls `PUT /v1/users/{user_id}/placement`, which starts the move
 // (202) or joins the one running, then follows it with `GET` until it ends; the owner's writes answer a retryable 503
 // meanwhile. Stopping this command stops nothing: the move is a durable job; run it again to follow it. Naming the

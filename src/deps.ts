@@ -6,10 +6,10 @@ import { allowsInsecureLocalWebhooks } from './domain/webhook-url.ts';
 import type { Env, WebhookMessage } from './env.ts';
 
 /**
- * What one invocation works with, built once at each entry (the HTTP middleware in app.ts, the
- * idempotency Durable Object, the queue consumer, the cron) and handed to services first. Nothing else
- * reads a secret or builds a database client (the explorer's static files, `ASSETS`, are served by the
- * HTTP layer alone: routes/docs).
+ * What one invocation works with, built once at each entry (the HTTP middleware in app.ts, the idempotency Durable
+ * Object per operation, the queue consumer per batch, the cron per run) and handed to services first. Nothing else
+ * reads a secret or builds a database client (the explorer's static files, `ASSETS`, are served by the HTTP layer
+ * alone: routes/docs).
  */
 export interface Deps {
   /** The control database (binding `DB`): users, sessions, API keys, payment methods, the shard directory. */
@@ -25,12 +25,22 @@ export interface Deps {
   d1: D1Handle;
   /** The shard `db` is, when chosen. */
   shard: ShardName;
-  /** Set when `db` reads through a D1 session (read replication): its bookmark after the queries ran. */
+  /** Set when `db` goes through a D1 session (read replication, `bookmarkFromHere`): its bookmark after its queries. */
   d1Session?: D1DatabaseSession;
   /** Every shard of the deployment, by index (db/shards.ts). */
   shards: readonly Shard[];
-  /** The same invocation on `shard`'s database (read through a session when this one was asked for reads). */
+  /**
+   * This invocation on `shard`'s database: itself, when its shard was not chosen yet (the owner just became known) or
+   * is that one; else the invocation's view of another owner's shard (an admin acting for a user, a batch's message of
+   * another shard), made once per shard. A view reads through a session when this invocation reads through one.
+   */
   withShard(shard: ShardName): Deps;
+  /**
+   * From here on, `db` goes through a D1 session that starts at the primary, so that the session's bookmark is past
+   * the writes that follow: an idempotent operation's last write, whose answer carries it (services/operations). The
+   * queries before went through the binding, which D1 answers at the primary.
+   */
+  bookmarkFromHere(): void;
   environment: Environment;
   /** The credential encryption keys, parsed on first use (a malformed ring fails only the operations that need it). */
   readonly keyRing: KeyRing;
@@ -48,14 +58,14 @@ export interface Deps {
 export interface DepsOptions {
   /**
    * Read the shard through a D1 session anchored at this client bookmark, or at the primary when `null`: reads may
-   * then be served by a replica that has caught up to it (docs/SCALE.md, README "Reading from near you").
+   * then be served by a replica that has caught up to it (docs/SCALE.md, docs/read-replication.md).
    */
   readSession?: string | null;
   shard?: ShardName;
 }
 
 /** What a deployment's bindings give every invocation alike: built once per isolate (per `env` object). */
-type IsolateDeps = Omit<Deps, 'db' | 'd1' | 'shard' | 'd1Session' | 'withShard'>;
+type IsolateDeps = Omit<Deps, 'db' | 'd1' | 'shard' | 'd1Session' | 'withShard' | 'bookmarkFromHere'>;
 
 const isolateDeps = new WeakMap<Env, IsolateDeps>();
 
@@ -85,7 +95,7 @@ function isolateDepsOf(env: Env): IsolateDeps {
 
 /**
  * One invocation's dependencies: the isolate's (above) with this invocation's shard and read session. Built at the
- * edge without a shard and again, once, when the owner's shard is known (`withShard`).
+ * entry, before the owner's shard may be known; choosing it (`withShard`) completes the same object.
  */
 export function createDeps(env: Env, options: DepsOptions = {}): Deps {
   return new InvocationDeps(env, isolateDepsOf(env), options);
@@ -93,27 +103,34 @@ export function createDeps(env: Env, options: DepsOptions = {}): Deps {
 
 /** A class, not a literal with getters: one shape for every invocation, and the isolate's part read, never copied. */
 class InvocationDeps implements Deps {
-  readonly d1Session?: D1DatabaseSession;
+  d1Session?: D1DatabaseSession;
   readonly #env: Env;
   readonly #base: IsolateDeps;
   readonly #options: DepsOptions;
-  readonly #shard: Shard | undefined;
-  readonly #d1: D1Handle | undefined;
+  #shard: Shard | undefined;
+  #d1: D1Handle | undefined;
+  /** Views of other shards than this invocation's own (`withShard`), by name. */
+  #others: Map<ShardName, Deps> | undefined;
 
   constructor(env: Env, base: IsolateDeps, options: DepsOptions) {
-    const chosen = options.shard === undefined ? undefined : base.shards.find((s) => s.name === options.shard);
-    if (options.shard !== undefined && !chosen)
-      throw new Error(`No binding for shard ${options.shard} (wrangler.toml).`);
-    const session =
-      chosen && options.readSession !== undefined
-        ? chosen.d1.withSession(sessionAnchor(chosen.name, options.readSession ?? undefined))
-        : undefined;
-    if (session) this.d1Session = session;
     this.#env = env;
     this.#base = base;
     this.#options = options;
+    if (options.shard !== undefined) this.#choose(options.shard);
+  }
+
+  #choose(name: ShardName) {
+    const chosen = this.#base.shards.find((s) => s.name === name);
+    if (!chosen) throw new Error(`No binding for shard ${name} (wrangler.toml).`);
+    const { readSession } = this.#options;
     this.#shard = chosen;
-    this.#d1 = session ?? chosen?.d1;
+    if (readSession !== undefined) this.#openSession(sessionAnchor(chosen.name, readSession ?? undefined));
+    else this.#d1 = chosen.d1;
+  }
+
+  #openSession(anchor: string) {
+    this.d1Session = this.#shard!.d1.withSession(anchor);
+    this.#d1 = this.d1Session;
   }
 
   get db(): Db {
@@ -126,7 +143,19 @@ class InvocationDeps implements Deps {
     return this.#shard?.name ?? noShard();
   }
   withShard(shard: ShardName): Deps {
-    return shard === this.#shard?.name ? this : createDeps(this.#env, { ...this.#options, shard });
+    if (this.#shard === undefined) this.#choose(shard);
+    if (shard === this.#shard!.name) return this;
+    this.#others ??= new Map();
+    let other = this.#others.get(shard);
+    if (!other) {
+      other = createDeps(this.#env, { ...this.#options, shard });
+      this.#others.set(shard, other);
+    }
+    return other;
+  }
+  bookmarkFromHere(): void {
+    if (this.#shard === undefined) noShard();
+    this.#openSession('first-primary');
   }
   get control() {
     return this.#base.control;

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * The layering rules of .dependency-cruiser.cjs (README, "Project layout") hold on the tree (`npm run
+ * The layering rules of .dependency-cruiser.cjs (docs/layout.md) hold on the tree (`npm run
  * lint`); here each is shown to bite: a tree seeded with one violation fails, the same tree without it
  * passes. The seeded trees live in a temporary folder, never in src/.
  */

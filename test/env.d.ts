@@ -10,10 +10,6 @@ declare global {
     interface Env {
       TEST_CONTROL_MIGRATIONS: D1Migration[];
       TEST_SHARD_MIGRATIONS: D1Migration[];
-      /** The single-database schema before shards (migrations/legacy), for the upgrade test. */
-      TEST_LEGACY_MIGRATIONS: D1Migration[];
-      /** A database the upgrade test builds at the pre-shard schema (test/db/upgrade.test.ts). */
-      LEGACY_DB: D1Database;
       /** A shard database the backfill test builds before the unreleased migrations (test/db/shard-backfills.test.ts). */
       MIGRATION_DB: D1Database;
       /** A third shard for the move model test, bound as SHARD_2 in that test's own bindings only. */

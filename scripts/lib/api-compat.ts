@@ -1,4 +1,4 @@
-// The compatibility gate of the API description (README "Compatibility and deprecation"): the served
+// The compatibility gate of the API description (docs/compatibility.md): the served
 // /openapi.json against the last released one (openapi/released.json), and CHANGELOG.md.
 //
 // Changes are found and classified by api-smart-diff (breaking, non-breaking, deprecated, annotation,

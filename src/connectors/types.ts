@@ -56,9 +56,6 @@ export type PaymentAction =
   | { type: 'check_terminal' }
   | { type: 'at_terminal' };
 
-/** The actions that keep a pending POS payment at its terminal: the core re-reads these on the terminal schedule. */
-export const TERMINAL_ACTIONS = ['at_terminal', 'check_terminal'] as const satisfies readonly PaymentAction['type'][];
-
 export interface ConnectorContext<Credentials = unknown, Configuration = unknown> {
   /** Decrypted for the duration of one operation only; never logged, never returned. */
   credentials: Credentials;

@@ -23,7 +23,7 @@ const found = new WeakMap<object, readonly Shard[]>();
 
 /**
  * Every shard binding of a deployment, by index. Read from the bindings themselves rather than a list in the
- * code, so adding a shard is a wrangler.toml change (README, "Shards"); computed once per bindings object.
+ * code, so adding a shard is a wrangler.toml change (docs/shards.md); computed once per bindings object.
  */
 export function shardsOf(bindings: object): readonly Shard[] {
   let shards = found.get(bindings);
@@ -42,7 +42,7 @@ export function shardsOf(bindings: object): readonly Shard[] {
 }
 
 /**
- * Read bookmarks (README, "Reading from near you") name the shard they came from, so a bookmark of one database is
+ * Read bookmarks (docs/read-replication.md) name the shard they came from, so a bookmark of one database is
  * never handed to another (after an owner moves, or when a client mixes owners): `SHARD_1:<D1 bookmark>`. One
  * without a shard predates sharding and came from the single database, which became `SHARD_0`.
  */

@@ -3,7 +3,7 @@ import { encodeBookmark } from '../db/shards.ts';
 import { createDeps, type Deps, primaryBookmark } from '../deps.ts';
 import type { Env } from '../env.ts';
 import { IDEMPOTENCY_RETENTION_MS, requestFingerprint } from '../domain/idempotency.ts';
-import { type ErrorOutcome, ServiceError } from '../lib/errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { errorFields, log } from '../lib/log.ts';
 import type { OperationAnswer, OperationRequest, StoredAnswer } from '../services/idempotency.ts';
 import { type AnyOperation, runOperation } from '../services/operations/operation.ts';
@@ -11,17 +11,12 @@ import { OPERATIONS } from '../services/operations/registry.ts';
 
 interface StoredRecord {
   fingerprint: string;
-  answer?: StoredAnswer;
+  answer: StoredAnswer;
   /**
-   * The D1 bookmark past the operation's writes, answered again with every replay (README, "Reading from near
-   * you").
+   * The D1 bookmark past the operation's writes, answered again with every replay (docs/read-replication.md);
+   * none when the primary could not be asked for one.
    */
   bookmark?: string;
-  /**
-   * Records stored before answers were kept in the domain's terms held the HTTP status and body; read
-   * until the last of them expires (IDEMPOTENCY_RETENTION_MS after the deploy that stopped writing them).
-   */
-  response?: { status: number; body: string } | null;
   createdAt: number;
 }
 
@@ -56,19 +51,17 @@ export class IdempotencyStore extends DurableObject<Env> {
     if (record && record.fingerprint !== fingerprint) {
       return { answer: { ok: false, error: new ServiceError('idempotency_key_reused').toOutcome() }, replayed: false };
     }
-    const stored = record && storedAnswer(record);
-    if (stored) return { answer: stored, replayed: true, ...(record.bookmark ? { bookmark: record.bookmark } : {}) };
+    if (record)
+      return { answer: record.answer, replayed: true, ...(record.bookmark ? { bookmark: record.bookmark } : {}) };
 
     let started = false;
     let answer: StoredAnswer;
     // On the owner's shard, as the route found it in the directory (a move refuses writes before it copies).
     // Through the binding, whose queries D1 answers at the primary (replicas serve only sessions): the operation
     // decides on the newest rows, and writes. Its answer carries a bookmark past its writes, so that a read sent
-    // with it sees them even from a replica (middleware/request-context.ts). A session makes a bookmark for each
-    // of its answers (`npm run bench:d1-sessions` measures the cost), and the one after the last write is past
-    // them all: so only `applyOutcome`, the operation's last write, goes through a session at the primary.
+    // with it sees them even from a replica (middleware/request-context.ts). The bookmark after the last write is
+    // past them all: so only `applyOutcome`, the last write, goes through a session at the primary (runOperation).
     const deps = createDeps(this.env, { shard: request.shard });
-    const outcomeDeps = createDeps(this.env, { readSession: null, shard: request.shard });
     const ctx = {
       caller: request.caller,
       environment: this.env.ENVIRONMENT,
@@ -78,7 +71,7 @@ export class IdempotencyStore extends DurableObject<Env> {
       const declared: AnyOperation = OPERATIONS[operation];
       let accepted = false;
       const hooks = { started: () => (started = true), accepted: () => (accepted = true) };
-      const resource = await runOperation(declared, deps, ctx, input, hooks, outcomeDeps);
+      const resource = await runOperation(declared, deps, ctx, input, hooks);
       answer = { ok: true, body: JSON.stringify(resource), ...(accepted ? { accepted: true as const } : {}) };
     } catch (error) {
       if (!(error instanceof ServiceError)) {
@@ -89,9 +82,9 @@ export class IdempotencyStore extends DurableObject<Env> {
       // Refused before anything was recorded: nothing written, so no bookmark to wait for.
       if (!started) return { answer, replayed: false };
       // Kept: every success, and failures of an operation that started, unless a retry may still succeed.
-      if (failure.retryable) return { answer, replayed: false, ...(await this.bookmarkPast(outcomeDeps)) };
+      if (failure.retryable) return { answer, replayed: false, ...(await this.bookmarkPast(deps)) };
     }
-    const written = await this.bookmarkPast(outcomeDeps);
+    const written = await this.bookmarkPast(deps);
     const kept: StoredRecord = { fingerprint, answer, ...written, createdAt: Date.now() };
     // The record and the alarm that forgets it, in one atomic write: storage writes issued with no await between
     // them are coalesced into one transaction, so no record outlives its alarm. Written once per key, so the alarm
@@ -105,11 +98,9 @@ export class IdempotencyStore extends DurableObject<Env> {
    * try's resource found done, a failure before the outcome), the primary's now, which is past every write made:
    * one more query, on those paths only.
    */
-  private async bookmarkPast(outcomeDeps: Deps): Promise<{ bookmark?: string }> {
-    const session = outcomeDeps.d1Session?.getBookmark();
-    const bookmark = session
-      ? encodeBookmark(outcomeDeps.shard, session)
-      : await primaryBookmark(this.env, outcomeDeps.shard);
+  private async bookmarkPast(deps: Deps): Promise<{ bookmark?: string }> {
+    const session = deps.d1Session?.getBookmark();
+    const bookmark = session ? encodeBookmark(deps.shard, session) : await primaryBookmark(this.env, deps.shard);
     return bookmark ? { bookmark } : {};
   }
 
@@ -117,17 +108,4 @@ export class IdempotencyStore extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     await this.ctx.storage.deleteAll();
   }
-}
-
-/** The answer of a record, whichever format it was stored in. */
-function storedAnswer(record: StoredRecord): StoredAnswer | null {
-  if (record.answer) return record.answer;
-  if (!record.response) return null;
-  const parsed = JSON.parse(record.response.body) as { data?: unknown; error?: ErrorOutcome };
-  if (record.response.status >= 400 && parsed.error) {
-    const { code, message, details } = parsed.error;
-    return { ok: false, error: { code, message, details } };
-  }
-  // The body was `{"data":<resource>}` as JSON.stringify wrote it: the resource's text is the same bytes.
-  return { ok: true, body: JSON.stringify(parsed.data) };
 }

@@ -1,8 +1,7 @@
 import { OpenAPIHono, z, type Hook, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
-import type { Context, Handler, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import type { RouterRoute } from 'hono/types';
 import { matchedRoutes } from 'hono/route';
-import { RegExpRouter } from 'hono/router/reg-exp-router';
 import type { Deps } from '../deps.ts';
 import type { AuthContext } from '../domain/caller.ts';
 import type { Env } from '../env.ts';
@@ -198,47 +197,11 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) =
 };
 
 /**
- * The router. An operation's JSON body is validated against its declared schema from `c.var.body`, the
- * value the gate already parsed strictly (middleware/json-body.ts), instead of by @hono/zod-openapi's
- * validator, which would read and parse the body again through Hono's request. The operation is still
- * described with its body; only the running route leaves the body to the gate and this check.
+ * The app's router: a stock `OpenAPIHono`. Each route validates its input with @hono/zod-openapi's validators, the JSON
+ * body included, which reads the body the input gate already read (middleware/json-body.ts) from Hono's request.
  */
 export function createRouter() {
-  // One regular expression per method matches every route. Hono's default would fall back to its trie router when
-  // two paths put a fixed segment and a parameter at the same place, which cost a tenth of a payment read's CPU
-  // (bench/RESULTS.md); such operations share one route instead (`registerOnOnePath`). A path the
-  // expression cannot hold is refused when it is registered, so the Worker does not start with it.
-  const app = new OpenAPIHono<AppEnv>({ strict: true, defaultHook: validationHook, router: new RegExpRouter() });
-  const register = app.openapi;
-  app.openapi = ((route: RouteConfig, handler: Handler<AppEnv>, hook?: unknown) => {
-    const schema = (route.request?.body?.content?.['application/json'] as { schema?: unknown } | undefined)?.schema;
-    if (!(schema instanceof z.ZodType)) return register(route, handler, hook as never);
-    if (hook !== undefined) throw new Error(`${route.operationId}: a route with a JSON body takes the default hook`);
-    const { middleware: _middleware, hide, ...described } = route;
-    if (!hide) app.openAPIRegistry.registerPath(described);
-    const { body: _body, ...request } = route.request!;
-    const validated: Handler<AppEnv> = async (c, next) => {
-      const result = await parseBody(schema, c.get('body')?.value ?? {});
-      validationHook({ ...result, target: 'json' } as Parameters<typeof validationHook>[0], c);
-      c.req.addValidatedData('json', result.data as object);
-      return handler(c, next);
-    };
-    return register({ ...route, hide: true, request }, validated);
-  }) as typeof app.openapi;
-  return app;
-}
-
-/**
- * A body parsed synchronously: no body schema has an asynchronous check, and a synchronous parse spares the
- * promise per check. A schema that gains one is parsed asynchronously (zod refuses it synchronously).
- */
-async function parseBody(schema: z.ZodType, value: unknown) {
-  try {
-    return schema.safeParse(value);
-  } catch (error) {
-    if (error instanceof z.core.$ZodAsyncError) return schema.safeParseAsync(value);
-    throw error;
-  }
+  return new OpenAPIHono<AppEnv>({ strict: true, defaultHook: validationHook });
 }
 
 /** An operation as the description names it (`POST /v1/payments/{payment_id}/cancel`). */
@@ -265,11 +228,12 @@ function routedOperation(c: Context): Operation | null {
   // Middleware registered with `use` matches every method (`ALL`); the operation is the route of this method.
   const route = matchedRoutes(c).find((matched) => matched.method !== 'ALL');
   if (route === undefined) return null;
-  const shared = onePathOperations.get(route);
-  if (shared) return pickOperation(shared, c).operation;
   let operation = routeOperations.get(route);
   if (operation === undefined) {
-    operation = { method: route.method, path: describedPath(route.path) };
+    operation = describedAs.get(`${route.method} ${route.path}`) ?? {
+      method: route.method,
+      path: describedPath(route.path),
+    };
     routeOperations.set(route, operation);
   }
   return operation;
@@ -290,81 +254,37 @@ export const opaqueId = (name: string, example: string, description: string) =>
     .max(128)
     .openapi({ param: { name, in: 'path' }, example, description });
 
-/** One of the operations sharing a run-time route (`registerOnOnePath`). */
-interface OnePathOperation {
-  operation: Operation;
-  /** Where its path has a fixed segment and the shared route a parameter: the segment's index and text. */
-  fixed: { index: number; segment: string }[];
-  /** Its handlers as Hono runs them: its middleware, its validators, its handler. */
-  handlers: Handler<AppEnv>[];
-}
-
-/** By the shared route. */
-const onePathOperations = new Map<RouterRoute, OnePathOperation[]>();
+/** The operation of each route registered under a path other than the one described (`openapiPerValue`). */
+const describedAs = new Map<string, Operation>();
 
 /**
- * Registers operations whose paths differ only where the last has a parameter and the others a fixed segment
- * (`POST /v1/test-helpers/payments/{payment_id}/dispute` and `.../{payment_id}/{action}`), which one regular
- * expression cannot route apart (createRouter). Each is described as declared; at run time one route of the last,
- * most general path hands a request to the first operation whose fixed segments its path has, and runs that
- * operation's own middleware, validation and handler. Each `register` declares one operation on the router given.
+ * Registers `route` as one route per value of its enum path parameter `param`, and describes it once as declared. For
+ * an operation with a parameter where another path of the same method has a fixed segment (`POST
+ * .../{payment_id}/{action}` beside `POST .../{payment_id}/dispute`): Hono's `RegExpRouter` cannot hold both, and
+ * Hono would route every request of the app with its trie router instead, at about a tenth of a payment read's CPU
+ * (bench/RESULTS.md). Each value's route validates the parameter as that value, so the handler reads it as declared.
  */
-export function registerOnOnePath(app: AppOpenAPI, registrations: ((router: AppOpenAPI) => void)[]): void {
-  const declared = registrations.map((register) => {
-    const router = createRouter();
-    register(router);
-    const definitions = router.openAPIRegistry.definitions.filter((definition) => definition.type === 'route');
-    const [first] = router.routes;
-    if (
-      definitions.length !== 1 ||
-      first === undefined ||
-      router.routes.some((route) => route.path !== first.path || route.method !== first.method)
-    ) {
-      throw new Error('registerOnOnePath: each registration declares exactly one operation');
-    }
-    const { method, path } = first;
-    for (const definition of definitions) app.openAPIRegistry.registerPath(definition.route);
-    return { method, path, handlers: router.routes.map((route) => route.handler as Handler<AppEnv>) };
-  });
-  const general = declared.at(-1)!;
-  const generalSegments = general.path.split('/');
-  const operations = declared.map(({ method, path, handlers }): OnePathOperation => {
-    const segments = path.split('/');
-    const fixed = segments.flatMap((segment, index) =>
-      segment === generalSegments[index] ? [] : [{ index, segment }],
-    );
-    if (
-      method !== general.method ||
-      segments.length !== generalSegments.length ||
-      fixed.some(({ index, segment }) => segment.startsWith(':') || !generalSegments[index]!.startsWith(':'))
-    ) {
-      throw new Error(
-        `registerOnOnePath: ${method} ${path} is not ${general.method} ${general.path} with fixed segments`,
-      );
-    }
-    return { operation: { method, path: describedPath(path) }, fixed, handlers };
-  });
-  // The request's operation was picked once, by its path (operationOf, kept in the context for the input gate).
-  const run: MiddlewareHandler<AppEnv> = (c, next) => {
-    const picked = operationOf(c);
-    return runHandlers(operations.find(({ operation }) => operation === picked)!.handlers, c, next);
-  };
-  app.on(general.method, general.path, run);
-  onePathOperations.set(app.routes.at(-1)!, operations);
+export function openapiPerValue<R extends RouteConfig>(
+  app: AppOpenAPI,
+  route: R,
+  param: string,
+  handler: AppRouteHandler<R>,
+): void {
+  const { middleware: _middleware, hide: _hide, ...described } = route;
+  app.openAPIRegistry.registerPath(described);
+  const params = route.request?.params;
+  const values = params instanceof z.ZodObject ? params.shape[param] : undefined;
+  if (!(params instanceof z.ZodObject) || !(values instanceof z.ZodEnum)) {
+    throw new Error(`${route.operationId}: {${param}} is not an enum parameter`);
+  }
+  const method = route.method.toUpperCase();
+  for (const value of values.options as string[]) {
+    const path = route.path.replace(`{${param}}`, value);
+    const request = { ...route.request, params: params.extend({ [param]: z.literal(value).default(value) }) };
+    app.openapi({ ...route, path, request, hide: true }, handler as never);
+    describedAs.set(`${method} ${honoPath(path)}`, { method, path: route.path });
+  }
 }
 
-function pickOperation(operations: OnePathOperation[], c: Context): OnePathOperation {
-  const segments = c.req.path.split('/');
-  return operations.find(({ fixed }) => fixed.every(({ index, segment }) => segments[index] === segment))!;
-}
-
-/** Runs handlers in order as Hono's own composition does; an error thrown goes up to the app's error handler. */
-async function runHandlers(handlers: Handler<AppEnv>[], c: Context<AppEnv>, next: () => Promise<void>) {
-  const step = async (index: number): Promise<void> => {
-    const handler = handlers[index];
-    if (handler === undefined) return next();
-    const res = await handler(c, () => step(index + 1));
-    if (res instanceof Response && !c.finalized) c.res = res;
-  };
-  await step(0);
-}
+/** A described path as Hono routes it, as @hono/zod-openapi writes it (`{payment_id}` is `:payment_id`). */
+const honoPath = (path: string) => path.replaceAll(/\/{(.+?)}/g, '/:$1');

@@ -34,6 +34,7 @@ export function requireAuth(requirement: AuthRequirement): MiddlewareHandler<App
       });
     }
     c.set('auth', auth);
+    // The request's dependencies on the owner's shard: the same object, its shard chosen (deps.ts, withShard).
     c.set('deps', await ownerDeps(deps, auth.ownerId, c.req.method));
     await next();
   };

@@ -28,7 +28,7 @@ interface DeclaredInput {
  *   where none is read must not answer as if it were absent).
  * What an operation declares comes from the route definitions, read once all are registered. The body is
  * handed on in `c.var.body`: its text as sent (a processor notification's signature is checked over it)
- * and the value parsed here, which the route validates (lib/openapi.ts, createRouter): parsed once.
+ * and the value parsed here; the route's validator reads the same text from Hono's request (`handOn`).
  */
 export function inputGate(app: AppOpenAPI): MiddlewareHandler<AppEnv> {
   let declared: Map<string, DeclaredInput> | undefined;
@@ -89,7 +89,10 @@ async function readBody(c: Context<AppEnv>): Promise<RequestBody> {
   if (declaredLength !== undefined && Number(declaredLength) > MAX_BODY_BYTES) throw tooLarge();
   const raw = await readWithin(c.req.raw, declaredLength !== undefined, MAX_BODY_BYTES);
   // An empty body reads as {}, so a route that needs fields names the missing ones.
-  if (raw.byteLength === 0) return { text: '', value: {} };
+  if (raw.byteLength === 0) {
+    handOn(c, null);
+    return { text: '', value: {} };
+  }
 
   if (!JSON_CONTENT_TYPE.test(c.req.header('content-type') ?? '')) throw unsupportedMediaType();
   let text: string;
@@ -98,6 +101,7 @@ async function readBody(c: Context<AppEnv>): Promise<RequestBody> {
   } catch {
     throw malformed();
   }
+  handOn(c, text);
   const result = parseStrictJson(text);
   if (!result.ok) throw strictJsonError(result.issue);
   const parsed = result.value;
@@ -105,6 +109,21 @@ async function readBody(c: Context<AppEnv>): Promise<RequestBody> {
     throw invalidRequest('The body must be a JSON object.', [{ field: '(body)', issue: 'Expected a JSON object' }]);
   }
   return { text, value: parsed as Record<string, unknown> };
+}
+
+/**
+ * The route's validators (@hono/zod-openapi) read the body from Hono's request after the gate read its stream: it is
+ * handed on as Hono's own body limit does, in a request of the same headers carrying the text read. An empty body is
+ * handed on as none, without the `Content-Type` that would describe it, so that it reads as {} whatever that said.
+ */
+function handOn(c: Context<AppEnv>, text: string | null) {
+  if (text !== null) {
+    c.req.raw = new Request(c.req.raw, { body: text });
+    return;
+  }
+  const headers = new Headers(c.req.raw.headers);
+  headers.delete('content-type');
+  c.req.raw = new Request(c.req.raw, { body: new Uint8Array(0), headers });
 }
 
 // Parsers' messages quote the input, so none is passed on.

@@ -1,11 +1,10 @@
 import type { MiddlewareHandler } from 'hono';
 import { encodeBookmark } from '../db/shards.ts';
-import { createDeps, type Deps, primaryBookmark } from '../deps.ts';
+import { createDeps } from '../deps.ts';
 import { READ_BOOKMARK_HEADER } from '../http/headers.ts';
 import { invalidRequest } from '../lib/errors.ts';
 import { newRequestId } from '../lib/ids.ts';
 import type { AppEnv } from '../lib/openapi.ts';
-import type { Env } from '../env.ts';
 import { handleError } from './error-handler.ts';
 
 /** D1 bookmarks are opaque; ours are refused only when they could not be one (and never echoed). */
@@ -22,7 +21,8 @@ export const isRead = (method: string, path: string) =>
   (method.toUpperCase() === 'GET' || method.toUpperCase() === 'HEAD') && path.startsWith('/v1/');
 
 /**
- * Gives every request its `req_` id and its dependencies (deps.ts, built once here), and sets
+ * Gives every request its `req_` id and its dependencies (deps.ts, built once here; the owner's shard completes
+ * them after authentication, middleware/auth.ts), and sets
  * `X-Request-Id` on every response, errors included (onError runs inside `next()`). API responses are
  * never cached and never sniffed.
  *
@@ -52,8 +52,7 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   const deps = c.get('deps');
   const session = deps.d1Session?.getBookmark();
-  const after = session ? encodeBookmark(deps.shard, session) : await replayBookmark(c.env, deps, c.res);
-  if (after) trySetHeader(c.res, READ_BOOKMARK_HEADER, after);
+  if (session) trySetHeader(c.res, READ_BOOKMARK_HEADER, encodeBookmark(deps.shard, session));
   if (c.res.status === 503 && !c.res.headers.has('Retry-After'))
     trySetHeader(c.res, 'Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   // Responses passed through from the assets binding have immutable headers; copy them once.
@@ -66,17 +65,6 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.res.headers.set('X-Content-Type-Options', 'nosniff');
   }
 };
-
-/**
- * A replayed idempotent answer comes with the bookmark stored beside it (durable-objects/idempotency-store.ts).
- * Answers stored before bookmarks were kept have none, and a read sent with an older bookmark could miss
- * their writes: any bookmark the primary gives now is past those writes, since they were done before the
- * answer was stored. One query at the primary, for those replays only.
- */
-async function replayBookmark(env: Env, deps: Deps, res: Response): Promise<string | null> {
-  if (res.headers.get('Idempotent-Replayed') !== 'true' || res.headers.has(READ_BOOKMARK_HEADER)) return null;
-  return primaryBookmark(env, deps.shard);
-}
 
 function trySetHeader(res: Response, name: string, value: string): boolean {
   try {

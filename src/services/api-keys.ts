@@ -4,7 +4,7 @@ import type { Deps } from '../deps.ts';
 import { displayPrefix, generateApiKeySecret, hashApiKeySecret } from '../domain/api-key-secrets.ts';
 import { normalizeScopes, type Scope } from '../domain/scopes.ts';
 import { newId } from '../lib/ids.ts';
-import { forgetApiKeys } from './authentication.ts';
+import { changed } from '../lib/isolate-cache.ts';
 import { toIso, toIsoOrNull } from '../lib/time.ts';
 
 export function toApiKeyResource(row: ApiKeyRow) {
@@ -82,7 +82,7 @@ export async function revokeApiKey({ control: db }: Deps, row: ApiKeyRow): Promi
     .where(and(eq(apiKeys.id, row.id), eq(apiKeys.status, 'active')))
     .returning()
     .get();
-  forgetApiKeys((key) => key.apiKeyId === row.id);
+  changed(`api_key:${row.id}`);
   // A concurrent revocation got there first: answer with the time it stored, not with our own.
   return revoked ?? (await db.select().from(apiKeys).where(eq(apiKeys.id, row.id)).get()) ?? row;
 }

@@ -12,8 +12,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
  * How long an API key read from D1 is trusted by the isolate that read it. A revocation, a scope change or
- * a demotion of its owner made through another isolate takes effect within this time (README,
- * "Authentication"); made through this isolate, at once (`forgetApiKeys`). Most requests of a busy key
+ * a demotion of its owner made through another isolate takes effect within this time (docs/conventions.md,
+ * "Authentication and how fast changes apply"); made through this isolate, at once (`changed`). Most requests of a busy key
  * then authenticate without a D1 round trip.
  */
 export const API_KEY_CACHE_TTL_MS = 10_000;
@@ -27,12 +27,10 @@ interface CachedApiKey {
 }
 
 /** Keyed by environment and the key's peppered hash: the secret itself is never held. */
-const apiKeysByHash = new IsolateCache<CachedApiKey>(API_KEY_CACHE_TTL_MS, 1_000);
-
-/** Drops the keys `matches` accepts from this isolate's cache: called by whatever changes a key or its owner. */
-export function forgetApiKeys(matches: (key: { apiKeyId: string; ownerId: string }) => boolean): void {
-  apiKeysByHash.deleteWhere(matches);
-}
+const apiKeysByHash = new IsolateCache<CachedApiKey>(API_KEY_CACHE_TTL_MS, 1_000, (key) => [
+  `api_key:${key.apiKeyId}`,
+  `owner:${key.ownerId}`,
+]);
 
 /**
  * The active key of this environment whose peppered hash matches, or null. The key is found by its hash
@@ -50,31 +48,35 @@ export async function authenticateApiKey(
   const hash = await hashApiKeySecret(deps.apiKeyPepper, secret);
   const cacheKey = `${environment}:${hash}`;
   const now = Date.now();
-  let key = apiKeysByHash.get(cacheKey, now);
-  if (!key) {
-    const row = await deps.control
-      .select({
-        id: apiKeys.id,
-        userId: apiKeys.userId,
-        scopes: apiKeys.scopes,
-        ownerScopes: users.scopes,
-        lastUsedAt: apiKeys.lastUsedAt,
-      })
-      .from(apiKeys)
-      .innerJoin(users, eq(users.id, apiKeys.userId))
-      .where(and(eq(apiKeys.secretHash, hash), eq(apiKeys.status, 'active'), eq(apiKeys.environment, environment)))
-      .get();
-    if (!row) return null;
-    // A key never holds more than its owner holds now: taking a scope from a user takes it from the
-    // user's existing keys, as a demotion does for the user's access tokens.
-    key = {
-      apiKeyId: row.id,
-      ownerId: row.userId,
-      scopes: row.scopes.filter((scope) => row.ownerScopes.includes(scope)),
-      lastUsedAt: row.lastUsedAt,
-    };
-    apiKeysByHash.set(cacheKey, key, now);
-  }
+  const key = await apiKeysByHash.read(
+    cacheKey,
+    async () => {
+      const row = await deps.control
+        .select({
+          id: apiKeys.id,
+          userId: apiKeys.userId,
+          scopes: apiKeys.scopes,
+          ownerScopes: users.scopes,
+          lastUsedAt: apiKeys.lastUsedAt,
+        })
+        .from(apiKeys)
+        .innerJoin(users, eq(users.id, apiKeys.userId))
+        .where(and(eq(apiKeys.secretHash, hash), eq(apiKeys.status, 'active'), eq(apiKeys.environment, environment)))
+        .get();
+      // A key never holds more than its owner holds now: taking a scope from a user takes it from the
+      // user's existing keys, as a demotion does for the user's access tokens.
+      return (
+        row && {
+          apiKeyId: row.id,
+          ownerId: row.userId,
+          scopes: row.scopes.filter((scope) => row.ownerScopes.includes(scope)),
+          lastUsedAt: row.lastUsedAt,
+        }
+      );
+    },
+    now,
+  );
+  if (!key) return null;
   if (key.lastUsedAt === null || now - key.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
     key.lastUsedAt = now;
     background(deps.control.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, key.apiKeyId)).run());

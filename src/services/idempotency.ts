@@ -30,7 +30,7 @@ export interface OperationAnswer {
   answer: StoredAnswer;
   /** True when the answer is the one stored for an earlier request with this key and body. */
   replayed: boolean;
-  /** The D1 bookmark after the operation's writes (README, "Reading from near you"). */
+  /** The D1 bookmark after the operation's writes (docs/read-replication.md). */
   bookmark?: string;
 }
 

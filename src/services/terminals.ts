@@ -29,7 +29,9 @@ export interface TerminalView {
   read_at: string;
 }
 
-const cache = new IsolateCache<TerminalView>(TERMINAL_CACHE_TTL_MS, 1_000);
+const cache = new IsolateCache<TerminalView>(TERMINAL_CACHE_TTL_MS, 1_000, (view) => [
+  `payment_method:${view.payment_method}`,
+]);
 const cacheKey = (deps: Deps, methodId: string) => `${deps.environment}:${methodId}`;
 
 /** The method whose terminal the caller may read: visible to it (else 404) and a POS version with terminals (else 422). */
@@ -99,9 +101,9 @@ export async function setSandboxTerminal(
   if (method.provider !== 'sandbox' || !SANDBOX_TERMINAL_STATUSES.includes(status))
     throw new ServiceError('capability_not_supported', 'Test helpers drive sandbox payment methods only.');
   const { configuration } = await openSecrets(deps, method);
+  // The method's change drops its terminal's cached state too (`changed`).
   await updatePaymentMethod(deps, method, {
     configuration: { ...(configuration as Record<string, unknown>), terminal_status: status },
   });
-  cache.delete(cacheKey(deps, method.id));
   return readTerminal(deps, caller, method.id);
 }

@@ -8,7 +8,7 @@ import { hashPassword } from '../domain/passwords.ts';
 import { BUSINESS_SCOPES, normalizeScopes, type Role, type Scope } from '../domain/scopes.ts';
 import { ServiceError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
-import { forgetApiKeys } from './authentication.ts';
+import { changed } from '../lib/isolate-cache.ts';
 import { toIso } from '../lib/time.ts';
 
 export function toUserResource(row: UserRow) {
@@ -109,8 +109,8 @@ export async function updateUser(deps: Deps, current: UserRow, patch: UserPatch)
     throw error;
   }
   if (!updated) throw new ServiceError('user_not_found');
-  // Scopes and role narrow the user's API keys: this isolate stops trusting its cached copies at once.
-  if (patch.scopes !== undefined || patch.role !== undefined) forgetApiKeys((key) => key.ownerId === current.id);
+  // Scopes and role narrow the user's API keys: seen at once.
+  if (patch.scopes !== undefined || patch.role !== undefined) changed(`owner:${current.id}`);
   return updated;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IsolateCache } from '../../src/lib/isolate-cache.ts';
+import { changed, IsolateCache } from '../../src/lib/isolate-cache.ts';
 
 describe('IsolateCache', () => {
   it('serves an entry until ttlMs after it was read, never at or after it', () => {
@@ -30,14 +30,39 @@ describe('IsolateCache', () => {
     expect([cache.get('a', 5), cache.get('c', 5), cache.get('d', 5)]).toEqual([1, 3, 4]);
   });
 
-  it('drops entries on demand, one or by a predicate', () => {
-    const cache = new IsolateCache<{ owner: string }>(60_000, 10);
-    cache.set('k1', { owner: 'u1' }, 0);
-    cache.set('k2', { owner: 'u1' }, 0);
-    cache.set('k3', { owner: 'u2' }, 0);
-    cache.delete('k3');
-    expect(cache.get('k3', 1)).toBeUndefined();
-    cache.deleteWhere((v) => v.owner === 'u1');
-    expect(cache.size).toBe(0);
+  it('drops expired entries by itself as new ones come, not only when asked for them', () => {
+    const cache = new IsolateCache<string>(10_000, 10);
+    cache.set('a', 'v', 0);
+    cache.set('b', 'v', 5_000);
+    cache.set('c', 'v', 10_000);
+    expect(cache.size).toBe(2);
+    cache.set('d', 'v', 15_001);
+    expect(cache.size).toBe(2);
+  });
+
+  it('reads through: loads what it does not hold, keeps what was found, not what was not', async () => {
+    const cache = new IsolateCache<string>(10_000, 10);
+    let loads = 0;
+    const load = async () => (++loads === 1 ? undefined : 'found');
+    expect(await cache.read('k', load, 0)).toBeUndefined();
+    expect(await cache.read('k', load, 1)).toBe('found');
+    expect(await cache.read('k', load, 2)).toBe('found');
+    expect(loads).toBe(2);
+  });
+
+  it('drops, in every cache, what was read from a subject a write changed', () => {
+    const keys = new IsolateCache<{ id: string; owner: string }>(60_000, 10, (v) => [
+      `key:${v.id}`,
+      `owner:${v.owner}`,
+    ]);
+    const others = new IsolateCache<{ owner: string }>(60_000, 10, (v) => [`owner:${v.owner}`]);
+    keys.set('k1', { id: '1', owner: 'u1' }, 0);
+    keys.set('k2', { id: '2', owner: 'u1' }, 0);
+    keys.set('k3', { id: '3', owner: 'u2' }, 0);
+    others.set('o1', { owner: 'u1' }, 0);
+    changed('key:3');
+    expect([keys.get('k3', 1), keys.size, others.size]).toEqual([undefined, 2, 1]);
+    changed('owner:u1');
+    expect([keys.size, others.size]).toEqual([0, 0]);
   });
 });

@@ -60,19 +60,23 @@ function crashingD1(pattern: RegExp, database: D1Database): D1Database {
     sqlOf.set(wrapped, sql);
     return wrapped;
   };
-  return new Proxy(database, {
-    get(target, prop) {
-      if (prop === 'prepare') return (sql: string) => statement(target.prepare(sql), sql);
-      if (prop === 'batch') {
-        return (statements: D1PreparedStatement[]) => {
-          if (statements.some((s) => hit(sqlOf.get(s)))) throw new Crash('crash before a batch');
-          return target.batch(statements.map((s) => (s as any)[REAL] ?? s));
-        };
-      }
-      const value = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  // A D1 session (an operation's last write goes through one) crashes as the database does.
+  const handle = <T extends D1Database | D1DatabaseSession>(database: T): T =>
+    new Proxy(database, {
+      get(target, prop) {
+        if (prop === 'withSession') return (anchor?: string) => handle((target as D1Database).withSession(anchor));
+        if (prop === 'prepare') return (sql: string) => statement(target.prepare(sql), sql);
+        if (prop === 'batch') {
+          return (statements: D1PreparedStatement[]) => {
+            if (statements.some((s) => hit(sqlOf.get(s)))) throw new Crash('crash before a batch');
+            return target.batch(statements.map((s) => (s as any)[REAL] ?? s));
+          };
+        }
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  return handle(database);
 }
 // A wrapped statement is passed to the real batch as is: D1 reads it through the proxy.
 const REAL = Symbol('real');

@@ -7,7 +7,7 @@ import { paymentBody, setupMerchant } from '../helpers/merchant.ts';
 
 /**
  * API keys and the methods they may use are trusted for at most 10 seconds by the isolate that read them
- * (README, "Authentication"). A change made through this isolate (the API) applies at once; one made
+ * (docs/conventions.md, "Authentication and how fast changes apply"). A change made through this isolate (the API) applies at once; one made
  * elsewhere (here: written to D1 directly, as another isolate would) within the bound, never later.
  */
 

@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi';
 
 export const OPENAPI_INFO = {
   title: 'Payment Service API',
-  // Raised with every API change, with its CHANGELOG.md entry (README "Compatibility and deprecation").
+  // Raised with every API change, with its CHANGELOG.md entry (docs/compatibility.md).
   version: '1.4.0',
   description: [
     'One normalized API in front of several payment processors.',

@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import type { ConnectorError } from '../../connectors/types.ts';
 import type { Deps } from '../../deps.ts';
 import type { Caller } from '../../domain/caller.ts';
@@ -6,8 +5,7 @@ import type { Environment } from '../../domain/environment.ts';
 import { callConnector, type ConnectorCall } from '../payments/processor.ts';
 
 /**
- * An idempotent operation (create payment, cancel, refund...), declared once: its name, the schema of
- * its body (the one the route validates with; the phases take its `z.infer`), what its answer is, and
+ * An idempotent operation (create payment, cancel, refund...), declared once: its name, what its answer is, and
  * its phases in the order they run, as hyperswitch names them:
  *
  * 1. `validate`: check the request and read what it needs; nothing is written, so a failure here is not
@@ -27,8 +25,6 @@ import { callConnector, type ConnectorCall } from '../payments/processor.ts';
  */
 export interface IdempotentOperation<Name extends string, Input, Plan, Tracker, Outcome, Saved> {
   name: Name;
-  /** The body's schema, or null for an operation without a body. */
-  body: z.ZodType | null;
   /** `created`: the answer is a new resource; `updated`: an existing one, changed. */
   answers: 'created' | 'updated';
   validate(deps: Deps, ctx: OperationContext, input: Input): Promise<Plan>;
@@ -81,8 +77,8 @@ export interface RunHooks {
 /**
  * Runs the phases of `operation`. Throws what a phase throws (a `ServiceError`, or a bug); `hooks.started`
  * tells the caller whether the failure came after `record`. `applyOutcome`, the operation's last write,
- * goes through `outcomeDeps` (the idempotency object's D1 session, whose bookmark its answer carries);
- * every other phase through `deps`.
+ * goes through a D1 session (`deps.bookmarkFromHere`), whose bookmark the answer carries; the phases before
+ * through the binding.
  */
 export async function runOperation<Op extends AnyOperation>(
   operation: Op,
@@ -90,7 +86,6 @@ export async function runOperation<Op extends AnyOperation>(
   ctx: OperationContext,
   input: InputOf<Op>,
   hooks: RunHooks = { started: () => {} },
-  outcomeDeps: Deps = deps,
 ): Promise<unknown> {
   const plan = await operation.validate(deps, ctx, input);
   const recorded = await operation.record(deps, ctx, plan);
@@ -100,7 +95,8 @@ export async function runOperation<Op extends AnyOperation>(
   else {
     const tracker = recorded.pending;
     const call = await callConnector(() => operation.callProcessor(deps, tracker));
-    saved = await operation.applyOutcome(outcomeDeps, ctx, tracker, call);
+    deps.bookmarkFromHere();
+    saved = await operation.applyOutcome(deps, ctx, tracker, call);
   }
   if (operation.accepted?.(saved)) hooks.accepted?.();
   return operation.present(saved);

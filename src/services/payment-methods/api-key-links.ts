@@ -1,9 +1,9 @@
 import { and, eq } from 'drizzle-orm';
 import { apiKeyPaymentMethods, apiKeys, type PaymentMethodRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { changed } from '../../lib/isolate-cache.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { methodStatus } from './resources.ts';
-import { forgetPaymentMethod } from './store.ts';
 
 /** Enables a method for one key of the same owner and environment; both must be active. */
 export async function linkApiKey({ control: db }: Deps, method: PaymentMethodRow, apiKeyId: string) {
@@ -28,7 +28,7 @@ export async function linkApiKey({ control: db }: Deps, method: PaymentMethodRow
     })
     .returning()
     .get();
-  forgetPaymentMethod(method.id);
+  changed(`payment_method:${method.id}`);
   return link;
 }
 
@@ -41,6 +41,6 @@ export async function disableApiKeyLink({ control: db }: Deps, method: PaymentMe
     .returning()
     .get();
   if (!link) throw new ServiceError('api_key_not_found', 'This API key is not linked to the payment method.');
-  forgetPaymentMethod(method.id);
+  changed(`payment_method:${method.id}`);
   return link;
 }

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts';
 import type { Caller } from '../../domain/caller.ts';
 import type { Environment } from '../../domain/environment.ts';
 import { ServiceError } from '../../lib/errors.ts';
-import { IsolateCache } from '../../lib/isolate-cache.ts';
+import { changed, IsolateCache } from '../../lib/isolate-cache.ts';
 import { methodStatus } from './resources.ts';
 import { openSecretsToMerge, sealSecrets } from './secrets.ts';
 import { checkCapabilities, checkDisplayConfiguration, connectorVersionOrThrow, parseSecrets } from './validation.ts';
@@ -168,7 +168,7 @@ export async function updatePaymentMethod(
     })
     .where(and(eq(paymentMethods.id, row.id), isNull(paymentMethods.deletedAt)))
     .run();
-  forgetPaymentMethod(row.id);
+  changed(`payment_method:${row.id}`);
   return next;
 }
 
@@ -186,7 +186,7 @@ export async function deletePaymentMethod({ control: db }: Deps, row: PaymentMet
       .set({ enabled: false, updatedAt: now })
       .where(eq(apiKeyPaymentMethods.paymentMethodId, row.id)),
   ]);
-  forgetPaymentMethod(row.id);
+  changed(`payment_method:${row.id}`);
 }
 
 /** Public view for an API key: active methods linked and enabled for that key. */
@@ -225,30 +225,25 @@ export async function listPublicPaymentMethods(deps: Deps, caller: Caller, limit
  * Methods usable by an API key, as last read by this isolate: creates and refunds of a busy key then skip
  * the lookup. Like API keys (services/authentication.ts), a method disabled, deleted, changed or unlinked
  * through another isolate stops being used within `METHOD_CACHE_TTL_MS`, through this one at once
- * (`forgetPaymentMethod`). Holds rows with their secrets sealed, as stored; nothing in the clear.
+ * (`changed`). Holds rows with their secrets sealed, as stored; nothing in the clear.
  */
 export const METHOD_CACHE_TTL_MS = 10_000;
-const usableByKey = new IsolateCache<PaymentMethodRow>(METHOD_CACHE_TTL_MS, 1_000);
-
-export function forgetPaymentMethod(methodId: string): void {
-  usableByKey.deleteWhere((method) => method.id === methodId);
-}
+const usableByKey = new IsolateCache<PaymentMethodRow>(METHOD_CACHE_TTL_MS, 1_000, (method) => [
+  `payment_method:${method.id}`,
+]);
 
 /** The method a business caller may see: for a key, linked and enabled; for a user, its own. */
 export async function findUsablePaymentMethod(deps: Deps, caller: Caller, id: string) {
   if (caller.kind === 'api_key') {
-    const cacheKey = `${deps.environment}:${caller.apiKeyId}:${id}`;
-    const now = Date.now();
-    const cached = usableByKey.get(cacheKey, now);
-    if (cached) return cached;
-    const found = await deps.control
-      .select({ method: paymentMethods })
-      .from(paymentMethods)
-      .innerJoin(apiKeyPaymentMethods, eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id))
-      .where(and(eq(paymentMethods.id, id), keyVisibleConditions(caller.apiKeyId, deps.environment)))
-      .get();
-    if (found) usableByKey.set(cacheKey, found.method, now);
-    return found?.method;
+    return usableByKey.read(`${deps.environment}:${caller.apiKeyId}:${id}`, async () => {
+      const found = await deps.control
+        .select({ method: paymentMethods })
+        .from(paymentMethods)
+        .innerJoin(apiKeyPaymentMethods, eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id))
+        .where(and(eq(paymentMethods.id, id), keyVisibleConditions(caller.apiKeyId, deps.environment)))
+        .get();
+      return found?.method;
+    });
   }
   return findAccountPaymentMethod(deps, { ownerId: caller.ownerId, isAdmin: false }, id);
 }

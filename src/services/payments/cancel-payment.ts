@@ -23,7 +23,6 @@ interface Tracker {
  */
 export const cancelPayment = defineOperation({
   name: 'cancel_payment',
-  body: null,
   answers: 'updated',
 
   async validate(deps, ctx, { paymentId }: { paymentId: string }): Promise<Tracker> {

@@ -10,7 +10,7 @@ import { type DisplayConfiguration, displayConfigurationIssues } from '../../con
 import type { PaymentOutcome } from '../../connectors/types.ts';
 import { defineOperation, type Recorded } from '../operations/operation.ts';
 import { usableMethod } from '../payment-methods/store.ts';
-import { CreatePaymentBody } from './inputs.ts';
+import type { CreatePaymentBody } from './inputs.ts';
 import { connectorApiError, connectorFor, type MethodConnector } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
 import type { LedgerState } from '../../domain/ledger/index.ts';
@@ -38,7 +38,6 @@ interface Tracker extends Plan {
  */
 export const createPayment = defineOperation({
   name: 'create_payment',
-  body: CreatePaymentBody,
   answers: 'created',
 
   async validate(deps, ctx, { body }: { body: CreatePaymentBody }): Promise<Plan> {

@@ -7,7 +7,7 @@ import { newId } from '../../lib/ids.ts';
 import type { RefundOutcome } from '../../connectors/types.ts';
 import { defineOperation, type Recorded } from '../operations/operation.ts';
 import { usableMethod } from '../payment-methods/store.ts';
-import { CreateRefundBody } from './inputs.ts';
+import type { CreateRefundBody } from './inputs.ts';
 import { connectorApiError, connectorFor } from './processor.ts';
 import { toRefundResource } from './resources.ts';
 import { findPaymentWithAttempt, mutate } from './store.ts';
@@ -32,7 +32,6 @@ interface Tracker {
  */
 export const createRefund = defineOperation({
   name: 'create_refund',
-  body: CreateRefundBody,
   answers: 'created',
 
   async validate(deps, ctx, { paymentId, body }: { paymentId: string; body: CreateRefundBody }): Promise<Plan> {

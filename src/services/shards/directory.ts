@@ -25,7 +25,10 @@ export interface Placement {
  */
 export const DIRECTORY_CACHE_MS = 10_000;
 
-const cache = new IsolateCache<Placement>(DIRECTORY_CACHE_MS, 10_000);
+const cache = new IsolateCache<Placement>(DIRECTORY_CACHE_MS, 10_000, (p) => [placementSubject(p.ownerId)]);
+
+/** What a placement is read from, as `changed` names it: a move that changes it says so (move-owner.ts, move-steps.ts). */
+export const placementSubject = (ownerId: string) => `placement:${ownerId}`;
 
 /** The owner's placement, placing it by the policy (domain/shard-policy.ts) the first time it is seen. */
 export async function placementOf(deps: Deps, ownerId: string, now = Date.now()): Promise<Placement> {
@@ -73,11 +76,6 @@ export async function ownersPerShard(deps: Deps): Promise<Map<string, number>> {
     .groupBy(ownerPlacements.shard)
     .all();
   return new Map(rows.map((r) => [r.shard, r.owners]));
-}
-
-/** This isolate forgets an owner's placement (the move changes it here at once; elsewhere within the cache time). */
-export function forgetPlacement(ownerId: string): void {
-  cache.delete(ownerId);
 }
 
 /** For tests: every isolate-cached placement dropped. */

@@ -6,7 +6,8 @@ import type { Deps } from '../../deps.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { log } from '../../lib/log.ts';
-import { forgetPlacement, type Placement, placeOwner, readPlacement } from './directory.ts';
+import { changed } from '../../lib/isolate-cache.ts';
+import { type Placement, placeOwner, placementSubject, readPlacement } from './directory.ts';
 
 /**
  * An operator's request to put an owner's data on a shard (`PUT /v1/users/{user_id}/placement`). A move is a durable
@@ -130,7 +131,7 @@ async function startMove(deps: Deps, current: Placement, to: ShardName): Promise
     ),
   ]);
   if (marked.meta.changes !== 1) return null;
-  forgetPlacement(current.ownerId);
+  changed(placementSubject(current.ownerId));
   if (current.moveId) await closeMove(deps, current.moveId, 'canceled', 'superseded by a new move');
   log('info', 'owner_move_started', { move_id: id, owner_id: current.ownerId, from: current.shard, to });
   await ensureJob(deps, id);
@@ -158,7 +159,7 @@ async function cancelMove(deps: Deps, current: Placement): Promise<MoveRequestRe
       ),
   ]);
   if (unmarked.meta.changes !== 1) return null;
-  forgetPlacement(current.ownerId);
+  changed(placementSubject(current.ownerId));
   if (current.moveId) await closeMove(deps, current.moveId, 'canceled', 'moved back to its origin before the flip');
   log('info', 'owner_move_canceled', { move_id: current.moveId, owner_id: current.ownerId });
   const placement = (await readPlacement(deps, current.ownerId))!;

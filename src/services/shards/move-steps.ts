@@ -3,7 +3,8 @@ import { ownerMoves, ownerPlacements, paymentMethods } from '../../db/schema/ind
 import type { ShardName } from '../../db/shards.ts';
 import type { Deps } from '../../deps.ts';
 import { log } from '../../lib/log.ts';
-import { forgetPlacement, readPlacement } from './directory.ts';
+import { changed } from '../../lib/isolate-cache.ts';
+import { placementSubject, readPlacement } from './directory.ts';
 import { closeMove, loadMove, type Move, type MoveStep } from './move-owner.ts';
 import {
   canonicalRow,
@@ -186,7 +187,7 @@ export async function flip(deps: Deps, move: Move, rowsCopied: Record<string, nu
         ),
       ),
   ]);
-  forgetPlacement(move.ownerId);
+  changed(placementSubject(move.ownerId));
   if (flipped.meta.changes === 1) log('info', 'owner_move_flipped', { move_id: move.id, owner_id: move.ownerId });
   return flipped.meta.changes === 1;
 }
@@ -213,7 +214,7 @@ export function removePartialCopy(deps: Deps, move: Move, owned: Owned): Promise
 /** A move that cannot complete (its copy kept differing): the owner stays where it was, unmarked. */
 export async function failMove(deps: Deps, move: Move, reason: string): Promise<void> {
   await deps.control.update(ownerPlacements).set({ movingTo: null, updatedAt: Date.now() }).where(markedBy(move)).run();
-  forgetPlacement(move.ownerId);
+  changed(placementSubject(move.ownerId));
   await closeMove(deps, move.id, 'failed', reason);
   log('error', 'owner_move_failed', { move_id: move.id, owner_id: move.ownerId, reason });
 }

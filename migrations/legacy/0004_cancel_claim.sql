@@ -1,1 +1,0 @@
-ALTER TABLE `payments` ADD `cancel_requested_at` integer;

@@ -1,1 +1,0 @@
-ALTER TABLE `payments` ADD `charged_back_at` integer;

@@ -1,1 +1,0 @@
-ALTER TABLE `refunds` ADD `failure_reason` text;
