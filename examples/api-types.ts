@@ -211,7 +211,7 @@ export interface paths {
         };
         /**
          * List connectors and their versions
-         * @description What a payment method can be built on: each version’s channel, capabilities, currencies and the JSON Schemas of its `credentials` and `configuration`.
+         * @description What a payment method can be built on in this deployment: each version’s channel, capabilities, currencies and the JSON Schemas of its `credentials` and `configuration`. The `sandbox` provider (simulated payments, no money moves) is offered in the `test` environment only: `live` does not list it and refuses methods on it.
          */
         get: operations["listConnectors"];
         put?: never;
@@ -237,7 +237,7 @@ export interface paths {
         put?: never;
         /**
          * Configure a payment method
-         * @description Builds a method on a published connector version (`GET /v1/connectors`). `credentials` and `configuration` are validated against the version’s schemas (errors name the fields, never their values), encrypted at rest, and never returned. `user_id` is for admins only.
+         * @description Builds a method on a published connector version this deployment offers (`GET /v1/connectors`; the `sandbox` versions are `test` only: in `live` they are `400 invalid_request` naming `connector_definition_version_id`). `credentials` and `configuration` are validated against the version’s schemas (errors name the fields, never their values), encrypted at rest, and never returned. `user_id` is for admins only.
          */
         post: operations["createAccountPaymentMethod"];
         delete?: never;
@@ -269,7 +269,7 @@ export interface paths {
         head?: never;
         /**
          * Update a configured payment method
-         * @description All fields optional. Rotated `credentials` must match the version’s schema and are never echoed. `enabled: false` → `inactive`; `enabled: true` → `active`.
+         * @description All fields optional. Rotated `credentials` must match the version’s schema and are never echoed. `enabled: false` → `inactive`; `enabled: true` → `active`. A method on a connector version this deployment does not offer (a `sandbox` method in `live`) takes no change: `422 connector_configuration_invalid`; delete it.
          */
         patch: operations["updateAccountPaymentMethod"];
         trace?: never;
@@ -1220,7 +1220,7 @@ export interface components {
             settlement_null_reason: "not_collected" | "pending_at_processor" | "not_reported" | null;
             /**
              * Format: date-time
-             * @description Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`), or `approved` if the customer paid first (`payment.approved`). Kept once set; the status tells how it ended. Null when no cancel was requested this way.
+             * @description Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`; this field stays, dating the request), or `approved` if the customer paid first (`payment.approved`; this field is cleared: no cancel is awaited any more). Null when no cancel is awaited or was requested this way.
              * @example null
              */
             cancel_requested_at: string | null;

@@ -406,6 +406,12 @@ export interface ConnectorVersion {
   status: 'published' | 'deprecated';
   capabilities: Capability[];
   currencies: string[];
+  /**
+   * The deployments that offer it; absent: both. A version not offered in one is not listed there, no method can be
+   * made or changed on it, and its adapter refuses every call there (`defineVersion`): the sandbox moves no money, so
+   * it is `test` only, as Stripe's test keys and Mercado Pago's `TEST-` tokens are refused in `live`.
+   */
+  environments?: readonly Environment[];
   credentialsSchema: z.ZodType;
   /** Every field has a default or is optional, so `{}` is a valid configuration. */
   configurationSchema: z.ZodType;

@@ -1,8 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
-import { app } from '../../src/app.ts';
+import { appOf } from '../../src/app.ts';
 import { handleError } from '../../src/middleware/error-handler.ts';
 import { createRouter, jsonContent, operationOf, registerOnOnePath } from '../../src/lib/openapi.ts';
+
+const app = appOf('test');
 
 /** The router (src/lib/openapi.ts): one regular expression per method, and operations sharing one route. */
 
