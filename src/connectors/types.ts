@@ -150,6 +150,9 @@ export interface Settlement {
  * Why an outcome says `settlement: null` although the money moved:
  * - `pending_at_processor`: collected, but the processor has not booked it yet; a later read tells.
  * - `not_reported`: the processor's API does not report it for this operation (each NOTES.md says where).
+ * - `unrepresentable_amount`: it booked an amount no ISO 4217 amount holds (Stripe: a fraction of a króna, whose
+ *   Stripe unit is a hundredth). A settlement in a currency outside ISO 4217 may be reported as it is: the core
+ *   records it so (domain/settlement.ts).
  * An outcome of money that did not move (a payment not collected, a refund not approved or failed) carries
  * no `settlement` at all. A settlement once reported does not change at the processor, so the core records
  * the first one it is given (`settlementChange`, src/domain/settlement.ts); a refund reversed later has
