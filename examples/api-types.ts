@@ -211,7 +211,7 @@ export interface paths {
         };
         /**
          * List connectors and their versions
-         * @description What a payment method can be built on: each version’s channel, capabilities, currencies and the JSON Schemas of its `credentials` and `configuration`.
+         * @description What a payment method can be built on in this deployment: each version’s channel, capabilities, currencies and the JSON Schemas of its `credentials` and `configuration`. The `sandbox` provider (simulated payments, no money moves) is offered in the `test` environment only: `live` does not list it and refuses methods on it.
          */
         get: operations["listConnectors"];
         put?: never;
@@ -237,7 +237,7 @@ export interface paths {
         put?: never;
         /**
          * Configure a payment method
-         * @description Builds a method on a published connector version (`GET /v1/connectors`). `credentials` and `configuration` are validated against the version’s schemas (errors name the fields, never their values), encrypted at rest, and never returned. `user_id` is for admins only.
+         * @description Builds a method on a published connector version this deployment offers (`GET /v1/connectors`; the `sandbox` versions are `test` only: in `live` they are `400 invalid_request` naming `connector_definition_version_id`). `credentials` and `configuration` are validated against the version’s schemas (errors name the fields, never their values), encrypted at rest, and never returned. `user_id` is for admins only.
          */
         post: operations["createAccountPaymentMethod"];
         delete?: never;
@@ -269,7 +269,7 @@ export interface paths {
         head?: never;
         /**
          * Update a configured payment method
-         * @description All fields optional. Rotated `credentials` must match the version’s schema and are never echoed. `enabled: false` → `inactive`; `enabled: true` → `active`.
+         * @description All fields optional. Rotated `credentials` must match the version’s schema and are never echoed. `enabled: false` → `inactive`; `enabled: true` → `active`. A method on a connector version this deployment does not offer (a `sandbox` method in `live`) takes no change: `422 connector_configuration_invalid`; delete it.
          */
         patch: operations["updateAccountPaymentMethod"];
         trace?: never;
@@ -1213,14 +1213,14 @@ export interface components {
             charged_back_at: string | null;
             settlement: components["schemas"]["Settlement"];
             /**
-             * @description Why `settlement` is null: `not_collected` (no money moved: not collected, or the refund is not approved), `pending_at_processor` (the money moved, the processor has not booked it yet: read again later), `not_reported` (the processor reports no fee for it, e.g. Mercado Pago; its connector notes say where). Null when `settlement` is set. Tolerate future values.
+             * @description Why `settlement` is null: `not_collected` (no money moved: not collected, or the refund is not approved), `pending_at_processor` (the money moved, the processor has not booked it yet: read again later), `not_reported` (the processor reports no fee for it, e.g. Mercado Pago; its connector notes say where), `unrepresentable_amount` (the processor reported it in a form no `Amount` can show: a currency outside ISO 4217, or without a minor unit such as gold `XAU`, or a fraction of the currency’s minor unit; the rest of the payment reads as ever). Null when `settlement` is set. Tolerate future values.
              * @example null
              * @enum {string|null}
              */
-            settlement_null_reason: "not_collected" | "pending_at_processor" | "not_reported" | null;
+            settlement_null_reason: "not_collected" | "pending_at_processor" | "not_reported" | "unrepresentable_amount" | null;
             /**
              * Format: date-time
-             * @description Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`), or `approved` if the customer paid first (`payment.approved`). Kept once set; the status tells how it ended. Null when no cancel was requested this way.
+             * @description Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`; this field stays, dating the request), or `approved` if the customer paid first (`payment.approved`; this field is cleared: no cancel is awaited any more). Null when no cancel is awaited or was requested this way.
              * @example null
              */
             cancel_requested_at: string | null;
@@ -1238,7 +1238,7 @@ export interface components {
         };
         Amount: {
             /**
-             * @description Decimal string, never a number; at most the currency’s minor digits (2, or 0 for CLP).
+             * @description Decimal string, never a number. Sent: at most the currency’s minor digits (2, or 0 for CLP). Answered: exactly the currency’s ISO 4217 minor digits; amounts a processor reports (a settlement’s `fee` and `net`, a dispute’s `amount`) may be in any ISO 4217 currency (JPY `"1030"`, BHD `"1.250"`).
              * @example 25.00
              */
             value: string;
@@ -1266,7 +1266,7 @@ export interface components {
         };
         /** @description What the processor reported it kept of the collected payment, as it booked it; null until it does, with `settlement_null_reason`. Recorded once: processors do not change a booking. */
         Settlement: {
-            /** @description What the processor kept, in the currency it settles in (which may differ from the payment’s: Stripe converts to your account’s currency). */
+            /** @description What the processor kept, in the currency it settles in (which may differ from the payment’s: Stripe converts to your account’s currency). Any ISO 4217 currency, in its own minor digits (JPY `"73"`, GBP `"0.75"`, BHD `"0.250"`). */
             fee: components["schemas"]["Amount"];
             /** @description For a payment: what reaches your balance (the amount less `fee`; in the sandbox `fee` + `net` is the amount). For a refund: what left your balance. */
             net: components["schemas"]["Amount"];
@@ -1298,11 +1298,11 @@ export interface components {
             /** @description What the processor reported it kept of the approved refund (a reversed refund has none: nothing moved in the end), as it booked it; null until it does, with `settlement_null_reason`. Recorded once: processors do not change a booking. */
             settlement: components["schemas"]["Settlement"];
             /**
-             * @description Why `settlement` is null: `not_collected` (no money moved: not collected, or the refund is not approved), `pending_at_processor` (the money moved, the processor has not booked it yet: read again later), `not_reported` (the processor reports no fee for it, e.g. Mercado Pago; its connector notes say where). Null when `settlement` is set. Tolerate future values.
+             * @description Why `settlement` is null: `not_collected` (no money moved: not collected, or the refund is not approved), `pending_at_processor` (the money moved, the processor has not booked it yet: read again later), `not_reported` (the processor reports no fee for it, e.g. Mercado Pago; its connector notes say where), `unrepresentable_amount` (the processor reported it in a form no `Amount` can show: a currency outside ISO 4217, or without a minor unit such as gold `XAU`, or a fraction of the currency’s minor unit; the rest of the payment reads as ever). Null when `settlement` is set. Tolerate future values.
              * @example null
              * @enum {string|null}
              */
-            settlement_null_reason: "not_collected" | "pending_at_processor" | "not_reported" | null;
+            settlement_null_reason: "not_collected" | "pending_at_processor" | "not_reported" | "unrepresentable_amount" | null;
             /**
              * Format: date-time
              * @example 2026-11-21T10:15:30.123Z
@@ -1325,7 +1325,7 @@ export interface components {
              * @enum {string}
              */
             status: "warning_needs_response" | "warning_under_review" | "warning_closed" | "needs_response" | "under_review" | "won" | "lost";
-            /** @description The disputed amount, in the dispute’s currency; usually the payment’s amount, a dispute may be partial. */
+            /** @description The disputed amount, in the dispute’s currency (processors dispute in the payment’s; any ISO 4217 currency is shown in its own minor digits); usually the payment’s amount, a dispute may be partial. News of a dispute in a currency outside ISO 4217 is not recorded (docs/states.md, "Disputes"). */
             amount: components["schemas"]["Amount"];
             /**
              * @description Why the payer disputed, normalized to Stripe’s reasons; `general` when the processor gives another. Tolerate future values.

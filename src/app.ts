@@ -1,4 +1,5 @@
-import { createRouter } from './lib/openapi.ts';
+import type { Environment } from './domain/environment.ts';
+import { createRouter, type AppOpenAPI } from './lib/openapi.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { handleError, handleNotFound } from './middleware/error-handler.ts';
 import { declareBodyGateResponses, inputGate } from './middleware/json-body.ts';
@@ -21,8 +22,11 @@ import { registerTestHelperRoutes } from './routes/test-helpers/test-helpers.ind
 import { registerWebhookSecretRoutes } from './routes/webhook-secret/webhook-secret.index.ts';
 import { registerWebhookEndpointRoutes } from './routes/webhook-endpoints/webhook-endpoints.index.ts';
 
-/** The whole HTTP surface: conventions first (request id, access log, input gate, error envelope), then the routes. */
-export function createApp() {
+/**
+ * The whole HTTP surface of a deployment serving `environment`: conventions first (request id, access log, input
+ * gate, error envelope), then the routes.
+ */
+export function createApp(environment: Environment) {
   const app = createRouter();
   app.use('*', requestContext);
   app.use('*', accessLog);
@@ -44,11 +48,23 @@ export function createApp() {
   registerWebhookSecretRoutes(app);
   registerWebhookEndpointRoutes(app);
   registerProcessorNotificationRoutes(app);
-  registerTestHelperRoutes(app);
+  // A live deployment has no simulator (as Stripe's live mode has no test helpers): there the helpers are neither
+  // described nor routed, so they answer the unknown-route 404 before anything asks for a credential.
+  if (environment === 'test') registerTestHelperRoutes(app);
   registerDocs(app);
   registerDashboard(app);
   declareBodyGateResponses(app);
   return app;
 }
 
-export const app = createApp();
+const apps = new Map<Environment, AppOpenAPI>();
+
+/** The app of a deployment's environment, built when first asked for: a deployment only ever asks for its own. */
+export function appOf(environment: Environment): AppOpenAPI {
+  let app = apps.get(environment);
+  if (!app) {
+    app = createApp(environment);
+    apps.set(environment, app);
+  }
+  return app;
+}

@@ -2,7 +2,9 @@ import { adyenPosV1, adyenQrV1 } from './adyen/index.ts';
 import { mercadoPagoPosV1, mercadoPagoQrV1 } from './mercadopago/index.ts';
 import { sandboxPosV1, sandboxQrV1 } from './sandbox/index.ts';
 import { stripePosV1, stripeQrV1 } from './stripe/index.ts';
+import type { Environment } from '../domain/environment.ts';
 import type { ConnectorDefinition, ConnectorVersion } from './types.ts';
+import { isOfferedIn } from './version.ts';
 
 /**
  * Every connector version this build ships. Versions are code, not data: a version is published by
@@ -49,6 +51,16 @@ export function definitionsOf(versions: readonly ConnectorVersion[]): ConnectorD
 }
 
 export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = definitionsOf(CONNECTOR_VERSIONS);
+
+const offered = (environment: Environment) =>
+  definitionsOf(CONNECTOR_VERSIONS.filter((version) => isOfferedIn(version, environment)));
+const definitionsIn: Record<Environment, readonly ConnectorDefinition[]> = {
+  test: offered('test'),
+  live: offered('live'),
+};
+
+/** The definitions a deployment offers, each with the versions it offers (`GET /v1/connectors`). */
+export const connectorDefinitionsIn = (environment: Environment) => definitionsIn[environment];
 
 const versionsById = new Map<string, ConnectorVersion>(CONNECTOR_VERSIONS.map((v) => [v.id, v] as const));
 

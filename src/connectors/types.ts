@@ -147,6 +147,9 @@ export interface Settlement {
  * Why an outcome says `settlement: null` although the money moved:
  * - `pending_at_processor`: collected, but the processor has not booked it yet; a later read tells.
  * - `not_reported`: the processor's API does not report it for this operation (each NOTES.md says where).
+ * - `unrepresentable_amount`: it booked an amount no ISO 4217 amount holds (Stripe: a fraction of a króna, whose
+ *   Stripe unit is a hundredth). A settlement in a currency outside ISO 4217 may be reported as it is: the core
+ *   records it so (domain/settlement.ts).
  * An outcome of money that did not move (a payment not collected, a refund not approved or failed) carries
  * no `settlement` at all. A settlement once reported does not change at the processor, so the core records
  * the first one it is given (`settlementChange`, src/domain/settlement.ts); a refund reversed later has
@@ -403,6 +406,12 @@ export interface ConnectorVersion {
   status: 'published' | 'deprecated';
   capabilities: Capability[];
   currencies: string[];
+  /**
+   * The deployments that offer it; absent: both. A version not offered in one is not listed there, no method can be
+   * made or changed on it, and its adapter refuses every call there (`defineVersion`): the sandbox moves no money, so
+   * it is `test` only, as Stripe's test keys and Mercado Pago's `TEST-` tokens are refused in `live`.
+   */
+  environments?: readonly Environment[];
   credentialsSchema: z.ZodType;
   /** Every field has a default or is optional, so `{}` is a valid configuration. */
   configurationSchema: z.ZodType;

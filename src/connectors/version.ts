@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import type { Environment } from '../domain/environment.ts';
 import {
   CAPABILITIES,
   ConnectorError,
   type ConnectorAdapter,
   type ConnectorContext,
+  type ConnectorErrorKind,
   type ConnectorVersion,
 } from './types.ts';
 
@@ -26,19 +28,35 @@ export function parseCredentials<Credentials>(schema: z.ZodType<Credentials>, va
   return parsed.data;
 }
 
+/** Whether `version` is offered in `environment` (`ConnectorVersion.environments`). */
+export const isOfferedIn = (version: Pick<ConnectorVersion, 'environments'>, environment: Environment) =>
+  version.environments?.includes(environment) ?? true;
+
+/**
+ * A version's adapter in a deployment that does not offer it (a sandbox method left in `live`) refuses before
+ * anything else: its operations as misconfigured, its notifications as unverifiable.
+ */
+function notOfferedIn(version: ConnectorVersion, environment: Environment, kind: ConnectorErrorKind) {
+  return new ConnectorError(
+    kind,
+    `The ${version.provider} connector is not offered in the ${environment} environment.`,
+    `${version.provider}_not_offered_in_${environment}`,
+  );
+}
+
 function withParsedCredentials<Credentials, Configuration>(
-  schema: z.ZodType,
+  version: ConnectorVersion,
   adapter: ConnectorAdapter<Credentials, Configuration>,
 ): ConnectorAdapter<Credentials, Configuration> {
   type Ctx = ConnectorContext<Credentials, Configuration>;
-  const withCredentials = (ctx: Ctx): Ctx => ({
-    ...ctx,
-    credentials: parseCredentials(schema, ctx.credentials) as Credentials,
-  });
+  const withCredentials = (ctx: Ctx, refusal: ConnectorErrorKind = 'configuration_invalid'): Ctx => {
+    if (!isOfferedIn(version, ctx.environment)) throw notOfferedIn(version, ctx.environment, refusal);
+    return { ...ctx, credentials: parseCredentials(version.credentialsSchema, ctx.credentials) as Credentials };
+  };
   const parsed =
-    <I, O>(call: (ctx: Ctx, input: I) => Promise<O>) =>
+    <I, O>(call: (ctx: Ctx, input: I) => Promise<O>, refusal?: ConnectorErrorKind) =>
     async (ctx: Ctx, input: I): Promise<O> =>
-      call(withCredentials(ctx), input);
+      call(withCredentials(ctx, refusal), input);
   const getTerminal = adapter.getTerminal?.bind(adapter);
   return {
     createPayment: parsed(adapter.createPayment.bind(adapter)),
@@ -46,7 +64,7 @@ function withParsedCredentials<Credentials, Configuration>(
     cancelPayment: parsed(adapter.cancelPayment.bind(adapter)),
     refundPayment: parsed(adapter.refundPayment.bind(adapter)),
     getRefund: parsed(adapter.getRefund.bind(adapter)),
-    parseNotification: parsed(adapter.parseNotification.bind(adapter)),
+    parseNotification: parsed(adapter.parseNotification.bind(adapter), 'invalid_notification'),
     ...(getTerminal ? { getTerminal: async (ctx: Ctx) => getTerminal(withCredentials(ctx)) } : {}),
     ...(adapter.getVoidRefund ? { getVoidRefund: parsed(adapter.getVoidRefund.bind(adapter)) } : {}),
     ...(adapter.listDisputes ? { listDisputes: parsed(adapter.listDisputes.bind(adapter)) } : {}),
@@ -54,9 +72,12 @@ function withParsedCredentials<Credentials, Configuration>(
   };
 }
 
-/** A connector version as published: its adapter parses the decrypted credentials before every call. */
+/**
+ * A connector version as published: its adapter refuses every call in a deployment that does not offer it, and
+ * parses the decrypted credentials before every call.
+ */
 export function defineVersion(version: ConnectorVersion): ConnectorVersion {
-  return { ...version, adapter: withParsedCredentials(version.credentialsSchema, version.adapter) };
+  return { ...version, adapter: withParsedCredentials(version, version.adapter) };
 }
 
 /**

@@ -1,3 +1,5 @@
+import { ISO_4217_MINOR_UNITS } from './iso-4217.ts';
+
 /**
  * Money: decimal strings at the edge, integer minor units inside. Values are parsed and formatted as
  * digit strings, never through floats, so "0.1 + 0.2" problems cannot arise anywhere. With at most 12
@@ -93,7 +95,34 @@ export function parseAmount(value: string, currency: string): number {
 export function formatAmount(minor: number, currency: string): string {
   const digits = minorUnits(currency);
   if (!Number.isSafeInteger(minor) || minor < 0) throw new MoneyError('invalid_minor_amount');
+  return decimalOf(minor, digits);
+}
+
+function decimalOf(minor: number, digits: number): string {
   if (digits === 0) return String(minor);
   const padded = String(minor).padStart(digits + 1, '0');
   return `${padded.slice(0, -digits)}.${padded.slice(-digits)}`;
+}
+
+/**
+ * Minor digits of a currency an amount the service only records may be in: what a processor reports it kept
+ * (settlements, fees) or what a payer disputes, in the processor's currency, which need not be one a payment may be
+ * in (Stripe settles in the account's currency: GBP, JPY, ...). Any ISO 4217 currency with a minor unit
+ * (domain/iso-4217.ts); undefined for anything else.
+ */
+export function recordedMinorUnits(currency: string): number | undefined {
+  return typeof currency === 'string' ? ISO_4217_MINOR_UNITS[currency] : undefined;
+}
+
+/**
+ * A recorded amount as the interface shows it (as `formatAmount`, in the currency's own minor digits: JPY "1030",
+ * BHD "1.250"), or null when the service cannot show it: a currency outside ISO 4217 (or one without a minor unit,
+ * such as gold), or a value no `Amount` holds (negative, fractional, beyond 12 integer digits). Never throws: what a
+ * processor reported must never break a read.
+ */
+export function formatRecordedAmount(minor: number, currency: string): string | null {
+  const digits = recordedMinorUnits(currency);
+  if (digits === undefined || !Number.isSafeInteger(minor) || minor < 0) return null;
+  const value = decimalOf(minor, digits);
+  return value.length - (digits === 0 ? 0 : digits + 1) > MAX_INTEGER_DIGITS ? null : value;
 }

@@ -1,3 +1,5 @@
+import { formatRecordedAmount } from './money.ts';
+
 /**
  * What the processor kept of money that moved, and when the rest is the merchant's (docs/states.md,
  * "Settlement"). Recorded as the processor reports it, never computed by the service.
@@ -9,17 +11,30 @@
  *   failed, so in the end nothing moved);
  * - `pending_at_processor`: the money moved but the processor has not booked it yet; a later read tells;
  * - `not_reported`: the processor's API does not report it for this operation (each connector's NOTES.md
- *   says where), or it was recorded before the service kept settlements.
+ *   says where), or it was recorded before the service kept settlements;
+ * - `unrepresentable_amount`: the processor reported it in a form the service cannot show (`formatRecordedAmount`):
+ *   a currency outside ISO 4217 or one without a minor unit, or a value no `Amount` holds. Never a failure: the
+ *   payment and its events read as ever.
  */
-export const SETTLEMENT_NULL_REASONS = ['not_collected', 'pending_at_processor', 'not_reported'] as const;
+export const SETTLEMENT_NULL_REASONS = [
+  'not_collected',
+  'pending_at_processor',
+  'not_reported',
+  'unrepresentable_amount',
+] as const;
 export type SettlementNullReason = (typeof SETTLEMENT_NULL_REASONS)[number];
 
 /** What a processor can say when it reports nothing although the money moved. */
 export type ProcessorSettlementNullReason = Exclude<SettlementNullReason, 'not_collected'>;
 
+interface Money {
+  minor: number;
+  currency: string;
+}
+
 export interface SettlementFacts {
-  fee: { minor: number; currency: string };
-  net: { minor: number; currency: string };
+  fee: Money;
+  net: Money;
   /** Epoch milliseconds. */
   availableOn: number;
 }
@@ -51,6 +66,11 @@ export function settlementChange(
   const { fee, net, availableOn } = reported.settlement;
   // The processor books both in its settlement currency; anything else is not a settlement we can show.
   if (fee.currency !== net.currency) return null;
+  if (!isRepresentableSettlement(fee, net)) {
+    return current.settlementNullReason === 'unrepresentable_amount'
+      ? null
+      : { settlementNullReason: 'unrepresentable_amount' };
+  }
   return {
     settlementFeeMinor: fee.minor,
     settlementNetMinor: net.minor,
@@ -59,6 +79,14 @@ export function settlementChange(
     settlementNullReason: null,
   };
 }
+
+/**
+ * Whether a settlement can be shown: both amounts in a currency of ISO 4217 (`formatRecordedAmount`), as magnitudes
+ * (a refund's are negative: they left the balance).
+ */
+export const isRepresentableSettlement = (fee: Money, net: Money) =>
+  formatRecordedAmount(Math.abs(fee.minor), fee.currency) !== null &&
+  formatRecordedAmount(Math.abs(net.minor), net.currency) !== null;
 
 /** A reversed refund moved nothing in the end: its settlement goes. */
 export const NO_SETTLEMENT: SettlementColumns = {

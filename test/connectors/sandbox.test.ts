@@ -365,6 +365,61 @@ for (const version of [sandboxPosV1, sandboxQrV1]) {
       }
     });
   });
+
+  describe(`sandbox ${type} in a live deployment`, () => {
+    // Play money: refused before the sandbox decides anything, as Stripe's test keys and Mercado Pago's TEST- tokens
+    // are in live.
+    const live = { ...ctx(), environment: 'live' as const };
+    const refused = { kind: 'configuration_invalid', processorCode: 'sandbox_not_offered_in_live' };
+    const lookup = {
+      paymentId: 'pay_x',
+      processorReference: 'sbx_pay_0123456789abcdef01234567',
+      processorIdempotencyKey: 'k',
+      amount: { minor: 2500, currency: 'USD' },
+    };
+
+    it('refuses every operation', async () => {
+      expect(version.environments).toEqual(['test']);
+      expect(await connectorError(adapter.createPayment(live, paymentInput(2500)))).toMatchObject(refused);
+      expect(await connectorError(adapter.getPayment(live, lookup))).toMatchObject(refused);
+      expect(await connectorError(adapter.cancelPayment(live, { ...lookup, currentStatus: 'approved' }))).toMatchObject(
+        refused,
+      );
+      const refund = {
+        refundId: 'ref_x',
+        processorIdempotencyKey: 'r',
+        attemptNumber: 1,
+        paymentProcessorReference: lookup.processorReference,
+        amount: { minor: 100, currency: 'USD' },
+      };
+      expect(await connectorError(adapter.refundPayment(live, refund))).toMatchObject(refused);
+      expect(
+        await connectorError(
+          adapter.getRefund(live, { ...refund, processorReference: 'sbx_ref_0123456789abcdef01234567' }),
+        ),
+      ).toMatchObject(refused);
+      if (adapter.getTerminal) expect(await connectorError(adapter.getTerminal(live))).toMatchObject(refused);
+    });
+
+    it('refuses its own correctly signed news as unverifiable', async () => {
+      const raw = JSON.stringify({
+        id: 'evt_x',
+        resource: 'payment',
+        reference: lookup.processorReference,
+        status: 'approved',
+      });
+      const signed = {
+        headers: new Headers({ [SANDBOX_SIGNATURE_HEADER]: await signSandboxNotification({ api_key: API_KEY }, raw) }),
+        rawBody: raw,
+        url: 'https://example.com/v1/processor-notifications/x',
+      };
+      expect((await adapter.parseNotification(ctx(), signed)).status).toBe('approved');
+      expect(await connectorError(adapter.parseNotification(live, signed))).toMatchObject({
+        kind: 'invalid_notification',
+        processorCode: 'sandbox_not_offered_in_live',
+      });
+    });
+  });
 }
 
 describe('the tests’ own EMVCo checksum', () => {

@@ -116,10 +116,47 @@ describe('Stripe settlement (balance transactions)', () => {
       availableOn: 1_700_000_000_000,
     });
     // Stripe converted a EUR charge into the account's USD: the settlement says USD.
-    expect(settlementOf(bt({ currency: 'usd', amount: 1_234, fee: 66, net: 1_168 })).net).toEqual({
+    expect(settlementOf(bt({ currency: 'usd', amount: 1_234, fee: 66, net: 1_168 }))!.net).toEqual({
       minor: 1_168,
       currency: 'USD',
     });
+  });
+
+  it('in any currency of the account’s balance, converted from Stripe’s unit to ISO 4217’s where they differ', () => {
+    // A USD charge settled by an account in Japan: Stripe's JPY unit is ISO's (zero-decimal).
+    expect(settlementOf(bt({ currency: 'jpy', amount: 3_750, fee: 139, net: 3_611 }))).toMatchObject({
+      fee: { minor: 139, currency: 'JPY' },
+      net: { minor: 3_611, currency: 'JPY' },
+    });
+    // Three-decimal currencies are counted in thousandths by both.
+    expect(settlementOf(bt({ currency: 'kwd', amount: 10_000, fee: 320, net: 9_680 }))!.fee).toEqual({
+      minor: 320,
+      currency: 'KWD',
+    });
+    // ISK: two decimals at Stripe (100 is 1 króna), none in ISO 4217; MGA the other way round.
+    expect(settlementOf(bt({ currency: 'isk', amount: 100_000, fee: 3_200, net: 96_800 }))).toMatchObject({
+      fee: { minor: 32, currency: 'ISK' },
+      net: { minor: 968, currency: 'ISK' },
+    });
+    expect(settlementOf(bt({ currency: 'mga', amount: 10_000, fee: 320, net: 9_680 }))).toMatchObject({
+      fee: { minor: 32_000, currency: 'MGA' },
+      net: { minor: 968_000, currency: 'MGA' },
+    });
+  });
+
+  it('a booking no ISO 4217 amount can hold is reported as such, never as a wrong amount', () => {
+    // A fraction of a króna; a currency ISO 4217 has no minor unit for; a code that is no currency.
+    for (const odd of [
+      bt({ currency: 'isk', amount: 100_050, fee: 3_250, net: 96_800 }),
+      bt({ currency: 'xau', amount: 10_000, fee: 320, net: 9_680 }),
+      bt({ currency: 'xyz', amount: 10_000, fee: 320, net: 9_680 }),
+    ]) {
+      expect(settlementOf(odd)).toBeNull();
+      expect(paymentSettlement({ latest_charge: { id: 'ch_1', disputed: false, balance_transaction: odd } })).toEqual({
+        settlement: null,
+        settlementNullReason: 'unrepresentable_amount',
+      });
+    }
   });
 
   it('from the charge: reported when expanded, pending while unbooked, nothing when not expanded', () => {

@@ -1,12 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ISO_4217_MINOR_UNITS } from '../../src/domain/iso-4217.ts';
 import {
   CURRENCY_MINOR_UNITS,
   MoneyError,
   SUPPORTED_CURRENCIES,
   formatAmount,
+  formatRecordedAmount,
   isSupportedCurrency,
   parseAmount,
+  recordedMinorUnits,
   type Currency,
 } from '../../src/domain/money.ts';
 
@@ -60,6 +63,65 @@ describe('currencies', () => {
 
   it('checks the currency before the value, so the caller can answer 422', () => {
     expect(reasonOf(() => parseAmount('abc', 'XYZ'))).toBe('unsupported_currency');
+  });
+});
+
+describe('ISO 4217 (amounts the service only records)', () => {
+  /**
+   * Where the Unicode CLDR displays no decimals and ISO 4217 counts some (src/domain/iso-4217.ts says why ISO's hold);
+   * CLDR versions differ on a few (RSD), so the runtime's may have fewer of these, never another.
+   */
+  const CLDR_WITHOUT_DECIMALS = 'AFN ALL COP HUF IDR IRR IQD KPW LAK LBP MGA MMK PKR RSD SOS SYP YER'.split(' ');
+  const cldrDigits = (code: string) =>
+    new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits;
+
+  it('has every currency of List One with a minor unit, each as CLDR has it but where CLDR only displays fewer', () => {
+    const codes = Object.keys(ISO_4217_MINOR_UNITS);
+    expect(codes.length).toBe(167);
+    expect(codes.every((code) => /^[A-Z]{3}$/.test(code))).toBe(true);
+    const differences = codes.filter((code) => cldrDigits(code) !== ISO_4217_MINOR_UNITS[code]);
+    expect(differences.filter((code) => !CLDR_WITHOUT_DECIMALS.includes(code) || cldrDigits(code) !== 0)).toEqual([]);
+    // The well-known ones, in every CLDR since ISO and CLDR parted on them.
+    expect(differences).toEqual(expect.arrayContaining(['COP', 'HUF', 'IDR', 'IQD', 'PKR']));
+    expect(ISO_4217_MINOR_UNITS).toMatchObject({ JPY: 0, KRW: 0, BHD: 3, KWD: 3, CLF: 4, UYW: 4, XCG: 2, GBP: 2 });
+    // No minor unit in List One: metals, drawing rights, bond units, the testing code and "no currency".
+    for (const code of ['XAU', 'XAG', 'XPT', 'XPD', 'XDR', 'XUA', 'XSU', 'XBA', 'XTS', 'XXX'])
+      expect(recordedMinorUnits(code)).toBeUndefined();
+  });
+
+  it('agrees with the currencies a payment may be in', () => {
+    for (const currency of SUPPORTED_CURRENCIES)
+      expect(recordedMinorUnits(currency), currency).toBe(CURRENCY_MINOR_UNITS[currency]);
+  });
+
+  it.each<[number, string, string]>([
+    [1030, 'JPY', '1030'],
+    [0, 'JPY', '0'],
+    [1250, 'BHD', '1.250'],
+    [5, 'KWD', '0.005'],
+    [12_345, 'CLF', '1.2345'],
+    [103, 'GBP', '1.03'],
+    [99_999_999_999_999, 'USD', '999999999999.99'],
+    [999_999_999_999, 'JPY', '999999999999'],
+  ])('shows %d %s as %j', (minor, currency, value) => {
+    expect(formatRecordedAmount(minor, currency)).toBe(value);
+  });
+
+  it.each<[number, string]>([
+    [100, 'XAU'],
+    [100, 'XYZ'],
+    [100, 'jpy'],
+    [100, ''],
+    [100, 'toString'],
+    [100, '__proto__'],
+    [-1, 'USD'],
+    [1.5, 'USD'],
+    [Number.NaN, 'USD'],
+    [Number.MAX_SAFE_INTEGER + 1, 'JPY'],
+    [1_000_000_000_000, 'JPY'],
+    [100_000_000_000_000, 'USD'],
+  ])('cannot show %d %j, and says so without throwing', (minor, currency) => {
+    expect(formatRecordedAmount(minor, currency)).toBeNull();
   });
 });
 

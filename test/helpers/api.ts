@@ -4,7 +4,7 @@ import { users } from '../../src/db/schema/index.ts';
 import { hashPassword } from '../../src/domain/passwords.ts';
 import { BUSINESS_SCOPES, type Role, type Scope } from '../../src/domain/scopes.ts';
 import { newId } from '../../src/lib/ids.ts';
-import { checkConformance } from './conformance.ts';
+import { checkConformance, type ObservedResponse } from './conformance.ts';
 import { recordResponse, trackSecret } from './leak-scan.ts';
 
 /**
@@ -32,7 +32,8 @@ export function randomIp(): string {
   return `10.${b[0]}.${b[1]}.${b[2]}`;
 }
 
-export async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse<T>> {
+/** The request `call` sends, from a client address of its own. */
+export function apiRequest(method: string, path: string, options: CallOptions = {}): Request {
   const headers: Record<string, string> = { 'CF-Connecting-IP': randomIp(), ...options.headers };
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
   let body: BodyInit | undefined = options.rawBody;
@@ -40,7 +41,21 @@ export async function call<T = any>(method: string, path: string, options: CallO
     body = JSON.stringify(options.body);
     headers['Content-Type'] ??= 'application/json';
   }
-  const res = await exports.default.fetch(new Request(`http://localhost${path}`, { method, headers, body }));
+  return new Request(`http://localhost${path}`, { method, headers, body });
+}
+
+/** A response as the conformance check reads it (test/helpers/conformance.ts). */
+export const observedResponse = (method: string, path: string, res: Response, text: string): ObservedResponse => ({
+  method,
+  path,
+  status: res.status,
+  contentType: res.headers.get('content-type'),
+  text,
+  headers: res.headers,
+});
+
+export async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse<T>> {
+  const res = await exports.default.fetch(apiRequest(method, path, options));
   const text = await res.text();
   let parsed: unknown;
   try {
@@ -50,14 +65,7 @@ export async function call<T = any>(method: string, path: string, options: CallO
   }
   const id = recordResponse(`${method} ${path}`, res.status, text);
   // Every response is also checked against the served /openapi.json (asserted in test/setup.ts).
-  await checkConformance({
-    method,
-    path,
-    status: res.status,
-    contentType: res.headers.get('content-type'),
-    text,
-    headers: res.headers,
-  });
+  await checkConformance(observedResponse(method, path, res, text));
   trackSecretsOf(options.body, parsed, id);
   return { status: res.status, headers: res.headers, text, body: parsed as T, id };
 }

@@ -1,8 +1,10 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { app } from '../../src/app.ts';
+import { appOf } from '../../src/app.ts';
 import { type ShardName, shardsOf } from '../../src/db/shards.ts';
 import { createDeps, type Deps } from '../../src/deps.ts';
+
+const app = appOf('test');
 
 /** The test deployment's shards (wrangler.toml `test`: two), found as the Worker finds them (db/shards.ts). */
 export const SHARDS = shardsOf(env);

@@ -8,6 +8,7 @@ import { expireQrPayments } from '../../src/jobs/expire-qr-payments.ts';
 import { reconcile, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
 import { OVERDUE_AFTER_MS, relayOverdueWebhooks } from '../../src/jobs/relay-webhooks.ts';
 import { runScheduledJobs } from '../../src/jobs/scheduled.ts';
+import { ATTEMPT_LEASE_MS } from '../../src/services/webhooks/deliver.ts';
 import { call, expectError } from '../helpers/api.ts';
 import {
   addSandboxMethod,
@@ -37,6 +38,7 @@ import {
 } from '../helpers/webhooks.ts';
 
 const HOOK = 'https://hooks.example.com/webhooks';
+const SECOND = 1_000;
 const MINUTE = 60_000;
 // Every stale row of this file is looked at in one run, however many other tests left behind.
 const ALL = 10_000;
@@ -328,25 +330,158 @@ describe('reconciliation of refunds', () => {
   });
 });
 
-describe('relay of overdue deliveries', () => {
-  it('a delivery whose queue message was lost is re-queued once overdue, and delivered', async () => {
-    const payment = await pay(m.qr.id, '76.00');
-    const [eventId] = await eventIdsOf(payment.id);
-    // The message is lost: only the outbox row knows the delivery is owed.
-    hooks.queue.pending.length = 0;
-    const due = (await deliveryRow(eventId!))!.next_attempt_at!;
-    await onEveryShard((deps) => relayOverdueWebhooks(deps, due + OVERDUE_AFTER_MS - 1, ALL));
-    expect(hooks.queue.pending).not.toContain(eventId);
-    await onEveryShard((deps) => relayOverdueWebhooks(deps, due + OVERDUE_AFTER_MS, ALL));
-    expect(hooks.queue.pending).toContain(eventId);
-    const bodies = await deliveredFor(payment.id);
-    expect(bodies.map((b) => b.id)).toContain(eventId);
-    expect((await deliveryRow(eventId!))!.status).toBe('succeeded');
-    // Delivered deliveries are not relayed again.
-    await onEveryShard((deps) => relayOverdueWebhooks(deps, Date.now() + 24 * 3600_000, ALL));
-    expect(hooks.queue.pending).not.toContain(eventId);
+// The relay (src/jobs/relay-webhooks.ts) and the attempt's claim (services/webhooks/deliver.ts): a delivery whose
+// queue message was lost with a crashed process, or never sent, is queued again by the cron run a minute after it
+// was due; one still in flight (its message on its way, an attempt running) is not sent again.
+
+/** A payment with a webhook URL whose first delivery's queue message is lost; its event id. */
+async function lostDelivery(value: string) {
+  const res = await m.pay(paymentBody(m.qr.id, value, { webhook_url: HOOK }));
+  expect(res.status, res.text).toBe(201);
+  const [eventId] = await eventIdsOf(res.body.data.id);
+  expect(hooks.queue.pending).toEqual([eventId]);
+  hooks.queue.pending.length = 0;
+  return eventId!;
+}
+
+/** The delivery was due `ago` milliseconds ago (the clock moved on since its message was queued). */
+async function dueAgo(eventId: string, ago: number) {
+  const changed = await dataPlane
+    .prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND destination = 'payment_url'")
+    .bind(Date.now() - ago, eventId)
+    .run();
+  expect(changed.meta.changes).toBe(1);
+}
+
+/** The cron's relay, now, on every shard. */
+const cronRun = (now = Date.now()) => onEveryShard((deps) => relayOverdueWebhooks(deps, now, ALL));
+
+/** The messages queued for `eventId` (the relay also sends what other tests of this file left overdue). */
+const queuedFor = (eventId: string) => hooks.queue.pending.filter((key) => key === eventId);
+
+/** Takes the messages queued for `eventId` off the queue, to be consumed. */
+function take(eventId: string): string[] {
+  const taken = queuedFor(eventId);
+  hooks.queue.pending = hooks.queue.pending.filter((key) => key !== eventId);
+  return taken;
+}
+
+describe('relay: a delivery whose queue message was lost', () => {
+  it('is queued again by the cron run a minute after it was due, once, and delivered once', async () => {
+    const eventId = await lostDelivery('81.00');
+    await dueAgo(eventId, MINUTE);
+    await cronRun();
+    expect(queuedFor(eventId)).toEqual([eventId]);
+    // Its new message is on its way: a cron run that overlaps this one does not send it again.
+    await cronRun();
+    expect(queuedFor(eventId)).toEqual([eventId]);
+    expect((await deliveryRow(eventId))!.next_attempt_at).toBeGreaterThan(Date.now() - MINUTE);
+
+    hooks.rx = receiver();
+    const round = await consumeOnce(take(eventId));
+    expect(round.acked).toEqual([eventId]);
+    expect(hooks.rx.requests.map((r) => verifyWith(secret, r).id)).toEqual([eventId]);
+    expect(await deliveryRow(eventId)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    await cronRun(Date.now() + 24 * 3600 * SECOND);
+    expect(queuedFor(eventId)).toEqual([]);
   });
 
+  it('is left alone while its message may still be on its way to the consumer (due less than 15 s ago)', async () => {
+    const eventId = await lostDelivery('82.00');
+    await dueAgo(eventId, OVERDUE_AFTER_MS - SECOND);
+    await cronRun();
+    expect(queuedFor(eventId)).toEqual([]);
+    await dueAgo(eventId, OVERDUE_AFTER_MS + SECOND);
+    await cronRun();
+    expect(queuedFor(eventId)).toEqual([eventId]);
+  });
+
+  it('the retry the consumer asked for, lost with its process: queued again a minute after it was due', async () => {
+    const eventId = await lostDelivery('83.00');
+    await dueAgo(eventId, MINUTE);
+    await cronRun();
+    hooks.rx = receiver(() => new Response(null, { status: 503 }));
+    const failed = await consumeOnce(take(eventId));
+    expect(failed.retried).toEqual([{ eventId, delaySeconds: expect.any(Number) }]);
+    // The retry message is lost (the queue never hands it back); its time comes and goes.
+    expect(await deliveryRow(eventId)).toMatchObject({ status: 'pending', attempts: 1 });
+    await cronRun();
+    expect(queuedFor(eventId)).toEqual([]);
+    await dueAgo(eventId, MINUTE);
+    await cronRun();
+    expect(queuedFor(eventId)).toEqual([eventId]);
+    hooks.rx.restore();
+    hooks.rx = receiver();
+    await consumeOnce(take(eventId));
+    expect(await deliveryRow(eventId)).toMatchObject({ status: 'succeeded', attempts: 2 });
+  });
+});
+
+describe('relay: a delivery in flight', () => {
+  it('an attempt running now holds it: neither the cron nor a duplicate message sends it beside the attempt', async () => {
+    const eventId = await lostDelivery('84.00');
+    await dueAgo(eventId, MINUTE);
+    let answer!: (response: Response) => void;
+    let arrived!: () => void;
+    const reached = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    hooks.rx = receiver(
+      () =>
+        new Promise<Response>((resolve) => {
+          answer = resolve;
+          arrived();
+        }),
+    );
+    // The receiver is slow: the attempt is running while the cron runs and the message comes a second time.
+    const running = consumeOnce([eventId]);
+    await reached;
+    const claimed = await dataPlane
+      .prepare("SELECT leased_until FROM webhook_deliveries WHERE event_id = ? AND destination = 'payment_url'")
+      .bind(eventId)
+      .first<number>('leased_until');
+    expect(claimed).toBeGreaterThan(Date.now());
+    expect(claimed).toBeLessThanOrEqual(Date.now() + ATTEMPT_LEASE_MS);
+
+    await cronRun();
+    expect(queuedFor(eventId)).toEqual([]);
+    const duplicate = await consumeOnce([eventId]);
+    // The duplicate comes back once the claim would have ended, instead of sending beside the attempt.
+    expect(duplicate.retried).toEqual([{ eventId, delaySeconds: expect.any(Number) }]);
+    expect(duplicate.retried[0]!.delaySeconds).toBeLessThanOrEqual(ATTEMPT_LEASE_MS / SECOND);
+    expect(hooks.rx.requests).toHaveLength(1);
+
+    answer(new Response(null, { status: 204 }));
+    expect((await running).acked).toEqual([eventId]);
+    expect(await deliveryRow(eventId)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    // The duplicate, back: nothing left to do.
+    expect((await consumeOnce([eventId])).acked).toEqual([eventId]);
+    expect(hooks.rx.requests).toHaveLength(1);
+  });
+
+  it('a claim whose process died lapses: the cron queues the delivery again, and the attempt is made', async () => {
+    const eventId = await lostDelivery('85.00');
+    await dueAgo(eventId, MINUTE);
+    const claim = (until: number) =>
+      dataPlane
+        .prepare("UPDATE webhook_deliveries SET leased_until = ? WHERE event_id = ? AND destination = 'payment_url'")
+        .bind(until, eventId)
+        .run();
+    // An attempt claimed it and its process died before recording anything.
+    await claim(Date.now() + 5 * SECOND);
+    await cronRun();
+    expect(queuedFor(eventId)).toEqual([]);
+    await claim(Date.now() - SECOND);
+    await cronRun();
+    expect(queuedFor(eventId)).toEqual([eventId]);
+    hooks.rx = receiver();
+    await consumeOnce(take(eventId));
+    expect(await deliveryRow(eventId)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(hooks.rx.requests).toHaveLength(1);
+  });
+});
+
+describe('relay: a failed queue send', () => {
   it('a failed queue send loses nothing: the payment is created, and the relay sends the delivery later', async () => {
     hooks.queue.restore();
     const failing = vi.spyOn(env.WEBHOOKS, 'sendBatch').mockRejectedValue(new Error('queue unavailable'));
@@ -359,7 +494,12 @@ describe('relay of overdue deliveries', () => {
     }
     const [eventId] = await eventIdsOf(payment.id);
     expect((await deliveryRow(eventId!))!.status).toBe('pending');
-    await runScheduledJobs(env, Date.now() + OVERDUE_AFTER_MS + MINUTE);
+    // The cron run a minute later (the clock moved on: the delivery was due a minute ago).
+    await dataPlane
+      .prepare('UPDATE webhook_deliveries SET next_attempt_at = next_attempt_at - ? WHERE event_id = ?')
+      .bind(MINUTE, eventId)
+      .run();
+    await runScheduledJobs(env, Date.now());
     expect(hooks.queue.pending).toContain(eventId);
     hooks.rx = receiver();
     await consumeOnce([eventId!]);

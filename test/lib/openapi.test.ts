@@ -1,9 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { app } from '../../src/app.ts';
+import { appOf } from '../../src/app.ts';
 import { handleError } from '../../src/middleware/error-handler.ts';
 import { createRouter, jsonContent, openapiPerValue, operationOf } from '../../src/lib/openapi.ts';
+
+const app = appOf('test');
 
 /** The router (src/lib/openapi.ts): a stock OpenAPIHono, and an operation routed once per value of a parameter. */
 

@@ -2,7 +2,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { call, expectError, seedUser, type ApiResponse } from '../helpers/api.ts';
 import { recordedLogLines } from '../helpers/leak-scan.ts';
 import { paymentBody, setupMerchant, type Merchant } from '../helpers/merchant.ts';
-import { app } from '../../src/app.ts';
+import { appOf } from '../../src/app.ts';
+
+const app = appOf('test');
 
 /** The access log (src/middleware/access-log.ts): one line per request, ids and outcome, nothing secret. */
 

@@ -402,6 +402,12 @@ export class StripeSimulator {
    */
   readonly unbookedRefunds = new Set<string>();
   bookRefundsLater = false;
+  /**
+   * The account's settlement currency, when it is not the charge's: Stripe books a charge converted into it ("If the
+   * charge currency differs from your settlement currency, Stripe converts the charge", docs.stripe.com/currencies),
+   * `rate` units of it (in Stripe's unit) per unit of the charge's, with `exchange_rate` set.
+   */
+  settlementCurrency: { currency: string; rate: number } | null = null;
   readonly events: Stripe.Event[] = [];
   readonly requests: RecordedRequest[] = [];
   readonly rejectedKeys = new Set<string>();
@@ -1403,6 +1409,7 @@ export class StripeSimulator {
       'amount' | 'fee' | 'currency' | 'type' | 'reporting_category' | 'description'
     > & {
       source: string;
+      exchange_rate?: number | null;
     },
   ): Stripe.BalanceTransaction {
     const created = nowSeconds();
@@ -1414,7 +1421,7 @@ export class StripeSimulator {
       created,
       currency: fields.currency,
       description: fields.description,
-      exchange_rate: null,
+      exchange_rate: fields.exchange_rate ?? null,
       fee: fields.fee,
       fee_details: fields.fee
         ? [
@@ -1445,10 +1452,13 @@ export class StripeSimulator {
       (bt) => bt.source === chargeId && bt.type === 'charge',
     );
     if (existing) return existing.id;
+    const settled = this.settlementCurrency;
+    const amount = settled ? Math.round(pi.amount_received * settled.rate) : pi.amount_received;
     return this.book({
-      amount: pi.amount_received,
-      fee: simFee(pi.amount_received),
-      currency: pi.currency,
+      amount,
+      fee: simFee(amount),
+      currency: settled?.currency ?? pi.currency,
+      exchange_rate: settled?.rate ?? null,
       type: 'charge',
       reporting_category: 'charge',
       source: chargeId,

@@ -222,6 +222,8 @@ export const SANDBOX_REFUND_REVERSAL_WINDOW_MS = 30 * 86_400_000;
 
 const common = {
   ...firstPublishedVersion('sandbox', SandboxCredentials),
+  // Play money: a live deployment has no simulator (docs/sandbox.md).
+  environments: ['test'] as const,
   currencies: SANDBOX_CURRENCIES,
   refundReversalWindowMs: SANDBOX_REFUND_REVERSAL_WINDOW_MS,
 };

@@ -1,4 +1,4 @@
-import { minorUnits } from '../../domain/money.ts';
+import { recordedMinorUnits } from '../../domain/money.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
 import type { Channel, Money, PaymentOutcome, ProcessorRefundStatus, RefundOutcome, Settlement } from '../types.ts';
 
@@ -82,7 +82,9 @@ const DAY_MS = 86_400_000;
 export const SANDBOX_FEE = { basisPoints: 290, fixedMajor: 0.3, availableAfterDays: 2 } as const;
 
 export function sandboxSettlement(amount: Money, now: number): Settlement {
-  const fixed = Math.round(SANDBOX_FEE.fixedMajor * 10 ** minorUnits(amount.currency));
+  // News may state a collection in any currency (the sandbox is stateless): the fixed part is in that currency's
+  // ISO 4217 minor unit, and nothing in one ISO 4217 does not know, which the service then cannot show either.
+  const fixed = Math.round(SANDBOX_FEE.fixedMajor * 10 ** (recordedMinorUnits(amount.currency) ?? 0));
   const fee = Math.min(amount.minor, Math.floor((amount.minor * SANDBOX_FEE.basisPoints + 5_000) / 10_000) + fixed);
   return {
     fee: { minor: fee, currency: amount.currency },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type Stripe from 'stripe';
 import type { DisputeReason, DisputeStatus } from '../../domain/disputes.ts';
+import { recordedMinorUnits } from '../../domain/money.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
 import type {
   ConnectorErrorKind,
@@ -396,16 +397,31 @@ export const fromStripeAmount = (amount: number, currency: string): Money => ({
 });
 
 /**
+ * An amount Stripe booked, in any currency its balance holds, in ISO 4217 minor units: Stripe's unit is ISO's but
+ * for a few currencies (`stripeMinorDigits`: ISK in hundredths, MGA in whole ariary), converted exactly. Null when it
+ * cannot be: a currency ISO 4217 does not give a minor unit, or a fraction of ISO's unit.
+ */
+export function fromStripeBooking(amount: number, currency: string): Money | null {
+  const code = currency.toUpperCase();
+  const iso = recordedMinorUnits(code);
+  if (iso === undefined || !Number.isSafeInteger(amount)) return null;
+  const shift = iso - stripeMinorDigits(code);
+  if (shift >= 0) {
+    const minor = amount * 10 ** shift;
+    return Number.isSafeInteger(minor) ? { minor, currency: code } : null;
+  }
+  const scale = 10 ** -shift;
+  return amount % scale === 0 ? { minor: amount / scale, currency: code } : null;
+}
+
+/**
  * What a balance transaction booked, in its own currency (the account's settlement currency, which may
  * differ from the payment's): `fee` and `net` (`net` = `amount` − `fee`, signed as the balance moves),
  * `available_on` as milliseconds.
  */
-export function settlementOf(bt: StripeBalanceTransaction): Settlement {
-  return {
-    fee: fromStripeAmount(bt.fee, bt.currency),
-    net: fromStripeAmount(bt.net, bt.currency),
-    availableOn: bt.available_on * 1000,
-  };
+export function settlementOf(bt: StripeBalanceTransaction): Settlement | null {
+  const [fee, net] = [fromStripeBooking(bt.fee, bt.currency), fromStripeBooking(bt.net, bt.currency)];
+  return fee && net ? { fee, net, availableOn: bt.available_on * 1000 } : null;
 }
 
 /**
@@ -416,8 +432,9 @@ function booked(
   bt: StripeBalanceTransaction | string | null | undefined,
 ): Pick<PaymentOutcome, 'settlement' | 'settlementNullReason'> {
   if (bt === null) return { settlement: null, settlementNullReason: 'pending_at_processor' };
-  if (typeof bt === 'object') return { settlement: settlementOf(bt) };
-  return {};
+  if (typeof bt !== 'object') return {};
+  const settlement = settlementOf(bt);
+  return settlement ? { settlement } : { settlement: null, settlementNullReason: 'unrepresentable_amount' };
 }
 
 /** A succeeded PaymentIntent's settlement, from its charge's balance transaction when the read expanded them. */
@@ -544,12 +561,28 @@ export const STRIPE_ZERO_DECIMAL_CURRENCIES: readonly string[] = [
 ];
 
 /**
+ * Currencies Stripe counts in thousandths, as ISO 4217 does ("three-decimal currencies",
+ * https://docs.stripe.com/currencies#three-decimal).
+ */
+export const STRIPE_THREE_DECIMAL_CURRENCIES: readonly string[] = ['BHD', 'JOD', 'KWD', 'OMR', 'TND'];
+
+/**
+ * The digits of Stripe's "smallest currency unit" of a currency: 0 for the zero-decimal ones, 3 for the
+ * three-decimal ones, 2 for every other, ISK included ("ISK will remain a two-decimal currency in the Stripe API",
+ * support.stripe.com, deprecation of fractional ISK charges), where ISO 4217 counts 0.
+ */
+export function stripeMinorDigits(currency: string): number {
+  const code = currency.toUpperCase();
+  if (STRIPE_ZERO_DECIMAL_CURRENCIES.includes(code)) return 0;
+  return STRIPE_THREE_DECIMAL_CURRENCIES.includes(code) ? 3 : 2;
+}
+
+/**
  * Stripe's amount and currency for ours: integer minor units (ours and Stripe's agree on every currency
  * we accept; `minorDigits` says ours), the currency in lower case as Stripe writes it.
  */
 export function toStripeAmount(money: Money, minorDigits: number): { amount: number; currency: string } {
-  const stripeDigits = STRIPE_ZERO_DECIMAL_CURRENCIES.includes(money.currency.toUpperCase()) ? 0 : 2;
-  if (!Number.isSafeInteger(money.minor) || money.minor <= 0 || stripeDigits !== minorDigits) {
+  if (!Number.isSafeInteger(money.minor) || money.minor <= 0 || stripeMinorDigits(money.currency) !== minorDigits) {
     throw new ConnectorError('configuration_invalid', 'The amount cannot be sent to Stripe.', 'stripe_invalid_amount');
   }
   return { amount: money.minor, currency: money.currency.toLowerCase() };

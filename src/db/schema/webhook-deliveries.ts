@@ -21,6 +21,12 @@ export const webhookDeliveries = sqliteTable(
     status: text('status').$type<DeliveryStatus>().notNull(),
     attempts: integer('attempts').notNull(),
     nextAttemptAt: integer('next_attempt_at'),
+    /**
+     * Until when an attempt holds the delivery (epoch ms): the consumer's claim, taken before it sends and released
+     * when it records the attempt, so that neither a duplicate message nor the relay (jobs/relay-webhooks.ts) starts
+     * another meanwhile. Null while no attempt runs.
+     */
+    leasedUntil: integer('leased_until'),
     lastAttemptAt: integer('last_attempt_at'),
     lastStatusCode: integer('last_status_code'),
     lastError: text('last_error'),

@@ -38,7 +38,7 @@ export const createAccountPaymentMethod = createRoute({
   tags,
   summary: 'Configure a payment method',
   description:
-    'Builds a method on a published connector version (`GET /v1/connectors`). `credentials` and `configuration` are validated against the version’s schemas (errors name the fields, never their values), encrypted at rest, and never returned. `user_id` is for admins only.',
+    'Builds a method on a published connector version this deployment offers (`GET /v1/connectors`; the `sandbox` versions are `test` only: in `live` they are `400 invalid_request` naming `connector_definition_version_id`). `credentials` and `configuration` are validated against the version’s schemas (errors name the fields, never their values), encrypted at rest, and never returned. `user_id` is for admins only.',
   security: bearerSecurity,
   middleware: userOnly,
   request: { body: jsonBody(CreateAccountPaymentMethodBody) },
@@ -92,7 +92,7 @@ export const updateAccountPaymentMethod = createRoute({
   tags,
   summary: 'Update a configured payment method',
   description:
-    'All fields optional. Rotated `credentials` must match the version’s schema and are never echoed. `enabled: false` → `inactive`; `enabled: true` → `active`.',
+    'All fields optional. Rotated `credentials` must match the version’s schema and are never echoed. `enabled: false` → `inactive`; `enabled: true` → `active`. A method on a connector version this deployment does not offer (a `sandbox` method in `live`) takes no change: `422 connector_configuration_invalid`; delete it.',
   security: bearerSecurity,
   middleware: userOnly,
   request: { params: MethodParams, body: jsonBody(UpdateAccountPaymentMethodBody) },

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { CONNECTOR_DEFINITIONS } from '../../connectors/registry.ts';
+import { connectorDefinitionsIn } from '../../connectors/registry.ts';
 import type { ConnectorDefinition } from '../../connectors/types.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import type * as routes from './connectors.routes.ts';
@@ -27,6 +27,7 @@ function toConnectorResource(definition: ConnectorDefinition) {
 
 export const listConnectors: AppRouteHandler<typeof routes.listConnectors> = (c) => {
   const { limit, offset } = c.req.valid('query');
-  const page = CONNECTOR_DEFINITIONS.slice(offset, offset + limit).map(toConnectorResource);
-  return c.json({ data: page, pagination: { limit, offset, total: CONNECTOR_DEFINITIONS.length } }, 200);
+  const definitions = connectorDefinitionsIn(c.get('deps').environment);
+  const page = definitions.slice(offset, offset + limit).map(toConnectorResource);
+  return c.json({ data: page, pagination: { limit, offset, total: definitions.length } }, 200);
 };

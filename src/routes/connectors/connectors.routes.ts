@@ -10,7 +10,7 @@ export const listConnectors = createRoute({
   tags: ['Connectors'],
   summary: 'List connectors and their versions',
   description:
-    'What a payment method can be built on: each version’s channel, capabilities, currencies and the JSON Schemas of its `credentials` and `configuration`.',
+    'What a payment method can be built on in this deployment: each version’s channel, capabilities, currencies and the JSON Schemas of its `credentials` and `configuration`. The `sandbox` provider (simulated payments, no money moves) is offered in the `test` environment only: `live` does not list it and refuses methods on it.',
   security: bearerSecurity,
   middleware: [requireAuth({ accept: 'user' })],
   request: { query: PaginationQuery },

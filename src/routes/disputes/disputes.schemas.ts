@@ -14,7 +14,7 @@ export const DisputeSchema = z
     }),
     amount: AmountSchema.openapi({
       description:
-        'The disputed amount, in the dispute’s currency; usually the payment’s amount, a dispute may be partial.',
+        'The disputed amount, in the dispute’s currency (processors dispute in the payment’s; any ISO 4217 currency is shown in its own minor digits); usually the payment’s amount, a dispute may be partial. News of a dispute in a currency outside ISO 4217 is not recorded (docs/states.md, "Disputes").',
     }),
     reason: z.enum(DISPUTE_REASONS).openapi({
       description:

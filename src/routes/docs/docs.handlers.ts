@@ -50,6 +50,7 @@ export async function explorerAsset(c: Context<AppEnv>) {
 export const description =
   (app: AppOpenAPI): AppRouteHandler<typeof routes.getOpenApiDescription> =>
   async (c) => {
+    const used = operationTags(app);
     const document = app.getOpenAPI31Document({
       openapi: '3.1.0',
       info: OPENAPI_INFO,
@@ -61,7 +62,8 @@ export const description =
           'x-internal': false,
         },
       ],
-      tags: OPENAPI_TAGS,
+      // Only the groups this deployment has operations in (`live` has no test helpers).
+      tags: OPENAPI_TAGS.filter(({ name }) => used.has(name)),
     });
     const text = JSON.stringify(completeDescription(document));
     const etag = `"${await sha256Hex(text)}"`;
@@ -70,6 +72,15 @@ export const description =
     if (matchesEtag(c.req.header('If-None-Match'), etag)) return c.body(null, 304) as never;
     return c.body(text, 200, { 'Content-Type': 'application/json' }) as never;
   };
+
+/** The tags of `app`'s described operations. */
+function operationTags(app: AppOpenAPI): Set<string> {
+  return new Set(
+    app.openAPIRegistry.definitions.flatMap((definition) =>
+      definition.type === 'route' ? (definition.route.tags ?? []) : [],
+    ),
+  );
+}
 
 /** `If-None-Match` compares weakly (RFC 9110 13.1.2): `W/` is ignored, `*` matches any. */
 function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {

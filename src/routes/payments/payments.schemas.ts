@@ -30,7 +30,7 @@ export const SettlementSchema = z
   .object({
     fee: AmountSchema.openapi({
       description:
-        'What the processor kept, in the currency it settles in (which may differ from the payment’s: Stripe converts to your account’s currency).',
+        'What the processor kept, in the currency it settles in (which may differ from the payment’s: Stripe converts to your account’s currency). Any ISO 4217 currency, in its own minor digits (JPY `"73"`, GBP `"0.75"`, BHD `"0.250"`).',
     }),
     net: AmountSchema.openapi({
       description:
@@ -49,7 +49,7 @@ const settlementFields = (what: string) => ({
   }),
   settlement_null_reason: z.enum(SETTLEMENT_NULL_REASONS).nullable().openapi({
     description:
-      'Why `settlement` is null: `not_collected` (no money moved: not collected, or the refund is not approved), `pending_at_processor` (the money moved, the processor has not booked it yet: read again later), `not_reported` (the processor reports no fee for it, e.g. Mercado Pago; its connector notes say where). Null when `settlement` is set. Tolerate future values.',
+      'Why `settlement` is null: `not_collected` (no money moved: not collected, or the refund is not approved), `pending_at_processor` (the money moved, the processor has not booked it yet: read again later), `not_reported` (the processor reports no fee for it, e.g. Mercado Pago; its connector notes say where), `unrepresentable_amount` (the processor reported it in a form no `Amount` can show: a currency outside ISO 4217, or without a minor unit such as gold `XAU`, or a fraction of the currency’s minor unit; the rest of the payment reads as ever). Null when `settlement` is set. Tolerate future values.',
     example: null,
   }),
 });

@@ -1,6 +1,5 @@
 import { callerOf, ownerScopeOf } from '../../domain/caller.ts';
 import type { RefundFailureReason } from '../../domain/reversals.ts';
-import { ServiceError } from '../../lib/errors.ts';
 import type { AppRouteHandler } from '../../lib/openapi.ts';
 import {
   closeSandboxDisputeOf,
@@ -12,11 +11,12 @@ import { toDisputeResource, toPaymentResource, toRefundResource } from '../../se
 import { setSandboxTerminal } from '../../services/terminals.ts';
 import type * as routes from './test-helpers.routes.ts';
 
+// Routed in `test` deployments only (app.ts): a live deployment has no simulator.
+
 export const simulateProcessorNotification: AppRouteHandler<typeof routes.simulateProcessorNotification> = async (
   c,
 ) => {
   const deps = c.get('deps');
-  if (deps.environment !== 'test') throw new ServiceError('not_found');
   const { payment_id, action } = c.req.valid('param');
   const payment = await simulateSandboxNotification(
     deps,
@@ -30,7 +30,6 @@ export const simulateProcessorNotification: AppRouteHandler<typeof routes.simula
 
 export const simulateRefundFailure: AppRouteHandler<typeof routes.simulateRefundFailure> = async (c) => {
   const deps = c.get('deps');
-  if (deps.environment !== 'test') throw new ServiceError('not_found');
   const { refund_id } = c.req.valid('param');
   // The body is optional: without one there is nothing to validate.
   const body: { reason?: RefundFailureReason } | undefined = c.req.valid('json');
@@ -41,7 +40,6 @@ export const simulateRefundFailure: AppRouteHandler<typeof routes.simulateRefund
 
 export const simulateDispute: AppRouteHandler<typeof routes.simulateDispute> = async (c) => {
   const deps = c.get('deps');
-  if (deps.environment !== 'test') throw new ServiceError('not_found');
   const { payment_id } = c.req.valid('param');
   // The body is optional: without one, the payment's whole amount is disputed as `fraudulent`.
   const body: routes.OpenDisputeInput | undefined = c.req.valid('json');
@@ -52,7 +50,6 @@ export const simulateDispute: AppRouteHandler<typeof routes.simulateDispute> = a
 
 export const simulateDisputeClose: AppRouteHandler<typeof routes.simulateDisputeClose> = async (c) => {
   const deps = c.get('deps');
-  if (deps.environment !== 'test') throw new ServiceError('not_found');
   const { dispute_id } = c.req.valid('param');
   const { outcome } = c.req.valid('json');
   const scope = ownerScopeOf(c.get('auth'), deps.environment);
@@ -62,7 +59,6 @@ export const simulateDisputeClose: AppRouteHandler<typeof routes.simulateDispute
 
 export const simulateTerminalStatus: AppRouteHandler<typeof routes.simulateTerminalStatus> = async (c) => {
   const deps = c.get('deps');
-  if (deps.environment !== 'test') throw new ServiceError('not_found');
   const { payment_method_id } = c.req.valid('param');
   const { status } = c.req.valid('json');
   return c.json({ data: await setSandboxTerminal(deps, callerOf(c.get('auth')), payment_method_id, status) }, 200);

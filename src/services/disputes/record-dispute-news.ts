@@ -2,7 +2,9 @@ import { and, eq } from 'drizzle-orm';
 import type { ProcessorDispute } from '../../connectors/types.ts';
 import { disputes, type DisputeRow, type PaymentRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { formatRecordedAmount } from '../../domain/money.ts';
 import { newId } from '../../lib/ids.ts';
+import { log } from '../../lib/log.ts';
 import { mutate } from '../payments/store.ts';
 
 /**
@@ -16,6 +18,16 @@ export async function recordDisputeNews(
   paymentId: string,
   news: ProcessorDispute,
 ): Promise<DisputeRow | null> {
+  // Processors dispute in the charge's currency, always one of ISO 4217; news in any other cannot be shown as a
+  // dispute (its `amount` is required): it is left unrecorded, and said so.
+  if (formatRecordedAmount(news.amount.minor, news.amount.currency) === null) {
+    log('warn', 'dispute_news_unrepresentable', {
+      payment_id: paymentId,
+      processor_dispute_id: news.processorDisputeId,
+      reason: 'unrepresentable_amount',
+    });
+    return null;
+  }
   const { outcome } = await mutate(deps, paymentId, {
     type: 'dispute_news',
     newId: newId('dsp'),

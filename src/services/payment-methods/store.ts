@@ -8,7 +8,13 @@ import { ServiceError } from '../../lib/errors.ts';
 import { changed, IsolateCache } from '../../lib/isolate-cache.ts';
 import { methodStatus } from './resources.ts';
 import { openSecretsToMerge, sealSecrets } from './secrets.ts';
-import { checkCapabilities, checkDisplayConfiguration, connectorVersionOrThrow, parseSecrets } from './validation.ts';
+import {
+  checkCapabilities,
+  checkDisplayConfiguration,
+  connectorVersionOrThrow,
+  existingConnectorVersionOrThrow,
+  parseSecrets,
+} from './validation.ts';
 
 /**
  * Payment methods: created and changed by their owner (management routes), read by business callers.
@@ -30,7 +36,7 @@ export async function createPaymentMethod(
   ownerId: string,
   input: NewPaymentMethod,
 ): Promise<PaymentMethodRow> {
-  const version = connectorVersionOrThrow(input.connector_definition_version_id);
+  const version = connectorVersionOrThrow(input.connector_definition_version_id, deps.environment);
   checkDisplayConfiguration(version, input.display_configuration);
   const secrets = parseSecrets(version, input.credentials, input.configuration ?? {});
   const capabilities = checkCapabilities(version, input.capabilities);
@@ -131,7 +137,7 @@ export async function updatePaymentMethod(
   row: PaymentMethodRow,
   patch: PaymentMethodPatch,
 ): Promise<PaymentMethodRow> {
-  const version = connectorVersionOrThrow(row.connectorVersionId);
+  const version = existingConnectorVersionOrThrow(row.connectorVersionId, deps.environment);
   checkDisplayConfiguration(version, patch.display_configuration);
   let secretsCiphertext = row.secretsCiphertext;
   if (patch.credentials !== undefined || patch.configuration !== undefined) {

@@ -1,16 +1,39 @@
 import { z } from 'zod';
 import { findConnectorVersion } from '../../connectors/registry.ts';
 import type { Capability, ConnectorVersion } from '../../connectors/types.ts';
-import { invalidRequest, type FieldIssue } from '../../lib/errors.ts';
+import { isOfferedIn } from '../../connectors/version.ts';
+import type { Environment } from '../../domain/environment.ts';
+import { invalidRequest, ServiceError, type FieldIssue } from '../../lib/errors.ts';
 import { zodIssuesToFields } from '../../lib/errors.ts';
 import type { MethodSecrets } from './secrets.ts';
 
-export function connectorVersionOrThrow(id: string): ConnectorVersion {
+/** The published version a new method is made on, offered in this deployment (`GET /v1/connectors` lists them). */
+export function connectorVersionOrThrow(id: string, environment: Environment): ConnectorVersion {
   const version = findConnectorVersion(id);
   if (version?.status !== 'published') {
     throw invalidRequest('Unknown connector version.', [
       { field: 'connector_definition_version_id', issue: 'No published connector version has this id' },
     ]);
+  }
+  if (!isOfferedIn(version, environment)) {
+    throw invalidRequest('Connector version not offered in this environment.', [
+      { field: 'connector_definition_version_id', issue: `Not offered in the ${environment} environment` },
+    ]);
+  }
+  return version;
+}
+
+/**
+ * The version an existing method is changed on. A method on a version this deployment does not offer (a sandbox
+ * method made in `live` before the sandbox was `test` only) takes no change: deleting it is all that is left.
+ */
+export function existingConnectorVersionOrThrow(id: string, environment: Environment): ConnectorVersion {
+  const version = findConnectorVersion(id);
+  if (!version || !isOfferedIn(version, environment)) {
+    throw new ServiceError(
+      'connector_configuration_invalid',
+      `The payment method’s connector version is not offered in the ${environment} environment; delete the method.`,
+    );
   }
   return version;
 }

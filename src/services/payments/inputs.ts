@@ -13,7 +13,8 @@ export const AmountSchema = z
       .max(32)
       .regex(/^(0|[1-9]\d{0,11})(\.\d+)?$/, 'Must be a positive decimal string such as "10" or "10.50"')
       .openapi({
-        description: 'Decimal string, never a number; at most the currency’s minor digits (2, or 0 for CLP).',
+        description:
+          'Decimal string, never a number. Sent: at most the currency’s minor digits (2, or 0 for CLP). Answered: exactly the currency’s ISO 4217 minor digits; amounts a processor reports (a settlement’s `fee` and `net`, a dispute’s `amount`) may be in any ISO 4217 currency (JPY `"1030"`, BHD `"1.250"`).',
         example: '25.00',
       }),
     currency: z

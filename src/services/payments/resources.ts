@@ -1,5 +1,5 @@
 import type { DisputeRow, PaymentRow, RefundRow } from '../../db/schema/index.ts';
-import { formatAmount } from '../../domain/money.ts';
+import { formatAmount, formatRecordedAmount, MoneyError } from '../../domain/money.ts';
 import { COLLECTED_STATUSES } from '../../domain/payment-state.ts';
 import type { SettlementColumns, SettlementNullReason } from '../../domain/settlement.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
@@ -57,11 +57,18 @@ export function toPaymentResource(row: PaymentRow, options: { withAction: boolea
 function settlementView(row: SettlementColumns, moved: boolean) {
   const { settlementFeeMinor: fee, settlementNetMinor: net, settlementCurrency: currency } = row;
   if (moved && fee !== null && net !== null && currency !== null && row.settlementAvailableOn !== null) {
+    // Magnitudes: a refund's booked amounts are negative (they left the balance), its schema says so. In the
+    // processor's currency, any of ISO 4217; one recorded before the service could tell (a read never fails on it).
+    const [feeValue, netValue] = [
+      formatRecordedAmount(Math.abs(fee), currency),
+      formatRecordedAmount(Math.abs(net), currency),
+    ];
+    if (feeValue === null || netValue === null)
+      return { settlement: null, settlement_null_reason: 'unrepresentable_amount' as const };
     return {
       settlement: {
-        // Magnitudes: a refund's booked amounts are negative (they left the balance), its schema says so.
-        fee: { value: formatAmount(Math.abs(fee), currency), currency },
-        net: { value: formatAmount(Math.abs(net), currency), currency },
+        fee: { value: feeValue, currency },
+        net: { value: netValue, currency },
         available_on: toIso(row.settlementAvailableOn),
       },
       settlement_null_reason: null,
@@ -90,12 +97,22 @@ export function toRefundResource(row: RefundRow) {
 
 export type RefundResource = ReturnType<typeof toRefundResource>;
 
+/**
+ * In the dispute's currency, any of ISO 4217: news of a dispute in another is not recorded
+ * (services/disputes/record-dispute-news.ts), so a recorded one always shows.
+ */
+function disputedAmountOf(row: DisputeRow) {
+  const value = formatRecordedAmount(row.amountMinor, row.currency);
+  if (value === null) throw new MoneyError('unsupported_currency');
+  return { value, currency: row.currency };
+}
+
 export function toDisputeResource(row: DisputeRow) {
   return {
     id: row.id,
     payment_id: row.paymentId,
     status: row.status,
-    amount: amountOf(row),
+    amount: disputedAmountOf(row),
     reason: row.reason,
     evidence_due_by: toIsoOrNull(row.evidenceDueBy),
     funds_withdrawn_at: toIsoOrNull(row.fundsWithdrawnAt),

@@ -1,5 +1,5 @@
 import { ownerScopeOf } from '../../domain/caller.ts';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNull, lte, or } from 'drizzle-orm';
 import { paymentEvents, webhookDeliveries, webhookDeliveryAttempts } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
@@ -9,12 +9,19 @@ import { endpointHealthStatements, logAutoDisabled } from './endpoints/health.ts
 import { endpointSecrets } from './endpoints/secrets.ts';
 import { findDeliveryEndpoint } from './endpoints/store.ts';
 import { signingList, signingSecrets } from './secrets.ts';
-import { postSignedWebhook } from './send.ts';
+import { DELIVERY_TIMEOUT_MS, postSignedWebhook } from './send.ts';
 
-export { DELIVERY_TIMEOUT_MS } from './send.ts';
+export { DELIVERY_TIMEOUT_MS };
 
 /** Clock skew between the queue and the Worker tolerated when judging whether an attempt is due. */
 export const DUE_TOLERANCE_MS = 5_000;
+
+/**
+ * How long an attempt's claim holds a delivery: the POST's timeout and the time to record it. An attempt that ends
+ * releases it at once; one whose process died lets it lapse, and the delivery's message (which the queue hands out
+ * again when an invocation fails) or the relay takes it up then.
+ */
+export const ATTEMPT_LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
 
 export type DeliveryOutcome = { kind: 'done' } | { kind: 'retry'; delaySeconds: number };
 
@@ -64,6 +71,17 @@ export async function deliverEvent(
       .run();
     return { kind: 'done' };
   }
+  // One attempt at a time: claimed before the POST, so that a duplicate message (a redelivery, a relay while this one
+  // runs) waits for it instead of sending the same event beside it. Held by another attempt: this message comes back
+  // once that claim ends, and then finds the delivery recorded (done, or due later) or the claim lapsed.
+  if (delivery.leasedUntil !== null && delivery.leasedUntil > now)
+    return { kind: 'retry', delaySeconds: secondsUntil(delivery.leasedUntil, now) };
+  const claim = await db
+    .update(webhookDeliveries)
+    .set({ leasedUntil: now + ATTEMPT_LEASE_MS })
+    .where(and(thisDelivery, eq(webhookDeliveries.attempts, delivery.attempts), unclaimed(now)))
+    .run();
+  if (claim.meta.changes !== 1) return { kind: 'retry', delaySeconds: secondsUntil(now + ATTEMPT_LEASE_MS, now) };
   const url = endpoint ? endpoint.url : delivery.url;
   const secrets = endpoint
     ? signingList(await endpointSecrets(deps, endpoint, now))
@@ -95,6 +113,7 @@ export async function deliverEvent(
         status,
         attempts: attemptNumber,
         nextAttemptAt: next,
+        leasedUntil: null,
         lastAttemptAt: now,
         lastStatusCode: attempt.statusCode,
         lastError: attempt.error,
@@ -111,7 +130,11 @@ export async function deliverEvent(
     logAutoDisabled(endpoint, now);
     return { kind: 'done' };
   }
-  return next === null
-    ? { kind: 'done' }
-    : { kind: 'retry', delaySeconds: Math.max(1, Math.ceil((next - now) / 1000)) };
+  return next === null ? { kind: 'done' } : { kind: 'retry', delaySeconds: secondsUntil(next, now) };
 }
+
+/** No attempt holds the delivery: never claimed, released, or its claim lapsed. */
+const unclaimed = (now: number) => or(isNull(webhookDeliveries.leasedUntil), lte(webhookDeliveries.leasedUntil, now));
+
+/** A queue delay: whole seconds, at least one, so the message comes back no earlier than `at`. */
+const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000));
