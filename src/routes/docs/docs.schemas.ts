@@ -10,7 +10,7 @@ export const OPENAPI_INFO = {
     'One normalized API in front of several payment processors.',
     '',
     '- Amounts are `{ "value": "<decimal string>", "currency": "<ISO 4217>" }`; the value is never a number.',
-    '- Single resources come as `{ "data": ... }`, lists as `{ "data": [...], "pagination": { "limit", "offset", "total" } }`,',
+    '- Single resources come as `{ "data": ... }`, lists as `{ "data": [...], "pagination": { "limit", "offset", "total", "has_more" } }`,',
     '  errors as `{ "error": { "code", "message", "category", "retryable", "request_id", "details" } }`.',
     '- Every response carries `X-Request-Id` (`req_...`); quote it, with the environment, when reporting a problem.',
     '  Each operation declares the headers it answers with (`Idempotent-Replayed`, `X-Read-Bookmark`, `Retry-After` on 429',
