@@ -184,14 +184,14 @@ export async function deletePaymentMethod({ control: db }: Deps, row: PaymentMet
 
 /** Public view for an API key: active methods linked and enabled for that key. */
 function keyVisibleConditions(apiKeyId: string, environment: Environment) {
-  return and(
-    eq(apiKeyPaymentMethods.apiKeyId, apiKeyId),
-    eq(apiKeyPaymentMethods.enabled, true),
-    eq(paymentMethods.environment, environment),
-    eq(paymentMethods.enabled, true),
-    isNull(paymentMethods.deletedAt),
-  );
+  return and(linkedToKey(apiKeyId), activeMethods(environment));
 }
+
+const linkedToKey = (apiKeyId: string) =>
+  and(eq(apiKeyPaymentMethods.apiKeyId, apiKeyId), eq(apiKeyPaymentMethods.enabled, true));
+
+const activeMethods = (environment: Environment) =>
+  and(eq(paymentMethods.environment, environment), eq(paymentMethods.enabled, true), isNull(paymentMethods.deletedAt));
 
 /**
  * The statements of a page of the methods a business caller may use; exported so a test can explain their query
@@ -203,13 +203,8 @@ export function publicPaymentMethodListStatements(deps: Deps, caller: Caller, pa
   const linked = db
     .select({ linked: sql`1` })
     .from(apiKeyPaymentMethods)
-    .where(
-      and(
-        eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id),
-        keyVisibleConditions(caller.apiKeyId, environment),
-      ),
-    );
-  const visible = and(eq(paymentMethods.userId, caller.ownerId), exists(linked));
+    .where(and(eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id), linkedToKey(caller.apiKeyId)));
+  const visible = and(eq(paymentMethods.userId, caller.ownerId), activeMethods(environment), exists(linked));
   return newestFirstPage(db, paymentMethods, visible, undefined, page);
 }
 
