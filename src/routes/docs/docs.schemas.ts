@@ -12,6 +12,8 @@ export const OPENAPI_INFO = {
     '- Amounts are `{ "value": "<decimal string>", "currency": "<ISO 4217>" }`; the value is never a number.',
     '- Single resources come as `{ "data": ... }`, lists as `{ "data": [...], "pagination": { "limit", "offset", "total", "has_more" } }`,',
     '  errors as `{ "error": { "code", "message", "category", "retryable", "request_id", "details" } }`.',
+    '- Lists page by cursor at any depth (`starting_after` / `ending_before`, the id of an item; walk on while `has_more`)',
+    '  or by `offset`, at most 10,000 (deeper: `400 invalid_request` naming `starting_after`).',
     '- Every response carries `X-Request-Id` (`req_...`); quote it, with the environment, when reporting a problem.',
     '  Each operation declares the headers it answers with (`Idempotent-Replayed`, `X-Read-Bookmark`, `Retry-After` on 429',
     '  and 503), and each error response the `code` values it can carry.',
