@@ -1480,6 +1480,7 @@ export interface components {
             limit: number;
             /**
              * Format: int32
+             * @description The `offset` asked (0 with `starting_after` or `ending_before`: a cursor places the page, not a count).
              * @example 0
              */
             offset: number;
@@ -1489,6 +1490,11 @@ export interface components {
              * @example 2
              */
             total: number;
+            /**
+             * @description Whether more items lie beyond this page in the direction of the walk: after its last item (offset or `starting_after`), before its first (`ending_before`). Walk on with the last (or first) id while it is true.
+             * @example false
+             */
+            has_more: boolean;
         };
         UpdateUserRequest: {
             /**
@@ -2786,8 +2792,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
             };
             header?: {
                 /**
@@ -3604,8 +3614,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
                 /** @description Admins only: list this owner’s keys. */
                 user_id?: string;
             };
@@ -4008,8 +4022,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
             };
             header?: {
                 /**
@@ -4096,8 +4114,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
                 /** @description Admins only. */
                 user_id?: string;
             };
@@ -5034,8 +5056,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
             };
             header?: {
                 /**
@@ -5483,8 +5509,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
                 /** @description Exactly this reference (your own, e.g. from a `409 external_reference_conflict`). */
                 external_reference?: string;
                 /** @description Only payments in this status. */
@@ -6315,8 +6345,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
             };
             header?: {
                 /**
@@ -6864,8 +6898,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
                 /** @description Only disputes in this status. */
                 status?: "warning_needs_response" | "warning_under_review" | "warning_closed" | "needs_response" | "under_review" | "won" | "lost";
             };
@@ -7126,8 +7164,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
             };
             header?: {
                 /**
@@ -7269,8 +7311,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
                 /** @description Only events of this type. */
                 type?: "payment.pending" | "payment.approved" | "payment.declined" | "payment.failed" | "payment.expired" | "payment.canceled" | "payment.refunded" | "payment.charged_back" | "payment.action_required" | "refund.failed" | "payment.void_failed" | "dispute.created" | "dispute.updated" | "dispute.closed";
                 /** @description Only the events of this payment. */
@@ -7400,8 +7446,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
             };
             header?: {
                 /**
@@ -7959,8 +8009,12 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
+                /** @description Items to skip, at most 10,000 (deeper: `400 invalid_request`; walk with `starting_after`, which costs the same at any depth). 0 with a cursor. */
                 offset?: number;
+                /** @description The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`. */
+                starting_after?: string;
+                /** @description The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`. */
+                ending_before?: string;
                 /** @description Admins only. */
                 user_id?: string;
             };

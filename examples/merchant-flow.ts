@@ -157,17 +157,22 @@ async function recoverPayment(merchant: MerchantClient, request: Schemas['Create
   ).data;
 }
 
-/** Every event created at or after `since`, all pages, oldest first. */
+/**
+ * Every event created at or after `since`, all pages, oldest first. The walk follows the last id of each page
+ * (`starting_after`) while `has_more`: each page costs the same however deep, and events created meanwhile come
+ * first in the newest-first list, so none is met twice or skipped.
+ */
 async function eventsSince(merchant: MerchantClient, since: string): Promise<Schemas['WebhookEvent'][]> {
   const events: Schemas['WebhookEvent'][] = [];
-  for (let offset = 0; ; ) {
+  let starting_after: string | undefined;
+  for (;;) {
     const page = must(
       'list events',
-      await merchant.GET('/v1/events', { params: { query: { created_gte: since, limit: 100, offset } } }),
+      await merchant.GET('/v1/events', { params: { query: { created_gte: since, limit: 100, starting_after } } }),
     );
     events.push(...page.data);
-    offset += page.data.length;
-    if (page.data.length === 0 || offset >= page.pagination.total) break;
+    if (!page.pagination.has_more) break;
+    starting_after = page.data.at(-1)!.id;
   }
   return events.reverse();
 }

@@ -267,6 +267,32 @@ describe('/dashboard in Chromium', () => {
     await page.getByRole('status').filter({ hasText: 'Exported 1 payment.' }).waitFor();
   });
 
+  it('pages the payments by cursor, the cursor kept in the address', async () => {
+    await createPayment('1.00', posMethodId);
+    const listed = await api('GET', '/v1/payments?limit=100', keySecret);
+    const ids = (listed.body.data as { id: string }[]).map((p) => p.id);
+    // One page of the dashboard's 50 holds them all: the pages below are the cursors' own.
+    expect(ids.length).toBeGreaterThanOrEqual(2);
+    expect(ids.length).toBeLessThan(50);
+    const rows = page.locator('tbody tr');
+    const pager = page.getByRole('navigation', { name: 'Pages' });
+    /** The rows once the page shows `first` first (a page being loaded keeps the one before on screen). */
+    const shown = async (first: string) => {
+      await rows.first().filter({ hasText: first }).waitFor();
+      return rows.count();
+    };
+    await page.goto(`${base}/dashboard/payments?starting_after=${ids[0]}`);
+    expect(await shown(ids[1]!)).toBe(ids.length - 1);
+    expect(await pager.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await pager.getByRole('button', { name: 'Previous page' }).click();
+    await page.waitForURL((url) => url.searchParams.get('ending_before') === ids[1]);
+    expect(await shown(ids[0]!)).toBe(1);
+    expect(await pager.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
+    await pager.getByRole('button', { name: 'Next page' }).click();
+    await page.waitForURL((url) => url.searchParams.get('starting_after') === ids[0]);
+    expect(await shown(ids[1]!)).toBe(ids.length - 1);
+  });
+
   it('refunds part of a payment with a double click: one refund, shown with its payment.refunded delivery', async () => {
     await page.goto(`${base}/dashboard/payments/${paymentId}`);
     await settled(page);

@@ -5,14 +5,17 @@ import { WALK_PAGE_SIZE, walkList } from '../dashboard/src/walk-list.ts';
 
 /** The dashboard's logic that needs no browser: CSV, amounts, and walking a whole list for the export. */
 
-/** A list of `total` items served newest first with offset paging, as the API pages (`limit`, `offset`, `total`). */
-function offsetList(items: { id: string }[]) {
-  const windows: { limit: number; offset: number }[] = [];
-  const fetchPage = async (window: { limit: number; offset: number }) => {
+/**
+ * A list served newest first with cursor paging, as the API pages: the items after `starting_after` (by id, wherever
+ * it now is in the list), `limit` of them, and whether more follow.
+ */
+function cursorList(items: { id: string }[]) {
+  const windows: { limit: number; starting_after?: string }[] = [];
+  const fetchPage = async (window: { limit: number; starting_after?: string }) => {
     windows.push(window);
-    return {
-      data: { data: items.slice(window.offset, window.offset + window.limit), pagination: { total: items.length } },
-    };
+    const start = window.starting_after === undefined ? 0 : items.findIndex((i) => i.id === window.starting_after) + 1;
+    const data = items.slice(start, start + window.limit);
+    return { data: { data, pagination: { total: items.length, has_more: start + window.limit < items.length } } };
   };
   return { windows, fetchPage };
 }
@@ -20,47 +23,45 @@ function offsetList(items: { id: string }[]) {
 const ids = (count: number) => Array.from({ length: count }, (_, i) => ({ id: `pay_${i}` }));
 
 describe('walkList', () => {
-  it('walks every page of a list, not only the first', async () => {
-    const { windows, fetchPage } = offsetList(ids(2 * WALK_PAGE_SIZE + 7));
+  it('walks every page of a list by cursor, not only the first', async () => {
+    const { windows, fetchPage } = cursorList(ids(2 * WALK_PAGE_SIZE + 7));
     const progress: number[] = [];
     const walked = await walkList(fetchPage, (done) => progress.push(done));
     expect(walked.items?.map((item) => item.id)).toEqual(ids(2 * WALK_PAGE_SIZE + 7).map((item) => item.id));
     expect(windows).toEqual([
-      { limit: WALK_PAGE_SIZE, offset: 0 },
-      { limit: WALK_PAGE_SIZE, offset: WALK_PAGE_SIZE },
-      { limit: WALK_PAGE_SIZE, offset: 2 * WALK_PAGE_SIZE },
+      { limit: WALK_PAGE_SIZE },
+      { limit: WALK_PAGE_SIZE, starting_after: `pay_${WALK_PAGE_SIZE - 1}` },
+      { limit: WALK_PAGE_SIZE, starting_after: `pay_${2 * WALK_PAGE_SIZE - 1}` },
     ]);
     expect(progress).toEqual([WALK_PAGE_SIZE, 2 * WALK_PAGE_SIZE, 2 * WALK_PAGE_SIZE + 7]);
   });
 
   it('asks once for an empty list, and once for a list of exactly one page', async () => {
     for (const count of [0, WALK_PAGE_SIZE]) {
-      const { windows, fetchPage } = offsetList(ids(count));
+      const { windows, fetchPage } = cursorList(ids(count));
       expect((await walkList(fetchPage)).items).toHaveLength(count);
       expect(windows).toHaveLength(1);
     }
   });
 
-  it('keeps an item once when a new one shifts the offsets between two pages', async () => {
-    const items = ids(WALK_PAGE_SIZE + 1);
-    let asked = 0;
+  it('meets every item once while new ones arrive at the front between pages', async () => {
+    const items = ids(2 * WALK_PAGE_SIZE + 1);
+    const before = items.map((item) => item.id);
+    const { fetchPage } = cursorList(items);
     const walked = await walkList(async (window) => {
-      // A payment arrives after the first page: everything moves one place down (newest first).
-      if (asked++ === 1) items.unshift({ id: 'pay_new' });
-      return {
-        data: { data: items.slice(window.offset, window.offset + window.limit), pagination: { total: items.length } },
-      };
+      const answer = await fetchPage(window);
+      // A payment arrives after each page: newest first, it comes before every page read so far.
+      items.unshift({ id: `pay_new_${items.length}` });
+      return answer;
     });
-    const seen = walked.items!.map((item) => item.id);
-    expect(new Set(seen).size).toBe(seen.length);
-    expect(seen).toContain(`pay_${WALK_PAGE_SIZE}`);
+    expect(walked.items!.map((item) => item.id)).toEqual(before);
   });
 
   it('stops at the first problem and answers it', async () => {
     const problem = { code: 'rate_limited' };
     let asked = 0;
     const walked = await walkList(async () =>
-      asked++ === 0 ? { data: { data: ids(WALK_PAGE_SIZE), pagination: { total: 500 } } } : { problem },
+      asked++ === 0 ? { data: { data: ids(WALK_PAGE_SIZE), pagination: { total: 500, has_more: true } } } : { problem },
     );
     expect(walked).toEqual({ problem });
     expect(asked).toBe(2);

@@ -1,14 +1,14 @@
 /**
- * The one place that walks a whole list (CSV export): page after page with the offset paging every list
- * has (`limit`, `offset`, `pagination.total`). When cursor paging lands (`starting_after`,
- * `pagination.has_more`), only this function changes: it then follows the last id instead of the offset.
- * Offsets shift while new items arrive (newest first), so an item may come twice: it is kept once, by id.
+ * The one place that walks a whole list (CSV export): page after page by cursor, each page asked for the items
+ * after the last one of the page before (`starting_after`) while `pagination.has_more`. Each page costs the service
+ * the same however deep the walk (an offset page reads every row it skips), and items created meanwhile come first
+ * in a newest-first list, so the walk meets every item that existed when it began exactly once.
  * No DOM here: the Node tests import this module.
  */
 
 export interface ListPage<T> {
   data: T[];
-  pagination: { total: number };
+  pagination: { total: number; has_more: boolean };
 }
 
 export type Walked<T, P> = { items: T[]; problem?: undefined } | { items?: undefined; problem: P };
@@ -16,18 +16,20 @@ export type Walked<T, P> = { items: T[]; problem?: undefined } | { items?: undef
 export const WALK_PAGE_SIZE = 100;
 
 export async function walkList<T extends { id: string }, P>(
-  fetchPage: (window: { limit: number; offset: number }) => Promise<{ data?: ListPage<T>; problem?: P }>,
+  fetchPage: (window: { limit: number; starting_after?: string }) => Promise<{ data?: ListPage<T>; problem?: P }>,
   onProgress?: (walked: number, total: number) => void,
 ): Promise<Walked<T, P>> {
-  const items = new Map<string, T>();
-  let offset = 0;
+  const items: T[] = [];
+  let startingAfter: string | undefined;
   for (;;) {
-    const answer = await fetchPage({ limit: WALK_PAGE_SIZE, offset });
+    const window = startingAfter === undefined ? {} : { starting_after: startingAfter };
+    const answer = await fetchPage({ limit: WALK_PAGE_SIZE, ...window });
     if (answer.problem !== undefined || !answer.data) return { problem: answer.problem as P };
     const { data, pagination } = answer.data;
-    for (const item of data) if (!items.has(item.id)) items.set(item.id, item);
-    offset += data.length;
-    onProgress?.(items.size, pagination.total);
-    if (data.length === 0 || offset >= pagination.total) return { items: [...items.values()] };
+    items.push(...data);
+    onProgress?.(items.length, pagination.total);
+    const last = data.at(-1);
+    if (!pagination.has_more || last === undefined) return { items };
+    startingAfter = last.id;
   }
 }

@@ -8,7 +8,8 @@
 //  - any change beyond annotations (descriptions, examples) ships in a version above the released one;
 //  - every breaking change is announced: a `### Breaking` section of an entry newer than the released
 //    version names its subject (`METHOD /path`, the operationId, or the schema), and the major version
-//    is raised;
+//    is raised; but for a bound of a request input tightened to refuse what was unsafe to serve (the
+//    policy's exception: it ships in a minor version, announced), which a `### Limits` section names;
 //  - every operation added since the released version is named in such an entry;
 //  - every error code an existing response gains, and every component schema removed or renamed (a type
 //    name of generated clients), is named in such an entry.
@@ -22,8 +23,10 @@ export interface ChangelogEntry {
   version: string;
   /** The entry's text below its heading. */
   text: string;
-  /** The bullet lines of its `### Breaking` section, if any. */
+  /** The bullets of its `### Breaking` section (each with its wrapped lines), if any. */
   breaking: string[];
+  /** The bullets of its `### Limits` section (bounds on input a minor version may tighten), if any. */
+  limits: string[];
 }
 
 const ENTRY_HEADING = /^## \[?(\d+\.\d+\.\d+)\]?(?:\s.*)?$/;
@@ -34,13 +37,18 @@ export function parseChangelog(markdown: string): ChangelogEntry[] {
   const close = () => {
     if (!current) return;
     const text = current.lines.join('\n').trim();
-    const breaking: string[] = [];
-    let inBreaking = false;
+    const sections: Record<'breaking' | 'limits', string[]> = { breaking: [], limits: [] };
+    let section: keyof typeof sections | null = null;
     for (const line of current.lines) {
-      if (/^###\s/.test(line)) inBreaking = /^###\s+Breaking\b/i.test(line);
-      else if (inBreaking && /^\s*[-*]\s+\S/.test(line)) breaking.push(line.trim());
+      if (/^###\s/.test(line))
+        section = /^###\s+Breaking\b/i.test(line) ? 'breaking' : /^###\s+Limits\b/i.test(line) ? 'limits' : null;
+      else if (section === null) continue;
+      else if (/^\s*[-*]\s+\S/.test(line)) sections[section].push(line.trim());
+      // A bullet's wrapped lines are part of it: what it names may come on any of them.
+      else if (/^\s+\S/.test(line) && sections[section].length > 0)
+        sections[section].push(`${sections[section].pop()} ${line.trim()}`);
     }
-    entries.push({ version: current.version, text, breaking });
+    entries.push({ version: current.version, text, ...sections });
   };
   for (const line of markdown.split('\n')) {
     const heading = ENTRY_HEADING.exec(line);
@@ -223,6 +231,13 @@ export function changesBetween(released: unknown, served: unknown): Change[] {
   );
 }
 
+/** A bound (maximum, length, count) of an operation's request parameter or body: what `### Limits` may tighten. */
+function isInputBound(change: Change): boolean {
+  return /^paths\/.+\/(parameters|requestBody)\/.*\/(exclusiveMaximum|exclusiveMinimum|maximum|minimum|maxLength|minLength|maxItems|minItems|maxProperties)$/.test(
+    change.where,
+  );
+}
+
 /** Problems with the served description, its version and the changelog; empty when the gate passes. */
 export function compatibilityProblems(released: unknown, served: unknown, changelogMarkdown: string): string[] {
   const problems: string[] = [];
@@ -284,7 +299,10 @@ export function compatibilityProblems(released: unknown, served: unknown, change
   }
 
   const announcements = unreleased.flatMap((e) => e.breaking);
-  const breaking = changes.filter((c) => c.type === 'breaking');
+  const limits = unreleased.flatMap((e) => e.limits);
+  const limited = (change: Change) =>
+    isInputBound(change) && limits.some((line) => names(change).some((name) => line.includes(name)));
+  const breaking = changes.filter((c) => c.type === 'breaking' && !limited(c));
   for (const change of breaking) {
     if (!announcements.some((line) => names(change).some((name) => line.includes(name)))) {
       problems.push(

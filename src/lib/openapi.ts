@@ -2,6 +2,7 @@ import { OpenAPIHono, z, type Hook, type RouteConfig, type RouteHandler } from '
 import type { Context } from 'hono';
 import type { RouterRoute } from 'hono/types';
 import { matchedRoutes } from 'hono/route';
+import type { Page } from '../db/paging.ts';
 import type { Deps } from '../deps.ts';
 import type { AuthContext } from '../domain/caller.ts';
 import type { Env } from '../env.ts';
@@ -69,8 +70,16 @@ const PageInt = z.number().int().min(0).max(2_147_483_647).openapi({ format: 'in
 export const PaginationSchema = z
   .object({
     limit: PageInt.min(1).max(100).openapi({ example: 50 }),
-    offset: PageInt.openapi({ example: 0 }),
+    offset: PageInt.openapi({
+      description: `The \`offset\` asked (0 with \`starting_after\` or \`ending_before\`: a cursor places the page, not a count).`,
+      example: 0,
+    }),
     total: PageInt.openapi({ description: 'Items matching the query, on every page.', example: 2 }),
+    has_more: z.boolean().openapi({
+      description:
+        'Whether more items lie beyond this page in the direction of the walk: after its last item (offset or `starting_after`), before its first (`ending_before`). Walk on with the last (or first) id while it is true.',
+      example: false,
+    }),
   })
   .openapi('Pagination');
 
@@ -83,13 +92,73 @@ const queryInteger = (schema: z.ZodNumber) =>
 
 const DIGITS_ONLY = { error: 'Expected an integer in decimal digits' };
 
+/** The deepest `offset` a list answers: an offset page reads the rows it skips; a cursor page does not. */
+export const MAX_OFFSET = 10_000;
+
+/** A cursor: the id of an item of the list, as its `id` reads. */
+const CursorId = (description: string) =>
+  z.string().min(1).max(128).optional().openapi({ description, example: 'pay_3kqz7w1v0c9m2x8bq4n6' });
+
 export const PaginationQuery = z.object({
   limit: queryInteger(z.number(DIGITS_ONLY).int().min(1).max(100))
     .default(50)
     .openapi({ description: 'Page size, 1 to 100.', example: 50, format: 'int32' }),
+  // Deeper than MAX_OFFSET is refused by `pageOf`, whose message names the cursor to use instead; the
+  // description declares the maximum.
   offset: queryInteger(z.number(DIGITS_ONLY).int().min(0).max(2_147_483_647))
     .default(0)
-    .openapi({ description: 'Items to skip.', example: 0, format: 'int32' }),
+    .openapi({
+      description: `Items to skip, at most ${MAX_OFFSET.toLocaleString('en-US')} (deeper: \`400 invalid_request\`; walk with \`starting_after\`, which costs the same at any depth). 0 with a cursor.`,
+      example: 0,
+      format: 'int32',
+      maximum: MAX_OFFSET,
+    }),
+  starting_after: CursorId(
+    'The id of an item of this list: the page is the items after it, in the list’s order (older ones, for a newest-first list). Walk forward with the last id of each page while `has_more`. An id that is not an item of this list (another owner’s, another payment’s, unknown) is `400 invalid_request`; not with `ending_before` or `offset`.',
+  ),
+  ending_before: CursorId(
+    'The id of an item of this list: the page is the items just before it, in the list’s order (newer ones, for a newest-first list), still in the list’s order. Walk back with the first id of each page while `has_more`. An id that is not an item of this list is `400 invalid_request`; not with `starting_after` or `offset`.',
+  ),
+});
+
+/** An offset deeper than `MAX_OFFSET`: the message and the fields name the way on, `starting_after`. */
+const offsetTooDeep = () =>
+  invalidRequest(
+    `offset is at most ${MAX_OFFSET}; page deeper with starting_after (the id of the last item of the page before).`,
+    [
+      { field: 'query.offset', issue: `At most ${MAX_OFFSET}` },
+      { field: 'query.starting_after', issue: `Pages past offset ${MAX_OFFSET} are walked with starting_after` },
+    ],
+  );
+
+/**
+ * The page a list's validated query asks for. Refused with `400 invalid_request`: both cursors at once, a cursor
+ * with an offset, and an offset deeper than `MAX_OFFSET` (whose message names `starting_after`, the way on).
+ */
+export function pageOf(query: z.output<typeof PaginationQuery>): Page {
+  const { limit, offset, starting_after, ending_before } = query;
+  if (starting_after !== undefined && ending_before !== undefined) {
+    throw invalidRequest('Give starting_after or ending_before, not both.', [
+      { field: 'query.starting_after', issue: 'Not with ending_before' },
+      { field: 'query.ending_before', issue: 'Not with starting_after' },
+    ]);
+  }
+  const cursor = starting_after !== undefined ? 'starting_after' : ending_before !== undefined ? 'ending_before' : null;
+  if (cursor !== null && offset > 0) {
+    throw invalidRequest(`offset cannot be combined with ${cursor}: the cursor places the page.`, [
+      { field: 'query.offset', issue: `Not with ${cursor}` },
+    ]);
+  }
+  if (offset > MAX_OFFSET) throw offsetTooDeep();
+  return { limit, offset, startingAfter: starting_after, endingBefore: ending_before };
+}
+
+/** A list's `pagination`, as answered. */
+export const paginationOf = (page: Page, { total, hasMore }: { total: number; hasMore: boolean }) => ({
+  limit: page.limit,
+  offset: page.offset,
+  total,
+  has_more: hasMore,
 });
 
 const CreatedBound = (description: string) =>
@@ -164,6 +233,19 @@ export function errorResponses(...codes: ErrorCode[]) {
   return responses;
 }
 
+/**
+ * The error responses of a list (`errorResponses`): its `invalid_request` example is the refusal of an offset past
+ * `MAX_OFFSET`, which names the cursor to walk with instead.
+ */
+export function listErrorResponses(...codes: ErrorCode[]) {
+  const responses = errorResponses(...codes);
+  const { message, details } = offsetTooDeep();
+  responses[400]!.content['application/json'].examples.invalid_request = {
+    value: errorEnvelope({ code: 'invalid_request', message, details }, EXAMPLE_REQUEST_ID),
+  };
+  return responses;
+}
+
 /** `details` of the examples, where a code carries some. */
 const EXAMPLE_DETAILS: Partial<Record<ErrorCode, Record<string, unknown>>> = {
   invalid_request: { fields: [{ field: 'amount.value', issue: 'Invalid decimal amount' }] },
@@ -171,10 +253,12 @@ const EXAMPLE_DETAILS: Partial<Record<ErrorCode, Record<string, unknown>>> = {
   webhook_endpoint_limit_reached: { limit: 16 },
 };
 
+const EXAMPLE_REQUEST_ID = 'req_3kqz7w1v0c9m2x8b';
+
 function exampleError(code: ErrorCode) {
   return errorEnvelope(
     { code, message: ERROR_CODES[code].message, details: EXAMPLE_DETAILS[code] ?? {} },
-    'req_3kqz7w1v0c9m2x8b',
+    EXAMPLE_REQUEST_ID,
   );
 }
 

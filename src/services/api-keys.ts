@@ -1,4 +1,5 @@
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
+import { fetchPage, newestFirstPage, type Page } from '../db/paging.ts';
 import { apiKeys, type ApiKeyRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import { displayPrefix, generateApiKeySecret, hashApiKeySecret } from '../domain/api-key-secrets.ts';
@@ -44,19 +45,12 @@ export async function createApiKey(
   return { row, secret };
 }
 
-export async function listApiKeys({ control: db, environment }: Deps, ownerId: string, limit: number, offset: number) {
-  const scope = and(eq(apiKeys.userId, ownerId), eq(apiKeys.environment, environment));
-  const [rows, [{ total } = { total: 0 }]] = await db.batch([
-    db
-      .select()
-      .from(apiKeys)
-      .where(scope)
-      .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
-      .limit(limit)
-      .offset(offset),
-    db.select({ total: count() }).from(apiKeys).where(scope),
-  ]);
-  return { rows, total };
+/** The statements of a page of the owner's keys; exported so a test can explain their query plans. */
+export const apiKeyListStatements = ({ control: db, environment }: Deps, ownerId: string, page: Page) =>
+  newestFirstPage(db, apiKeys, and(eq(apiKeys.userId, ownerId), eq(apiKeys.environment, environment)), undefined, page);
+
+export function listApiKeys(deps: Deps, ownerId: string, page: Page) {
+  return fetchPage(deps.control, apiKeyListStatements(deps, ownerId, page));
 }
 
 /**

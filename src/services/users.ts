@@ -1,4 +1,5 @@
-import { count, desc, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
+import { fetchPage, newestFirstPage, type Page } from '../db/paging.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import { users, type UserRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
@@ -72,12 +73,12 @@ export function loadUser({ control: db }: Deps, id: string) {
   return db.select().from(users).where(eq(users.id, id)).get();
 }
 
-export async function listUsers({ control: db }: Deps, limit: number, offset: number) {
-  const [rows, [{ total } = { total: 0 }]] = await db.batch([
-    db.select().from(users).orderBy(desc(users.createdAt), desc(users.id)).limit(limit).offset(offset),
-    db.select({ total: count() }).from(users),
-  ]);
-  return { rows, total };
+/** The statements of a page of all users (an admin's list); exported so a test can explain their query plans. */
+export const userListStatements = ({ control: db }: Deps, page: Page) =>
+  newestFirstPage(db, users, undefined, undefined, page);
+
+export function listUsers(deps: Deps, page: Page) {
+  return fetchPage(deps.control, userListStatements(deps, page));
 }
 
 export interface UserPatch {

@@ -534,7 +534,7 @@ describe('a first flow', () => {
     expect(key.secret).toMatch(/^sk_test_[A-Za-z0-9_-]{43}$/);
     const list = await call('GET', '/v1/account/api-keys', { token: admin.accessToken });
     expect(list.status).toBe(200);
-    expect(list.body.pagination).toEqual({ limit: 50, offset: 0, total: 1 });
+    expect(list.body.pagination).toEqual({ limit: 50, offset: 0, total: 1, has_more: false });
     expect(list.text).not.toContain(key.secret);
     const refreshed = await call('POST', '/v1/auth/refresh', { body: { refresh_token: admin.refreshToken } });
     expect(refreshed.status).toBe(201);

@@ -101,6 +101,52 @@ describe('the gate itself', () => {
     ).toMatch(/breaking change not announced/);
   });
 
+  it('lets a minor version tighten a bound of a request input announced under `### Limits`, and nothing else', () => {
+    const limited = (version: string) => {
+      const doc = withVersion(base, version);
+      const offset = doc.paths['/v1/users'].get.parameters.find((p: { name: string }) => p.name === 'offset');
+      offset.schema = { ...offset.schema, maximum: 10 };
+      return doc;
+    };
+    const tightened = changesBetween(base, limited('1.1.0')).filter((c) => c.type === 'breaking');
+    expect(tightened.map((c) => c.subject)).toEqual(['GET /v1/users']);
+    // Unannounced, or announced elsewhere than under Limits: a breaking change of a minor version.
+    for (const section of ['### Changed', '### Added']) {
+      const text = compatibilityProblems(
+        base,
+        limited('1.1.0'),
+        changelogOf(entry('1.1.0', `${section}\n- \`offset\` of \`listUsers\` is at most 10.`)),
+      ).join('\n');
+      expect(text).toMatch(/breaking change not announced.*GET \/v1\/users/);
+      expect(text).toMatch(/need a new major version, not 1\.1\.0/);
+    }
+    expect(
+      compatibilityProblems(
+        base,
+        limited('1.1.0'),
+        changelogOf(entry('1.1.0', '### Limits\n- `offset` of `listUsers` is at most 10.')),
+      ),
+    ).toEqual([]);
+    // A bullet wrapped over lines names what any of its lines names; a paragraph after it is not the bullet.
+    const wrapped = (text: string) => compatibilityProblems(base, limited('1.1.0'), changelogOf(entry('1.1.0', text)));
+    expect(wrapped('### Limits\n- `offset` is at most 10 on\n  `listUsers`.')).toEqual([]);
+    expect(wrapped('### Limits\n- `offset` is at most 10.\n\n`listUsers` is one.').join('\n')).toMatch(
+      /breaking change not announced.*GET \/v1\/users/,
+    );
+    // Limits names only bounds of inputs: an operation removed, or a response field, still needs Breaking and 2.0.0.
+    const doc = seededBreaking('1.1.0');
+    const limits = changesBetween(base, doc)
+      .filter((c) => c.type === 'breaking')
+      .map((c) => `- ${c.subject}.`);
+    const text = compatibilityProblems(
+      base,
+      doc,
+      changelogOf(entry('1.1.0', ['### Limits', ...limits].join('\n'))),
+    ).join('\n');
+    expect(text).toMatch(/breaking change not announced.*GET \/v1\/users/);
+    expect(text).toMatch(/need a new major version, not 1\.1\.0/);
+  });
+
   it('wants every new operation named in an unreleased entry, and a version above the released one', () => {
     const withReceipt = (version: string) => {
       const doc = withVersion(base, version);

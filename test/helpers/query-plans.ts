@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
-import type { PageStatements } from '../../src/db/paging.ts';
+import type { Page, PageStatements } from '../../src/db/paging.ts';
 
 const CONTROL_TABLES =
   /"(users|sessions|refresh_tokens|api_keys|api_key_payment_methods|payment_methods|owner_placements)"/;
@@ -16,14 +16,65 @@ export async function queryPlan(statement: { toSQL(): { sql: string; params: unk
   return results.map((r) => r.detail);
 }
 
+/** The three ways a page is placed: by an offset, after a cursor, before a cursor (limit 50). */
+export const PAGE_KINDS: readonly Page[] = [
+  { limit: 50, offset: 100 },
+  { limit: 50, offset: 0, startingAfter: 'pay_cursor' },
+  { limit: 50, offset: 0, endingBefore: 'pay_cursor' },
+];
+
 /**
- * Explains the page and the total of a list for every combination of its filters (each present with
- * the value given, or absent) and asserts every step of every plan matches `accepted` and is neither a
- * SCAN (of a table or a whole index) nor a temporary B-tree for the order. Returns the plans explained.
+ * The steps a cursor adds to a page's plan, and nothing more: its (created_at, id) read once by primary key, as
+ * a subquery of the page. The page's own steps must still be a range of the list's index.
+ */
+const CURSOR_STEP =
+  /^(SCALAR SUBQUERY \d+|REUSE SUBQUERY \d+|SEARCH \w+ USING (COVERING )?INDEX sqlite_autoindex_\w+_1 \(id=\?\))$/;
+
+/**
+ * Explains every statement of a page (the page, its total, its cursor's lookup) and asserts each step matches
+ * `accepted` (or is the cursor's lookup by id) and is neither a SCAN (of a table or a whole index) nor a temporary
+ * B-tree for the order, unless `allowed` says which (a list whose index lacks its tie-breaker). Returns the
+ * plans explained.
+ */
+export async function expectPageIndexed(
+  statements: PageStatements<unknown>,
+  accepted: RegExp,
+  label: string,
+  allowed?: RegExp,
+): Promise<number> {
+  let explained = 0;
+  for (const [part, statement] of [
+    ['page', statements.rows],
+    ['total', statements.total],
+    ['cursor', statements.cursor],
+  ] as const) {
+    if (statement === undefined) continue;
+    const plan = await queryPlan(statement);
+    const what = `${part} ${label}: ${JSON.stringify(plan)}`;
+    expect(plan.length, what).toBeGreaterThan(0);
+    // The cursor's own lookup is by id; the page and the total are ranges of the list's index (or what `allowed` says).
+    const own = part === 'cursor' ? CURSOR_STEP : accepted;
+    expect(
+      plan.some((step) => own.test(step) || (part !== 'cursor' && allowed?.test(step))),
+      what,
+    ).toBe(true);
+    for (const step of plan) {
+      if (allowed?.test(step)) continue;
+      expect(CURSOR_STEP.test(step) || accepted.test(step), `${what}: ${step}`).toBe(true);
+      expect(step, what).not.toMatch(/\bSCAN\b|TEMP B-TREE/);
+    }
+    explained++;
+  }
+  return explained;
+}
+
+/**
+ * Explains the statements of a list for every combination of its filters (each present with the value given,
+ * or absent) and every kind of page (`PAGE_KINDS`), as `expectPageIndexed` does. Returns the plans explained.
  */
 export async function expectEveryFilterCombinationIndexed<F extends object>(
   values: Required<F>,
-  build: (filters: F) => PageStatements<unknown>,
+  build: (filters: F, page: Page) => PageStatements<unknown>,
   accepted: RegExp,
 ): Promise<number> {
   const names = Object.keys(values) as Array<keyof F>;
@@ -33,19 +84,8 @@ export async function expectEveryFilterCombinationIndexed<F extends object>(
     names.forEach((name, bit) => {
       if (mask & (1 << bit)) filters[name] = values[name];
     });
-    const { rows, total } = build(filters);
-    for (const [label, statement] of [
-      ['page', rows],
-      ['total', total],
-    ] as const) {
-      const plan = await queryPlan(statement);
-      const what = `${label} ${JSON.stringify(filters)}: ${JSON.stringify(plan)}`;
-      expect(plan.length, what).toBeGreaterThan(0);
-      for (const step of plan) {
-        expect(step, what).toMatch(accepted);
-        expect(step, what).not.toMatch(/\bSCAN\b|TEMP B-TREE/);
-      }
-      explained++;
+    for (const page of PAGE_KINDS) {
+      explained += await expectPageIndexed(build(filters, page), accepted, JSON.stringify({ filters, page }));
     }
   }
   return explained;

@@ -429,21 +429,21 @@ describe('GET /v1/account/payment-methods', () => {
     for (let i = 0; i < 3; i++) created.push((await createMethod(owner, { name: `m${i}` })).id);
     const all = await call('GET', BASE, { token: owner.accessToken });
     expect(all.status).toBe(200);
-    expect(all.body.pagination).toEqual({ limit: 50, offset: 0, total: 3 });
+    expect(all.body.pagination).toEqual({ limit: 50, offset: 0, total: 3, has_more: false });
     expect(new Set(all.body.data.map((m: { id: string }) => m.id))).toEqual(new Set(created));
     for (const m of all.body.data) expect(Object.keys(m).sort()).toEqual(ACCOUNT_FIELDS);
 
     const page1 = await call('GET', `${BASE}?limit=2&offset=0`, { token: owner.accessToken });
     const page2 = await call('GET', `${BASE}?limit=2&offset=2`, { token: owner.accessToken });
-    expect(page1.body.pagination).toEqual({ limit: 2, offset: 0, total: 3 });
-    expect(page2.body.pagination).toEqual({ limit: 2, offset: 2, total: 3 });
+    expect(page1.body.pagination).toEqual({ limit: 2, offset: 0, total: 3, has_more: true });
+    expect(page2.body.pagination).toEqual({ limit: 2, offset: 2, total: 3, has_more: false });
     expect(page1.body.data).toHaveLength(2);
     expect(page2.body.data).toHaveLength(1);
     const paged = [...page1.body.data, ...page2.body.data].map((m: { id: string }) => m.id);
     expect(paged).toEqual(all.body.data.map((m: { id: string }) => m.id));
 
     const beyond = await call('GET', `${BASE}?offset=10`, { token: owner.accessToken });
-    expect(beyond.body).toEqual({ data: [], pagination: { limit: 50, offset: 10, total: 3 } });
+    expect(beyond.body).toEqual({ data: [], pagination: { limit: 50, offset: 10, total: 3, has_more: false } });
   });
 
   it('validates limit and offset', async () => {
@@ -837,7 +837,7 @@ describe('GET, PATCH, DELETE /v1/account/payment-methods/{id}', () => {
       const m = await createMethod(owner);
       expect((await call('DELETE', `${BASE}/${m.id}`, { token: owner.accessToken })).status).toBe(204);
       const list = await call('GET', BASE, { token: owner.accessToken });
-      expect(list.body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0 } });
+      expect(list.body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0, has_more: false } });
     });
   });
 });

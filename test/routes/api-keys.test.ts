@@ -226,7 +226,7 @@ describe('GET /v1/account/api-keys', () => {
 
     const aliceList = await listAll(alice);
     expect(ids(aliceList).sort()).toEqual([a1.id, a2.id].sort());
-    expect(aliceList.body.pagination).toEqual({ limit: 100, offset: 0, total: 2 });
+    expect(aliceList.body.pagination).toEqual({ limit: 100, offset: 0, total: 2, has_more: false });
     const bobList = await listAll(bob);
     expect(ids(bobList)).toEqual([b1.id]);
     expect(bobList.body.pagination.total).toBe(1);
@@ -237,7 +237,7 @@ describe('GET /v1/account/api-keys', () => {
     for (let i = 0; i < 3; i++) await createKey(owner, ['payments:read'], `key ${i}`);
     const res = await call('GET', '/v1/account/api-keys', { token: owner.accessToken });
     expect(res.status).toBe(200);
-    expect(res.body.pagination).toEqual({ limit: 50, offset: 0, total: 3 });
+    expect(res.body.pagination).toEqual({ limit: 50, offset: 0, total: 3, has_more: false });
     const created = res.body.data.map((k: { created_at: string }) => Date.parse(k.created_at));
     expect(created).toEqual([...created].sort((a, b) => b - a));
   });
@@ -250,9 +250,9 @@ describe('GET /v1/account/api-keys', () => {
     const first = await call('GET', '/v1/account/api-keys?limit=2', { token: owner.accessToken });
     const second = await call('GET', '/v1/account/api-keys?limit=2&offset=2', { token: owner.accessToken });
     const past = await call('GET', '/v1/account/api-keys?offset=3', { token: owner.accessToken });
-    expect(first.body.pagination).toEqual({ limit: 2, offset: 0, total: 3 });
-    expect(second.body.pagination).toEqual({ limit: 2, offset: 2, total: 3 });
-    expect(past.body.pagination).toEqual({ limit: 50, offset: 3, total: 3 });
+    expect(first.body.pagination).toEqual({ limit: 2, offset: 0, total: 3, has_more: true });
+    expect(second.body.pagination).toEqual({ limit: 2, offset: 2, total: 3, has_more: false });
+    expect(past.body.pagination).toEqual({ limit: 50, offset: 3, total: 3, has_more: false });
     expect(past.body.data).toEqual([]);
     expect([...ids(first), ...ids(second)]).toEqual(ids(all));
     expect(ids(all).sort()).toEqual([...made].sort());

@@ -59,15 +59,15 @@ describe('GET /v1/connectors', () => {
     const total = res.body.pagination.total;
     const first = await call('GET', '/v1/connectors?limit=1&offset=0', { token: session.accessToken });
     const second = await call('GET', '/v1/connectors?limit=1&offset=1', { token: session.accessToken });
-    expect(first.body.pagination).toEqual({ limit: 1, offset: 0, total });
-    expect(second.body.pagination).toEqual({ limit: 1, offset: 1, total });
+    expect(first.body.pagination).toEqual({ limit: 1, offset: 0, total, has_more: true });
+    expect(second.body.pagination).toEqual({ limit: 1, offset: 1, total, has_more: total > 2 });
     expect(first.body.data).toHaveLength(1);
     expect(second.body.data).toHaveLength(1);
     expect(first.body.data[0].id).not.toBe(second.body.data[0].id);
     expect([first.body.data[0], second.body.data[0]]).toEqual(res.body.data.slice(0, 2));
 
     const beyond = await call('GET', `/v1/connectors?offset=${total}`, { token: session.accessToken });
-    expect(beyond.body).toEqual({ data: [], pagination: { limit: 50, offset: total, total } });
+    expect(beyond.body).toEqual({ data: [], pagination: { limit: 50, offset: total, total, has_more: false } });
   });
 
   it('validates limit and offset', async () => {

@@ -86,7 +86,10 @@ describe('a dispute opened, funds withdrawn, then won', () => {
     expect((await get(`/v1/disputes/${dispute.id}`)).body.data).toEqual(dispute);
     const ofPayment = await get(`/v1/payments/${payment.id}/disputes`);
     expect(ofPayment.status).toBe(200);
-    expect(ofPayment.body).toEqual({ data: [dispute], pagination: { limit: 50, offset: 0, total: 1 } });
+    expect(ofPayment.body).toEqual({
+      data: [dispute],
+      pagination: { limit: 50, offset: 0, total: 1, has_more: false },
+    });
     const open = await get('/v1/disputes?status=needs_response&limit=100');
     expect(open.body.data.map((d: { id: string }) => d.id)).toContain(dispute.id);
     // The payment is unchanged but for updated_at: a dispute is not a status, and only a lost one is a chargeback.
@@ -173,7 +176,7 @@ describe('hostile input and owner isolation', () => {
     expectError(await get(`/v1/payments/${payment.id}/disputes`, other.key.secret), 404, 'payment_not_found');
     expect((await get('/v1/disputes?limit=100', other.key.secret)).body).toEqual({
       data: [],
-      pagination: { limit: 100, offset: 0, total: 0 },
+      pagination: { limit: 100, offset: 0, total: 0, has_more: false },
     });
     expectError(await closeDispute(dispute.id, { outcome: 'won' }, other.key.secret), 404, 'dispute_not_found');
     expectError(await openDispute(payment.id, undefined, other.key.secret), 404, 'payment_not_found');

@@ -39,7 +39,7 @@ describe('public view with an API key', () => {
     const list = await call('GET', LIST, { token: key.secret });
     expect(list.status).toBe(200);
     expect(new Set(ids(list))).toEqual(new Set([a.id, b.id]));
-    expect(list.body.pagination).toEqual({ limit: 50, offset: 0, total: 2 });
+    expect(list.body.pagination).toEqual({ limit: 50, offset: 0, total: 2, has_more: false });
     for (const m of list.body.data) expect(Object.keys(m).sort()).toEqual(PUBLIC_FIELDS);
     for (const secret of [a.apiKey, b.apiKey, unlinked.apiKey]) expect(list.text).not.toContain(secret);
     expect(list.text).not.toContain('qr_ttl_seconds');
@@ -78,8 +78,8 @@ describe('public view with an API key', () => {
     }
     const p1 = await call('GET', `${LIST}?limit=2`, { token: key.secret });
     const p2 = await call('GET', `${LIST}?limit=2&offset=2`, { token: key.secret });
-    expect(p1.body.pagination).toEqual({ limit: 2, offset: 0, total: 3 });
-    expect(p2.body.pagination).toEqual({ limit: 2, offset: 2, total: 3 });
+    expect(p1.body.pagination).toEqual({ limit: 2, offset: 0, total: 3, has_more: true });
+    expect(p2.body.pagination).toEqual({ limit: 2, offset: 2, total: 3, has_more: false });
     expect(new Set([...ids(p1), ...ids(p2)])).toEqual(new Set(created));
     expectError(await call('GET', `${LIST}?limit=101`, { token: key.secret }), 400, 'invalid_request');
     expectError(await call('GET', `${LIST}?offset=-1`, { token: key.secret }), 400, 'invalid_request');
@@ -228,7 +228,7 @@ describe('public view with a user token', () => {
     const list = await call('GET', LIST, { token: session.accessToken });
     expect(list.status).toBe(200);
     expect(new Set(ids(list))).toEqual(new Set([active.id, inactive.id]));
-    expect(list.body.pagination).toEqual({ limit: 50, offset: 0, total: 2 });
+    expect(list.body.pagination).toEqual({ limit: 50, offset: 0, total: 2, has_more: false });
     for (const m of list.body.data) expect(Object.keys(m).sort()).toEqual(PUBLIC_FIELDS);
     for (const secret of [active.apiKey, inactive.apiKey, deleted.apiKey]) expect(list.text).not.toContain(secret);
 

@@ -16,6 +16,7 @@ import {
 import { expectIndistinguishable, fieldsOf } from '../helpers/methods.ts';
 import { expectEveryFilterCombinationIndexed } from '../helpers/query-plans.ts';
 import { createDeps } from '../../src/deps.ts';
+import type { Page } from '../../src/db/paging.ts';
 
 /** GET /v1/payments: the caller's payments, newest first, filtered and paged, always from an index. */
 
@@ -66,7 +67,7 @@ describe('GET /v1/payments (listPayments)', () => {
     const res = await list(m.key.secret);
     expect(res.status, res.text).toBe(200);
     expect(ids(res)).toEqual(made.map((p) => p.id).reverse());
-    expect(res.body.pagination).toEqual({ limit: 50, offset: 0, total: 5 });
+    expect(res.body.pagination).toEqual({ limit: 50, offset: 0, total: 5, has_more: false });
     expect(res.body.data.map((p: { status: string }) => p.status)).toEqual([
       'approved',
       'failed',
@@ -120,7 +121,7 @@ describe('GET /v1/payments (listPayments)', () => {
     expect(ids(await list(m.key.secret, 'status=approved'))).toEqual([made[4]!.id, made[0]!.id]);
     expect(ids(await list(m.key.secret, 'status=pending'))).toEqual([made[2]!.id]);
     const none = await list(m.key.secret, 'status=refunded');
-    expect(none.body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0 } });
+    expect(none.body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0, has_more: false } });
   });
 
   it('filters by payment_method', async () => {
@@ -177,19 +178,24 @@ describe('GET /v1/payments (listPayments)', () => {
     expect(ids(await list(m.key.secret, `external_reference=${reference}&status=declined`))).toEqual([]);
   });
 
-  it('pages with limit and offset; total counts every match', async () => {
+  it('pages with limit and offset; total counts every match; has_more says whether a next page has any', async () => {
     const first = await list(m.key.secret, 'limit=2');
-    expect(first.body.pagination).toEqual({ limit: 2, offset: 0, total: 5 });
+    expect(first.body.pagination).toEqual({ limit: 2, offset: 0, total: 5, has_more: true });
     const second = await list(m.key.secret, 'limit=2&offset=2');
+    expect(second.body.pagination.has_more).toBe(true);
     const third = await list(m.key.secret, 'limit=2&offset=4');
+    expect(third.body.pagination).toEqual({ limit: 2, offset: 4, total: 5, has_more: false });
     expect([...ids(first), ...ids(second), ...ids(third)]).toEqual(made.map((p) => p.id).reverse());
+    // Exactly a page left: no more after it.
+    expect((await list(m.key.secret, 'limit=2&offset=3')).body.pagination.has_more).toBe(false);
     const past = await list(m.key.secret, 'offset=100');
-    expect(past.body).toEqual({ data: [], pagination: { limit: 50, offset: 100, total: 5 } });
+    expect(past.body).toEqual({ data: [], pagination: { limit: 50, offset: 100, total: 5, has_more: false } });
     expect((await list(m.key.secret, 'limit=100')).body.pagination.limit).toBe(100);
     expect((await list(m.key.secret, 'status=approved&limit=1')).body.pagination).toEqual({
       limit: 1,
       offset: 0,
       total: 2,
+      has_more: true,
     });
   });
 
@@ -244,7 +250,7 @@ describe('GET /v1/payments (listPayments)', () => {
     const randomMethod = await list(m.key.secret, `payment_method=${crypto.randomUUID()}`);
     expectIndistinguishable(theirMethod, randomMethod);
     expect(theirMethod.body).toEqual(random.body);
-    expect(theirMethod.body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0 } });
+    expect(theirMethod.body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0, has_more: false } });
   });
 
   it('needs payments:read with an API key (403), and a credential (401)', async () => {
@@ -265,6 +271,146 @@ describe('GET /v1/payments (listPayments)', () => {
   });
 });
 
+describe('GET /v1/payments: cursor paging (starting_after, ending_before)', () => {
+  let w: Merchant;
+  /** Newest first, as listed: seven payments, the middle three made at one instant (a tie broken by id). */
+  let listed: string[];
+
+  beforeAll(async () => {
+    w = await setupMerchant();
+    const made = [];
+    for (let i = 0; i < 7; i++) made.push(await pay(w, `${i + 1}.00`));
+    const at = [0, 1, 2, 2, 2, 3, 4];
+    for (const [i, p] of made.entries()) await setCreatedAt(p.id, T0 + at[i]! * HOUR);
+    listed = ids(await list(w.key.secret));
+    expect(listed).toHaveLength(7);
+  });
+
+  /** Pages of `limit` from `query`, following `starting_after` (or `ending_before`) while `has_more`. */
+  async function walk(
+    direction: 'starting_after' | 'ending_before',
+    from: string | null,
+    limit: number,
+    between = async () => {},
+  ) {
+    const pages: ApiResponse[] = [];
+    let cursor = from;
+    for (;;) {
+      const res = await list(w.key.secret, `limit=${limit}${cursor === null ? '' : `&${direction}=${cursor}`}`);
+      expect(res.status, res.text).toBe(200);
+      pages.push(res);
+      if (!res.body.pagination.has_more) return pages;
+      const page = ids(res);
+      cursor = (direction === 'starting_after' ? page.at(-1) : page[0])!;
+      await between();
+    }
+  }
+
+  it('starting_after walks every payment once, newest first, while payments are being made', async () => {
+    const before = [...listed];
+    const madeDuring: string[] = [];
+    const pages = await walk('starting_after', null, 2, async () => {
+      madeDuring.push((await pay(w, '9.99')).id);
+    });
+    const walked = pages.flatMap(ids);
+    // New payments are newer than every page already read: a forward walk neither repeats nor skips one.
+    expect(walked).toEqual(before);
+    expect(new Set(walked).size).toBe(walked.length);
+    expect(madeDuring).toHaveLength(3);
+    for (const id of madeDuring) expect(walked).not.toContain(id);
+    expect(pages.map((p) => p.body.pagination.has_more)).toEqual([true, true, true, false]);
+    // A cursor page answers offset 0 and the list's total, which counts the new payments too.
+    expect(pages.at(-1)!.body.pagination).toEqual({ limit: 2, offset: 0, total: 10, has_more: false });
+    // An offset walk over the same change would have met a payment twice: the offsets moved under it.
+    const first = ids(await list(w.key.secret, 'limit=2'));
+    await pay(w, '9.98');
+    expect(ids(await list(w.key.secret, 'limit=2&offset=2'))[0]).toBe(first[1]);
+    listed = ids(await list(w.key.secret));
+  });
+
+  it('ending_before walks back to the newest, each page in the list’s order, reaching payments made meanwhile', async () => {
+    const oldest = listed.at(-1)!;
+    const pages = await walk('ending_before', oldest, 3);
+    // Pages come newest-last as the walk goes back up the list; each page itself is newest first.
+    const walked = pages.reverse().flatMap(ids);
+    expect(walked).toEqual(listed.slice(0, -1));
+    const newest = await pay(w, '9.97');
+    const again = await list(w.key.secret, `limit=3&ending_before=${listed[0]}`);
+    expect(ids(again)).toEqual([newest.id]);
+    expect(again.body.pagination.has_more).toBe(false);
+    listed = [newest.id, ...listed];
+  });
+
+  it('a page after or before one item is the items next to it, across a tie of created_at', async () => {
+    for (let at = 0; at < listed.length; at++) {
+      const after = await list(w.key.secret, `limit=2&starting_after=${listed[at]}`);
+      expect(ids(after), `after ${at}`).toEqual(listed.slice(at + 1, at + 3));
+      expect(after.body.pagination.has_more, `after ${at}`).toBe(at + 3 < listed.length);
+      const before = await list(w.key.secret, `limit=2&ending_before=${listed[at]}`);
+      expect(ids(before), `before ${at}`).toEqual(listed.slice(Math.max(0, at - 2), at));
+      expect(before.body.pagination.has_more, `before ${at}`).toBe(at - 2 > 0);
+    }
+  });
+
+  it('takes the cursor’s place in the whole list, so a filter may change between pages', async () => {
+    const all = await call('GET', `/v1/payments?limit=100`, { token: w.key.secret });
+    const statuses = new Map<string, string>(
+      all.body.data.map((p: { id: string; status: string }) => [p.id, p.status]),
+    );
+    const cursor = listed[3]!;
+    const other = statuses.get(cursor) === 'approved' ? 'declined' : 'approved';
+    const res = await list(w.key.secret, `status=${other}&starting_after=${cursor}`);
+    expect(res.status, res.text).toBe(200);
+    expect(ids(res)).toEqual(listed.slice(4).filter((id) => statuses.get(id) === other));
+  });
+
+  it('refuses an id the caller cannot see exactly as a random one: 400 naming the parameter', async () => {
+    const theirs = (await pay(await setupMerchant(), '1.00')).id;
+    const refund = await postIdempotent(`/v1/payments/${listed[1]}/refunds`, w.key.secret, {
+      amount: { value: '0.01', currency: 'USD' },
+    });
+    expect(refund.status, refund.text).toBe(201);
+    for (const parameter of ['starting_after', 'ending_before']) {
+      const random = await list(w.key.secret, `${parameter}=pay_${crypto.randomUUID().replaceAll('-', '')}`);
+      const error = expectError(random, 400, 'invalid_request');
+      expect(error.message).toContain(parameter);
+      expect(fieldsOf(random)).toEqual([`query.${parameter}`]);
+      expectIndistinguishable(await list(w.key.secret, `${parameter}=${theirs}`), random);
+      // Not a payment at all (the caller's own refund), or nothing the list could hold.
+      expectIndistinguishable(await list(w.key.secret, `${parameter}=${refund.body.data.id}`), random);
+      expectError(await list(w.key.secret, `${parameter}=`), 400, 'invalid_request');
+      expect(fieldsOf(await list(w.key.secret, `${parameter}=${'p'.repeat(129)}`))).toEqual([`query.${parameter}`]);
+    }
+  });
+
+  it('refuses both cursors at once, and a cursor with an offset', async () => {
+    const both = await list(w.key.secret, `starting_after=${listed[1]}&ending_before=${listed[3]}`);
+    expectError(both, 400, 'invalid_request');
+    expect(fieldsOf(both)).toEqual(['query.starting_after', 'query.ending_before']);
+    for (const parameter of ['starting_after', 'ending_before']) {
+      const res = await list(w.key.secret, `${parameter}=${listed[1]}&offset=1`);
+      expect(expectError(res, 400, 'invalid_request').message).toContain(parameter);
+      expect(fieldsOf(res)).toEqual(['query.offset']);
+      // offset=0 is no offset.
+      expect((await list(w.key.secret, `${parameter}=${listed[1]}&offset=0`)).status).toBe(200);
+    }
+  });
+
+  it('answers offsets up to 10,000; deeper is 400 naming starting_after', async () => {
+    const deepest = await list(w.key.secret, 'offset=10000&limit=100');
+    expect(deepest.body).toEqual({
+      data: [],
+      pagination: { limit: 100, offset: 10000, total: listed.length, has_more: false },
+    });
+    for (const offset of ['10001', '2147483647']) {
+      const res = await list(w.key.secret, `offset=${offset}`);
+      const error = expectError(res, 400, 'invalid_request');
+      expect(error.message).toMatch(/offset is at most 10000.*starting_after/);
+      expect(fieldsOf(res)).toEqual(['query.offset', 'query.starting_after']);
+    }
+  });
+});
+
 describe('GET /v1/payments: every query is served by an index', () => {
   const VALUES: Required<PaymentFilters> = {
     externalReference: 'order-1',
@@ -281,11 +427,12 @@ describe('GET /v1/payments: every query is served by an index', () => {
   const SEARCH =
     /^SEARCH payments USING (COVERING )?INDEX payments_owner_(created|status|method|reference)_idx \(owner_id=\? AND environment=\?/;
 
-  it('explains the page and the total of each of the 32 filter combinations', async () => {
+  it('explains the page, the total and the cursor of each of the 32 filter combinations, by offset and by cursor', async () => {
     const deps = createDeps(env, { shard: 'SHARD_0' });
-    const build = (filters: PaymentFilters) =>
-      paymentListStatements(deps, { ownerId: 'usr_plan', environment: 'test' }, filters, { limit: 50, offset: 100 });
-    expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBe(64);
+    const build = (filters: PaymentFilters, page: Page) =>
+      paymentListStatements(deps, { ownerId: 'usr_plan', environment: 'test' }, filters, page);
+    // Per combination: the offset page and its total; each cursor page, its total and its cursor.
+    expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBe(32 * 8);
   });
 
   it('the statements are the ones the route runs: the same answer as the route for a filter', async () => {
@@ -297,6 +444,8 @@ describe('GET /v1/payments: every query is served by an index', () => {
       { status: 'approved' },
       { limit: 50, offset: 0 },
     );
+    // One row more than the page is asked for, to tell whether more follow.
+    expect(rows.toSQL().params.at(-1)).toBe(51);
     expect((await rows).map((r) => r.id)).toEqual([p.id]);
     expect(await total).toEqual([{ total: 1 }]);
     expect(ids(await list(m.key.secret, 'status=approved'))).toEqual([p.id]);

@@ -326,19 +326,22 @@ describe('listRefunds and getRefund', () => {
       made.push((await refund(id, m.key.secret, usd(value, { reason: `r ${value}` }))).body.data);
     const res = await listRefunds(id, m.key.secret);
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toEqual({ data: [...made].reverse(), pagination: { limit: 50, offset: 0, total: 3 } });
+    expect(res.body).toEqual({
+      data: [...made].reverse(),
+      pagination: { limit: 50, offset: 0, total: 3, has_more: false },
+    });
     expect(res.body.data.map((r: { status: string }) => r.status)).toEqual(['approved', 'declined', 'approved']);
     const page = await listRefunds(id, m.key.secret, 'limit=1&offset=1');
-    expect(page.body).toEqual({ data: [made[1]], pagination: { limit: 1, offset: 1, total: 3 } });
+    expect(page.body).toEqual({ data: [made[1]], pagination: { limit: 1, offset: 1, total: 3, has_more: true } });
     expect((await listRefunds(id, m.key.secret, 'offset=10')).body).toEqual({
       data: [],
-      pagination: { limit: 50, offset: 10, total: 3 },
+      pagination: { limit: 50, offset: 10, total: 3, has_more: false },
     });
     // A payment with no refund: an empty page, not an error.
     const untouched = await approvedPayment('5.00');
     expect((await listRefunds(untouched, m.session.accessToken)).body).toEqual({
       data: [],
-      pagination: { limit: 50, offset: 0, total: 0 },
+      pagination: { limit: 50, offset: 0, total: 0, has_more: false },
     });
     for (const query of ['limit=0', 'limit=101', 'offset=-1']) {
       const bad = await listRefunds(id, m.key.secret, query);

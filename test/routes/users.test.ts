@@ -265,10 +265,10 @@ describe('GET /v1/users', () => {
     const hundred = await call('GET', '/v1/users?limit=100', { token: admin.accessToken });
     expect(hundred.status).toBe(200);
     expect(hundred.body.pagination.limit).toBe(100);
-    const past = await call('GET', '/v1/users?offset=1000000', { token: admin.accessToken });
+    const past = await call('GET', '/v1/users?offset=10000', { token: admin.accessToken });
     expect(past.status).toBe(200);
     expect(past.body.data).toEqual([]);
-    expect(past.body.pagination.offset).toBe(1000000);
+    expect(past.body.pagination).toMatchObject({ offset: 10000, has_more: false });
     expect(past.body.pagination.total).toBeGreaterThan(0);
   });
 

@@ -244,11 +244,11 @@ describe('reading endpoints: the secret is shown once, never again', () => {
     const listed = await as(user).list();
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((e: { id: string }) => e.id)).toEqual([second.id, first.id]);
-    expect(listed.body.pagination).toEqual({ limit: 50, offset: 0, total: 2 });
+    expect(listed.body.pagination).toEqual({ limit: 50, offset: 0, total: 2, has_more: false });
     for (const secret of [first.secret, second.secret]) expect(listed.text).not.toContain(secret);
     const page = await as(user).list('?limit=1&offset=1');
     expect(page.body.data.map((e: { id: string }) => e.id)).toEqual([first.id]);
-    expect(page.body.pagination).toEqual({ limit: 1, offset: 1, total: 2 });
+    expect(page.body.pagination).toEqual({ limit: 1, offset: 1, total: 2, has_more: false });
     expectError(await as(user).list('?limit=0'), 400, 'invalid_request');
   });
 

@@ -6,7 +6,7 @@ import { FormDialog } from '../components/dialog.tsx';
 import { Hinted } from '../components/hinted.tsx';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
-import { Pager } from '../components/pager.tsx';
+import { Pager, type Cursor } from '../components/pager.tsx';
 import { ScopeChecks } from '../components/scope-checks.tsx';
 import { SecretOnce } from '../components/secret-once.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
@@ -45,10 +45,10 @@ function CreateKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreate
 
 /** GET and POST /v1/account/api-keys, and revoke: a new key's secret is shown once. */
 export function ApiKeys() {
-  const [offset, setOffset] = useState(0);
+  const [cursor, setCursor] = useState<Cursor>({});
   const keys = useLoad(
-    () => ask(client.GET('/v1/account/api-keys', { params: { query: { limit: 50, offset } } })),
-    [offset],
+    () => ask(client.GET('/v1/account/api-keys', { params: { query: { limit: 50, ...cursor } } })),
+    [cursor],
   );
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
@@ -141,7 +141,7 @@ export function ApiKeys() {
               </tbody>
             </table>
             {page.data.length === 0 && <p>No API keys yet.</p>}
-            <Pager pagination={page.pagination} go={setOffset} />
+            <Pager page={page} cursor={cursor} go={setCursor} />
           </>
         )}
       </LoadState>

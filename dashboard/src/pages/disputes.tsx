@@ -3,7 +3,7 @@ import { ask, client, useLoad } from '../api.ts';
 import { DisputeRows } from '../components/dispute-rows.tsx';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
-import { Pager } from '../components/pager.tsx';
+import { cursorOf, Pager, setCursor, type Cursor } from '../components/pager.tsx';
 import { viewerTimeZone } from '../components/time.tsx';
 import { DISPUTE_STATUSES, type DisputeStatus } from '../vocabulary.ts';
 
@@ -11,20 +11,20 @@ import { DISPUTE_STATUSES, type DisputeStatus } from '../vocabulary.ts';
 export function Disputes() {
   const { query, route } = useLocation();
   const status = query.status || undefined;
-  const offset = Math.max(0, Number.parseInt(query.offset ?? '0', 10) || 0);
+  const cursor = cursorOf(query);
   const list = useLoad(
     () =>
       ask(
         client.GET('/v1/disputes', {
-          params: { query: { status: status as DisputeStatus | undefined, limit: 50, offset } },
+          params: { query: { status: status as DisputeStatus | undefined, limit: 50, ...cursor } },
         }),
       ),
-    [status, offset],
+    [status, cursor.starting_after, cursor.ending_before],
   );
-  const go = (nextStatus: string | undefined, nextOffset = 0) => {
+  const go = (nextStatus: string | undefined, nextCursor: Cursor = {}) => {
     const params = new URLSearchParams();
     if (nextStatus) params.set('status', nextStatus);
-    if (nextOffset > 0) params.set('offset', String(nextOffset));
+    setCursor(params, nextCursor);
     const search = params.toString();
     route(`/dashboard/disputes${search ? `?${search}` : ''}`);
   };
@@ -51,7 +51,7 @@ export function Disputes() {
         {(page) => (
           <>
             {page.data.length === 0 ? <p>No disputes.</p> : <DisputeRows disputes={page.data} showPayment />}
-            <Pager pagination={page.pagination} go={(next) => go(status, next)} />
+            <Pager page={page} cursor={cursor} go={(next) => go(status, next)} />
           </>
         )}
       </LoadState>

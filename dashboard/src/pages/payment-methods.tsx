@@ -5,7 +5,7 @@ import { CopyButton } from '../components/copy-button.tsx';
 import { FormDialog } from '../components/dialog.tsx';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
-import { Pager } from '../components/pager.tsx';
+import { Pager, type Cursor } from '../components/pager.tsx';
 import { ProblemNotice } from '../components/problem-notice.tsx';
 import { type FormValues, type JsonSchema, SchemaFields, schemaValue } from '../components/schema-form.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
@@ -242,10 +242,10 @@ function MethodCard({
 
 /** GET /v1/account/payment-methods: create from the catalogue, enable, link keys, terminals, notification URLs. */
 export function PaymentMethods() {
-  const [offset, setOffset] = useState(0);
+  const [cursor, setCursor] = useState<Cursor>({});
   const methods = useLoad(
-    () => ask(client.GET('/v1/account/payment-methods', { params: { query: { limit: 20, offset } } })),
-    [offset],
+    () => ask(client.GET('/v1/account/payment-methods', { params: { query: { limit: 20, ...cursor } } })),
+    [cursor],
   );
   const connectors = useLoad(() => ask(client.GET('/v1/connectors', { params: { query: { limit: 100 } } })), []);
   const keys = useLoad(() => ask(client.GET('/v1/account/api-keys', { params: { query: { limit: 100 } } })), []);
@@ -292,7 +292,7 @@ export function PaymentMethods() {
                 onChanged={methods.reload}
               />
             ))}
-            <Pager pagination={page.pagination} go={setOffset} />
+            <Pager page={page} cursor={cursor} go={setCursor} />
           </>
         )}
       </LoadState>

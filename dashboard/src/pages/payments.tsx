@@ -4,7 +4,7 @@ import { ask, client, useLoad } from '../api.ts';
 import type { Schemas } from '../client.ts';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
-import { Pager } from '../components/pager.tsx';
+import { cursorOf, Pager, setCursor, type Cursor } from '../components/pager.tsx';
 import { ProblemNotice } from '../components/problem-notice.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { Time, viewerTimeZone } from '../components/time.tsx';
@@ -104,20 +104,21 @@ function ExportCsv({ filters }: { filters: Filters }) {
 export function Payments() {
   const { query, route } = useLocation();
   const filters = filtersOf(query);
-  const offset = Math.max(0, Number.parseInt(query.offset ?? '0', 10) || 0);
-  const key = JSON.stringify([filters, offset]);
+  const cursor = cursorOf(query);
+  const key = JSON.stringify([filters, cursor]);
   const methods = useLoad(
     () => ask(client.GET('/v1/account/payment-methods', { params: { query: { limit: 100 } } })),
     [],
   );
   const list = useLoad(
-    () => ask(client.GET('/v1/payments', { params: { query: { ...listQuery(filters), limit: PAGE_SIZE, offset } } })),
+    () =>
+      ask(client.GET('/v1/payments', { params: { query: { ...listQuery(filters), limit: PAGE_SIZE, ...cursor } } })),
     [key],
   );
   const methodName = (id: string) => methods.data?.data.find((m) => m.id === id)?.name ?? id;
-  const go = (next: Filters, nextOffset = 0) => {
+  const go = (next: Filters, nextCursor: Cursor = {}) => {
     const params = new URLSearchParams(Object.entries(next).filter(([, value]) => value) as [string, string][]);
-    if (nextOffset > 0) params.set('offset', String(nextOffset));
+    setCursor(params, nextCursor);
     const search = params.toString();
     route(`/dashboard/payments${search ? `?${search}` : ''}`);
   };
@@ -219,7 +220,7 @@ export function Payments() {
               </tbody>
             </table>
             {page.data.length === 0 && <p>No payment matches these filters.</p>}
-            <Pager pagination={page.pagination} go={(next) => go(filters, next)} />
+            <Pager page={page} cursor={cursor} go={(next) => go(filters, next)} />
           </>
         )}
       </LoadState>

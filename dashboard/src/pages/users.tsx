@@ -5,7 +5,7 @@ import { FormDialog } from '../components/dialog.tsx';
 import { Hinted } from '../components/hinted.tsx';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
-import { Pager } from '../components/pager.tsx';
+import { Pager, type Cursor } from '../components/pager.tsx';
 import { ScopeChecks } from '../components/scope-checks.tsx';
 import { Time } from '../components/time.tsx';
 import { readSession } from '../session.ts';
@@ -153,8 +153,8 @@ export function Users() {
 }
 
 function UserList() {
-  const [offset, setOffset] = useState(0);
-  const users = useLoad(() => ask(client.GET('/v1/users', { params: { query: { limit: 50, offset } } })), [offset]);
+  const [cursor, setCursor] = useState<Cursor>({});
+  const users = useLoad(() => ask(client.GET('/v1/users', { params: { query: { limit: 50, ...cursor } } })), [cursor]);
   const [editing, setEditing] = useState<User | 'new' | null>(null);
   const [placing, setPlacing] = useState<User | null>(null);
   return (
@@ -212,7 +212,7 @@ function UserList() {
                 ))}
               </tbody>
             </table>
-            <Pager pagination={page.pagination} go={setOffset} />
+            <Pager page={page} cursor={cursor} go={setCursor} />
           </>
         )}
       </LoadState>

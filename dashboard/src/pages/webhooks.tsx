@@ -7,7 +7,7 @@ import { FormDialog } from '../components/dialog.tsx';
 import { Hinted } from '../components/hinted.tsx';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
-import { Pager } from '../components/pager.tsx';
+import { Pager, type Cursor } from '../components/pager.tsx';
 import { ProblemNotice } from '../components/problem-notice.tsx';
 import { SecretOnce } from '../components/secret-once.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
@@ -289,10 +289,10 @@ function Endpoints() {
 /** GET /v1/events: every event, newest first, each the body its webhook carries. */
 function Events() {
   const [type, setType] = useState<EventType | ''>('');
-  const [offset, setOffset] = useState(0);
+  const [cursor, setCursor] = useState<Cursor>({});
   const events = useLoad(
-    () => ask(client.GET('/v1/events', { params: { query: { type: type || undefined, limit: 25, offset } } })),
-    [type, offset],
+    () => ask(client.GET('/v1/events', { params: { query: { type: type || undefined, limit: 25, ...cursor } } })),
+    [type, cursor],
   );
   return (
     <section class="card" aria-labelledby="events-title">
@@ -304,7 +304,7 @@ function Events() {
             value={type}
             onChange={(e) => {
               setType(e.currentTarget.value as EventType | '');
-              setOffset(0);
+              setCursor({});
             }}
           >
             <option value="">Any</option>
@@ -348,7 +348,7 @@ function Events() {
               </tbody>
             </table>
             {page.data.length === 0 && <p>No events.</p>}
-            <Pager pagination={page.pagination} go={setOffset} />
+            <Pager page={page} cursor={cursor} go={setCursor} />
           </>
         )}
       </LoadState>

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { ServiceError } from '../../lib/errors.ts';
-import type { AppEnv, AppRouteHandler } from '../../lib/openapi.ts';
+import { pageOf, paginationOf, type AppEnv, type AppRouteHandler } from '../../lib/openapi.ts';
 import { resolveOwner } from '../../services/owners.ts';
 import * as links from '../../services/payment-methods/api-key-links.ts';
 import { toAccountPaymentMethod, toLinkResource } from '../../services/payment-methods/resources.ts';
@@ -17,10 +17,11 @@ export const createAccountPaymentMethod: AppRouteHandler<typeof routes.createAcc
 
 export const listAccountPaymentMethods: AppRouteHandler<typeof routes.listAccountPaymentMethods> = async (c) => {
   const deps = c.get('deps');
-  const { limit, offset, user_id } = c.req.valid('query');
-  const { owner } = await resolveOwner(deps, c.get('auth'), user_id, c.req.method);
-  const { rows, total } = await methods.listAccountPaymentMethods(deps, owner.id, limit, offset);
-  return c.json({ data: rows.map(toAccountPaymentMethod), pagination: { limit, offset, total } }, 200);
+  const query = c.req.valid('query');
+  const page = pageOf(query);
+  const { owner } = await resolveOwner(deps, c.get('auth'), query.user_id, c.req.method);
+  const listed = await methods.listAccountPaymentMethods(deps, owner.id, page);
+  return c.json({ data: listed.rows.map(toAccountPaymentMethod), pagination: paginationOf(page, listed) }, 200);
 };
 
 export const getAccountPaymentMethod: AppRouteHandler<typeof routes.getAccountPaymentMethod> = async (c) => {

@@ -7,6 +7,7 @@ import {
   jsonBody,
   jsonContent,
   listEnvelope,
+  listErrorResponses,
   opaqueId,
   PaginationQuery,
 } from '../../lib/openapi.ts';
@@ -65,7 +66,7 @@ export const listAccountPaymentMethods = createRoute({
   },
   responses: {
     200: jsonContent(listEnvelope(AccountPaymentMethodSchema), 'A page of methods.'),
-    ...errorResponses('unauthorized', 'insufficient_role', 'user_not_found'),
+    ...listErrorResponses('unauthorized', 'insufficient_role', 'user_not_found'),
   },
 });
 

@@ -1,5 +1,5 @@
 import { ServiceError } from '../../lib/errors.ts';
-import type { AppRouteHandler } from '../../lib/openapi.ts';
+import { pageOf, paginationOf, type AppRouteHandler } from '../../lib/openapi.ts';
 import { resolveOwner } from '../../services/owners.ts';
 import * as apiKeys from '../../services/api-keys.ts';
 import type * as routes from './api-keys.routes.ts';
@@ -20,10 +20,11 @@ export const createApiKey: AppRouteHandler<typeof routes.createApiKey> = async (
 
 export const listApiKeys: AppRouteHandler<typeof routes.listApiKeys> = async (c) => {
   const deps = c.get('deps');
-  const { limit, offset, user_id } = c.req.valid('query');
-  const { owner } = await resolveOwner(deps, c.get('auth'), user_id, c.req.method);
-  const { rows, total } = await apiKeys.listApiKeys(deps, owner.id, limit, offset);
-  return c.json({ data: rows.map(apiKeys.toApiKeyResource), pagination: { limit, offset, total } }, 200);
+  const query = c.req.valid('query');
+  const page = pageOf(query);
+  const { owner } = await resolveOwner(deps, c.get('auth'), query.user_id, c.req.method);
+  const listed = await apiKeys.listApiKeys(deps, owner.id, page);
+  return c.json({ data: listed.rows.map(apiKeys.toApiKeyResource), pagination: paginationOf(page, listed) }, 200);
 };
 
 export const revokeApiKey: AppRouteHandler<typeof routes.revokeApiKey> = async (c) => {

@@ -7,6 +7,7 @@ import {
   jsonBody,
   jsonContent,
   listEnvelope,
+  listErrorResponses,
   opaqueId,
   PaginationQuery,
 } from '../../lib/openapi.ts';
@@ -49,7 +50,7 @@ export const listApiKeys = createRoute({
   request: { query: PaginationQuery.extend(ListApiKeysQuery.shape) },
   responses: {
     200: jsonContent(listEnvelope(ApiKeySchema), 'A page of keys.'),
-    ...errorResponses('unauthorized', 'insufficient_role', 'user_not_found'),
+    ...listErrorResponses('unauthorized', 'insufficient_role', 'user_not_found'),
   },
 });
 

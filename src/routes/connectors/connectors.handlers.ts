@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { connectorDefinitionsIn } from '../../connectors/registry.ts';
 import type { ConnectorDefinition } from '../../connectors/types.ts';
-import type { AppRouteHandler } from '../../lib/openapi.ts';
+import { pageOfItems } from '../../db/paging.ts';
+import { pageOf, paginationOf, type AppRouteHandler } from '../../lib/openapi.ts';
 import type * as routes from './connectors.routes.ts';
 
 const jsonSchemaOf = (schema: z.ZodType) =>
@@ -26,8 +27,7 @@ function toConnectorResource(definition: ConnectorDefinition) {
 }
 
 export const listConnectors: AppRouteHandler<typeof routes.listConnectors> = (c) => {
-  const { limit, offset } = c.req.valid('query');
-  const definitions = connectorDefinitionsIn(c.get('deps').environment);
-  const page = definitions.slice(offset, offset + limit).map(toConnectorResource);
-  return c.json({ data: page, pagination: { limit, offset, total: definitions.length } }, 200);
+  const page = pageOf(c.req.valid('query'));
+  const listed = pageOfItems(connectorDefinitionsIn(c.get('deps').environment), page);
+  return c.json({ data: listed.rows.map(toConnectorResource), pagination: paginationOf(page, listed) }, 200);
 };

@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { requireAuth } from '../../middleware/auth.ts';
-import { bearerSecurity, errorResponses, jsonContent, listEnvelope, PaginationQuery } from '../../lib/openapi.ts';
+import { bearerSecurity, jsonContent, listEnvelope, listErrorResponses, PaginationQuery } from '../../lib/openapi.ts';
 import { ConnectorSchema } from './connectors.schemas.ts';
 
 export const listConnectors = createRoute({
@@ -16,6 +16,6 @@ export const listConnectors = createRoute({
   request: { query: PaginationQuery },
   responses: {
     200: jsonContent(listEnvelope(ConnectorSchema), 'A page of connectors.'),
-    ...errorResponses('unauthorized'),
+    ...listErrorResponses('unauthorized'),
   },
 });

@@ -5,6 +5,7 @@ import {
   errorResponses,
   jsonContent,
   listEnvelope,
+  listErrorResponses,
   PaginationQuery,
 } from '../../lib/openapi.ts';
 import { requireAuth } from '../../middleware/auth.ts';
@@ -27,7 +28,7 @@ export const listDisputes = createRoute({
   request: { query: ListDisputesQuery },
   responses: {
     200: jsonContent(listEnvelope(DisputeSchema), 'A page of disputes.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
+    ...listErrorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
   },
 });
 
@@ -61,6 +62,6 @@ export const listPaymentDisputes = createRoute({
   request: { params: PaymentParams, query: PaginationQuery },
   responses: {
     200: jsonContent(listEnvelope(DisputeSchema), 'A page of disputes.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_not_found'),
+    ...listErrorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_not_found'),
   },
 });

@@ -1,6 +1,6 @@
 import { ownerScopeOf } from '../../domain/caller.ts';
 import { ServiceError } from '../../lib/errors.ts';
-import type { AppRouteHandler } from '../../lib/openapi.ts';
+import { pageOf, paginationOf, type AppRouteHandler } from '../../lib/openapi.ts';
 import { fromIso } from '../../lib/time.ts';
 import { findPayment } from '../../services/payments/store.ts';
 import {
@@ -14,7 +14,9 @@ import {
 import type * as routes from './events.routes.ts';
 
 export const listEvents: AppRouteHandler<typeof routes.listEvents> = async (c) => {
-  const { limit, offset, type, payment_id, created_gte, created_lt } = c.req.valid('query');
+  const query = c.req.valid('query');
+  const { type, payment_id, created_gte, created_lt } = query;
+  const page = pageOf(query);
   const filters = {
     type,
     paymentId: payment_id,
@@ -23,21 +25,21 @@ export const listEvents: AppRouteHandler<typeof routes.listEvents> = async (c) =
   };
   const deps = c.get('deps');
   const scope = ownerScopeOf(c.get('auth'), deps.environment);
-  const { rows, total } = await listOwnEvents(deps, scope, filters, { limit, offset });
-  return c.json({ data: rows.map(webhookBodyOf), pagination: { limit, offset, total } }, 200);
+  const listed = await listOwnEvents(deps, scope, filters, page);
+  return c.json({ data: listed.rows.map(webhookBodyOf), pagination: paginationOf(page, listed) }, 200);
 };
 
 export const listPaymentEvents: AppRouteHandler<typeof routes.listPaymentEvents> = async (c) => {
   const deps = c.get('deps');
+  const page = pageOf(c.req.valid('query'));
   const payment = await findPayment(
     deps,
     ownerScopeOf(c.get('auth'), deps.environment),
     c.req.valid('param').payment_id,
   );
   if (!payment) throw new ServiceError('payment_not_found');
-  const { limit, offset } = c.req.valid('query');
-  const { rows, total } = await listEventsOfPayment(deps, payment.id, { limit, offset });
-  return c.json({ data: await withDeliveries(deps, rows), pagination: { limit, offset, total } }, 200);
+  const listed = await listEventsOfPayment(deps, payment.id, page);
+  return c.json({ data: await withDeliveries(deps, listed.rows), pagination: paginationOf(page, listed) }, 200);
 };
 
 export const redeliverPaymentEvent: AppRouteHandler<typeof routes.redeliverPaymentEvent> = async (c) => {

@@ -6,6 +6,7 @@ import {
   errorResponses,
   jsonContent,
   listEnvelope,
+  listErrorResponses,
   PaginationQuery,
 } from '../../lib/openapi.ts';
 import { requireAuth } from '../../middleware/auth.ts';
@@ -37,7 +38,7 @@ export const listEvents = createRoute({
   request: { query: ListEventsQuery },
   responses: {
     200: jsonContent(listEnvelope(WebhookEventSchema), 'A page of events.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
+    ...listErrorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
   },
 });
 
@@ -54,7 +55,7 @@ export const listPaymentEvents = createRoute({
   request: { params: PaymentEventParams, query: PaginationQuery },
   responses: {
     200: jsonContent(listEnvelope(PaymentEventSchema), 'A page of events.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_not_found'),
+    ...listErrorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_not_found'),
   },
 });
 

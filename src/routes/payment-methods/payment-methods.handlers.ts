@@ -1,15 +1,15 @@
 import { callerOf } from '../../domain/caller.ts';
 import { ServiceError } from '../../lib/errors.ts';
-import type { AppRouteHandler } from '../../lib/openapi.ts';
+import { pageOf, paginationOf, type AppRouteHandler } from '../../lib/openapi.ts';
 import { toPublicPaymentMethod } from '../../services/payment-methods/resources.ts';
 import * as methods from '../../services/payment-methods/store.ts';
 import { readTerminal } from '../../services/terminals.ts';
 import type * as routes from './payment-methods.routes.ts';
 
 export const listPaymentMethods: AppRouteHandler<typeof routes.listPaymentMethods> = async (c) => {
-  const { limit, offset } = c.req.valid('query');
-  const { rows, total } = await methods.listPublicPaymentMethods(c.get('deps'), callerOf(c.get('auth')), limit, offset);
-  return c.json({ data: rows.map(toPublicPaymentMethod), pagination: { limit, offset, total } }, 200);
+  const page = pageOf(c.req.valid('query'));
+  const listed = await methods.listPublicPaymentMethods(c.get('deps'), callerOf(c.get('auth')), page);
+  return c.json({ data: listed.rows.map(toPublicPaymentMethod), pagination: paginationOf(page, listed) }, 200);
 };
 
 export const getPaymentMethod: AppRouteHandler<typeof routes.getPaymentMethod> = async (c) => {

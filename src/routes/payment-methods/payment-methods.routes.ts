@@ -6,6 +6,7 @@ import {
   errorResponses,
   jsonContent,
   listEnvelope,
+  listErrorResponses,
   opaqueId,
   PaginationQuery,
 } from '../../lib/openapi.ts';
@@ -27,7 +28,7 @@ export const listPaymentMethods = createRoute({
   request: { query: PaginationQuery },
   responses: {
     200: jsonContent(listEnvelope(PublicPaymentMethodSchema), 'A page of methods.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
+    ...listErrorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
   },
 });
 

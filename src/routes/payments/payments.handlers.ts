@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { ownerScopeOf, type OwnerScope } from '../../domain/caller.ts';
 import { answerOperation } from '../../http/operations.ts';
 import { ServiceError } from '../../lib/errors.ts';
-import type { AppEnv, AppRouteHandler } from '../../lib/openapi.ts';
+import { pageOf, paginationOf, type AppEnv, type AppRouteHandler } from '../../lib/openapi.ts';
 import { fromIso } from '../../lib/time.ts';
 import { OPERATIONS } from '../../services/operations/registry.ts';
 import {
@@ -21,7 +21,9 @@ export const createPayment: AppRouteHandler<typeof routes.createPayment> = async
 const readScope = (c: Context<AppEnv>): OwnerScope => ownerScopeOf(c.get('auth'), c.get('deps').environment);
 
 export const listPayments: AppRouteHandler<typeof routes.listPayments> = async (c) => {
-  const { limit, offset, external_reference, status, payment_method, created_gte, created_lt } = c.req.valid('query');
+  const query = c.req.valid('query');
+  const { external_reference, status, payment_method, created_gte, created_lt } = query;
+  const page = pageOf(query);
   const filters = {
     externalReference: external_reference,
     status,
@@ -29,8 +31,11 @@ export const listPayments: AppRouteHandler<typeof routes.listPayments> = async (
     createdFrom: created_gte === undefined ? undefined : fromIso(created_gte),
     createdBefore: created_lt === undefined ? undefined : fromIso(created_lt),
   };
-  const { rows, total } = await listOwnPayments(c.get('deps'), readScope(c), filters, { limit, offset });
-  return c.json({ data: rows.map((row) => toPaymentResource(row)), pagination: { limit, offset, total } }, 200);
+  const listed = await listOwnPayments(c.get('deps'), readScope(c), filters, page);
+  return c.json(
+    { data: listed.rows.map((row) => toPaymentResource(row)), pagination: paginationOf(page, listed) },
+    200,
+  );
 };
 
 export const getPayment: AppRouteHandler<typeof routes.getPayment> = async (c) => {
@@ -49,13 +54,10 @@ export const createRefund: AppRouteHandler<typeof routes.createRefund> = async (
   }) as never;
 
 export const listRefunds: AppRouteHandler<typeof routes.listRefunds> = async (c) => {
-  const { limit, offset } = c.req.valid('query');
-  const page = await listPaymentRefunds(c.get('deps'), readScope(c), c.req.valid('param').payment_id, {
-    limit,
-    offset,
-  });
-  if (!page) throw new ServiceError('payment_not_found');
-  return c.json({ data: page.rows.map(toRefundResource), pagination: { limit, offset, total: page.total } }, 200);
+  const page = pageOf(c.req.valid('query'));
+  const listed = await listPaymentRefunds(c.get('deps'), readScope(c), c.req.valid('param').payment_id, page);
+  if (!listed) throw new ServiceError('payment_not_found');
+  return c.json({ data: listed.rows.map(toRefundResource), pagination: paginationOf(page, listed) }, 200);
 };
 
 export const getRefund: AppRouteHandler<typeof routes.getRefund> = async (c) => {

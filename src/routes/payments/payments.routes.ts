@@ -8,6 +8,7 @@ import {
   jsonBody,
   jsonContent,
   listEnvelope,
+  listErrorResponses,
   PaginationQuery,
 } from '../../lib/openapi.ts';
 import {
@@ -76,7 +77,7 @@ export const listPayments = createRoute({
   request: { query: ListPaymentsQuery },
   responses: {
     200: jsonContent(listEnvelope(PaymentSchema), 'A page of payments.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
+    ...listErrorResponses('unauthorized', 'insufficient_scope', 'rate_limited'),
   },
 });
 
@@ -178,7 +179,7 @@ export const listRefunds = createRoute({
   request: { params: PaymentParams, query: PaginationQuery },
   responses: {
     200: jsonContent(listEnvelope(RefundSchema), 'A page of refunds.'),
-    ...errorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_not_found'),
+    ...listErrorResponses('unauthorized', 'insufficient_scope', 'rate_limited', 'payment_not_found'),
   },
 });
 

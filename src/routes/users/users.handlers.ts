@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { AuthContext } from '../../domain/caller.ts';
 import { ServiceError } from '../../lib/errors.ts';
-import type { AppRouteHandler } from '../../lib/openapi.ts';
+import { pageOf, paginationOf, type AppRouteHandler } from '../../lib/openapi.ts';
 import * as users from '../../services/users.ts';
 import type * as routes from './users.routes.ts';
 
@@ -11,9 +11,9 @@ export const createUser: AppRouteHandler<typeof routes.createUser> = async (c) =
 };
 
 export const listUsers: AppRouteHandler<typeof routes.listUsers> = async (c) => {
-  const { limit, offset } = c.req.valid('query');
-  const { rows, total } = await users.listUsers(c.get('deps'), limit, offset);
-  return c.json({ data: rows.map(users.toUserResource), pagination: { limit, offset, total } }, 200);
+  const page = pageOf(c.req.valid('query'));
+  const listed = await users.listUsers(c.get('deps'), page);
+  return c.json({ data: listed.rows.map(users.toUserResource), pagination: paginationOf(page, listed) }, 200);
 };
 
 export const getUser: AppRouteHandler<typeof routes.getUser> = async (c) => {

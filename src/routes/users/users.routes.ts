@@ -7,6 +7,7 @@ import {
   jsonBody,
   jsonContent,
   listEnvelope,
+  listErrorResponses,
   opaqueId,
   PaginationQuery,
 } from '../../lib/openapi.ts';
@@ -44,7 +45,7 @@ export const listUsers = createRoute({
   request: { query: PaginationQuery },
   responses: {
     200: jsonContent(listEnvelope(UserSchema), 'A page of users.'),
-    ...errorResponses('unauthorized', 'insufficient_role'),
+    ...listErrorResponses('unauthorized', 'insufficient_role'),
   },
 });
 

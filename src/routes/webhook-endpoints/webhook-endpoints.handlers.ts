@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { WebhookEndpointRow } from '../../db/schema/index.ts';
 import { ServiceError } from '../../lib/errors.ts';
-import type { AppEnv, AppRouteHandler } from '../../lib/openapi.ts';
+import { pageOf, paginationOf, type AppEnv, type AppRouteHandler } from '../../lib/openapi.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
 import { resolveOwner } from '../../services/owners.ts';
 import { pingEndpoint } from '../../services/webhooks/endpoints/ping.ts';
@@ -26,10 +26,11 @@ export const createWebhookEndpoint: AppRouteHandler<typeof routes.createWebhookE
 
 export const listWebhookEndpoints: AppRouteHandler<typeof routes.listWebhookEndpoints> = async (c) => {
   const deps = c.get('deps');
-  const { limit, offset, user_id } = c.req.valid('query');
-  const { owner, deps: onShard } = await resolveOwner(deps, c.get('auth'), user_id, c.req.method);
-  const { rows, total } = await endpoints.listEndpoints(onShard, owner.id, { limit, offset });
-  return c.json({ data: rows.map(endpoints.toWebhookEndpoint), pagination: { limit, offset, total } }, 200);
+  const query = c.req.valid('query');
+  const page = pageOf(query);
+  const { owner, deps: onShard } = await resolveOwner(deps, c.get('auth'), query.user_id, c.req.method);
+  const listed = await endpoints.listEndpoints(onShard, owner.id, page);
+  return c.json({ data: listed.rows.map(endpoints.toWebhookEndpoint), pagination: paginationOf(page, listed) }, 200);
 };
 
 export const getWebhookEndpoint: AppRouteHandler<typeof routes.getWebhookEndpoint> = async (c) => {

@@ -7,6 +7,7 @@ import {
   jsonBody,
   jsonContent,
   listEnvelope,
+  listErrorResponses,
 } from '../../lib/openapi.ts';
 import {
   CreateWebhookEndpointBody,
@@ -61,7 +62,7 @@ export const listWebhookEndpoints = createRoute({
   request: { query: ListWebhookEndpointsQuery },
   responses: {
     200: jsonContent(listEnvelope(WebhookEndpointSchema), 'A page of endpoints.'),
-    ...errorResponses('unauthorized', 'insufficient_role', 'user_not_found'),
+    ...listErrorResponses('unauthorized', 'insufficient_role', 'user_not_found'),
   },
 });
 

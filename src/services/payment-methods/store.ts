@@ -1,5 +1,6 @@
-import { and, count, desc, eq, isNull } from 'drizzle-orm';
+import { and, eq, exists, isNull, sql } from 'drizzle-orm';
 import type { Capability } from '../../connectors/types.ts';
+import { fetchPage, newestFirstPage, type Page } from '../../db/paging.ts';
 import { apiKeyPaymentMethods, paymentMethods, type PaymentMethodRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
 import type { Caller } from '../../domain/caller.ts';
@@ -79,28 +80,20 @@ export function paymentMethodLoader(deps: Deps): (id: string) => Promise<Payment
   };
 }
 
-export async function listAccountPaymentMethods(
-  { control: db, environment }: Deps,
-  ownerId: string,
-  limit: number,
-  offset: number,
-) {
-  const where = and(
+/** The owner's methods in this environment, deleted ones left out: the scope of its list and of its cursors. */
+const ownersMethods = (ownerId: string, environment: Environment) =>
+  and(
     eq(paymentMethods.userId, ownerId),
     eq(paymentMethods.environment, environment),
     isNull(paymentMethods.deletedAt),
   );
-  const [rows, [{ total } = { total: 0 }]] = await db.batch([
-    db
-      .select()
-      .from(paymentMethods)
-      .where(where)
-      .orderBy(desc(paymentMethods.createdAt), desc(paymentMethods.id))
-      .limit(limit)
-      .offset(offset),
-    db.select({ total: count() }).from(paymentMethods).where(where),
-  ]);
-  return { rows, total };
+
+/** The statements of a page of the owner's methods; exported so a test can explain their query plans. */
+export const accountPaymentMethodListStatements = ({ control: db, environment }: Deps, ownerId: string, page: Page) =>
+  newestFirstPage(db, paymentMethods, ownersMethods(ownerId, environment), undefined, page);
+
+export function listAccountPaymentMethods(deps: Deps, ownerId: string, page: Page) {
+  return fetchPage(deps.control, accountPaymentMethodListStatements(deps, ownerId, page));
 }
 
 /**
@@ -197,34 +190,32 @@ export async function deletePaymentMethod({ control: db }: Deps, row: PaymentMet
 
 /** Public view for an API key: active methods linked and enabled for that key. */
 function keyVisibleConditions(apiKeyId: string, environment: Environment) {
-  return and(
-    eq(apiKeyPaymentMethods.apiKeyId, apiKeyId),
-    eq(apiKeyPaymentMethods.enabled, true),
-    eq(paymentMethods.environment, environment),
-    eq(paymentMethods.enabled, true),
-    isNull(paymentMethods.deletedAt),
-  );
+  return and(linkedToKey(apiKeyId), activeMethods(environment));
 }
 
-export async function listPublicPaymentMethods(deps: Deps, caller: Caller, limit: number, offset: number) {
+const linkedToKey = (apiKeyId: string) =>
+  and(eq(apiKeyPaymentMethods.apiKeyId, apiKeyId), eq(apiKeyPaymentMethods.enabled, true));
+
+const activeMethods = (environment: Environment) =>
+  and(eq(paymentMethods.environment, environment), eq(paymentMethods.enabled, true), isNull(paymentMethods.deletedAt));
+
+/**
+ * The statements of a page of the methods a business caller may use; exported so a test can explain their query
+ * plans. For a key: its owner's methods (the owner's index keeps the order) with an enabled link to the key.
+ */
+export function publicPaymentMethodListStatements(deps: Deps, caller: Caller, page: Page) {
+  if (caller.kind !== 'api_key') return accountPaymentMethodListStatements(deps, caller.ownerId, page);
   const { control: db, environment } = deps;
-  if (caller.kind === 'api_key') {
-    const where = keyVisibleConditions(caller.apiKeyId, environment);
-    const join = eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id);
-    const [rows, [{ total } = { total: 0 }]] = await db.batch([
-      db
-        .select({ method: paymentMethods })
-        .from(paymentMethods)
-        .innerJoin(apiKeyPaymentMethods, join)
-        .where(where)
-        .orderBy(desc(paymentMethods.createdAt), desc(paymentMethods.id))
-        .limit(limit)
-        .offset(offset),
-      db.select({ total: count() }).from(paymentMethods).innerJoin(apiKeyPaymentMethods, join).where(where),
-    ]);
-    return { rows: rows.map((r) => r.method), total };
-  }
-  return listAccountPaymentMethods(deps, caller.ownerId, limit, offset);
+  const linked = db
+    .select({ linked: sql`1` })
+    .from(apiKeyPaymentMethods)
+    .where(and(eq(apiKeyPaymentMethods.paymentMethodId, paymentMethods.id), linkedToKey(caller.apiKeyId)));
+  const visible = and(eq(paymentMethods.userId, caller.ownerId), activeMethods(environment), exists(linked));
+  return newestFirstPage(db, paymentMethods, visible, undefined, page);
+}
+
+export function listPublicPaymentMethods(deps: Deps, caller: Caller, page: Page) {
+  return fetchPage(deps.control, publicPaymentMethodListStatements(deps, caller, page));
 }
 
 /**

@@ -3,7 +3,10 @@ import {
   fetchPage,
   ownedListStatements,
   newestFirstPage,
+  pageBatch,
+  readPage,
   type CreatedRange,
+  type ListPage,
   type Page,
   type PageStatements,
 } from '../../db/paging.ts';
@@ -56,25 +59,24 @@ export const ownedPayment = ({ db }: Deps, scope: OwnerScope, paymentId: string)
 const refundsOf = (scope: OwnerScope, paymentId: string) =>
   and(eq(refunds.paymentId, paymentId), eq(refunds.ownerId, scope.ownerId));
 
+/** The statements of a page of a payment's refunds; exported so a test can explain their query plans. */
+export const refundListStatements = ({ db }: Deps, scope: OwnerScope, paymentId: string, page: Page) =>
+  newestFirstPage(db, refunds, refundsOf(scope, paymentId), undefined, page);
+
 /**
  * A page of a payment's refunds, with the payment's existence checked in the same round trip: null when
- * the payment is not the caller's (missing and foreign alike).
+ * the payment is not the caller's (missing and foreign alike). A cursor is one of this payment's refunds.
  */
 export async function listRefunds(
   deps: Deps,
   scope: OwnerScope,
   paymentId: string,
   page: Page,
-): Promise<{ rows: RefundRow[]; total: number } | null> {
-  const { db } = deps;
-  const statements = newestFirstPage(db, refunds, refundsOf(scope, paymentId), page);
-  const [owned, rows, counted] = await db.batch([
-    ownedPayment(deps, scope, paymentId),
-    statements.rows,
-    statements.total,
-  ]);
+): Promise<ListPage<RefundRow> | null> {
+  const statements = refundListStatements(deps, scope, paymentId, page);
+  const [owned, ...results] = await deps.db.batch([ownedPayment(deps, scope, paymentId), ...pageBatch(statements)]);
   if (owned.length === 0) return null;
-  return { rows: rows as RefundRow[], total: (counted as Array<{ total: number }>)[0]?.total ?? 0 };
+  return readPage(statements, results);
 }
 
 /** One refund of the caller's payment: `paymentFound` false when the payment is not the caller's, `refund` null when it has no such refund. */

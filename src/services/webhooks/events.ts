@@ -62,9 +62,13 @@ export function listEvents(deps: Deps, scope: OwnerScope, filters: EventFilters,
   return fetchPage(deps.db, eventListStatements(deps, scope, filters, page));
 }
 
-/** A page of one payment's events (the caller checked the payment is its own). */
-export function listPaymentEvents({ db }: Deps, paymentId: string, page: Page) {
-  return fetchPage(db, newestFirstPage(db, paymentEvents, eq(paymentEvents.paymentId, paymentId), page));
+/** The statements of a page of one payment's events; exported so a test can explain their query plans. */
+export const paymentEventListStatements = ({ db }: Deps, paymentId: string, page: Page) =>
+  newestFirstPage(db, paymentEvents, eq(paymentEvents.paymentId, paymentId), undefined, page);
+
+/** A page of one payment's events (the caller checked the payment is its own); a cursor is one of its events. */
+export function listPaymentEvents(deps: Deps, paymentId: string, page: Page) {
+  return fetchPage(deps.db, paymentEventListStatements(deps, paymentId, page));
 }
 
 export function findEventOfPayment({ db }: Deps, paymentId: string, eventId: string) {

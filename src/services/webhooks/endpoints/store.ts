@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { insertRowIf } from '../../../db/conditional-insert.ts';
-import { fetchPage, newestFirstPage, type Page } from '../../../db/paging.ts';
+import { fetchPage, newestFirstPage, ownedBy, type Page } from '../../../db/paging.ts';
 import { webhookEndpoints, type EndpointDisabledReason, type WebhookEndpointRow } from '../../../db/schema/index.ts';
 import type { Deps } from '../../../deps.ts';
 import { ownerDeps } from '../../shards/owner-deps.ts';
@@ -93,9 +93,14 @@ export async function createEndpoint(deps: Deps, ownerId: string, input: NewEndp
   return { row, secret: { current: secret, previous: null, previousExpiresAt: null } satisfies WebhookSecrets };
 }
 
-export function listEndpoints({ db, environment }: Deps, ownerId: string, page: Page) {
-  const where = and(eq(webhookEndpoints.ownerId, ownerId), eq(webhookEndpoints.environment, environment));
-  return fetchPage(db, newestFirstPage(db, webhookEndpoints, where, page));
+/** The statements of a page of the owner's endpoints; exported so a test can explain their query plans. */
+export function endpointListStatements({ db, environment }: Deps, ownerId: string, page: Page) {
+  const owned = ownedBy(webhookEndpoints, { ownerId, environment });
+  return newestFirstPage(db, webhookEndpoints, owned, undefined, page);
+}
+
+export function listEndpoints(deps: Deps, ownerId: string, page: Page) {
+  return fetchPage(deps.db, endpointListStatements(deps, ownerId, page));
 }
 
 /**
