@@ -429,7 +429,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a payment
-         * @description No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. A processor refusal is `402 processor_declined`.
+         * @description No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. While a dispute of the payment is open, `409 payment_disputed`. A processor refusal is `402 processor_declined`.
          *
          *     `200`: canceled (`status: canceled`). `202`: cancel requested, not done: the processor accepted a cancel it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`); the payment keeps its status, with `cancel_requested_at` set. It completes by the processor’s notification or the service’s own read: `payment.canceled`, or `payment.approved` if the customer paid first; follow it by webhook or `GET /v1/payments/{payment_id}`. A cancel while one is requested answers `202` again without asking the processor; a retry with the same `Idempotency-Key` answers what the first request answered.
          */
@@ -455,7 +455,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a payment wholly or partly
-         * @description Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments; any other status, `refunded` included, is `409 invalid_state_transition`. The amount is in the payment’s currency (`422 unsupported_currency`) and at most the refundable balance: the amount less approved and in-flight refunds (`422 refund_exceeds_balance`). The refund is a resource: 201 with `status` `approved`, `declined`, `pending`... After a timeout, repeat the same request with the same `Idempotency-Key`; never a new key, since the processor may already have refunded.
+         * @description Scope `refunds:create`; the method must support `refunds`. Only `approved` and `partially_refunded` payments; any other status, `refunded` included, is `409 invalid_state_transition`. The amount is in the payment’s currency (`422 unsupported_currency`) and at most the refundable balance: the amount less approved and in-flight refunds and what a chargeback took (`422 refund_exceeds_balance`). While a dispute of the payment is open, `409 payment_disputed` (`details.dispute_id`): answer the dispute at the processor first. The refund is a resource: 201 with `status` `approved`, `declined`, `pending`... After a timeout, repeat the same request with the same `Idempotency-Key`; never a new key, since the processor may already have refunded.
          */
         post: operations["createRefund"];
         delete?: never;
@@ -598,6 +598,26 @@ export interface paths {
          * @description Queues the event for delivery again, with the same event id (receivers deduplicate by it), to every destination it has or to the one named by `destination`. Also revives dead-lettered deliveries. A delivery to a disabled or deleted endpoint is not revived; naming one is `409 invalid_state_transition`, as is an event with no delivery to the destination asked for. Scope `payments:read`.
          */
         post: operations["redeliverPaymentEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your payments counted and summed per day or hour
+         * @description Scope `payments:read` (API key) or a user token, as `GET /v1/payments`. The payments created in `[created_gte, created_lt)` (default: the last 30 days; at most 366 days), counted and summed per interval (the days of `tz`, or hours for ranges of at most 48 hours), status and currency, and payment method with `group_by=payment_method`: one flat row each, `{ start, end, status, currency, payment_method?, count, amount }`, ordered by `start`, then `status`, `currency` and `payment_method`; rows without payments are left out, so a chart or a CSV takes it as it is. The first and last rows are clipped to the range; the counts add up to `GET /v1/payments`’s `total` over the same range. Read from counters kept with the payments, so it costs the same whatever your history (docs/limits.md). A range longer than 366 days, an hourly one longer than 48 hours, an empty one or an unknown time zone is `400 invalid_request` naming the parameter.
+         */
+        get: operations["reportPayments"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -767,7 +787,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate the payer’s bank disputing a sandbox payment (test only)
-         * @description Only in the `test` environment (404 in `live`); same credentials as reading the payment; sandbox methods only, collected payments only (`approved`, `partially_refunded`, `refunded`; otherwise `409 invalid_state_transition`). The sandbox reports a chargeback, by a signed sandbox notification through the same path as a real processor notification: a dispute `needs_response` with its funds withdrawn now and evidence due in 7 days, event `dispute.created`. Close it with `POST /v1/test-helpers/disputes/{dispute_id}/close`. A payment that is missing or another owner’s is `404 payment_not_found`.
+         * @description Only in the `test` environment (404 in `live`); same credentials as reading the payment; sandbox methods only, collected payments only (`approved`, `partially_refunded`, `refunded`; otherwise `409 invalid_state_transition`). The sandbox reports a chargeback, by a signed sandbox notification through the same path as a real processor notification: a dispute `needs_response` with its funds withdrawn now and evidence due in 7 days, event `dispute.created`. Close it with `POST /v1/test-helpers/disputes/{dispute_id}/close`. One dispute at a time, as Stripe allows one per charge: a payment whose dispute is open is `409 payment_disputed` (`details.dispute_id`). A payment that is missing or another owner’s is `404 payment_not_found`.
          */
         post: operations["simulateDispute"];
         delete?: never;
@@ -2107,6 +2127,40 @@ export interface components {
              * @example we_5c1v8m2x0k7q3w9n4b6z
              */
             endpoint_id: string | null;
+        };
+        PaymentsReportRow: {
+            /**
+             * Format: date-time
+             * @description The interval’s start (the range’s own start for the first).
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description The interval’s end, excluded (the range’s own end for the last).
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            end: string;
+            /**
+             * @description The payments’ status now.
+             * @enum {string}
+             */
+            status: "created" | "pending" | "processing" | "approved" | "declined" | "failed" | "expired" | "canceled" | "partially_refunded" | "refunded";
+            /** @example USD */
+            currency: string;
+            /**
+             * @description With `group_by=payment_method`.
+             * @example 7f1c9a0e-2b4d-4e6f-8a1b-3c5d7e9f0a2b
+             */
+            payment_method?: string;
+            /**
+             * Format: int32
+             * @description Payments created in the interval, in this status.
+             * @example 42
+             */
+            count: number;
+            /** @description Their amounts added up, in their currency. */
+            amount: components["schemas"]["Amount"];
         };
         WebhookSecret: {
             /**
@@ -6184,7 +6238,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_state_transition`, `idempotency_key_reused`, `concurrent_update` */
+            /** @description `invalid_state_transition`, `payment_disputed`, `idempotency_key_reused`, `concurrent_update` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6198,7 +6252,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"] & {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_state_transition" | "idempotency_key_reused" | "concurrent_update";
+                            code: "invalid_state_transition" | "payment_disputed" | "idempotency_key_reused" | "concurrent_update";
                         };
                     };
                 };
@@ -6598,7 +6652,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_state_transition`, `idempotency_key_reused`, `concurrent_update` */
+            /** @description `invalid_state_transition`, `payment_disputed`, `idempotency_key_reused`, `concurrent_update` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6612,7 +6666,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"] & {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_state_transition" | "idempotency_key_reused" | "concurrent_update";
+                            code: "invalid_state_transition" | "payment_disputed" | "idempotency_key_reused" | "concurrent_update";
                         };
                     };
                 };
@@ -7765,6 +7819,134 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "owner_moving";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    reportPayments: {
+        parameters: {
+            query?: {
+                /** @description Only items created at or after this instant. ISO 8601 date-time with `Z` or an offset. */
+                created_gte?: string;
+                /** @description Only items created before this instant. ISO 8601 date-time with `Z` or an offset. */
+                created_lt?: string;
+                /** @description One row per day of `tz` (default), or per hour (ranges of at most 48 hours). */
+                interval?: "day" | "hour";
+                /** @description Also one row per payment method (`payment_method` on each row). */
+                group_by?: "payment_method";
+                /** @description The IANA time zone whose days the rows are (e.g. `America/Sao_Paulo`); default `UTC`. */
+                tz?: string;
+            };
+            header?: {
+                /**
+                 * @description A bookmark from an earlier answer’s `X-Read-Bookmark` (the latest you received): the read may then be served by a database replica near you that has caught up to it. Without one, the read goes to the primary. A malformed one is `400 invalid_request`.
+                 * @example 00000002-0000000a-00004fa3-64f1c2d8a6b04e7e9a3c5b7d9e1f2a4c
+                 */
+                "x-read-bookmark"?: components["parameters"]["ReadBookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentsReportRow"][];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description What this answer saw: send the latest one back as `X-Read-Bookmark` on a read. */
+                    "X-Read-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] & {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                         };
                     };
                 };
@@ -9194,7 +9376,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `concurrent_update`, `invalid_state_transition` */
+            /** @description `concurrent_update`, `invalid_state_transition`, `payment_disputed` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -9204,7 +9386,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"] & {
                         error: {
                             /** @enum {string} */
-                            code: "concurrent_update" | "invalid_state_transition";
+                            code: "concurrent_update" | "invalid_state_transition" | "payment_disputed";
                         };
                     };
                 };
