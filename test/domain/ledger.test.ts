@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { VOID_AWAIT_MS, voidAwaited } from '../../src/domain/cancellation.ts';
 import { DISPUTE_REASONS, DISPUTE_STATUSES, isDisputeClosed } from '../../src/domain/disputes.ts';
 import {
   type Command,
@@ -129,6 +130,7 @@ const operation = fc.oneof(
       key: fc.constantFrom('k1', 'k2'),
       status: fc.constantFrom(...ACCOUNT_STATUSES),
       requested: fc.boolean(),
+      voidAsked: fc.boolean(),
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const) }) },
@@ -210,6 +212,7 @@ function commandOf(model: Model, op: Operation): { command: Command; state: Ledg
           account: { status: op.status },
           processorStatus: op.status,
           requested: op.requested,
+          voidAsked: op.voidAsked,
         },
         state,
       };
@@ -265,6 +268,9 @@ describe('the ledger over random histories', () => {
               model.disputes.set(row.processorDisputeId, row);
             }
             const after = model.payment;
+
+            // No refund is reserved while a void the processor accepted is awaited (it would pay out twice).
+            if (change.refund && 'insert' in change.refund) expect(voidAwaited(before, model.now)).toBe(false);
 
             // The running totals are the refunds' sums; the money bound holds.
             expect(after.amountRefunded).toBe(sum(model.refunds, ['approved']));
@@ -329,5 +335,68 @@ describe('the ledger over random histories', () => {
       { numRuns: 3_000, seed: 20261127 },
     );
     for (const [corner, count] of Object.entries(seen)) expect(count, corner).toBeGreaterThan(0);
+  });
+});
+
+describe('a void the processor carries out later (Adyen /reversals)', () => {
+  const NOW = 1_000_000;
+  const stateOf = (payment: PaymentRecord): LedgerState => ({ payment });
+  const apply = (p: PaymentRecord, command: Command, now: number) => {
+    const decision = decide(stateOf(p), command, now);
+    if (decision.kind !== 'change') return { p, decision };
+    return { p: { ...p, ...decision.change.payment, version: p.version + 1 }, decision };
+  };
+  const answer = (voidAsked: boolean, status: PaymentStatus): Command => ({
+    type: 'cancel_answered',
+    attemptKey: 'k1',
+    account: { status },
+    processorStatus: 'received',
+    requested: true,
+    voidAsked,
+  });
+  const reserve = (p: PaymentRecord, now: number) =>
+    decide(
+      stateOf(p),
+      {
+        type: 'reserve_refund',
+        refund: { id: 're_1', amountMinor: 100, reason: null, attemptKey: 'r1', attemptFingerprint: 'f1' },
+      },
+      now,
+    );
+
+  it('is recorded as requested (202), holds off refunds for a day, and the news cancels the payment', () => {
+    const claimed = apply(payment('approved'), { type: 'claim_cancel', attemptKey: 'k1' }, NOW).p;
+    const { p: requested, decision } = apply(claimed, answer(true, 'approved'), NOW);
+    expect(decision).toMatchObject({ kind: 'change', outcome: 'requested' });
+    expect(requested.cancelRequestedAt).toBe(NOW);
+    expect(requested.cancelClaimedAt).toBeNull();
+    // The claim is gone, the void is awaited: a refund is refused, and a second cancel answers the same without asking.
+    expect(reserve(requested, NOW + 60_000)).toMatchObject({ kind: 'refused', refusal: 'cancellation_in_progress' });
+    expect(decide(stateOf(requested), { type: 'claim_cancel', attemptKey: 'k2' }, NOW + 60_000)).toMatchObject({
+      outcome: 'done',
+    });
+    // News that changes no status keeps the request; the news of the void cancels the payment and keeps its date.
+    const news = (status: PaymentStatus): Command => ({
+      type: 'processor_news',
+      account: { status },
+      processorStatus: status,
+    });
+    expect(apply(requested, news('approved'), NOW + 1).p.cancelRequestedAt).toBe(NOW);
+    const voided = apply(requested, news('canceled'), NOW + 2).p;
+    expect(voided).toMatchObject({ status: 'canceled', cancelRequestedAt: NOW });
+    // Never reported within a day: refunds and cancels are possible again.
+    expect(reserve(requested, NOW + VOID_AWAIT_MS).kind).toBe('change');
+    expect(decide(stateOf(requested), { type: 'claim_cancel', attemptKey: 'k2' }, NOW + VOID_AWAIT_MS)).toMatchObject({
+      outcome: 'claimed',
+    });
+  });
+
+  it('a terminal asked to stop a payment the customer paid meanwhile is not a void: not_cancelable, nothing awaited', () => {
+    const claimed = apply(payment('pending'), { type: 'claim_cancel', attemptKey: 'k1' }, NOW).p;
+    const paid = { ...claimed, status: 'approved' as const };
+    const { p, decision } = apply(paid, answer(false, 'approved'), NOW);
+    expect(decision).toMatchObject({ kind: 'change', outcome: 'not_cancelable' });
+    expect(p.cancelRequestedAt).toBeNull();
+    expect(reserve(p, NOW).kind).toBe('change');
   });
 });

@@ -1,4 +1,4 @@
-import { cancellationInProgress } from '../cancellation.ts';
+import { cancellationInProgress, voidAwaited } from '../cancellation.ts';
 import { applyTransition, canRefund, nextUpdatedAt, type RefundedPaymentStatus } from '../payment-state.ts';
 import { applyRefundTransition, isReserving, type RefundStatus } from '../refund-state.ts';
 import { canReversePayment, REFUND_REVERSAL_EVENT_TYPE, type RefundFailureReason } from '../reversals.ts';
@@ -58,7 +58,7 @@ export interface RefundNews {
 }
 
 export function reserveRefund(p: PaymentRecord, c: ReserveRefund, now: number): Decision<RefundRecord> {
-  if (cancellationInProgress(p, now)) return refused('cancellation_in_progress');
+  if (cancellationInProgress(p, now) || voidAwaited(p, now)) return refused('cancellation_in_progress');
   if (p.chargedBackAt !== null) return refused('charged_back');
   if (p.openDisputeId !== null) return refused('payment_disputed');
   if (!canRefund(p.status)) return refused('not_refundable');

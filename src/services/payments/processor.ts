@@ -62,7 +62,7 @@ export function processorLookup(payment: PaymentRow, refund?: RefundRow): Paymen
       processorReference: payment.processorReference,
       processorIdempotencyKey: payment.processorIdempotencyKey,
       amount: { minor: payment.amountMinor, currency: payment.currency },
-      ...(cancelAwaitingProcessor(payment) ? { cancelRequested: true } : {}),
+      ...(cancelAwaitingProcessor(payment, Date.now()) ? { cancelRequested: true } : {}),
     };
   }
   return {
