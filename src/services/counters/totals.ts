@@ -25,8 +25,8 @@ type Sum = { n: number | null }[];
 const sumOf = (result: unknown) => Number((result as Sum)[0]?.n ?? 0);
 
 /**
- * Counters over a created range, and the rows of its edges. An open range ends a day after now (nothing is created
- * later); one with no start is the whole history less what lies after its end.
+ * Counters over a created range, and the rows of its edges. A range ends at the latest a day after now (nothing is
+ * created later); one with no start is the whole history less what lies after its end.
  */
 function rangeTotal(
   range: CountedRange,
@@ -39,8 +39,9 @@ function rangeTotal(
     return { statements: [all()], total: (results) => sumOf(results[0]) };
   const statements: Statement[] = [];
   const signs: number[] = [];
-  let from = range.createdFrom;
-  let to = range.createdBefore ?? horizon;
+  // Nothing was created before 1970 or after the horizon: a range reaching past either costs no more for it.
+  let from = range.createdFrom === undefined ? undefined : Math.max(range.createdFrom, 0);
+  let to = Math.min(range.createdBefore ?? horizon, horizon);
   let sign = 1;
   if (from === undefined) {
     // (-inf, to) is the whole history less [to, horizon).
