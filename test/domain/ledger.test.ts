@@ -219,7 +219,7 @@ function commandOf(model: Model, op: Operation): { command: Command; state: Ledg
     case 'release':
       return { command: { type: 'release_cancel' }, state };
     case 'expire':
-      return { command: { type: 'expire', target: op.target }, state };
+      return { command: { type: 'expire', withdrawal: { kind: 'settled', status: op.target } }, state };
   }
 }
 
@@ -398,5 +398,30 @@ describe('a void the processor carries out later (Adyen /reversals)', () => {
     expect(decision).toMatchObject({ kind: 'change', outcome: 'not_cancelable' });
     expect(p.cancelRequestedAt).toBeNull();
     expect(reserve(p, NOW).kind).toBe('change');
+  });
+});
+
+describe('a chargeback in another currency than the payment’s', () => {
+  it('books what is left of the payment, not the dispute’s minor units of another currency', () => {
+    const lost = (currency: string, minor: number): Command => ({
+      type: 'dispute_news',
+      newId: 'dsp_1',
+      processorDisputeId: 'dp_1',
+      processorStatus: 'lost',
+      facts: {
+        status: 'lost',
+        amount: { minor, currency },
+        reason: 'fraudulent',
+        evidenceDueBy: null,
+        fundsWithdrawnAt: 1,
+        fundsReinstatedAt: null,
+      },
+    });
+    const refunded = { ...payment('partially_refunded'), amountRefunded: 2_500 };
+    const inYen = decide({ payment: refunded, dispute: null }, lost('JPY', 1_000), 1_000);
+    expect(inYen).toMatchObject({ kind: 'change', change: { payment: { amountChargedBack: AMOUNT - 2_500 } } });
+    // In the payment's own currency: what the dispute took, at most what is left.
+    const inDollars = decide({ payment: refunded, dispute: null }, lost('USD', 1_000), 1_000);
+    expect(inDollars).toMatchObject({ kind: 'change', change: { payment: { amountChargedBack: 1_000 } } });
   });
 });

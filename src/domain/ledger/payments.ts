@@ -33,10 +33,17 @@ export interface ProcessorNews {
   processorReference?: string | null;
 }
 
-/** A pending QR past its time: `expired`, or what the processor said when asked to withdraw it. */
+/** When the processor cannot be reached to withdraw a QR, it is expired anyway this long after its TTL. */
+export const EXPIRY_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * A pending QR past its time, and what the processor said when asked to withdraw it: withdrawn (or nothing could be
+ * asked: its method is gone, and the processor's own expiry applies), its own status instead (paid meanwhile), or no
+ * answer.
+ */
 export interface Expire {
   type: 'expire';
-  target: PaymentAccountStatus;
+  withdrawal: { kind: 'withdrawn' } | { kind: 'settled'; status: PaymentAccountStatus } | { kind: 'no_answer' };
 }
 type PaymentAccountStatus = ProcessorAccount['status'];
 
@@ -114,9 +121,16 @@ export function processorNews(p: PaymentRecord, c: ProcessorNews, now: number): 
 }
 
 /** True when the payment expired by it. */
+/**
+ * `expired` once withdrawn, or past `EXPIRY_GRACE_MS` without an answer (a buyer cannot pay a code that old); the
+ * processor's status when it says the QR was settled otherwise. True when the payment expired.
+ */
 export function expire(p: PaymentRecord, c: Expire, now: number): Decision<boolean> {
   if (p.expiresAt === null || p.expiresAt > now) return unchanged(false);
-  const account = accountPatch(p, { status: c.target }, now);
+  const { withdrawal } = c;
+  if (withdrawal.kind === 'no_answer' && now <= p.expiresAt + EXPIRY_GRACE_MS) return unchanged(false);
+  const target = withdrawal.kind === 'settled' ? withdrawal.status : 'expired';
+  const account = accountPatch(p, { status: target }, now);
   return account ? changed(paymentChange(p, account), account.status === 'expired') : unchanged(false);
 }
 
