@@ -1,9 +1,11 @@
 // The merchant dashboard (/dashboard) in a real browser (Debian's Chromium through playwright-core), as a
-// support person uses it: sign in, find a payment by its external reference, refund part of it (a double
-// click refunds once; a retry after a lost answer refunds once), see the refund and its payment.refunded
-// delivery in the timeline, cancel a payment at the terminal (202: requested, not done), create an API key
-// and see its secret once, create a sandbox method from the form generated from its JSON Schema, export CSV,
-// return from a 401 to the same page, and rotate the session once for two tabs. axe-core (injected into the
+// support person uses it: sign in, find a payment by its external reference,
+// refund part of it (a double click refunds once; a retry after
+// a lost answer refunds once), see the refund and its payment.refunded delivery in the timeline, cancel a payment
+// at the terminal (202: requested, not done), create an API key and see its secret once, create a sandbox method
+// from the form generated from its JSON Schema, export CSV, read the overview's report (the API's numbers),
+// return from a 401 to the same page, and rotate the session once for
+// two tabs. axe-core (injected into the
 // page, never by bypassing the CSP) finds no violation on any page. Every request to another host fails the
 // test, and so does any CSP violation or console error that no step expected.
 // Screenshots: test-results/dashboard-*.png.
@@ -84,6 +86,17 @@ describe('/dashboard in Chromium', () => {
     const found = consoleEntries.filter(match);
     expect(found, JSON.stringify(consoleEntries)).toHaveLength(count);
     for (const entry of found) consoleEntries.splice(consoleEntries.indexOf(entry), 1);
+  };
+
+  /**
+   * The calendar day `offset` days from today in São Paulo, the viewer's time zone (UTC-3 all year since 2019), and its
+   * midnight as an instant.
+   */
+  const saoPaulo = (offset: number) => {
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(new Date());
+    const [y, m, d] = today.split('-').map(Number) as [number, number, number];
+    const midnight = new Date(Date.UTC(y, m - 1, d + offset, 3));
+    return { day: midnight.toISOString().slice(0, 10), midnight: midnight.toISOString() };
   };
 
   const shot = (target: Page, name: string) =>
@@ -616,6 +629,118 @@ describe('/dashboard in Chromium', () => {
     await placement.getByText(/^SHARD_\d+$/).waitFor();
     expect(await axeViolations(page)).toEqual([]);
     await placement.getByRole('button', { name: 'Close' }).click();
+  });
+
+  it('draws the last 30 days from one payments report: the counts and amounts the API answers', async () => {
+    // A currency without decimals beside the dollars: its own column, its own chart. And a declined payment.
+    const pesos = await createPayment('0', posMethodId, { amount: { value: '1500', currency: 'CLP' } });
+    expect(pesos.status).toBe('approved');
+    expect((await createPayment('8.51', posMethodId)).status).toBe('declined');
+    const calls: URL[] = [];
+    const onRequest = (request: { url: () => string }) => {
+      const url = new URL(request.url());
+      if (url.pathname.startsWith('/v1/')) calls.push(url);
+    };
+    page.on('request', onRequest);
+    await page.goto(`${base}/dashboard`);
+    await settled(page);
+    page.off('request', onRequest);
+
+    // One report call, no list of payments; its days are the viewer's: São Paulo's midnight 29 days ago to the next.
+    expect(calls.filter((url) => url.pathname === '/v1/payments')).toEqual([]);
+    const reports = calls.filter((url) => url.pathname === '/v1/reports/payments');
+    expect(reports).toHaveLength(1);
+    const query = Object.fromEntries(reports[0]!.searchParams);
+    expect(query).toEqual({
+      created_gte: saoPaulo(-29).midnight,
+      created_lt: saoPaulo(1).midnight,
+      interval: 'day',
+      tz: 'America/Sao_Paulo',
+    });
+
+    // What the API answers to that query, added up here: per status and currency, and per currency and day.
+    const report = await api('GET', `/v1/reports/payments?${new URLSearchParams(query)}`, token);
+    expect(report.status).toBe(200);
+    type Row = { start: string; status: string; count: number; amount: { value: string; currency: string } };
+    const rows = report.body.data as Row[];
+    const minorOf = (value: string) => Number(value.replace('.', ''));
+    const shown = (minor: number, currency: string) =>
+      currency === 'USD'
+        ? `$${(minor / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`
+        : `${currency} ${minor.toLocaleString('en-US')}`;
+    const sum = (of: Row[]) => ({
+      count: of.reduce((n, r) => n + r.count, 0),
+      minor: of.reduce((n, r) => n + minorOf(r.amount.value), 0),
+    });
+    const usd = rows.filter((r) => r.amount.currency === 'USD');
+    const clp = rows.filter((r) => r.amount.currency === 'CLP');
+    expect(sum(clp)).toEqual({ count: 1, minor: 1500 });
+    expect(usd.length).toBeGreaterThan(0);
+    const total = sum(rows).count;
+    // The report adds up to the list's total over the same range.
+    const list = await api(
+      'GET',
+      `/v1/payments?${new URLSearchParams({ created_gte: query.created_gte!, created_lt: query.created_lt!, limit: '1' })}`,
+      token,
+    );
+    expect(list.body.pagination.total).toBe(total);
+    const cells = async (row: import('playwright-core').Locator) =>
+      (await row.locator('th, td').allInnerTexts()).map((text) => text.replace(/\s/g, ' ').trim());
+
+    await page.getByText(new RegExp(`^${total} payments from .+ to today, by the days of America/Sao_Paulo`)).waitFor();
+    const byStatus = page.getByRole('table', { name: 'Payments of the last 30 days by status' });
+    expect(await cells(byStatus.locator('thead tr'))).toEqual(['Status', 'Payments', 'Amount (USD)', 'Amount (CLP)']);
+    const statusRows = await byStatus.locator('tbody tr').all();
+    expect(statusRows).toHaveLength(10);
+    for (const row of statusRows) {
+      const [status, ...numbers] = await cells(row);
+      const of = (currency: string) =>
+        sum(rows.filter((r) => r.status === status!.replaceAll(' ', '_') && r.amount.currency === currency));
+      const count = of('USD').count + of('CLP').count;
+      expect(numbers, status).toEqual([String(count), shown(of('USD').minor, 'USD'), shown(of('CLP').minor, 'CLP')]);
+    }
+    expect(await cells(byStatus.locator('tfoot tr'))).toEqual([
+      'All',
+      String(total),
+      shown(sum(usd).minor, 'USD'),
+      shown(sum(clp).minor, 'CLP'),
+    ]);
+    // Among them this step's payments.
+    for (const status of ['approved', 'declined'])
+      expect(Number((await cells(byStatus.getByRole('row', { name: new RegExp(`^${status} `) })))[1])).toBeGreaterThan(
+        0,
+      );
+
+    // Each currency: a chart with a name, and its days as a table (30 rows, the empty days too).
+    const days = Array.from({ length: 30 }, (_, i) => saoPaulo(i - 29).day);
+    const dayOf = (iso: string) =>
+      new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(new Date(iso));
+    const approved = new Set(['approved', 'partially_refunded', 'refunded']);
+    for (const [currency, of] of [
+      ['USD', usd],
+      ['CLP', clp],
+    ] as const) {
+      const region = page.getByRole('region', { name: `${currency} per day` });
+      await region.getByRole('img', { name: new RegExp(`^${currency} per day of the last 30 days`) }).waitFor();
+      await region.getByText(`${currency} per day, as a table`).click();
+      const table = region.getByRole('table', { name: `${currency} per day` });
+      const dayRows = await table.locator('tbody tr').all();
+      expect(await Promise.all(dayRows.map((row) => row.locator('time').getAttribute('datetime')))).toEqual(days);
+      for (const [i, row] of dayRows.entries()) {
+        const ofDay = of.filter((r) => dayOf(r.start) === days[i]);
+        const approvedOfDay = sum(ofDay.filter((r) => approved.has(r.status)));
+        expect((await cells(row)).slice(1), days[i]).toEqual([
+          String(sum(ofDay).count),
+          String(approvedOfDay.count),
+          shown(sum(ofDay).minor, currency),
+          shown(approvedOfDay.minor, currency),
+        ]);
+      }
+    }
+    // Today's row holds this run's payments.
+    const clpToday = page.getByRole('table', { name: 'CLP per day' }).locator('tbody tr').last();
+    expect((await cells(clpToday)).slice(1)).toEqual(['1', '1', 'CLP 1,500', 'CLP 1,500']);
+    await checkPage(page, 'overview');
   });
 
   it('has no axe violation, and the TEST banner, on every page', async () => {
