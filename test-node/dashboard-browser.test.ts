@@ -1,6 +1,6 @@
 // The merchant dashboard (/dashboard) in a real browser (Debian's Chromium through playwright-core), as a
-// support person uses it: sign in, find a payment by its external reference,
-// refund part of it (a double click refunds once; a retry after
+// support person uses it: sign in, find a payment by its external reference, filter the payments by status,
+// method and created range (kept in the address), refund part of it (a double click refunds once; a retry after
 // a lost answer refunds once), see the refund and its payment.refunded delivery in the timeline, cancel a payment
 // at the terminal (202: requested, not done), create an API key and see its secret once, create a sandbox method
 // from the form generated from its JSON Schema, export CSV, read the overview's report (the API's numbers),
@@ -304,6 +304,77 @@ describe('/dashboard in Chromium', () => {
     await pager.getByRole('button', { name: 'Next page' }).click();
     await page.waitForURL((url) => url.searchParams.get('starting_after') === ids[0]);
     expect(await shown(ids[1]!)).toBe(ids.length - 1);
+  });
+
+  it('filters the payments by status, method and created range, the filters kept in the address and applied', async () => {
+    // Beside approved Till 3 payments: a declined one there, and one pending at the QR counter.
+    expect((await createPayment('2.00', posMethodId)).status).toBe('approved');
+    const declined = await createPayment('7.51', posMethodId);
+    expect(declined.status).toBe('declined');
+    expect((await createPayment('3.00', qrMethodId)).status).toBe('pending');
+    await page.goto(`${base}/dashboard/payments`);
+    await settled(page);
+    const form = page.getByRole('form', { name: 'Filters' });
+    await form.getByLabel('Status').selectOption('approved');
+    await form.getByLabel('Payment method').selectOption({ label: 'Till 3 (pos)' });
+    // The viewer's wall time (São Paulo's) becomes an instant in the address: yesterday to tomorrow there.
+    await form.getByLabel('Created from').fill(`${saoPaulo(-1).day}T00:00`);
+    await form.getByLabel('Created before').fill(`${saoPaulo(1).day}T00:00`);
+    await form.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL((url) => url.searchParams.has('status'));
+    const filters = {
+      status: 'approved',
+      payment_method: posMethodId,
+      created_gte: saoPaulo(-1).midnight,
+      created_lt: saoPaulo(1).midnight,
+    };
+    expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual(filters);
+    /** The rows' payment ids once the page shows what the API answers to the address's filters. */
+    const listed = async (query: Record<string, string>) => {
+      const res = await api('GET', `/v1/payments?${new URLSearchParams({ ...query, limit: '100' })}`, keySecret);
+      expect(res.status).toBe(200);
+      const ids = (res.body.data as { id: string }[]).map((p) => p.id);
+      const rows = page.locator('tbody tr');
+      if (ids.length > 0) await rows.first().filter({ hasText: ids[0]! }).waitFor();
+      await settled(page);
+      expect(await page.locator('tbody tr a.mono').allInnerTexts()).toEqual(ids);
+      return { ids, rows: await rows.allInnerTexts() };
+    };
+    const approved = await listed(filters);
+    // Only approved Till 3 payments, and not all of the payments.
+    expect(approved.ids.length).toBeGreaterThanOrEqual(2);
+    expect(approved.ids).not.toContain(declined.id);
+    for (const row of approved.rows) expect(row).toMatch(/\bapproved\b[\s\S]*\bTill 3\b/);
+    const all = await api('GET', '/v1/payments?limit=1', keySecret);
+    expect(all.body.pagination.total).toBeGreaterThan(approved.ids.length);
+
+    // The address alone shows the same view, its filters back in the form.
+    await page.reload();
+    expect((await listed(filters)).ids).toEqual(approved.ids);
+    expect(await form.getByLabel('Status').inputValue()).toBe('approved');
+    expect(await form.getByLabel('Payment method').inputValue()).toBe(posMethodId);
+    expect(await form.getByLabel('Created from').inputValue()).toBe(`${saoPaulo(-1).day}T00:00`);
+    expect(await form.getByLabel('Created before').inputValue()).toBe(`${saoPaulo(1).day}T00:00`);
+
+    // A created range from an address applies to the millisecond: [created_at, created_at + 1 ms) is one payment.
+    const one = (await api('GET', `/v1/payments/${declined.id}`, keySecret)).body.data;
+    const range = {
+      created_gte: one.created_at,
+      created_lt: new Date(Date.parse(one.created_at) + 1).toISOString(),
+    };
+    await page.goto(`${base}/dashboard/payments?${new URLSearchParams(range)}`);
+    expect((await listed(range)).ids).toEqual([declined.id]);
+    // Status declined over the same range: the same payment; approved: none.
+    await page.goto(`${base}/dashboard/payments?${new URLSearchParams({ ...range, status: 'approved' })}`);
+    await page.getByText('No payment matches these filters.').waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(0);
+    await form.getByLabel('Status').selectOption('declined');
+    await form.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL((url) => url.searchParams.get('status') === 'declined');
+    // The fields show the range to the minute; applying another filter keeps the address's own instants.
+    expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual({ ...range, status: 'declined' });
+    expect((await listed({ ...range, status: 'declined' })).ids).toEqual([declined.id]);
+    await checkPage(page, 'payments-filtered');
   });
 
   it('refunds part of a payment with a double click: one refund, shown with its payment.refunded delivery', async () => {
