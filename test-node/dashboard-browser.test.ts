@@ -3,8 +3,8 @@
 // method and created range (kept in the address), refund part of it (a double click refunds once; a retry after
 // a lost answer refunds once), see the refund and its payment.refunded delivery in the timeline, cancel a payment
 // at the terminal (202: requested, not done), create an API key and see its secret once, create a sandbox method
-// from the form generated from its JSON Schema, export CSV, read the overview's report (the API's numbers),
-// return from a 401 to the same page, and rotate the session once for
+// from the form generated from its JSON Schema, export CSV, read the overview's report (the API's numbers), follow
+// a user's move between shards to its end, return from a 401 to the same page, and rotate the session once for
 // two tabs. axe-core (injected into the
 // page, never by bypassing the CSP) finds no violation on any page. Every request to another host fails the
 // test, and so does any CSP violation or console error that no step expected.
@@ -813,6 +813,74 @@ describe('/dashboard in Chromium', () => {
     expect((await cells(clpToday)).slice(1)).toEqual(['1', '1', 'CLP 1,500', 'CLP 1,500']);
     await checkPage(page, 'overview');
   });
+
+  it('moves a user’s data: after the 202 the placement dialog follows the move’s status and step to its end', async () => {
+    const email = `moving-${randomBytes(3).toString('hex')}@example.com`;
+    const user = await api('POST', '/v1/users', token, {
+      email,
+      name: 'Moving desk',
+      password: 'correct-horse-battery-staple',
+      role: 'client',
+      scopes: ['payments:read'],
+    });
+    expect(user.status).toBe(201);
+    const userId = user.body.data.id as string;
+    const placementPath = `/v1/users/${userId}/placement`;
+    const from = (await api('GET', placementPath, token)).body.data.shard as string;
+    const to = from === 'SHARD_0' ? 'SHARD_1' : 'SHARD_0';
+    await page.goto(`${base}/dashboard/users`);
+    await settled(page);
+    await page
+      .locator('tbody tr')
+      .filter({ hasText: email })
+      .getByRole('button', { name: `Placement of ${email}` })
+      .click();
+    const dialog = page.getByRole('dialog', { name: `Placement of ${email}` });
+    const field = (name: string) => dialog.locator(`dt:text-is("${name}") + dd`);
+    await field('Shard').filter({ hasText: from }).waitFor();
+    // The steps the dialog was told, read by itself (no reload, no click) while the move runs.
+    const steps: string[] = [];
+    const onResponse = async (response: import('playwright-core').Response) => {
+      if (response.request().method() !== 'GET' || !response.url().endsWith(placementPath)) return;
+      const move = (await response.json()).data.move;
+      if (move && steps.at(-1) !== move.step) steps.push(move.step);
+    };
+    page.on('response', onResponse);
+    await dialog.getByLabel('Move to shard').fill(to);
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().endsWith(placementPath)),
+      dialog.getByRole('button', { name: 'Move data' }).click(),
+    ]);
+    expect(answer.status()).toBe(202);
+    const move = (await answer.json()).data.move;
+    expect(move).toMatchObject({ from, to, status: 'running', step: 'mark' });
+    await dialog
+      .getByRole('status')
+      .filter({ hasText: `Moving to ${to}: the move runs in the background` })
+      .waitFor();
+    // The move waits 40 s for every cached placement to expire before it copies: shown as running, step mark.
+    await field('Move status')
+      .filter({ hasText: /^running step mark: the user's writes paused/ })
+      .waitFor();
+    await expect(field('Move').innerText()).resolves.toBe(`${from} to ${to} ${move.id}`);
+    await expect(field('Moving to').innerText()).resolves.toBe(to);
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, 'placement-move');
+    await field('Move status')
+      .filter({ hasText: /^done\s*$/ })
+      .waitFor({ timeout: 180_000 });
+    page.off('response', onResponse);
+    await field('Shard').filter({ hasText: to }).waitFor();
+    await expect(field('Moving to').innerText()).resolves.toBe('not moving');
+    // The steps in their order, from the first to the last (the dialog reads every 2 s: a short step may pass unseen).
+    const order = ['mark', 'copy', 'verify', 'flip', 'drain', 'delete', 'done'];
+    expect(steps[0]).toBe('mark');
+    expect(steps.at(-1)).toBe('done');
+    expect(steps.map((step) => order.indexOf(step))).toEqual([...steps.map((step) => order.indexOf(step))].sort());
+    const after = await api('GET', placementPath, token);
+    expect(after.body.data).toMatchObject({ shard: to, moving_to: null, move: { id: move.id, status: 'done' } });
+    await dialog.getByRole('button', { name: 'Close' }).click();
+  }, 240_000);
 
   it('has no axe violation, and the TEST banner, on every page', async () => {
     for (const [name, path] of [
