@@ -4,8 +4,8 @@
 // a lost answer refunds once), see the refund and its payment.refunded delivery in the timeline, cancel a payment
 // at the terminal (202: requested, not done), create an API key and see its secret once, create a sandbox method
 // from the form generated from its JSON Schema, export CSV, read the overview's report (the API's numbers), follow
-// a user's move between shards to its end, return from a 401 to the same page, and rotate the session once for
-// two tabs. axe-core (injected into the
+// a user's move between shards to its end, return from a 401 to the same page, rotate the session once for two
+// tabs, and sign out (the session's tokens refused at the API afterwards). axe-core (injected into the
 // page, never by bypassing the CSP) finds no violation on any page. Every request to another host fails the
 // test, and so does any CSP violation or console error that no step expected.
 // Screenshots: test-results/dashboard-*.png.
@@ -965,6 +965,33 @@ describe('/dashboard in Chromium', () => {
     const rotated = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: after.refreshToken });
     expect(rotated.status).toBe(201);
     await second.close();
+  });
+
+  it('signs out: logout is called, the sign-in form shows at the same address, and the session’s tokens stop working', async () => {
+    const address = `${base}/dashboard/api-keys`;
+    await page.goto(address);
+    await settled(page);
+    const stored = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+    expect((await api('GET', '/v1/auth/me', stored.accessToken)).status).toBe(200);
+    const [logout] = await Promise.all([
+      page.waitForRequest((request) => request.url().endsWith('/v1/auth/logout')),
+      page.getByRole('button', { name: 'Sign out' }).click(),
+    ]);
+    expect(logout.method()).toBe('POST');
+    expect(logout.postDataJSON()).toEqual({ refresh_token: stored.refreshToken });
+    expect((await logout.response())?.status()).toBe(204);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(page.url()).toBe(address);
+    expect(await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)).toBeNull();
+    expect(await page.getByRole('navigation', { name: 'Dashboard' }).count()).toBe(0);
+    // Ended at the API, not only forgotten here: the refresh token and the access token are refused.
+    const refreshed = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: stored.refreshToken });
+    expect(refreshed.status).toBe(401);
+    expect((await api('GET', '/v1/auth/me', stored.accessToken)).status).toBe(401);
+    // Reloaded, the address still asks for a sign-in.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
   });
 
   it('sent nothing beyond the local server, hit no CSP violation and logged no unexpected console error', async () => {
