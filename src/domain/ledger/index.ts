@@ -182,6 +182,6 @@ export type { Change, Decision, LedgerEvent, ProcessorAccount, Refusal } from '.
 export { refundableBalance } from './change.ts';
 export { cancelAwaitingProcessor } from './cancels.ts';
 export { newDisputeOf } from './disputes.ts';
-export { EXPIRY_GRACE_MS, type Expire } from './payments.ts';
+export { EXPIRY_GRACE_MS, type Expire, type NewPayment, openPayment } from './payments.ts';
 export type { ReportedSettlement } from './refunds.ts';
 export type { DisputeRecord, PaymentPatch, PaymentRecord, RefundRecord } from './records.ts';

@@ -1,5 +1,6 @@
 import { applyTransition, nextUpdatedAt, type PaymentStatus } from '../payment-state.ts';
 import { reverseVoid, VOID_REVERSAL_EVENT_TYPE } from '../reversals.ts';
+import { NO_SETTLEMENT } from '../settlement.ts';
 import { accountPatch, changed, type Decision, paymentChange, type ProcessorAccount, unchanged } from './change.ts';
 import type { PaymentRecord } from './records.ts';
 
@@ -59,6 +60,64 @@ export interface MarkLooked {
   type: 'mark_looked';
   at: number;
   onlyIf?: PaymentStatus;
+}
+
+/** What a new payment is made of: the request's facts, validated by the use case. */
+export type NewPayment = Pick<
+  PaymentRecord,
+  | 'id'
+  | 'ownerId'
+  | 'environment'
+  | 'paymentMethodId'
+  | 'apiKeyId'
+  | 'referenceScope'
+  | 'externalReference'
+  | 'amountMinor'
+  | 'currency'
+  | 'description'
+  | 'metadata'
+  | 'webhookUrl'
+  | 'attemptKey'
+  | 'attemptFingerprint'
+>;
+
+/**
+ * A payment as it is recorded before its processor is asked: `created`, its processor's idempotency key its own id,
+ * nothing refunded, reserved, disputed, claimed or scheduled. Its counters are `createdCounts` (counts.ts).
+ */
+export function openPayment(input: NewPayment, now: number): PaymentRecord {
+  return {
+    ...input,
+    status: 'created',
+    version: 1,
+    amountRefunded: 0,
+    amountReserved: 0,
+    refundCount: 0,
+    amountChargedBack: 0,
+    openDisputeId: null,
+    processorReference: null,
+    processorIdempotencyKey: input.id,
+    processorAttempts: 0,
+    processorStatus: null,
+    qrData: null,
+    requiredAction: null,
+    expiresAt: null,
+    reconciledAt: null,
+    chargedBackAt: null,
+    ...NO_SETTLEMENT,
+    voidedAt: null,
+    voidRefundReference: null,
+    cancelClaimedAt: null,
+    cancelAttemptKey: null,
+    cancelRequestedAt: null,
+    atTerminal: false,
+    terminalSeenAt: null,
+    terminalChecks: 0,
+    terminalCheckAt: null,
+    disputeCheckAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 export function createAnswered(p: PaymentRecord, c: CreateAnswered, now: number): Decision<null> {
