@@ -10,6 +10,7 @@ import {
   type PaymentRecord,
   type RefundRecord,
   refundableBalance,
+  voidRefundFailed,
 } from '../../src/domain/ledger/index.ts';
 import { eventTypeFor, PAYMENT_STATUSES, type PaymentStatus } from '../../src/domain/payment-state.ts';
 import { REFUND_STATUSES } from '../../src/domain/refund-state.ts';
@@ -181,7 +182,18 @@ function commandOf(model: Model, op: Operation): { command: Command; state: Ledg
       return { command, state: { ...state, refund } };
     }
     case 'void_reversal':
-      return { command: { type: 'void_reversal', trusted: op.trusted }, state };
+      // Trusted: the read of the void's own refund says it failed; otherwise a read that shows no failure.
+      return {
+        command: {
+          type: 'void_reversal',
+          evidence: {
+            kind: 'read',
+            refundReference: state.payment.voidRefundReference,
+            status: op.trusted ? 'failed' : 'approved',
+          },
+        },
+        state,
+      };
     case 'dispute': {
       const processorDisputeId = `dp_${op.dispute}`;
       return {
@@ -423,5 +435,24 @@ describe('a chargeback in another currency than the payment’s', () => {
     // In the payment's own currency: what the dispute took, at most what is left.
     const inDollars = decide({ payment: refunded, dispute: null }, lost('USD', 1_000), 1_000);
     expect(inDollars).toMatchObject({ kind: 'change', change: { payment: { amountChargedBack: 1_000 } } });
+  });
+});
+
+describe('whether a void failed (voidRefundFailed)', () => {
+  const kept = { voidRefundReference: 're_kept' };
+  it('believes news only about the refund kept with the void, and a read only of that refund (and of the one named)', () => {
+    expect(voidRefundFailed(kept, { kind: 'named', refundReference: 're_kept' })).toBe(true);
+    expect(voidRefundFailed(kept, { kind: 'named', refundReference: 're_earlier' })).toBe(false);
+    expect(voidRefundFailed({ voidRefundReference: null }, { kind: 'named', refundReference: 're_kept' })).toBe(false);
+    expect(voidRefundFailed(kept, { kind: 'read', refundReference: 're_kept', status: 'failed' })).toBe(true);
+    expect(voidRefundFailed(kept, { kind: 'read', refundReference: 're_kept', status: 'declined' })).toBe(true);
+    expect(voidRefundFailed(kept, { kind: 'read', refundReference: 're_kept', status: 'approved' })).toBe(false);
+    expect(voidRefundFailed(kept, { kind: 'read', refundReference: 're_other', status: 'failed' })).toBe(false);
+    expect(
+      voidRefundFailed(kept, { kind: 'read', refundReference: 're_kept', status: 'failed', named: 're_other' }),
+    ).toBe(false);
+    expect(
+      voidRefundFailed({ voidRefundReference: null }, { kind: 'read', refundReference: 're_x', status: 'failed' }),
+    ).toBe(true);
   });
 });

@@ -83,7 +83,7 @@ export interface Outcomes {
   create_failed: null;
   processor_news: 'applied' | 'ignored';
   expire: boolean;
-  void_reversal: boolean;
+  void_reversal: 'reversed' | 'not_failed' | 'ignored';
   mark_looked: null;
   claim_cancel: ClaimOutcome;
   release_cancel: null;
@@ -182,6 +182,6 @@ export type { Change, Decision, LedgerEvent, ProcessorAccount, Refusal } from '.
 export { refundableBalance } from './change.ts';
 export { cancelAwaitingProcessor } from './cancels.ts';
 export { newDisputeOf } from './disputes.ts';
-export { EXPIRY_GRACE_MS, type Expire, type NewPayment, openPayment } from './payments.ts';
+export { EXPIRY_GRACE_MS, type Expire, type NewPayment, openPayment, type VoidEvidence, voidedAfterCollection, voidRefundFailed } from './payments.ts';
 export type { ReportedSettlement } from './refunds.ts';
 export type { DisputeRecord, PaymentPatch, PaymentRecord, RefundRecord } from './records.ts';

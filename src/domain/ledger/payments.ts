@@ -1,5 +1,6 @@
 import { applyTransition, nextUpdatedAt, type PaymentStatus } from '../payment-state.ts';
 import { reverseVoid, VOID_REVERSAL_EVENT_TYPE } from '../reversals.ts';
+import type { RefundStatus } from '../refund-state.ts';
 import { NO_SETTLEMENT } from '../settlement.ts';
 import { accountPatch, changed, type Decision, paymentChange, type ProcessorAccount, unchanged } from './change.ts';
 import type { PaymentRecord } from './records.ts';
@@ -51,9 +52,17 @@ type PaymentAccountStatus = ProcessorAccount['status'];
 /** The refund that carried out a void failed later: the payment is collected again (docs/states.md). */
 export interface VoidReversal {
   type: 'void_reversal';
-  trusted: boolean;
+  evidence: VoidEvidence;
   lookedAt?: number;
 }
+
+/**
+ * What says the void's refund failed: verified news naming that refund, or the service's own read of the payment's
+ * void refund (`named`: the refund the news that prompted the read named, if any).
+ */
+export type VoidEvidence =
+  | { kind: 'named'; refundReference: string }
+  | { kind: 'read'; refundReference: string | null; status: RefundStatus; named?: string };
 
 /** The service read the payment (or tried to) and found nothing to change; `onlyIf`: only while in that status. */
 export interface MarkLooked {
@@ -197,9 +206,36 @@ export function expire(p: PaymentRecord, c: Expire, now: number): Decision<boole
  * `reverseVoid` with the service's own record of the void (`voided_at`, set only by `approved` → `canceled`): the
  * payment is `approved` again, its void undated, and `payment.void_failed` is its one event. True when applied.
  */
-export function voidReversal(p: PaymentRecord, c: VoidReversal, now: number): Decision<boolean> {
-  const reversal = reverseVoid({ payment: p, voided: p.voidedAt !== null, news: c, now });
-  if (!reversal.ok) return unchanged(false);
+/** A payment the service voided after collection: news of it is about its void's refund first. */
+export const voidedAfterCollection = (p: Pick<PaymentRecord, 'status' | 'voidedAt'>) =>
+  p.status === 'canceled' && p.voidedAt !== null;
+
+/**
+ * Whether the evidence shows this void's refund failed. It must be about the refund kept with the void
+ * (`void_refund_reference`): a late retry about the refund of an earlier void, reversed already and followed by a new
+ * cancel, says nothing of the current one; a read must also be of the refund the news named. A refund the processor
+ * `canceled` has failed too (mapped to `failed` by its connector).
+ */
+export function voidRefundFailed(p: Pick<PaymentRecord, 'voidRefundReference'>, evidence: VoidEvidence): boolean {
+  const kept = p.voidRefundReference;
+  if (evidence.kind === 'named') return kept !== null && evidence.refundReference === kept;
+  for (const required of [kept, evidence.named])
+    if (required !== null && required !== undefined && evidence.refundReference !== required) return false;
+  return evidence.status === 'failed' || evidence.status === 'declined';
+}
+
+/**
+ * `not_failed`: the evidence does not show the void failed; `reversed`: the payment is collected again
+ * (`reverseVoid`); `ignored`: it failed, but the payment is no void of a collection to reverse (any more).
+ */
+export function voidReversal(
+  p: PaymentRecord,
+  c: VoidReversal,
+  now: number,
+): Decision<'reversed' | 'not_failed' | 'ignored'> {
+  if (!voidRefundFailed(p, c.evidence)) return unchanged('not_failed');
+  const reversal = reverseVoid({ payment: p, voided: p.voidedAt !== null, news: { trusted: true }, now });
+  if (!reversal.ok) return unchanged('ignored');
   return changed(
     paymentChange(
       p,
@@ -211,7 +247,7 @@ export function voidReversal(p: PaymentRecord, c: VoidReversal, now: number): De
       },
       [{ type: VOID_REVERSAL_EVENT_TYPE }],
     ),
-    true,
+    'reversed',
   );
 }
 
