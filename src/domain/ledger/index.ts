@@ -182,6 +182,14 @@ export type { Change, Decision, LedgerEvent, ProcessorAccount, Refusal } from '.
 export { refundableBalance } from './change.ts';
 export { cancelAwaitingProcessor } from './cancels.ts';
 export { newDisputeOf } from './disputes.ts';
-export { EXPIRY_GRACE_MS, type Expire, type NewPayment, openPayment, type VoidEvidence, voidedAfterCollection, voidRefundFailed } from './payments.ts';
+export {
+  EXPIRY_GRACE_MS,
+  type Expire,
+  type NewPayment,
+  openPayment,
+  type VoidEvidence,
+  voidedAfterCollection,
+  voidRefundFailed,
+} from './payments.ts';
 export type { ReportedSettlement } from './refunds.ts';
 export type { DisputeRecord, PaymentPatch, PaymentRecord, RefundRecord } from './records.ts';
