@@ -431,7 +431,7 @@ export interface paths {
          * Cancel a payment
          * @description No body. Scope `payments:cancel`; the method must support `cancellations`. Allowed from `created`, `pending`, `processing`, and from `approved` while no refund exists (a void); otherwise `409 invalid_state_transition`. While a dispute of the payment is open, `409 payment_disputed`. A processor refusal is `402 processor_declined`.
          *
-         *     `200`: canceled (`status: canceled`). `202`: cancel requested, not done: the processor accepted a cancel it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`); the payment keeps its status, with `cancel_requested_at` set. It completes by the processor’s notification or the service’s own read: `payment.canceled`, or `payment.approved` if the customer paid first; follow it by webhook or `GET /v1/payments/{payment_id}`. A cancel while one is requested answers `202` again without asking the processor; a retry with the same `Idempotency-Key` answers what the first request answered.
+         *     `200`: canceled (`status: canceled`). `202`: cancel requested, not done: the processor accepted a cancel it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`), or the void of an approved payment it carries out later (Adyen’s reversal); the payment keeps its status, with `cancel_requested_at` set, and while a void is awaited a refund is `409 invalid_state_transition` (for at most 24 hours). It completes by the processor’s notification or the service’s own read: `payment.canceled`, or `payment.approved` if the customer paid first; follow it by webhook or `GET /v1/payments/{payment_id}`. A cancel while one is requested answers `202` again without asking the processor; a retry with the same `Idempotency-Key` answers what the first request answered.
          */
         post: operations["cancelPayment"];
         delete?: never;
@@ -1240,7 +1240,7 @@ export interface components {
             settlement_null_reason: "not_collected" | "pending_at_processor" | "not_reported" | "unrepresentable_amount" | null;
             /**
              * Format: date-time
-             * @description Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`; this field stays, dating the request), or `approved` if the customer paid first (`payment.approved`; this field is cleared: no cancel is awaited any more). Null when no cancel is awaited or was requested this way.
+             * @description Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`; or the void of an approved payment, e.g. Adyen’s reversal, during which refunds are refused): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`; this field stays, dating the request), or `approved` if the customer paid first (`payment.approved`; this field is cleared: no cancel is awaited any more). Null when no cancel is awaited or was requested this way.
              * @example null
              */
             cancel_requested_at: string | null;

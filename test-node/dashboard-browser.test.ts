@@ -1,9 +1,11 @@
 // The merchant dashboard (/dashboard) in a real browser (Debian's Chromium through playwright-core), as a
-// support person uses it: sign in, find a payment by its external reference, refund part of it (a double
-// click refunds once; a retry after a lost answer refunds once), see the refund and its payment.refunded
-// delivery in the timeline, cancel a payment at the terminal (202: requested, not done), create an API key
-// and see its secret once, create a sandbox method from the form generated from its JSON Schema, export CSV,
-// return from a 401 to the same page, and rotate the session once for two tabs. axe-core (injected into the
+// support person uses it: sign in, find a payment by its external reference, filter the payments by status,
+// method and created range (kept in the address), refund part of it (a double click refunds once; a retry after
+// a lost answer refunds once), see the refund and its payment.refunded delivery in the timeline, cancel a payment
+// at the terminal (202: requested, not done), create an API key and see its secret once, create a sandbox method
+// from the form generated from its JSON Schema, export CSV, read the overview's report (the API's numbers), follow
+// a user's move between shards to its end, return from a 401 to the same page, rotate the session once for two
+// tabs, and sign out (the session's tokens refused at the API afterwards). axe-core (injected into the
 // page, never by bypassing the CSP) finds no violation on any page. Every request to another host fails the
 // test, and so does any CSP violation or console error that no step expected.
 // Screenshots: test-results/dashboard-*.png.
@@ -84,6 +86,17 @@ describe('/dashboard in Chromium', () => {
     const found = consoleEntries.filter(match);
     expect(found, JSON.stringify(consoleEntries)).toHaveLength(count);
     for (const entry of found) consoleEntries.splice(consoleEntries.indexOf(entry), 1);
+  };
+
+  /**
+   * The calendar day `offset` days from today in São Paulo, the viewer's time zone (UTC-3 all year since 2019), and its
+   * midnight as an instant.
+   */
+  const saoPaulo = (offset: number) => {
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(new Date());
+    const [y, m, d] = today.split('-').map(Number) as [number, number, number];
+    const midnight = new Date(Date.UTC(y, m - 1, d + offset, 3));
+    return { day: midnight.toISOString().slice(0, 10), midnight: midnight.toISOString() };
   };
 
   const shot = (target: Page, name: string) =>
@@ -291,6 +304,77 @@ describe('/dashboard in Chromium', () => {
     await pager.getByRole('button', { name: 'Next page' }).click();
     await page.waitForURL((url) => url.searchParams.get('starting_after') === ids[0]);
     expect(await shown(ids[1]!)).toBe(ids.length - 1);
+  });
+
+  it('filters the payments by status, method and created range, the filters kept in the address and applied', async () => {
+    // Beside approved Till 3 payments: a declined one there, and one pending at the QR counter.
+    expect((await createPayment('2.00', posMethodId)).status).toBe('approved');
+    const declined = await createPayment('7.51', posMethodId);
+    expect(declined.status).toBe('declined');
+    expect((await createPayment('3.00', qrMethodId)).status).toBe('pending');
+    await page.goto(`${base}/dashboard/payments`);
+    await settled(page);
+    const form = page.getByRole('form', { name: 'Filters' });
+    await form.getByLabel('Status').selectOption('approved');
+    await form.getByLabel('Payment method').selectOption({ label: 'Till 3 (pos)' });
+    // The viewer's wall time (São Paulo's) becomes an instant in the address: yesterday to tomorrow there.
+    await form.getByLabel('Created from').fill(`${saoPaulo(-1).day}T00:00`);
+    await form.getByLabel('Created before').fill(`${saoPaulo(1).day}T00:00`);
+    await form.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL((url) => url.searchParams.has('status'));
+    const filters = {
+      status: 'approved',
+      payment_method: posMethodId,
+      created_gte: saoPaulo(-1).midnight,
+      created_lt: saoPaulo(1).midnight,
+    };
+    expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual(filters);
+    /** The rows' payment ids once the page shows what the API answers to the address's filters. */
+    const listed = async (query: Record<string, string>) => {
+      const res = await api('GET', `/v1/payments?${new URLSearchParams({ ...query, limit: '100' })}`, keySecret);
+      expect(res.status).toBe(200);
+      const ids = (res.body.data as { id: string }[]).map((p) => p.id);
+      const rows = page.locator('tbody tr');
+      if (ids.length > 0) await rows.first().filter({ hasText: ids[0]! }).waitFor();
+      await settled(page);
+      expect(await page.locator('tbody tr a.mono').allInnerTexts()).toEqual(ids);
+      return { ids, rows: await rows.allInnerTexts() };
+    };
+    const approved = await listed(filters);
+    // Only approved Till 3 payments, and not all of the payments.
+    expect(approved.ids.length).toBeGreaterThanOrEqual(2);
+    expect(approved.ids).not.toContain(declined.id);
+    for (const row of approved.rows) expect(row).toMatch(/\bapproved\b[\s\S]*\bTill 3\b/);
+    const all = await api('GET', '/v1/payments?limit=1', keySecret);
+    expect(all.body.pagination.total).toBeGreaterThan(approved.ids.length);
+
+    // The address alone shows the same view, its filters back in the form.
+    await page.reload();
+    expect((await listed(filters)).ids).toEqual(approved.ids);
+    expect(await form.getByLabel('Status').inputValue()).toBe('approved');
+    expect(await form.getByLabel('Payment method').inputValue()).toBe(posMethodId);
+    expect(await form.getByLabel('Created from').inputValue()).toBe(`${saoPaulo(-1).day}T00:00`);
+    expect(await form.getByLabel('Created before').inputValue()).toBe(`${saoPaulo(1).day}T00:00`);
+
+    // A created range from an address applies to the millisecond: [created_at, created_at + 1 ms) is one payment.
+    const one = (await api('GET', `/v1/payments/${declined.id}`, keySecret)).body.data;
+    const range = {
+      created_gte: one.created_at,
+      created_lt: new Date(Date.parse(one.created_at) + 1).toISOString(),
+    };
+    await page.goto(`${base}/dashboard/payments?${new URLSearchParams(range)}`);
+    expect((await listed(range)).ids).toEqual([declined.id]);
+    // Status declined over the same range: the same payment; approved: none.
+    await page.goto(`${base}/dashboard/payments?${new URLSearchParams({ ...range, status: 'approved' })}`);
+    await page.getByText('No payment matches these filters.').waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(0);
+    await form.getByLabel('Status').selectOption('declined');
+    await form.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL((url) => url.searchParams.get('status') === 'declined');
+    // The fields show the range to the minute; applying another filter keeps the address's own instants.
+    expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual({ ...range, status: 'declined' });
+    expect((await listed({ ...range, status: 'declined' })).ids).toEqual([declined.id]);
+    await checkPage(page, 'payments-filtered');
   });
 
   it('refunds part of a payment with a double click: one refund, shown with its payment.refunded delivery', async () => {
@@ -618,6 +702,186 @@ describe('/dashboard in Chromium', () => {
     await placement.getByRole('button', { name: 'Close' }).click();
   });
 
+  it('draws the last 30 days from one payments report: the counts and amounts the API answers', async () => {
+    // A currency without decimals beside the dollars: its own column, its own chart. And a declined payment.
+    const pesos = await createPayment('0', posMethodId, { amount: { value: '1500', currency: 'CLP' } });
+    expect(pesos.status).toBe('approved');
+    expect((await createPayment('8.51', posMethodId)).status).toBe('declined');
+    const calls: URL[] = [];
+    const onRequest = (request: { url: () => string }) => {
+      const url = new URL(request.url());
+      if (url.pathname.startsWith('/v1/')) calls.push(url);
+    };
+    page.on('request', onRequest);
+    await page.goto(`${base}/dashboard`);
+    await settled(page);
+    page.off('request', onRequest);
+
+    // One report call, no list of payments; its days are the viewer's: São Paulo's midnight 29 days ago to the next.
+    expect(calls.filter((url) => url.pathname === '/v1/payments')).toEqual([]);
+    const reports = calls.filter((url) => url.pathname === '/v1/reports/payments');
+    expect(reports).toHaveLength(1);
+    const query = Object.fromEntries(reports[0]!.searchParams);
+    expect(query).toEqual({
+      created_gte: saoPaulo(-29).midnight,
+      created_lt: saoPaulo(1).midnight,
+      interval: 'day',
+      tz: 'America/Sao_Paulo',
+    });
+
+    // What the API answers to that query, added up here: per status and currency, and per currency and day.
+    const report = await api('GET', `/v1/reports/payments?${new URLSearchParams(query)}`, token);
+    expect(report.status).toBe(200);
+    type Row = { start: string; status: string; count: number; amount: { value: string; currency: string } };
+    const rows = report.body.data as Row[];
+    const minorOf = (value: string) => Number(value.replace('.', ''));
+    const shown = (minor: number, currency: string) =>
+      currency === 'USD'
+        ? `$${(minor / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`
+        : `${currency} ${minor.toLocaleString('en-US')}`;
+    const sum = (of: Row[]) => ({
+      count: of.reduce((n, r) => n + r.count, 0),
+      minor: of.reduce((n, r) => n + minorOf(r.amount.value), 0),
+    });
+    const usd = rows.filter((r) => r.amount.currency === 'USD');
+    const clp = rows.filter((r) => r.amount.currency === 'CLP');
+    expect(sum(clp)).toEqual({ count: 1, minor: 1500 });
+    expect(usd.length).toBeGreaterThan(0);
+    const total = sum(rows).count;
+    // The report adds up to the list's total over the same range.
+    const list = await api(
+      'GET',
+      `/v1/payments?${new URLSearchParams({ created_gte: query.created_gte!, created_lt: query.created_lt!, limit: '1' })}`,
+      token,
+    );
+    expect(list.body.pagination.total).toBe(total);
+    const cells = async (row: import('playwright-core').Locator) =>
+      (await row.locator('th, td').allInnerTexts()).map((text) => text.replace(/\s/g, ' ').trim());
+
+    await page.getByText(new RegExp(`^${total} payments from .+ to today, by the days of America/Sao_Paulo`)).waitFor();
+    const byStatus = page.getByRole('table', { name: 'Payments of the last 30 days by status' });
+    expect(await cells(byStatus.locator('thead tr'))).toEqual(['Status', 'Payments', 'Amount (USD)', 'Amount (CLP)']);
+    const statusRows = await byStatus.locator('tbody tr').all();
+    expect(statusRows).toHaveLength(10);
+    for (const row of statusRows) {
+      const [status, ...numbers] = await cells(row);
+      const of = (currency: string) =>
+        sum(rows.filter((r) => r.status === status!.replaceAll(' ', '_') && r.amount.currency === currency));
+      const count = of('USD').count + of('CLP').count;
+      expect(numbers, status).toEqual([String(count), shown(of('USD').minor, 'USD'), shown(of('CLP').minor, 'CLP')]);
+    }
+    expect(await cells(byStatus.locator('tfoot tr'))).toEqual([
+      'All',
+      String(total),
+      shown(sum(usd).minor, 'USD'),
+      shown(sum(clp).minor, 'CLP'),
+    ]);
+    // Among them this step's payments.
+    for (const status of ['approved', 'declined'])
+      expect(Number((await cells(byStatus.getByRole('row', { name: new RegExp(`^${status} `) })))[1])).toBeGreaterThan(
+        0,
+      );
+
+    // Each currency: a chart with a name, and its days as a table (30 rows, the empty days too).
+    const days = Array.from({ length: 30 }, (_, i) => saoPaulo(i - 29).day);
+    const dayOf = (iso: string) =>
+      new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(new Date(iso));
+    const approved = new Set(['approved', 'partially_refunded', 'refunded']);
+    for (const [currency, of] of [
+      ['USD', usd],
+      ['CLP', clp],
+    ] as const) {
+      const region = page.getByRole('region', { name: `${currency} per day` });
+      await region.getByRole('img', { name: new RegExp(`^${currency} per day of the last 30 days`) }).waitFor();
+      await region.getByText(`${currency} per day, as a table`).click();
+      const table = region.getByRole('table', { name: `${currency} per day` });
+      const dayRows = await table.locator('tbody tr').all();
+      expect(await Promise.all(dayRows.map((row) => row.locator('time').getAttribute('datetime')))).toEqual(days);
+      for (const [i, row] of dayRows.entries()) {
+        const ofDay = of.filter((r) => dayOf(r.start) === days[i]);
+        const approvedOfDay = sum(ofDay.filter((r) => approved.has(r.status)));
+        expect((await cells(row)).slice(1), days[i]).toEqual([
+          String(sum(ofDay).count),
+          String(approvedOfDay.count),
+          shown(sum(ofDay).minor, currency),
+          shown(approvedOfDay.minor, currency),
+        ]);
+      }
+    }
+    // Today's row holds this run's payments.
+    const clpToday = page.getByRole('table', { name: 'CLP per day' }).locator('tbody tr').last();
+    expect((await cells(clpToday)).slice(1)).toEqual(['1', '1', 'CLP 1,500', 'CLP 1,500']);
+    await checkPage(page, 'overview');
+  });
+
+  it('moves a user’s data: after the 202 the placement dialog follows the move’s status and step to its end', async () => {
+    const email = `moving-${randomBytes(3).toString('hex')}@example.com`;
+    const user = await api('POST', '/v1/users', token, {
+      email,
+      name: 'Moving desk',
+      password: 'correct-horse-battery-staple',
+      role: 'client',
+      scopes: ['payments:read'],
+    });
+    expect(user.status).toBe(201);
+    const userId = user.body.data.id as string;
+    const placementPath = `/v1/users/${userId}/placement`;
+    const from = (await api('GET', placementPath, token)).body.data.shard as string;
+    const to = from === 'SHARD_0' ? 'SHARD_1' : 'SHARD_0';
+    await page.goto(`${base}/dashboard/users`);
+    await settled(page);
+    await page
+      .locator('tbody tr')
+      .filter({ hasText: email })
+      .getByRole('button', { name: `Placement of ${email}` })
+      .click();
+    const dialog = page.getByRole('dialog', { name: `Placement of ${email}` });
+    const field = (name: string) => dialog.locator(`dt:text-is("${name}") + dd`);
+    await field('Shard').filter({ hasText: from }).waitFor();
+    // The steps the dialog was told, read by itself (no reload, no click) while the move runs.
+    const steps: string[] = [];
+    const onResponse = async (response: import('playwright-core').Response) => {
+      if (response.request().method() !== 'GET' || !response.url().endsWith(placementPath)) return;
+      const move = (await response.json()).data.move;
+      if (move && steps.at(-1) !== move.step) steps.push(move.step);
+    };
+    page.on('response', onResponse);
+    await dialog.getByLabel('Move to shard').fill(to);
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().endsWith(placementPath)),
+      dialog.getByRole('button', { name: 'Move data' }).click(),
+    ]);
+    expect(answer.status()).toBe(202);
+    const move = (await answer.json()).data.move;
+    expect(move).toMatchObject({ from, to, status: 'running', step: 'mark' });
+    await dialog
+      .getByRole('status')
+      .filter({ hasText: `Moving to ${to}: the move runs in the background` })
+      .waitFor();
+    // The move waits 40 s for every cached placement to expire before it copies: shown as running, step mark.
+    await field('Move status')
+      .filter({ hasText: /^running step mark: the user's writes paused/ })
+      .waitFor();
+    await expect(field('Move').innerText()).resolves.toBe(`${from} to ${to} ${move.id}`);
+    await expect(field('Moving to').innerText()).resolves.toBe(to);
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, 'placement-move');
+    await field('Move status')
+      .filter({ hasText: /^done\s*$/ })
+      .waitFor({ timeout: 180_000 });
+    page.off('response', onResponse);
+    await field('Shard').filter({ hasText: to }).waitFor();
+    await expect(field('Moving to').innerText()).resolves.toBe('not moving');
+    // The steps in their order, from the first to the last (the dialog reads every 2 s: a short step may pass unseen).
+    const order = ['mark', 'copy', 'verify', 'flip', 'drain', 'delete', 'done'];
+    expect(steps[0]).toBe('mark');
+    expect(steps.at(-1)).toBe('done');
+    expect(steps.map((step) => order.indexOf(step))).toEqual([...steps.map((step) => order.indexOf(step))].sort());
+    const after = await api('GET', placementPath, token);
+    expect(after.body.data).toMatchObject({ shard: to, moving_to: null, move: { id: move.id, status: 'done' } });
+    await dialog.getByRole('button', { name: 'Close' }).click();
+  }, 240_000);
+
   it('has no axe violation, and the TEST banner, on every page', async () => {
     for (const [name, path] of [
       ['overview', '/dashboard'],
@@ -701,6 +965,33 @@ describe('/dashboard in Chromium', () => {
     const rotated = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: after.refreshToken });
     expect(rotated.status).toBe(201);
     await second.close();
+  });
+
+  it('signs out: logout is called, the sign-in form shows at the same address, and the session’s tokens stop working', async () => {
+    const address = `${base}/dashboard/api-keys`;
+    await page.goto(address);
+    await settled(page);
+    const stored = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+    expect((await api('GET', '/v1/auth/me', stored.accessToken)).status).toBe(200);
+    const [logout] = await Promise.all([
+      page.waitForRequest((request) => request.url().endsWith('/v1/auth/logout')),
+      page.getByRole('button', { name: 'Sign out' }).click(),
+    ]);
+    expect(logout.method()).toBe('POST');
+    expect(logout.postDataJSON()).toEqual({ refresh_token: stored.refreshToken });
+    expect((await logout.response())?.status()).toBe(204);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(page.url()).toBe(address);
+    expect(await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)).toBeNull();
+    expect(await page.getByRole('navigation', { name: 'Dashboard' }).count()).toBe(0);
+    // Ended at the API, not only forgotten here: the refresh token and the access token are refused.
+    const refreshed = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: stored.refreshToken });
+    expect(refreshed.status).toBe(401);
+    expect((await api('GET', '/v1/auth/me', stored.accessToken)).status).toBe(401);
+    // Reloaded, the address still asks for a sign-in.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
   });
 
   it('sent nothing beyond the local server, hit no CSP violation and logged no unexpected console error', async () => {

@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { toCsv } from '../dashboard/src/csv.ts';
 import { formatMoney, fromMinor, refundableBalance, toMinor } from '../dashboard/src/money.ts';
+import { calendarDays, dayIn, type ReportRow, summarize } from '../dashboard/src/report.ts';
 import { WALK_PAGE_SIZE, walkList } from '../dashboard/src/walk-list.ts';
 
-/** The dashboard's logic that needs no browser: CSV, amounts, and walking a whole list for the export. */
+/**
+ * The dashboard's logic that needs no browser: CSV, amounts, walking a whole list for the export, and the overview's
+ * sums of the payments report.
+ */
 
 /**
  * A list served newest first with cursor paging, as the API pages: the items after `starting_after` (by id, wherever
@@ -119,5 +123,64 @@ describe('amounts', () => {
     // Exactly the string, never through a float: 12 integer digits and 2 decimals stay as written.
     expect(shown('999999999999.99', 'USD', 'en-US')).toBe('$999,999,999,999.99');
     expect(shown('1.00', 'NOT-A-CODE', 'en-US')).toBe('1.00 NOT-A-CODE');
+  });
+});
+
+describe('the overview’s report', () => {
+  const row = (start: string, status: ReportRow['status'], value: string, currency: string, count: number) => ({
+    start,
+    end: start,
+    status,
+    currency,
+    count,
+    amount: { value, currency },
+  });
+
+  it('names calendar days, across a month’s end and a daylight-saving change', () => {
+    expect(calendarDays('2026-02-27', 3)).toEqual(['2026-02-27', '2026-02-28', '2026-03-01']);
+    // New York's clocks go forward on 2026-03-08: still one key a day.
+    expect(calendarDays('2026-03-07', 3)).toEqual(['2026-03-07', '2026-03-08', '2026-03-09']);
+    // São Paulo's midnight is 03:00 UTC: a day's interval starts then, and a millisecond before is the day before.
+    expect(dayIn('America/Sao_Paulo')('2026-11-21T03:00:00.000Z')).toBe('2026-11-21');
+    expect(dayIn('America/Sao_Paulo')('2026-11-21T02:59:59.999Z')).toBe('2026-11-20');
+    expect(dayIn('Asia/Tokyo')('2026-11-20T15:00:00.000Z')).toBe('2026-11-21');
+  });
+
+  it('adds up the rows per status and currency, and per currency and day, empty days included', () => {
+    const days = calendarDays('2026-11-20', 3);
+    const rows = [
+      row('2026-11-20T03:00:00.000Z', 'approved', '40.00', 'USD', 2),
+      row('2026-11-20T03:00:00.000Z', 'declined', '9.99', 'USD', 1),
+      row('2026-11-20T03:00:00.000Z', 'approved', '1500', 'CLP', 1),
+      row('2026-11-22T03:00:00.000Z', 'refunded', '0.01', 'USD', 1),
+      row('2026-11-22T03:00:00.000Z', 'partially_refunded', '999999999999.99', 'USD', 1),
+    ];
+    const { byStatus, currencies } = summarize(rows, days, dayIn('America/Sao_Paulo'));
+    const status = (name: string) => byStatus.find((s) => s.status === name)!;
+    expect(byStatus).toHaveLength(10);
+    expect(status('approved').count).toBe(3);
+    expect(status('approved').amounts).toEqual(
+      new Map([
+        ['USD', 4000n],
+        ['CLP', 1500n],
+      ]),
+    );
+    expect(status('pending')).toEqual({ status: 'pending', count: 0, amounts: new Map() });
+    // Most payments first; exact sums beyond a float's digits.
+    expect(currencies.map((c) => [c.currency, c.digits, c.total])).toEqual([
+      ['USD', 2, { count: 5, minor: 100000000004999n }],
+      ['CLP', 0, { count: 1, minor: 1500n }],
+    ]);
+    expect(fromMinor(currencies[0]!.total.minor, 2)).toBe('1000000000049.99');
+    expect(currencies[0]!.days).toEqual([
+      { day: '2026-11-20', all: { count: 3, minor: 4999n }, approved: { count: 2, minor: 4000n } },
+      { day: '2026-11-21', all: { count: 0, minor: 0n }, approved: { count: 0, minor: 0n } },
+      {
+        day: '2026-11-22',
+        all: { count: 2, minor: 100000000000000n },
+        approved: { count: 2, minor: 100000000000000n },
+      },
+    ]);
+    expect(currencies[1]!.days.map((d) => d.all.count)).toEqual([1, 0, 0]);
   });
 });

@@ -1,4 +1,4 @@
-import type { Schemas } from './client.ts';
+import type { Schemas } from './schemas.ts';
 
 /**
  * The API's enumerations as lists for filters and forms. Each is written as a record over the generated

@@ -13,6 +13,9 @@ import type { Db } from './client.ts';
  * `startingAfter` (the page after that item) or `endingBefore` (the page just before it). A cursor page seeks
  * the list's index to the cursor's (created_at, id), read from the item itself within the list's scope, so its
  * cost is the page's rows whatever the depth. `limit + 1` rows are read to tell whether more lie beyond.
+ *
+ * A list's `total` is a `TotalQuery`: `COUNT(*)` of its rows where they are few whatever the owner's history (a
+ * payment's refunds, an owner's keys), its counters where they are not (services/counters/totals.ts).
  */
 
 export interface Page {
@@ -38,6 +41,12 @@ interface Explainable {
   toSQL(): { sql: string; params: unknown[] };
 }
 
+/** The statements of a list's exact `total`, in its page's batch, and the total from their results, in order. */
+export interface TotalQuery {
+  statements: Array<BatchItem<'sqlite'> & Explainable>;
+  total(results: readonly unknown[]): number;
+}
+
 /** A page of a list and its total, asked in one D1 round trip (`pageBatch`, then `readPage`). */
 export interface PageStatements<Row> {
   page: Page;
@@ -45,7 +54,15 @@ export interface PageStatements<Row> {
   cursor?: BatchItem<'sqlite'> & PromiseLike<unknown[]> & Explainable;
   /** Up to `limit + 1` rows: newest first, or oldest first from an `endingBefore` cursor. */
   rows: BatchItem<'sqlite'> & PromiseLike<Row[]> & Explainable;
-  total: BatchItem<'sqlite'> & PromiseLike<Array<{ total: number }>> & Explainable;
+  total: TotalQuery;
+}
+
+/** `COUNT(*)` of a list's rows: for the lists whose rows stay few whatever the owner's history. */
+export function countedTotal(db: Db, table: SQLiteTable, where: SQL | undefined): TotalQuery {
+  return {
+    statements: [db.select({ n: count() }).from(table).where(where)],
+    total: (results) => Number((results[0] as Array<{ n: number }>)[0]?.n ?? 0),
+  };
 }
 
 type ListedTable = SQLiteTable & { createdAt: SQLiteColumn; id: SQLiteColumn };
@@ -61,6 +78,7 @@ export function newestFirstPage<T extends ListedTable>(
   scope: SQL | undefined,
   filters: SQL | undefined,
   page: Page,
+  total: TotalQuery = countedTotal(db, table, and(scope, filters)),
 ): PageStatements<T['$inferSelect']> {
   const cursorId = page.startingAfter ?? page.endingBefore;
   const backwards = page.startingAfter === undefined && page.endingBefore !== undefined;
@@ -85,16 +103,16 @@ export function newestFirstPage<T extends ListedTable>(
       .orderBy(order(table.createdAt), order(table.id))
       .limit(page.limit + 1)
       .offset(page.offset) as never,
-    total: db
-      .select({ total: count() })
-      .from(table as SQLiteTable)
-      .where(and(scope, filters)),
+    total,
   };
 }
 
 /** The statements of a page in the order `readPage` takes their results. */
-export const pageBatch = (statements: PageStatements<unknown>): BatchItem<'sqlite'>[] =>
-  statements.cursor ? [statements.cursor, statements.rows, statements.total] : [statements.rows, statements.total];
+export const pageBatch = (statements: PageStatements<unknown>): BatchItem<'sqlite'>[] => [
+  ...(statements.cursor ? [statements.cursor] : []),
+  statements.rows,
+  ...statements.total.statements,
+];
 
 /**
  * The page from the results of `pageBatch`'s statements. A cursor that is not an item of the list (another
@@ -103,17 +121,17 @@ export const pageBatch = (statements: PageStatements<unknown>): BatchItem<'sqlit
  */
 export function readPage<Row>(statements: PageStatements<Row>, results: readonly unknown[]): ListPage<Row> {
   const { page } = statements;
-  const [found, rows, counted] = (statements.cursor ? results : [undefined, ...results]) as [
+  const [found, rows, ...counted] = (statements.cursor ? results : [undefined, ...results]) as [
     unknown[] | undefined,
     Row[],
-    Array<{ total: number }>,
+    ...unknown[],
   ];
   if (found !== undefined && found.length === 0) throw unknownCursor(page);
   const hasMore = rows.length > page.limit;
   const kept = rows.slice(0, page.limit);
   return {
     rows: page.startingAfter === undefined && page.endingBefore !== undefined ? kept.reverse() : kept,
-    total: counted[0]?.total ?? 0,
+    total: statements.total.total(counted),
     hasMore,
   };
 }
@@ -172,7 +190,8 @@ export const ownedBy = (table: OwnedListTable, scope: OwnerScope) =>
 /**
  * The filtered lists of an owner (payments, events): its rows of `table` in its environment, each filter
  * given as `[column, value]` applied when the value is set, within the created range, newest first. Every
- * combination is served by an index that starts with the owner and environment (db/schema).
+ * combination is served by an index that starts with the owner and environment (db/schema). Their rows grow
+ * with the owner's history, so `total` is read from its counters (services/counters/totals.ts).
  */
 export function ownedListStatements<T extends OwnedListTable>(
   db: Db,
@@ -181,10 +200,11 @@ export function ownedListStatements<T extends OwnedListTable>(
   filters: readonly (readonly [SQLiteColumn, string | undefined])[],
   range: CreatedRange,
   page: Page,
+  total: TotalQuery,
 ): PageStatements<T['$inferSelect']> {
   const filtered = and(
     ...filters.map(([column, value]) => (value === undefined ? undefined : eq(column, value))),
     ...inCreatedRange(table.createdAt, range),
   );
-  return newestFirstPage(db, table, ownedBy(table, scope), filtered, page);
+  return newestFirstPage(db, table, ownedBy(table, scope), filtered, page, total);
 }

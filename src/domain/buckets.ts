@@ -10,8 +10,15 @@ export const QUARTER_MS = 15 * 60_000;
 export const HOUR_MS = 60 * 60_000;
 export const DAY_MS = 24 * HOUR_MS;
 
-/** The counters' spans below `all`, largest first, with their size. */
+/**
+ * The counters' spans below `all`, largest first, with their size; each a whole number of the next, so that a range
+ * of any length is a few buckets of each (at most about eight per edge and span: a range of years reads about a
+ * hundred buckets, one of minutes a few).
+ */
 export const BUCKET_SPANS = [
+  { span: 'days512', size: 512 * DAY_MS },
+  { span: 'days64', size: 64 * DAY_MS },
+  { span: 'days8', size: 8 * DAY_MS },
   { span: 'day', size: DAY_MS },
   { span: 'hour', size: HOUR_MS },
   { span: 'quarter', size: QUARTER_MS },
@@ -48,7 +55,7 @@ function cost(a: number, b: number, level: number): number {
 
 /**
  * `[from, to)` as signed buckets and row ranges whose sum is exactly the range. `level` is the largest span used
- * (0: days). Finite bounds only: an open end is bounded by the caller (the clock, or the first bucket).
+ * (0: the largest). Finite bounds only: an open end is bounded by the caller (the clock, or the first bucket).
  */
 export function decompose(from: number, to: number, level = 0): Decomposition {
   const out: Decomposition = { buckets: [], rows: [] };

@@ -1,15 +1,12 @@
 import { and, eq, isNotNull, isNull, lte } from 'drizzle-orm';
 import { payments, type PaymentRow } from '../db/schema/index.ts';
-import type { ProcessorPaymentStatus } from '../connectors/types.ts';
 import type { Deps } from '../deps.ts';
+import type { Expire } from '../domain/ledger/index.ts';
 import { errorFields, log } from '../lib/log.ts';
 import { notAway, ownersAway } from '../services/shards/directory.ts';
 import { loadPaymentMethod } from '../services/payment-methods/store.ts';
 import { callConnector, connectorFor, processorLookup } from '../services/payments/processor.ts';
 import { mutate } from '../services/payments/store.ts';
-
-/** When the processor cannot be reached to withdraw a QR, it is expired anyway this long after its TTL. */
-export const EXPIRY_GRACE_MS = 60 * 60 * 1000;
 
 /**
  * Pending QR payments past their method's `qr_ttl_seconds` become `expired` (and send `payment.expired`),
@@ -37,10 +34,8 @@ export async function expireQrPayments(deps: Deps, now: number, limit = 100): Pr
   let expired = 0;
   for (const payment of due) {
     try {
-      const verdict = await withdrawAtProcessor(deps, payment, now);
-      if (verdict.kind === 'wait') continue;
-      const target = verdict.kind === 'settled' ? verdict.status : 'expired';
-      const { outcome } = await mutate(deps, payment.id, { type: 'expire', target }, { now });
+      const withdrawal = await withdrawAtProcessor(deps, payment);
+      const { outcome } = await mutate(deps, payment.id, { type: 'expire', withdrawal }, { now });
       if (outcome) expired++;
     } catch (error) {
       log('error', 'qr_expiry_failed', { payment_id: payment.id, ...errorFields(error) });
@@ -49,12 +44,11 @@ export async function expireQrPayments(deps: Deps, now: number, limit = 100): Pr
   return expired;
 }
 
-type Verdict = { kind: 'expire' } | { kind: 'settled'; status: ProcessorPaymentStatus } | { kind: 'wait' };
-
-async function withdrawAtProcessor(deps: Deps, payment: PaymentRow, now: number): Promise<Verdict> {
+/** Asks the processor to withdraw the QR; what it said is the ledger's to weigh (domain/ledger/payments.ts `expire`). */
+async function withdrawAtProcessor(deps: Deps, payment: PaymentRow): Promise<Expire['withdrawal']> {
   const method = await loadPaymentMethod(deps, payment.paymentMethodId);
   // Deleted with its credentials: nothing can be asked; the processor's own expiry applies.
-  if (!method || method.secretsCiphertext === null) return { kind: 'expire' };
+  if (!method || method.secretsCiphertext === null) return { kind: 'withdrawn' };
   const { version, ctx } = await connectorFor(deps, method);
   const lookup = processorLookup(payment);
   const canceled = await callConnector(() =>
@@ -66,12 +60,12 @@ async function withdrawAtProcessor(deps: Deps, payment: PaymentRow, now: number)
   );
   if (canceled.ok)
     return canceled.value.status === 'canceled'
-      ? { kind: 'expire' }
+      ? { kind: 'withdrawn' }
       : { kind: 'settled', status: canceled.value.status };
   if (canceled.error.kind === 'declined') {
     // Refused: most likely paid meanwhile. Believe the processor's own account of the payment.
     const read = await callConnector(() => version.adapter.getPayment(ctx, lookup));
     if (read.ok) return { kind: 'settled', status: read.value.status };
   }
-  return now > (payment.expiresAt ?? now) + EXPIRY_GRACE_MS ? { kind: 'expire' } : { kind: 'wait' };
+  return { kind: 'no_answer' };
 }

@@ -13,7 +13,7 @@ import {
   connectorFor,
   pickSettlement,
   processorLookup,
-  voidRefundFailed,
+  readVoidRefund,
 } from '../services/payments/processor.ts';
 import { mutate } from '../services/payments/store.ts';
 
@@ -338,10 +338,10 @@ async function rereadVoidedPayment(
   if (method && method.secretsCiphertext !== null && window !== undefined && voidedAt >= now - window) {
     const { version, ctx } = await connectorFor(deps, method);
     if (version.adapter.getVoidRefund) {
-      const failed = await voidRefundFailed(version, ctx, payment);
-      if (failed) {
-        const { outcome } = await mutate(deps, payment.id, { type: 'void_reversal', trusted: true, lookedAt: now });
-        if (outcome) return;
+      const evidence = await readVoidRefund(version, ctx, payment);
+      if (evidence) {
+        const { outcome } = await mutate(deps, payment.id, { type: 'void_reversal', evidence, lookedAt: now });
+        if (outcome === 'reversed') return;
       }
       return markVoidLooked(deps, payment.id, now);
     }

@@ -96,8 +96,8 @@ const DIGITS_ONLY = { error: 'Expected an integer in decimal digits' };
 export const MAX_OFFSET = 10_000;
 
 /** A cursor: the id of an item of the list, as its `id` reads. */
-const CursorId = (description: string) =>
-  z.string().min(1).max(128).optional().openapi({ description, example: 'pay_3kqz7w1v0c9m2x8bq4n6' });
+// No `example`: the explorer's "Try it out" fills each parameter with its example, and both cursors at once are a 400.
+const CursorId = (description: string) => z.string().min(1).max(128).optional().openapi({ description });
 
 export const PaginationQuery = z.object({
   limit: queryInteger(z.number(DIGITS_ONLY).int().min(1).max(100))

@@ -11,6 +11,7 @@ import {
 } from '../connectors/sandbox/index.ts';
 import { payments, refunds, type DisputeRow, type PaymentRow, type RefundRow } from '../db/schema/index.ts';
 import type { DisputeReason } from '../domain/disputes.ts';
+import { newDisputeOf } from '../domain/ledger/index.ts';
 import { MoneyError, parseAmount } from '../domain/money.ts';
 import type { RefundFailureReason } from '../domain/reversals.ts';
 import type { Deps } from '../deps.ts';
@@ -94,9 +95,6 @@ export async function failSandboxRefund(
   return (await owned())!.refund;
 }
 
-/** Payment statuses whose money was collected: only these can be disputed. */
-const DISPUTABLE: readonly PaymentRow['status'][] = ['approved', 'partially_refunded', 'refunded'];
-
 /**
  * The payer's bank disputes the caller's collected sandbox payment (a chargeback, `needs_response`, the funds
  * withdrawn: `openSandboxDispute`), as a signed sandbox notification through the same path as a real
@@ -114,11 +112,13 @@ export async function openSandboxDisputeOf(
   if (!payment) throw new ServiceError('payment_not_found');
   if (payment.processorReference === null)
     throw new ServiceError('invalid_state_transition', 'The sandbox never answered for this payment.');
-  if (!DISPUTABLE.includes(payment.status))
+  // The ledger's own rule, asked before the news is sent, so that a refusal is an answer rather than news ignored.
+  const disputable = newDisputeOf(payment);
+  if (disputable === 'not_collected')
     throw new ServiceError('invalid_state_transition', 'Only a collected payment can be disputed.', {
       details: { status: payment.status },
     });
-  if (payment.openDisputeId !== null)
+  if (disputable === 'one_open')
     throw new ServiceError(
       'payment_disputed',
       'A dispute of this payment is open: the sandbox, as Stripe, opens one dispute at a time.',

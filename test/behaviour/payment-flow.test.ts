@@ -963,9 +963,12 @@ describe.each(PROFILES)('the payment flow with the $name connectors', (profile) 
       const key = crypto.randomUUID();
       const res = await cancel(payment.id, key);
       if (profile.cancelNews) {
-        // The processor accepted the void and carries it out later: the core does not record an accepted void yet
-        // and answers 409 (the connector's NOTES.md, "Voids"); the processor's news then voids the payment.
-        expectError(res, 409, 'invalid_state_transition');
+        // The processor accepted the void and carries it out later: 202 with cancel_requested_at, and no refund may
+        // go out meanwhile (it would pay out twice); the processor's news then voids the payment.
+        expect(res.status, res.text).toBe(202);
+        expect(res.body.data).toMatchObject({ status: 'approved', cancel_requested_at: expect.any(String) });
+        expectError(await refund(payment, '1.00'), 409, 'invalid_state_transition');
+        expect((await cancel(payment.id)).status).toBe(202);
         const sent = await profile.cancelNews(news(payment, 'pos'));
         expect(sent.response.status, sent.response.text).toBe(200);
         expect((await get(payment.id)).body.data.status).toBe('canceled');

@@ -46,6 +46,17 @@ describe('a range as counter buckets', () => {
     );
   });
 
+  it('a range of any length reads a bounded number of buckets: decades cost about what a week does', () => {
+    const week = decompose(BASE + 5 * HOUR_MS + 7 * QUARTER_MS, BASE + 7 * DAY_MS + 3 * QUARTER_MS);
+    const decades = decompose(0 + 5 * HOUR_MS + 7 * QUARTER_MS, Date.UTC(2100, 0, 1) + 3 * QUARTER_MS);
+    for (const d of [week, decades]) {
+      expect(d.rows).toEqual([]);
+      expect(d.buckets.length).toBeLessThanOrEqual(120);
+    }
+    for (const t of [5 * HOUR_MS + 7 * QUARTER_MS, BASE, Date.UTC(2099, 11, 31)]) expect(covers(decades, t)).toBe(1);
+    expect(covers(decades, Date.UTC(2100, 0, 1) + 3 * QUARTER_MS)).toBe(0);
+  });
+
   it('a day of any zone is whole buckets, a few per edge, and a UTC day one bucket', () => {
     const utc = decompose(BASE, BASE + DAY_MS);
     expect(utc).toEqual({ buckets: [{ span: 'day', bucket: BASE, sign: 1 }], rows: [] });

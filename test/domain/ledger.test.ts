@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { VOID_AWAIT_MS, voidAwaited } from '../../src/domain/cancellation.ts';
 import { DISPUTE_REASONS, DISPUTE_STATUSES, isDisputeClosed } from '../../src/domain/disputes.ts';
 import {
   type Command,
@@ -9,6 +10,7 @@ import {
   type PaymentRecord,
   type RefundRecord,
   refundableBalance,
+  voidRefundFailed,
 } from '../../src/domain/ledger/index.ts';
 import { eventTypeFor, PAYMENT_STATUSES, type PaymentStatus } from '../../src/domain/payment-state.ts';
 import { REFUND_STATUSES } from '../../src/domain/refund-state.ts';
@@ -129,6 +131,7 @@ const operation = fc.oneof(
       key: fc.constantFrom('k1', 'k2'),
       status: fc.constantFrom(...ACCOUNT_STATUSES),
       requested: fc.boolean(),
+      voidAsked: fc.boolean(),
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const) }) },
@@ -179,7 +182,18 @@ function commandOf(model: Model, op: Operation): { command: Command; state: Ledg
       return { command, state: { ...state, refund } };
     }
     case 'void_reversal':
-      return { command: { type: 'void_reversal', trusted: op.trusted }, state };
+      // Trusted: the read of the void's own refund says it failed; otherwise a read that shows no failure.
+      return {
+        command: {
+          type: 'void_reversal',
+          evidence: {
+            kind: 'read',
+            refundReference: state.payment.voidRefundReference,
+            status: op.trusted ? 'failed' : 'approved',
+          },
+        },
+        state,
+      };
     case 'dispute': {
       const processorDisputeId = `dp_${op.dispute}`;
       return {
@@ -210,13 +224,14 @@ function commandOf(model: Model, op: Operation): { command: Command; state: Ledg
           account: { status: op.status },
           processorStatus: op.status,
           requested: op.requested,
+          voidAsked: op.voidAsked,
         },
         state,
       };
     case 'release':
       return { command: { type: 'release_cancel' }, state };
     case 'expire':
-      return { command: { type: 'expire', target: op.target }, state };
+      return { command: { type: 'expire', withdrawal: { kind: 'settled', status: op.target } }, state };
   }
 }
 
@@ -265,6 +280,9 @@ describe('the ledger over random histories', () => {
               model.disputes.set(row.processorDisputeId, row);
             }
             const after = model.payment;
+
+            // No refund is reserved while a void the processor accepted is awaited (it would pay out twice).
+            if (change.refund && 'insert' in change.refund) expect(voidAwaited(before, model.now)).toBe(false);
 
             // The running totals are the refunds' sums; the money bound holds.
             expect(after.amountRefunded).toBe(sum(model.refunds, ['approved']));
@@ -329,5 +347,112 @@ describe('the ledger over random histories', () => {
       { numRuns: 3_000, seed: 20261127 },
     );
     for (const [corner, count] of Object.entries(seen)) expect(count, corner).toBeGreaterThan(0);
+  });
+});
+
+describe('a void the processor carries out later (Adyen /reversals)', () => {
+  const NOW = 1_000_000;
+  const stateOf = (payment: PaymentRecord): LedgerState => ({ payment });
+  const apply = (p: PaymentRecord, command: Command, now: number) => {
+    const decision = decide(stateOf(p), command, now);
+    if (decision.kind !== 'change') return { p, decision };
+    return { p: { ...p, ...decision.change.payment, version: p.version + 1 }, decision };
+  };
+  const answer = (voidAsked: boolean, status: PaymentStatus): Command => ({
+    type: 'cancel_answered',
+    attemptKey: 'k1',
+    account: { status },
+    processorStatus: 'received',
+    requested: true,
+    voidAsked,
+  });
+  const reserve = (p: PaymentRecord, now: number) =>
+    decide(
+      stateOf(p),
+      {
+        type: 'reserve_refund',
+        refund: { id: 're_1', amountMinor: 100, reason: null, attemptKey: 'r1', attemptFingerprint: 'f1' },
+      },
+      now,
+    );
+
+  it('is recorded as requested (202), holds off refunds for a day, and the news cancels the payment', () => {
+    const claimed = apply(payment('approved'), { type: 'claim_cancel', attemptKey: 'k1' }, NOW).p;
+    const { p: requested, decision } = apply(claimed, answer(true, 'approved'), NOW);
+    expect(decision).toMatchObject({ kind: 'change', outcome: 'requested' });
+    expect(requested.cancelRequestedAt).toBe(NOW);
+    expect(requested.cancelClaimedAt).toBeNull();
+    // The claim is gone, the void is awaited: a refund is refused, and a second cancel answers the same without asking.
+    expect(reserve(requested, NOW + 60_000)).toMatchObject({ kind: 'refused', refusal: 'cancellation_in_progress' });
+    expect(decide(stateOf(requested), { type: 'claim_cancel', attemptKey: 'k2' }, NOW + 60_000)).toMatchObject({
+      outcome: 'done',
+    });
+    // News that changes no status keeps the request; the news of the void cancels the payment and keeps its date.
+    const news = (status: PaymentStatus): Command => ({
+      type: 'processor_news',
+      account: { status },
+      processorStatus: status,
+    });
+    expect(apply(requested, news('approved'), NOW + 1).p.cancelRequestedAt).toBe(NOW);
+    const voided = apply(requested, news('canceled'), NOW + 2).p;
+    expect(voided).toMatchObject({ status: 'canceled', cancelRequestedAt: NOW });
+    // Never reported within a day: refunds and cancels are possible again.
+    expect(reserve(requested, NOW + VOID_AWAIT_MS).kind).toBe('change');
+    expect(decide(stateOf(requested), { type: 'claim_cancel', attemptKey: 'k2' }, NOW + VOID_AWAIT_MS)).toMatchObject({
+      outcome: 'claimed',
+    });
+  });
+
+  it('a terminal asked to stop a payment the customer paid meanwhile is not a void: not_cancelable, nothing awaited', () => {
+    const claimed = apply(payment('pending'), { type: 'claim_cancel', attemptKey: 'k1' }, NOW).p;
+    const paid = { ...claimed, status: 'approved' as const };
+    const { p, decision } = apply(paid, answer(false, 'approved'), NOW);
+    expect(decision).toMatchObject({ kind: 'change', outcome: 'not_cancelable' });
+    expect(p.cancelRequestedAt).toBeNull();
+    expect(reserve(p, NOW).kind).toBe('change');
+  });
+});
+
+describe('a chargeback in another currency than the payment’s', () => {
+  it('books what is left of the payment, not the dispute’s minor units of another currency', () => {
+    const lost = (currency: string, minor: number): Command => ({
+      type: 'dispute_news',
+      newId: 'dsp_1',
+      processorDisputeId: 'dp_1',
+      processorStatus: 'lost',
+      facts: {
+        status: 'lost',
+        amount: { minor, currency },
+        reason: 'fraudulent',
+        evidenceDueBy: null,
+        fundsWithdrawnAt: 1,
+        fundsReinstatedAt: null,
+      },
+    });
+    const refunded = { ...payment('partially_refunded'), amountRefunded: 2_500 };
+    const inYen = decide({ payment: refunded, dispute: null }, lost('JPY', 1_000), 1_000);
+    expect(inYen).toMatchObject({ kind: 'change', change: { payment: { amountChargedBack: AMOUNT - 2_500 } } });
+    // In the payment's own currency: what the dispute took, at most what is left.
+    const inDollars = decide({ payment: refunded, dispute: null }, lost('USD', 1_000), 1_000);
+    expect(inDollars).toMatchObject({ kind: 'change', change: { payment: { amountChargedBack: 1_000 } } });
+  });
+});
+
+describe('whether a void failed (voidRefundFailed)', () => {
+  const kept = { voidRefundReference: 're_kept' };
+  it('believes news only about the refund kept with the void, and a read only of that refund (and of the one named)', () => {
+    expect(voidRefundFailed(kept, { kind: 'named', refundReference: 're_kept' })).toBe(true);
+    expect(voidRefundFailed(kept, { kind: 'named', refundReference: 're_earlier' })).toBe(false);
+    expect(voidRefundFailed({ voidRefundReference: null }, { kind: 'named', refundReference: 're_kept' })).toBe(false);
+    expect(voidRefundFailed(kept, { kind: 'read', refundReference: 're_kept', status: 'failed' })).toBe(true);
+    expect(voidRefundFailed(kept, { kind: 'read', refundReference: 're_kept', status: 'declined' })).toBe(true);
+    expect(voidRefundFailed(kept, { kind: 'read', refundReference: 're_kept', status: 'approved' })).toBe(false);
+    expect(voidRefundFailed(kept, { kind: 'read', refundReference: 're_other', status: 'failed' })).toBe(false);
+    expect(
+      voidRefundFailed(kept, { kind: 'read', refundReference: 're_kept', status: 'failed', named: 're_other' }),
+    ).toBe(false);
+    expect(
+      voidRefundFailed({ voidRefundReference: null }, { kind: 'read', refundReference: 're_x', status: 'failed' }),
+    ).toBe(true);
   });
 });

@@ -2,7 +2,8 @@ import { onEveryShard } from '../helpers/shards.ts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sandboxQrV1 } from '../../src/connectors/sandbox/index.ts';
 import { ConnectorError } from '../../src/connectors/types.ts';
-import { EXPIRY_GRACE_MS, expireQrPayments } from '../../src/jobs/expire-qr-payments.ts';
+import { EXPIRY_GRACE_MS } from '../../src/domain/ledger/index.ts';
+import { expireQrPayments } from '../../src/jobs/expire-qr-payments.ts';
 import { paymentBody, paymentRow, setupMerchant } from '../helpers/merchant.ts';
 
 const adapter = sandboxQrV1.adapter;

@@ -1,4 +1,5 @@
-import { dataPlane, depsOfOwner } from '../helpers/shards.ts';
+import { backdatePayment } from '../helpers/backdate.ts';
+import { depsOfOwner } from '../helpers/shards.ts';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PAYMENT_STATUSES } from '../../src/domain/payment-state.ts';
@@ -23,9 +24,7 @@ import type { Page } from '../../src/db/paging.ts';
 const list = (token: string, query = '') => call('GET', `/v1/payments${query ? `?${query}` : ''}`, { token });
 const ids = (res: ApiResponse) => (res.body.data as Array<{ id: string }>).map((p) => p.id);
 
-async function setCreatedAt(paymentId: string, at: number) {
-  await dataPlane.prepare('UPDATE payments SET created_at = ? WHERE id = ?').bind(at, paymentId).run();
-}
+const setCreatedAt = (paymentId: string, at: number) => backdatePayment(paymentId, at);
 
 async function pay(m: Merchant, value: string, options: { method?: string; token?: string; reference?: string } = {}) {
   const res = await m.pay(
@@ -431,8 +430,9 @@ describe('GET /v1/payments: every query is served by an index', () => {
     const deps = createDeps(env, { shard: 'SHARD_0' });
     const build = (filters: PaymentFilters, page: Page) =>
       paymentListStatements(deps, { ownerId: 'usr_plan', environment: 'test' }, filters, page);
-    // Per combination: the offset page and its total; each cursor page, its total and its cursor.
-    expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBe(32 * 8);
+    // Per combination: the page, each statement of its total (a created range's is one per span of buckets and per edge,
+    // read from counters) and, by cursor, the cursor: at least 8 statements.
+    expect(await expectEveryFilterCombinationIndexed(VALUES, build, SEARCH)).toBeGreaterThanOrEqual(32 * 8);
   });
 
   it('the statements are the ones the route runs: the same answer as the route for a filter', async () => {
@@ -447,7 +447,8 @@ describe('GET /v1/payments: every query is served by an index', () => {
     // One row more than the page is asked for, to tell whether more follow.
     expect(rows.toSQL().params.at(-1)).toBe(51);
     expect((await rows).map((r) => r.id)).toEqual([p.id]);
-    expect(await total).toEqual([{ total: 1 }]);
+    // Its total is the counters', read in the same batch.
+    expect(total.total(await Promise.all(total.statements))).toBe(1);
     expect(ids(await list(m.key.secret, 'status=approved'))).toEqual([p.id]);
   });
 

@@ -53,13 +53,16 @@ class Stepper {
   #release: (() => void) | undefined;
   #wake: (() => void) | undefined;
 
+  /** `rerun`: every step runs twice, as the platform runs again a step whose answer was lost after its write. */
   constructor(
     readonly moveId: string,
     deps: Deps,
+    rerun = false,
   ) {
     const runner: MoveRunner = {
       do: async (_name, run) => {
         await this.#boundary();
+        if (rerun) await run();
         return run();
       },
       sleep: async () => {
@@ -132,6 +135,8 @@ interface Scenario {
   second: SecondRequest | null;
   /** The boundary of the first move at which its job crashes and starts again from its first step; -1: never. */
   crashAt: number;
+  /** Every step of every move runs twice (its write committed, its answer lost). */
+  rerun?: boolean;
 }
 
 let modelDeps: Deps;
@@ -222,7 +227,7 @@ async function versionsOnDirectoryShard(ownerId: string): Promise<Map<string, nu
   return new Map(results.map((r) => [r.id, r.version]));
 }
 
-async function runScenario({ seed, at, second, crashAt }: Scenario) {
+async function runScenario({ seed, at, second, crashAt, rerun = false }: Scenario) {
   const rand = random(seed);
   const queue = captureQueue();
   const hooks = receiver();
@@ -232,7 +237,7 @@ async function runScenario({ seed, at, second, crashAt }: Scenario) {
     const target = origin === 'SHARD_0' ? 'SHARD_1' : 'SHARD_0';
     const first = await requestMove({ deps: modelDeps, input: { ownerId: owner.id, to: target } });
     expect(first.kind).toBe('started');
-    const jobs = new Map<string, Stepper>([[first.move!.id, new Stepper(first.move!.id, modelDeps)]]);
+    const jobs = new Map<string, Stepper>([[first.move!.id, new Stepper(first.move!.id, modelDeps, rerun)]]);
     const seen = new Map<string, number>();
     const checkVersions = async () => {
       for (const [id, version] of await versionsOnDirectoryShard(owner.id)) {
@@ -251,7 +256,7 @@ async function runScenario({ seed, at, second, crashAt }: Scenario) {
       if (second !== null && !asked && (boundary >= at || running.length === 0)) {
         asked = true;
         for (const result of await secondRequest(second, owner.id, origin, target)) {
-          if (result.kind === 'started') jobs.set(result.move.id, new Stepper(result.move.id, modelDeps));
+          if (result.kind === 'started') jobs.set(result.move.id, new Stepper(result.move.id, modelDeps, rerun));
           if ('code' in result) expect(['invalid_state_transition'], second).toContain(result.code);
         }
         continue;
@@ -259,7 +264,7 @@ async function runScenario({ seed, at, second, crashAt }: Scenario) {
       const job = running[Math.floor(rand() * running.length)]!;
       if (job.moveId === first.move!.id && boundary === crashAt) {
         // The job's process died here: the platform starts it again, this model from its very first step.
-        jobs.set(job.moveId, new Stepper(job.moveId, modelDeps));
+        jobs.set(job.moveId, new Stepper(job.moveId, modelDeps, rerun));
         boundary++;
         continue;
       }
@@ -291,7 +296,7 @@ async function runScenario({ seed, at, second, crashAt }: Scenario) {
     // The owner works where the directory says.
     const read = await call('GET', `/v1/payments/${owner.payments[0]}`, { token: owner.key.secret });
     expect(read.status, read.text).toBe(200);
-    return { boundaries: boundary, moves: jobs.size };
+    return { boundaries: boundary, moves: jobs.size, home, target, outcome: jobs.get(first.move!.id)!.outcome };
   } finally {
     hooks.restore();
     queue.restore();
@@ -308,6 +313,19 @@ describe('the move model', () => {
     expect(boundaries).toBeGreaterThan(30);
   }, 120_000);
 
+  it('a move alone whose every step runs twice (answers lost after their writes): it still ends done, on the target', async () => {
+    const { boundaries, home, target, outcome } = await runScenario({
+      seed: 2,
+      at: 0,
+      second: null,
+      crashAt: -1,
+      rerun: true,
+    });
+    expect(boundaries).toBeGreaterThan(30);
+    expect(outcome).toBe('done');
+    expect(home).toBe(target);
+  }, 120_000);
+
   // A move of the seeded owner takes 34 boundaries (the test above): the second request at each of them and just
   // after the move, in turn of the four kinds, a crash at another boundary, and the world's own operations between
   // every two steps.
@@ -317,9 +335,10 @@ describe('the move model', () => {
     at,
     second: SECOND_REQUESTS[at % SECOND_REQUESTS.length]!,
     crashAt: (at * 7 + 3) % BOUNDARIES,
+    rerun: at % 2 === 1,
   }));
   it.each(scenarios)(
-    'second request $second at boundary $at, crash at $crashAt (seed $seed)',
+    'second request $second at boundary $at, crash at $crashAt, steps run twice: $rerun (seed $seed)',
     async (scenario) => {
       await runScenario(scenario);
     },

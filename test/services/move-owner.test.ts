@@ -2,7 +2,7 @@ import { introspectWorkflow } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clearPlacementCache } from '../../src/services/shards/directory.ts';
-import { OWNER_TABLES } from '../../src/services/shards/owner-tables.ts';
+import { OWNER_TABLES, ownerTable, upsertIfNewer } from '../../src/services/shards/owner-tables.ts';
 import { call, expectError, seedSession, type Session } from '../helpers/api.ts';
 import { paymentBody, postIdempotent } from '../helpers/merchant.ts';
 import { approvedPayment, countRows, newOwner, type Owner, ownerRows } from '../helpers/owners.ts';
@@ -60,6 +60,25 @@ describe('an owner move', () => {
       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%'",
     ).all<{ name: string }>();
     expect(OWNER_TABLES.map((t) => t.table).sort()).toEqual(results.map((r) => r.name).sort());
+  });
+
+  it('a copied row never replaces a newer one: a payment is written only over an older version', async () => {
+    const owner = await newOwner(admin);
+    const paymentId = await approvedPayment(owner);
+    const d1 = (await shardOf(owner.id)) === 'SHARD_0' ? env.SHARD_0 : env.SHARD_1;
+    const row = (await d1
+      .prepare('SELECT * FROM payments WHERE id = ?')
+      .bind(paymentId)
+      .first<Record<string, unknown>>())!;
+    const version = row.version as number;
+    const stored = () =>
+      d1.prepare('SELECT version, amount_refunded FROM payments WHERE id = ?').bind(paymentId).first();
+    // An older copy of the row (a lower version, other totals) leaves the stored row as it is.
+    await upsertIfNewer(d1, ownerTable('payments'), { ...row, version: version - 1, amount_refunded: 999 }).run();
+    expect(await stored()).toEqual({ version, amount_refunded: 0 });
+    // A newer one replaces it.
+    await upsertIfNewer(d1, ownerTable('payments'), { ...row, version: version + 1, amount_refunded: 100 }).run();
+    expect(await stored()).toEqual({ version: version + 1, amount_refunded: 100 });
   });
 
   it('answers 202 at once, refuses writes while it runs, then copies, checks, flips and deletes the old copy', async () => {

@@ -55,7 +55,15 @@ describe('a stored payment leaves canceled only by a trusted reversal of a void 
             const command: Command =
               op.kind === 'account'
                 ? { type: 'processor_news', account: { status: op.status } }
-                : { type: 'void_reversal', trusted: op.trusted };
+                : // Trusted: the void's own refund read failed; otherwise evidence that shows no failure.
+                  {
+                    type: 'void_reversal',
+                    evidence: {
+                      kind: 'read',
+                      refundReference: row.voidRefundReference,
+                      status: op.trusted ? 'failed' : 'approved',
+                    },
+                  };
             const decision = decide({ payment: row }, command, now);
             if (decision.kind === 'change') row = { ...row, ...decision.change.payment };
             if (before.status !== 'canceled' && row.status === 'canceled') {

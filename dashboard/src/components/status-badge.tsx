@@ -1,4 +1,14 @@
-const GOOD = new Set(['approved', 'succeeded', 'active', 'enabled', 'won', 'online', 'refunded', 'partially_refunded']);
+const GOOD = new Set([
+  'approved',
+  'done',
+  'succeeded',
+  'active',
+  'enabled',
+  'won',
+  'online',
+  'refunded',
+  'partially_refunded',
+]);
 const BAD = new Set(['declined', 'failed', 'expired', 'dead', 'lost', 'revoked', 'inactive', 'disabled', 'offline']);
 
 /** A status as the API names it; the colour only repeats what the word says. */

@@ -1,77 +1,122 @@
 import { ask, client, useLoad } from '../api.ts';
 import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
+import { viewerTimeZone } from '../components/time.tsx';
+import { formatMoney, fromMinor } from '../money.ts';
 import type { Answer } from '../problem.ts';
-import { PAYMENT_STATUSES, type PaymentStatus } from '../vocabulary.ts';
+import { type CurrencyReport, calendarDays, dayIn, lastDays, type ReportSummary, summarize } from '../report.ts';
 
 const DAYS = 30;
 
-interface Counts {
-  since: string;
-  byStatus: { status: PaymentStatus; count: number }[];
-  needsResponse: number;
+interface Overview extends ReportSummary {
+  range: { created_gte: string; created_lt: string };
+  days: string[];
 }
 
 /**
- * How many payments of the last 30 days are in each status: one list call per status, read for its
- * `pagination.total` (a page of one). The amounts per status come with the payments report
- * (GET /v1/reports/payments), which this API version does not have yet.
+ * The last 30 days of the viewer's calendar, today included, in one payments report (GET /v1/reports/payments):
+ * a row per day of the viewer's time zone, status and currency, each with its count and amount, read from the
+ * service's counters (its cost does not grow with the number of payments).
  */
-async function loadCounts(): Promise<Answer<Counts>> {
-  const since = new Date(Date.now() - DAYS * 86_400_000).toISOString();
-  const totals = await Promise.all([
-    ...PAYMENT_STATUSES.map((status) =>
-      ask(client.GET('/v1/payments', { params: { query: { status, created_gte: since, limit: 1 } } })),
-    ),
-    ask(client.GET('/v1/disputes', { params: { query: { status: 'needs_response', limit: 1 } } })),
-    ask(client.GET('/v1/disputes', { params: { query: { status: 'warning_needs_response', limit: 1 } } })),
-  ]);
-  const failed = totals.find((answer) => answer.problem);
-  if (failed?.problem) return { problem: failed.problem };
-  const count = (i: number) => totals[i]?.data?.pagination.total ?? 0;
-  return {
-    data: {
-      since,
-      byStatus: PAYMENT_STATUSES.map((status, i) => ({ status, count: count(i) })),
-      needsResponse: count(PAYMENT_STATUSES.length) + count(PAYMENT_STATUSES.length + 1),
-    },
-    status: 200,
-  };
+async function loadOverview(): Promise<Answer<Overview>> {
+  const range = lastDays(new Date(), DAYS);
+  const answer = await ask(
+    client.GET('/v1/reports/payments', { params: { query: { ...range, interval: 'day', tz: viewerTimeZone } } }),
+  );
+  if (answer.problem) return { problem: answer.problem };
+  const dayOf = dayIn(viewerTimeZone);
+  const days = calendarDays(dayOf(range.created_gte), DAYS);
+  return { data: { range, days, ...summarize(answer.data.data, days, dayOf) }, status: answer.status };
 }
 
-const BAR_HEIGHT = 22;
-const LABEL_WIDTH = 150;
-const CHART_WIDTH = 600;
+/** Disputes waiting for the merchant's evidence: the list's totals of the two statuses that need a response. */
+async function loadNeedsResponse(): Promise<Answer<number>> {
+  const totals = await Promise.all(
+    (['needs_response', 'warning_needs_response'] as const).map((status) =>
+      ask(client.GET('/v1/disputes', { params: { query: { status, limit: 1 } } })),
+    ),
+  );
+  let count = 0;
+  for (const answer of totals) {
+    if (answer.problem) return { problem: answer.problem };
+    count += answer.data.pagination.total;
+  }
+  return { data: count, status: 200 };
+}
 
-/** Horizontal bars, one per status; the table beside it holds the same numbers for every reader. */
-function StatusChart({ byStatus }: { byStatus: Counts['byStatus'] }) {
-  const most = Math.max(1, ...byStatus.map((row) => row.count));
-  const scale = (CHART_WIDTH - LABEL_WIDTH - 60) / most;
+const money = (minor: bigint, report: Pick<CurrencyReport, 'currency' | 'digits'>) =>
+  formatMoney({ value: fromMinor(minor, report.digits), currency: report.currency });
+/** A day key (`YYYY-MM-DD`) as a person reads it; the key is a calendar day, so it is formatted as one (in UTC). */
+const DAY_TEXT = new Intl.DateTimeFormat(undefined, {
+  timeZone: 'UTC',
+  weekday: 'short',
+  month: 'short',
+  day: 'numeric',
+});
+const AXIS_TEXT = new Intl.DateTimeFormat(undefined, { timeZone: 'UTC', month: 'short', day: 'numeric' });
+const dayDate = (day: string) => new Date(`${day}T12:00:00Z`);
+const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
+
+const WIDTH = 720;
+const AMOUNT_TOP = 22;
+const AMOUNT_HEIGHT = 110;
+const COUNT_TOP = AMOUNT_TOP + AMOUNT_HEIGHT + 30;
+const COUNT_HEIGHT = 60;
+const AXIS_Y = COUNT_TOP + COUNT_HEIGHT + 16;
+
+/**
+ * One currency's days: the amount of each day's payments above, their count below, the approved part of each bar
+ * dark. Each bar names its numbers on hover; the table after the chart holds them all for every reader.
+ */
+function DailyChart({ report }: { report: CurrencyReport }) {
+  const slot = WIDTH / report.days.length;
+  // Bigints have no Math.max.
+  const most = { minor: 1n, count: 1 };
+  for (const d of report.days) {
+    if (d.all.minor > most.minor) most.minor = d.all.minor;
+    if (d.all.count > most.count) most.count = d.all.count;
+  }
+  const bar = (value: number, max: number, top: number, height: number, x: number, tone: string) => {
+    const h = value > 0 ? Math.max(1, (value / max) * height) : 0;
+    return <rect class={tone} x={x + slot * 0.15} y={top + height - h} width={slot * 0.7} height={h} />;
+  };
+  const amountBar = (minor: bigint, x: number, tone: string) =>
+    bar(Number(minor), Number(most.minor), AMOUNT_TOP, AMOUNT_HEIGHT, x, tone);
+  const countBar = (count: number, x: number, tone: string) => bar(count, most.count, COUNT_TOP, COUNT_HEIGHT, x, tone);
   return (
     <svg
       class="chart"
-      viewBox={`0 0 ${CHART_WIDTH} ${byStatus.length * BAR_HEIGHT + 4}`}
+      viewBox={`0 0 ${WIDTH} ${AXIS_Y + 6}`}
       role="img"
-      aria-label="Payments of the last 30 days by status (the numbers are in the table below)"
+      aria-label={`${report.currency} per day of the last ${DAYS} days: amount and number of payments, approved ones darker (the numbers are in the table "${report.currency} per day")`}
     >
-      {byStatus.map((row, i) => {
-        const y = i * BAR_HEIGHT + 2;
-        const width = row.count * scale;
+      <text x={0} y={AMOUNT_TOP - 8}>
+        Amount (highest day {money(most.minor, report)})
+      </text>
+      <text x={0} y={COUNT_TOP - 8}>
+        Payments (highest day {most.count})
+      </text>
+      {report.days.map((d, i) => {
+        const x = i * slot;
         return (
-          <g key={row.status}>
-            <text x={LABEL_WIDTH - 8} y={y + 15} text-anchor="end">
-              {row.status.replaceAll('_', ' ')}
-            </text>
-            <rect
-              class="bar"
-              x={LABEL_WIDTH}
-              y={y + 3}
-              width={Math.max(width, row.count > 0 ? 2 : 0)}
-              height={BAR_HEIGHT - 6}
-            />
-            <text x={LABEL_WIDTH + width + 6} y={y + 15}>
-              {row.count}
-            </text>
+          <g key={d.day}>
+            <title>
+              {`${DAY_TEXT.format(dayDate(d.day))}: ${plural(d.all.count, 'payment', 'payments')} (${d.approved.count} approved), ${money(d.all.minor, report)} (${money(d.approved.minor, report)} approved)`}
+            </title>
+            {amountBar(d.all.minor, x, 'bar-other')}
+            {amountBar(d.approved.minor, x, 'bar')}
+            {countBar(d.all.count, x, 'bar-other')}
+            {countBar(d.approved.count, x, 'bar')}
+            {/* Today and every seventh day before it; today's label ends at the chart's edge. */}
+            {(report.days.length - 1 - i) % 7 === 0 ? (
+              <text
+                x={i === report.days.length - 1 ? x + slot : x + slot / 2}
+                y={AXIS_Y}
+                text-anchor={i === report.days.length - 1 ? 'end' : 'middle'}
+              >
+                {AXIS_TEXT.format(dayDate(d.day))}
+              </text>
+            ) : null}
           </g>
         );
       })}
@@ -79,59 +124,149 @@ function StatusChart({ byStatus }: { byStatus: Counts['byStatus'] }) {
   );
 }
 
+function CurrencyDays({ report }: { report: CurrencyReport }) {
+  const title = `${report.currency} per day`;
+  return (
+    <section class="card" aria-label={title}>
+      <h3>
+        {report.currency}: {plural(report.total.count, 'payment', 'payments')}, {money(report.total.minor, report)}
+      </h3>
+      <DailyChart report={report} />
+      <ul class="legend">
+        <li>
+          <span class="swatch approved" aria-hidden="true" /> Approved (refunded later included)
+        </li>
+        <li>
+          <span class="swatch other" aria-hidden="true" /> Any other status
+        </li>
+      </ul>
+      <details>
+        <summary>{title}, as a table</summary>
+        <table>
+          <caption class="visually-hidden">{title}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Day</th>
+              <th scope="col" class="num">
+                Payments
+              </th>
+              <th scope="col" class="num">
+                Approved
+              </th>
+              <th scope="col" class="num">
+                Amount
+              </th>
+              <th scope="col" class="num">
+                Approved amount
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {report.days.map((d) => (
+              <tr key={d.day}>
+                <th scope="row">
+                  <time dateTime={d.day}>{DAY_TEXT.format(dayDate(d.day))}</time>
+                </th>
+                <td class="num">{d.all.count}</td>
+                <td class="num">{d.approved.count}</td>
+                <td class="num">{money(d.all.minor, report)}</td>
+                <td class="num">{money(d.approved.minor, report)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </section>
+  );
+}
+
+function ByStatus({ overview, listed }: { overview: Overview; listed: (status?: string) => string }) {
+  const { byStatus, currencies } = overview;
+  return (
+    <table>
+      <caption class="visually-hidden">Payments of the last {DAYS} days by status</caption>
+      <thead>
+        <tr>
+          <th scope="col">Status</th>
+          <th scope="col" class="num">
+            Payments
+          </th>
+          {currencies.map((c) => (
+            <th scope="col" class="num" key={c.currency}>
+              Amount ({c.currency})
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {byStatus.map((row) => (
+          <tr key={row.status}>
+            <th scope="row">
+              <a href={listed(row.status)}>{row.status.replaceAll('_', ' ')}</a>
+            </th>
+            <td class="num">{row.count}</td>
+            {currencies.map((c) => (
+              <td class="num" key={c.currency}>
+                {money(row.amounts.get(c.currency) ?? 0n, c)}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+      <tfoot>
+        <tr>
+          <th scope="row">All</th>
+          <td class="num">{currencies.reduce((sum, c) => sum + c.total.count, 0)}</td>
+          {currencies.map((c) => (
+            <td class="num" key={c.currency}>
+              {money(c.total.minor, c)}
+            </td>
+          ))}
+        </tr>
+      </tfoot>
+    </table>
+  );
+}
+
 export function Overview() {
-  const counts = useLoad(loadCounts, []);
+  const overview = useLoad(loadOverview, []);
+  const needsResponse = useLoad(loadNeedsResponse, []);
   return (
     <>
       <PageTitle title="Overview" />
-      <LoadState state={counts}>
-        {({ byStatus, since, needsResponse }) => {
-          const total = byStatus.reduce((sum, row) => sum + row.count, 0);
-          return (
-            <>
-              <section class="card" aria-labelledby="last-30-title">
-                <h2 id="last-30-title">Payments of the last {DAYS} days</h2>
+      <section class="card" aria-labelledby="last-30-title">
+        <h2 id="last-30-title">Payments of the last {DAYS} days</h2>
+        <LoadState state={overview}>
+          {(data) => {
+            const listed = (status?: string) =>
+              `/dashboard/payments?${new URLSearchParams({ ...(status ? { status } : {}), ...data.range })}`;
+            const total = data.currencies.reduce((sum, c) => sum + c.total.count, 0);
+            return (
+              <>
                 <p>
-                  {total} payments since {new Date(since).toLocaleDateString()}.{' '}
-                  <a href={`/dashboard/payments?created_gte=${encodeURIComponent(since)}`}>List them</a>
+                  {plural(total, 'payment', 'payments')} from {DAY_TEXT.format(dayDate(data.days[0] ?? ''))} to today,
+                  by the days of {viewerTimeZone} (your time zone). <a href={listed()}>List them</a>
                 </p>
-                <StatusChart byStatus={byStatus} />
-                <table>
-                  <caption class="visually-hidden">Payments of the last {DAYS} days by status</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Status</th>
-                      <th scope="col" class="num">
-                        Payments
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {byStatus.map((row) => (
-                      <tr key={row.status}>
-                        <td>
-                          <a href={`/dashboard/payments?status=${row.status}&created_gte=${encodeURIComponent(since)}`}>
-                            {row.status.replaceAll('_', ' ')}
-                          </a>
-                        </td>
-                        <td class="num">{row.count}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-                <p class="hint">Amounts by status arrive with the payments report; these are counts of the list.</p>
-              </section>
-              <section class="card" aria-labelledby="disputes-title">
-                <h2 id="disputes-title">Disputes waiting on you</h2>
-                <p>
-                  {needsResponse} {needsResponse === 1 ? 'dispute needs' : 'disputes need'} a response.{' '}
-                  <a href="/dashboard/disputes?status=needs_response">See them</a>
-                </p>
-              </section>
-            </>
-          );
-        }}
-      </LoadState>
+                <ByStatus overview={data} listed={listed} />
+                {data.currencies.map((report) => (
+                  <CurrencyDays key={report.currency} report={report} />
+                ))}
+              </>
+            );
+          }}
+        </LoadState>
+      </section>
+      <section class="card" aria-labelledby="disputes-title">
+        <h2 id="disputes-title">Disputes waiting on you</h2>
+        <LoadState state={needsResponse}>
+          {(count) => (
+            <p>
+              {count} {count === 1 ? 'dispute needs' : 'disputes need'} a response.{' '}
+              <a href="/dashboard/disputes?status=needs_response">See them</a>
+            </p>
+          )}
+        </LoadState>
+      </section>
     </>
   );
 }

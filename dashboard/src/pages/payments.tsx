@@ -35,6 +35,12 @@ function toLocalInput(iso: string | undefined): string {
   return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 }
 const fromLocalInput = (value: string) => (value ? new Date(value).toISOString() : '');
+/**
+ * A range's edge as the form sends it: the address's own instant while its field still shows it (the field holds
+ * minutes, an address may hold milliseconds: applying another filter must not move the range), else the field's.
+ */
+const rangeEdge = (current: string | undefined, field: string) =>
+  current && field === toLocalInput(current) ? current : fromLocalInput(field);
 
 const CSV_HEADER = [
   'id',
@@ -116,6 +122,10 @@ export function Payments() {
     [key],
   );
   const methodName = (id: string) => methods.data?.data.find((m) => m.id === id)?.name ?? id;
+  // The address's method stays a choice while the methods load, or if it is not among them (the first 100).
+  const methodOptions = (methods.data?.data ?? []).map((m) => ({ id: m.id, text: `${m.name} (${m.type})` }));
+  if (filters.payment_method && !methodOptions.some((m) => m.id === filters.payment_method))
+    methodOptions.push({ id: filters.payment_method, text: filters.payment_method });
   const go = (next: Filters, nextCursor: Cursor = {}) => {
     const params = new URLSearchParams(Object.entries(next).filter(([, value]) => value) as [string, string][]);
     setCursor(params, nextCursor);
@@ -130,20 +140,21 @@ export function Payments() {
       status: text('status'),
       payment_method: text('payment_method'),
       external_reference: text('external_reference'),
-      created_gte: fromLocalInput(text('created_gte')),
-      created_lt: fromLocalInput(text('created_lt')),
+      created_gte: rangeEdge(filters.created_gte, text('created_gte')),
+      created_lt: rangeEdge(filters.created_lt, text('created_lt')),
     });
   };
   return (
     <>
       <PageTitle title="Payments" />
       <form class="filters" onSubmit={apply} key={key} aria-label="Filters">
+        {/* A select has no default value of its own: the address's choice is its option's `selected`. */}
         <label>
           Status
-          <select name="status" defaultValue={filters.status ?? ''}>
+          <select name="status">
             <option value="">Any</option>
             {PAYMENT_STATUSES.map((status) => (
-              <option key={status} value={status}>
+              <option key={status} value={status} selected={filters.status === status}>
                 {status.replaceAll('_', ' ')}
               </option>
             ))}
@@ -151,11 +162,11 @@ export function Payments() {
         </label>
         <label>
           Payment method
-          <select name="payment_method" defaultValue={filters.payment_method ?? ''}>
+          <select name="payment_method">
             <option value="">Any</option>
-            {methods.data?.data.map((method) => (
-              <option key={method.id} value={method.id}>
-                {method.name} ({method.type})
+            {methodOptions.map(({ id, text }) => (
+              <option key={id} value={id} selected={filters.payment_method === id}>
+                {text}
               </option>
             ))}
           </select>

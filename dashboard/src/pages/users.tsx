@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ask, client, useAction, useLoad } from '../api.ts';
 import type { Schemas } from '../client.ts';
 import { FormDialog } from '../components/dialog.tsx';
@@ -7,6 +7,7 @@ import { LoadState } from '../components/load-state.tsx';
 import { PageTitle } from '../components/page-title.tsx';
 import { Pager, type Cursor } from '../components/pager.tsx';
 import { ScopeChecks } from '../components/scope-checks.tsx';
+import { StatusBadge } from '../components/status-badge.tsx';
 import { Time } from '../components/time.tsx';
 import { readSession } from '../session.ts';
 import { ROLES, SCOPES } from '../vocabulary.ts';
@@ -88,15 +89,78 @@ function UserDialog({ user, onClose, onSaved }: { user: User | null; onClose: ()
   );
 }
 
-/** GET and PUT /v1/users/{id}/placement: the shard holding the user's data; moving it moves the data. */
+/** What each step of a move does (the API's `move.step`, docs/SCALE.md "Moves"). */
+const MOVE_STEPS: Record<NonNullable<Schemas['OwnerMove']>['step'], string> = {
+  mark: "the user's writes paused; waiting for every cached placement to expire",
+  copy: 'copying the rows to the new shard',
+  verify: 'checking the copy row by row',
+  flip: 'pointing the directory at the new shard',
+  drain: 'letting readers of the old copy finish',
+  delete: 'deleting the old copy',
+  done: 'finished',
+};
+/** While a move runs, the dialog reads the placement again this often. */
+const MOVE_POLL_MS = 2000;
+
+function MoveFields({ move }: { move: NonNullable<Schemas['OwnerMove']> }) {
+  const copied = move.rows_copied && Object.entries(move.rows_copied);
+  return (
+    <>
+      <dt>Move</dt>
+      <dd>
+        <code>{move.from}</code> to <code>{move.to}</code> <span class="mono hint">{move.id}</span>
+      </dd>
+      <dt>Move status</dt>
+      <dd>
+        <StatusBadge status={move.status} />{' '}
+        {move.status === 'running'
+          ? `step ${move.step}: ${MOVE_STEPS[move.step]}`
+          : move.status !== 'done' && `at step ${move.step}`}
+        {move.reason && <p class="hint">{move.reason}</p>}
+      </dd>
+      {copied && (
+        <>
+          <dt>Rows copied</dt>
+          <dd>{copied.map(([table, rows]) => `${table} ${rows}`).join(', ')}</dd>
+        </>
+      )}
+      <dt>Move updated</dt>
+      <dd>
+        <Time iso={move.updated_at} />
+      </dd>
+    </>
+  );
+}
+
+/**
+ * GET and PUT /v1/users/{id}/placement: the shard holding the user's data; moving it moves the data. A move is a
+ * durable job (202): the dialog shows its status and step and reads the placement again until it ends.
+ */
 function PlacementDialog({ user, onClose }: { user: User; onClose: () => void }) {
   const path = { user_id: user.id };
   const placement = useLoad(() => ask(client.GET('/v1/users/{user_id}/placement', { params: { path } })), [user.id]);
   const [shard, setShard] = useState('');
+  const [notice, setNotice] = useState('');
   const move = useAction(
     () => ask(client.PUT('/v1/users/{user_id}/placement', { params: { path }, body: { shard: shard.trim() } })),
-    () => placement.reload(),
+    ({ data }, status) => {
+      setNotice(
+        status === 202 && data.move
+          ? `Moving to ${data.move.to}: the move runs in the background, and this dialog follows it.`
+          : data.move?.status === 'canceled'
+            ? `The move to ${data.move.to} was canceled: the data stays on ${data.shard}.`
+            : `Placed on ${data.shard}: nothing to move.`,
+      );
+      placement.reload();
+    },
   );
+  const running = placement.data?.data.move?.status === 'running';
+  // Each answer schedules the next read while the move runs; closing the dialog stops it.
+  useEffect(() => {
+    if (!running) return;
+    const timer = setTimeout(placement.reload, MOVE_POLL_MS);
+    return () => clearTimeout(timer);
+  }, [placement.data, running]);
   return (
     <FormDialog
       title={`Placement of ${user.email}`}
@@ -106,6 +170,7 @@ function PlacementDialog({ user, onClose }: { user: User; onClose: () => void })
       onClose={onClose}
       danger
     >
+      <p role="status">{notice}</p>
       <LoadState state={placement}>
         {({ data }) => (
           <dl class="fields">
@@ -119,6 +184,7 @@ function PlacementDialog({ user, onClose }: { user: User; onClose: () => void })
             <dd>
               <Time iso={data.placed_at} />
             </dd>
+            {data.move && <MoveFields move={data.move} />}
           </dl>
         )}
       </LoadState>

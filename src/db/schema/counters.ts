@@ -7,9 +7,9 @@ import type { PaymentStatus } from '../../domain/payment-state.ts';
 /**
  * Per-owner counters, kept by the ledger's changes in the same batch as the rows they count
  * (domain/ledger/counts.ts, services/payments/store.ts): a list's `total` and the payments report are read from them,
- * never by counting the owner's history. Each count is kept in spans: `all` (the whole history, `bucket` 0), `day`,
- * `hour` and `quarter` (`bucket` the first millisecond of the UTC day, hour or quarter hour of the row's `created_at`):
- * a range is whole buckets of these but for its edges (domain/buckets.ts).
+ * never by counting the owner's history. Each count is kept in spans: `all` (the whole history, `bucket` 0), and
+ * `days512`, `days64`, `days8`, `day`, `hour` and `quarter` (`bucket` the first millisecond of the UTC span of that
+ * length holding the row's `created_at`): a range is a few buckets of each but for its edges (domain/buckets.ts).
  */
 export const paymentCounters = sqliteTable(
   'payment_counters',

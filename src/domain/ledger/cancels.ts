@@ -1,4 +1,4 @@
-import { cancellationInProgress } from '../cancellation.ts';
+import { cancellationInProgress, voidAwaited } from '../cancellation.ts';
 import { canCancel, nextUpdatedAt } from '../payment-state.ts';
 import {
   accountPatch,
@@ -37,6 +37,8 @@ export interface CancelAnswered {
   processorStatus: string;
   /** The processor accepted the cancel and completes it later (a POS payment on the terminal). */
   requested: boolean;
+  /** The processor was asked to void the payment (approved when claimed), not to stop one still open. */
+  voidAsked: boolean;
 }
 
 /**
@@ -45,13 +47,16 @@ export interface CancelAnswered {
  */
 export type ClaimOutcome = 'claimed' | 'resumed' | 'done';
 
-/** Whether a cancel the processor accepted is still to complete: the payment is open and the cancel was requested. */
-export const cancelAwaitingProcessor = (p: Pick<PaymentRecord, 'status' | 'cancelRequestedAt'>) =>
-  p.cancelRequestedAt !== null && OPEN_STATUSES.includes(p.status);
+/**
+ * Whether a cancel the processor accepted is still to complete: the payment is open and the cancel was requested, or
+ * it is approved and its void was requested less than a day ago (`voidAwaited`).
+ */
+export const cancelAwaitingProcessor = (p: Pick<PaymentRecord, 'status' | 'cancelRequestedAt'>, now: number) =>
+  (p.cancelRequestedAt !== null && OPEN_STATUSES.includes(p.status)) || voidAwaited(p, now);
 
 export function claimCancel(p: PaymentRecord, c: ClaimCancel, now: number): Decision<ClaimOutcome> {
   const own = p.cancelAttemptKey === c.attemptKey;
-  if (own && (p.status === 'canceled' || cancelAwaitingProcessor(p))) return unchanged('done');
+  if (own && (p.status === 'canceled' || cancelAwaitingProcessor(p, now))) return unchanged('done');
   if (own && cancellationInProgress(p, now)) return unchanged('resumed');
   // This attempt's cancel was accepted, then the payment resolved otherwise (the customer paid first): a retry is
   // never turned into a void.
@@ -60,7 +65,7 @@ export function claimCancel(p: PaymentRecord, c: ClaimCancel, now: number): Deci
   if (p.chargedBackAt !== null) return refused('charged_back');
   if (p.openDisputeId !== null) return refused('payment_disputed');
   // Another attempt's cancel the processor accepted and has not completed: the same answer, nothing asked again.
-  if (cancelAwaitingProcessor(p)) return unchanged('done');
+  if (cancelAwaitingProcessor(p, now)) return unchanged('done');
   if (cancellationInProgress(p, now)) return refused('cancellation_in_progress');
   if (!canCancel(p.status, p.refundCount > 0)) return refused('not_cancelable');
   return changed({ payment: { cancelClaimedAt: now, cancelAttemptKey: c.attemptKey }, events: [] }, 'claimed');
@@ -85,17 +90,19 @@ export function cancelAnswered(
   const account = accountPatch(p, c.account, now);
   const status = account?.status ?? p.status;
   if (c.requested) {
-    const open = OPEN_STATUSES.includes(status);
+    // Awaited: an open payment's cancel, or the void asked of an approved payment (one that was paid while its
+    // terminal was asked to stop is not voided by that).
+    const awaited = OPEN_STATUSES.includes(status) || (c.voidAsked && status === 'approved');
     const change = paymentChange(p, {
       ...account,
       processorStatus: c.processorStatus,
       cancelClaimedAt: null,
       cancelAttemptKey: c.attemptKey,
-      ...(open && p.cancelRequestedAt === null
+      ...(awaited && p.cancelRequestedAt === null
         ? { cancelRequestedAt: now, updatedAt: account?.updatedAt ?? nextUpdatedAt(p.updatedAt, now) }
         : {}),
     });
-    return changed(change, status === 'canceled' ? 'canceled' : open ? 'requested' : 'not_cancelable');
+    return changed(change, status === 'canceled' ? 'canceled' : awaited ? 'requested' : 'not_cancelable');
   }
   // Nothing to change: canceled already (by another path), or the processor's status is behind ours.
   if (!account)

@@ -84,7 +84,13 @@ export function paymentChange(current: PaymentRecord, patch: PaymentPatch, named
     patch.disputeCheckAt === undefined
   )
     payment = { ...payment, disputeCheckAt: firstDisputeCheck(patch.updatedAt ?? current.updatedAt) };
-  if (current.cancelRequestedAt !== null && !OPEN_STATUSES.includes(status) && status !== 'canceled')
+  // Resolved otherwise than by the cancel: the status moved on, to neither an open status nor `canceled`.
+  if (
+    current.cancelRequestedAt !== null &&
+    status !== current.status &&
+    !OPEN_STATUSES.includes(status) &&
+    status !== 'canceled'
+  )
     payment = { ...payment, cancelRequestedAt: null };
   const own: LedgerEvent[] = patch.requiredAction
     ? [{ type: actionEventType(patch.requiredAction) }]

@@ -26,16 +26,25 @@ export interface DisputeNews {
  * while one is open changes nothing. An open dispute is read again until it closes (docs/dispute-checks.md). Returns
  * the dispute as recorded, or null when nothing changed.
  */
+/**
+ * Whether news of a new dispute of the payment is recorded: its money was collected (a payment voided after
+ * collection included), and no other dispute of it is open (one at a time, as Stripe allows one per charge).
+ */
+export function newDisputeOf(
+  p: Pick<PaymentRecord, 'status' | 'voidedAt' | 'openDisputeId'>,
+): 'accepted' | 'not_collected' | 'one_open' {
+  if (!(COLLECTED_STATUSES.includes(p.status) || (p.status === 'canceled' && p.voidedAt !== null)))
+    return 'not_collected';
+  return p.openDisputeId === null ? 'accepted' : 'one_open';
+}
+
 export function disputeNews(
   p: PaymentRecord,
   current: DisputeRecord | null,
   c: DisputeNews,
   now: number,
 ): Decision<DisputeRecord | null> {
-  const collected =
-    COLLECTED_STATUSES.includes(p.status) || (p.status === 'canceled' && p.voidedAt !== null) || current !== null;
-  if (!collected) return unchanged(null);
-  if (current === null && p.openDisputeId !== null) return unchanged(null);
+  if (current === null && newDisputeOf(p) !== 'accepted') return unchanged(null);
   const applied = applyDisputeNews(current ? stateOf(current) : null, c.facts, now);
   if (!applied.ok) return unchanged(null);
   const { dispute } = applied;
@@ -61,9 +70,11 @@ export function disputeNews(
   // A lost dispute is the chargeback: recorded once (`chargeback` is null when it already is, or the payment was
   // voided), booking what the dispute took back, no more than is left of the payment.
   const charged = applied.lost ? chargeback(p, now) : null;
-  const booked = charged
-    ? { ...charged, amountChargedBack: p.amountChargedBack + Math.min(next.amountMinor, refundableBalance(p)) }
-    : null;
+  // In the payment's currency, what the dispute took, at most what is left; in another (the processor's settlement
+  // currency) its minor units are not the payment's: what is left.
+  const left = refundableBalance(p);
+  const taken = next.currency === p.currency ? Math.min(next.amountMinor, left) : left;
+  const booked = charged ? { ...charged, amountChargedBack: p.amountChargedBack + taken } : null;
   const openCheck = now + OPEN_DISPUTE_CHECK_GAP_MS;
   const patch: PaymentPatch = {
     ...(booked ?? { updatedAt: nextUpdatedAt(p.updatedAt, now) }),

@@ -36,10 +36,12 @@ import {
 import type { DisputeRecord, PaymentRecord, RefundRecord } from './records.ts';
 import {
   refundAnswered,
+  refundFailed,
   refundLooked,
   refundNews,
   reserveRefund,
   type RefundAnswered,
+  type RefundFailed,
   type RefundLooked,
   type RefundNews,
   type ReserveRefund,
@@ -66,6 +68,7 @@ export type Command =
   | CancelAnswered
   | ReserveRefund
   | RefundAnswered
+  | RefundFailed
   | RefundNews
   | RefundLooked
   | DisputeNews
@@ -80,13 +83,14 @@ export interface Outcomes {
   create_failed: null;
   processor_news: 'applied' | 'ignored';
   expire: boolean;
-  void_reversal: boolean;
+  void_reversal: 'reversed' | 'not_failed' | 'ignored';
   mark_looked: null;
   claim_cancel: ClaimOutcome;
   release_cancel: null;
   cancel_answered: 'canceled' | 'requested' | 'not_cancelable';
   reserve_refund: RefundRecord;
   refund_answered: RefundRecord;
+  refund_failed: RefundRecord;
   refund_news: 'applied' | 'ignored';
   refund_looked: null;
   dispute_news: DisputeRecord | null;
@@ -109,6 +113,7 @@ export interface LedgerState {
 export function needs(command: Command): { refundId?: string; processorDisputeId?: string } {
   switch (command.type) {
     case 'refund_answered':
+    case 'refund_failed':
     case 'refund_news':
     case 'refund_looked':
       return { refundId: command.refundId };
@@ -148,6 +153,8 @@ function decideAny(state: LedgerState, c: Command, now: number): Decision<Outcom
       return reserveRefund(p, c, now);
     case 'refund_answered':
       return refundAnswered(p, refundOf(state, c.refundId), c, now);
+    case 'refund_failed':
+      return refundFailed(p, refundOf(state, c.refundId), c, now);
     case 'refund_news':
       return refundNews(p, refundOf(state, c.refundId), c, now);
     case 'refund_looked':
@@ -174,5 +181,15 @@ function refundOf(state: LedgerState, id: string): RefundRecord {
 export type { Change, Decision, LedgerEvent, ProcessorAccount, Refusal } from './change.ts';
 export { refundableBalance } from './change.ts';
 export { cancelAwaitingProcessor } from './cancels.ts';
+export { newDisputeOf } from './disputes.ts';
+export {
+  EXPIRY_GRACE_MS,
+  type Expire,
+  type NewPayment,
+  openPayment,
+  type VoidEvidence,
+  voidedAfterCollection,
+  voidRefundFailed,
+} from './payments.ts';
 export type { ReportedSettlement } from './refunds.ts';
 export type { DisputeRecord, PaymentPatch, PaymentRecord, RefundRecord } from './records.ts';

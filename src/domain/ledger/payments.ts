@@ -1,5 +1,7 @@
 import { applyTransition, nextUpdatedAt, type PaymentStatus } from '../payment-state.ts';
 import { reverseVoid, VOID_REVERSAL_EVENT_TYPE } from '../reversals.ts';
+import type { RefundStatus } from '../refund-state.ts';
+import { NO_SETTLEMENT } from '../settlement.ts';
 import { accountPatch, changed, type Decision, paymentChange, type ProcessorAccount, unchanged } from './change.ts';
 import type { PaymentRecord } from './records.ts';
 
@@ -33,25 +35,98 @@ export interface ProcessorNews {
   processorReference?: string | null;
 }
 
-/** A pending QR past its time: `expired`, or what the processor said when asked to withdraw it. */
+/** When the processor cannot be reached to withdraw a QR, it is expired anyway this long after its TTL. */
+export const EXPIRY_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * A pending QR past its time, and what the processor said when asked to withdraw it: withdrawn (or nothing could be
+ * asked: its method is gone, and the processor's own expiry applies), its own status instead (paid meanwhile), or no
+ * answer.
+ */
 export interface Expire {
   type: 'expire';
-  target: PaymentAccountStatus;
+  withdrawal: { kind: 'withdrawn' } | { kind: 'settled'; status: PaymentAccountStatus } | { kind: 'no_answer' };
 }
 type PaymentAccountStatus = ProcessorAccount['status'];
 
 /** The refund that carried out a void failed later: the payment is collected again (docs/states.md). */
 export interface VoidReversal {
   type: 'void_reversal';
-  trusted: boolean;
+  evidence: VoidEvidence;
   lookedAt?: number;
 }
+
+/**
+ * What says the void's refund failed: verified news naming that refund, or the service's own read of the payment's
+ * void refund (`named`: the refund the news that prompted the read named, if any).
+ */
+export type VoidEvidence =
+  | { kind: 'named'; refundReference: string }
+  | { kind: 'read'; refundReference: string | null; status: RefundStatus; named?: string };
 
 /** The service read the payment (or tried to) and found nothing to change; `onlyIf`: only while in that status. */
 export interface MarkLooked {
   type: 'mark_looked';
   at: number;
   onlyIf?: PaymentStatus;
+}
+
+/** What a new payment is made of: the request's facts, validated by the use case. */
+export type NewPayment = Pick<
+  PaymentRecord,
+  | 'id'
+  | 'ownerId'
+  | 'environment'
+  | 'paymentMethodId'
+  | 'apiKeyId'
+  | 'referenceScope'
+  | 'externalReference'
+  | 'amountMinor'
+  | 'currency'
+  | 'description'
+  | 'metadata'
+  | 'webhookUrl'
+  | 'attemptKey'
+  | 'attemptFingerprint'
+>;
+
+/**
+ * A payment as it is recorded before its processor is asked: `created`, its processor's idempotency key its own id,
+ * nothing refunded, reserved, disputed, claimed or scheduled. Its counters are `createdCounts` (counts.ts).
+ */
+export function openPayment(input: NewPayment, now: number): PaymentRecord {
+  return {
+    ...input,
+    status: 'created',
+    version: 1,
+    amountRefunded: 0,
+    amountReserved: 0,
+    refundCount: 0,
+    amountChargedBack: 0,
+    openDisputeId: null,
+    processorReference: null,
+    processorIdempotencyKey: input.id,
+    processorAttempts: 0,
+    processorStatus: null,
+    qrData: null,
+    requiredAction: null,
+    expiresAt: null,
+    reconciledAt: null,
+    chargedBackAt: null,
+    ...NO_SETTLEMENT,
+    voidedAt: null,
+    voidRefundReference: null,
+    cancelClaimedAt: null,
+    cancelAttemptKey: null,
+    cancelRequestedAt: null,
+    atTerminal: false,
+    terminalSeenAt: null,
+    terminalChecks: 0,
+    terminalCheckAt: null,
+    disputeCheckAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 export function createAnswered(p: PaymentRecord, c: CreateAnswered, now: number): Decision<null> {
@@ -114,9 +189,16 @@ export function processorNews(p: PaymentRecord, c: ProcessorNews, now: number): 
 }
 
 /** True when the payment expired by it. */
+/**
+ * `expired` once withdrawn, or past `EXPIRY_GRACE_MS` without an answer (a buyer cannot pay a code that old); the
+ * processor's status when it says the QR was settled otherwise. True when the payment expired.
+ */
 export function expire(p: PaymentRecord, c: Expire, now: number): Decision<boolean> {
   if (p.expiresAt === null || p.expiresAt > now) return unchanged(false);
-  const account = accountPatch(p, { status: c.target }, now);
+  const { withdrawal } = c;
+  if (withdrawal.kind === 'no_answer' && now <= p.expiresAt + EXPIRY_GRACE_MS) return unchanged(false);
+  const target = withdrawal.kind === 'settled' ? withdrawal.status : 'expired';
+  const account = accountPatch(p, { status: target }, now);
   return account ? changed(paymentChange(p, account), account.status === 'expired') : unchanged(false);
 }
 
@@ -124,9 +206,36 @@ export function expire(p: PaymentRecord, c: Expire, now: number): Decision<boole
  * `reverseVoid` with the service's own record of the void (`voided_at`, set only by `approved` → `canceled`): the
  * payment is `approved` again, its void undated, and `payment.void_failed` is its one event. True when applied.
  */
-export function voidReversal(p: PaymentRecord, c: VoidReversal, now: number): Decision<boolean> {
-  const reversal = reverseVoid({ payment: p, voided: p.voidedAt !== null, news: c, now });
-  if (!reversal.ok) return unchanged(false);
+/** A payment the service voided after collection: news of it is about its void's refund first. */
+export const voidedAfterCollection = (p: Pick<PaymentRecord, 'status' | 'voidedAt'>) =>
+  p.status === 'canceled' && p.voidedAt !== null;
+
+/**
+ * Whether the evidence shows this void's refund failed. It must be about the refund kept with the void
+ * (`void_refund_reference`): a late retry about the refund of an earlier void, reversed already and followed by a new
+ * cancel, says nothing of the current one; a read must also be of the refund the news named. A refund the processor
+ * `canceled` has failed too (mapped to `failed` by its connector).
+ */
+export function voidRefundFailed(p: Pick<PaymentRecord, 'voidRefundReference'>, evidence: VoidEvidence): boolean {
+  const kept = p.voidRefundReference;
+  if (evidence.kind === 'named') return kept !== null && evidence.refundReference === kept;
+  for (const required of [kept, evidence.named])
+    if (required !== null && required !== undefined && evidence.refundReference !== required) return false;
+  return evidence.status === 'failed' || evidence.status === 'declined';
+}
+
+/**
+ * `not_failed`: the evidence does not show the void failed; `reversed`: the payment is collected again
+ * (`reverseVoid`); `ignored`: it failed, but the payment is no void of a collection to reverse (any more).
+ */
+export function voidReversal(
+  p: PaymentRecord,
+  c: VoidReversal,
+  now: number,
+): Decision<'reversed' | 'not_failed' | 'ignored'> {
+  if (!voidRefundFailed(p, c.evidence)) return unchanged('not_failed');
+  const reversal = reverseVoid({ payment: p, voided: p.voidedAt !== null, news: { trusted: true }, now });
+  if (!reversal.ok) return unchanged('ignored');
   return changed(
     paymentChange(
       p,
@@ -138,7 +247,7 @@ export function voidReversal(p: PaymentRecord, c: VoidReversal, now: number): De
       },
       [{ type: VOID_REVERSAL_EVENT_TYPE }],
     ),
-    true,
+    'reversed',
   );
 }
 

@@ -1,4 +1,4 @@
-import { cancellationInProgress } from '../cancellation.ts';
+import { cancellationInProgress, voidAwaited } from '../cancellation.ts';
 import { applyTransition, canRefund, nextUpdatedAt, type RefundedPaymentStatus } from '../payment-state.ts';
 import { applyRefundTransition, isReserving, type RefundStatus } from '../refund-state.ts';
 import { canReversePayment, REFUND_REVERSAL_EVENT_TYPE, type RefundFailureReason } from '../reversals.ts';
@@ -43,6 +43,14 @@ export interface RefundAnswered {
   reported?: ReportedSettlement;
 }
 
+/** The processor's call for a refund failed with a connector error (connectors/types.ts `ConnectorErrorKind`). */
+export interface RefundFailed {
+  type: 'refund_failed';
+  refundId: string;
+  error: string;
+  processorAttempts: number;
+}
+
 /**
  * Trusted news of a refund (a verified notification, or the processor's answer to the service's read): an approved
  * refund reported failed is reversed; one still approved may report its settlement; any other moves only where the
@@ -58,7 +66,7 @@ export interface RefundNews {
 }
 
 export function reserveRefund(p: PaymentRecord, c: ReserveRefund, now: number): Decision<RefundRecord> {
-  if (cancellationInProgress(p, now)) return refused('cancellation_in_progress');
+  if (cancellationInProgress(p, now) || voidAwaited(p, now)) return refused('cancellation_in_progress');
   if (p.chargedBackAt !== null) return refused('charged_back');
   if (p.openDisputeId !== null) return refused('payment_disputed');
   if (!canRefund(p.status)) return refused('not_refundable');
@@ -230,4 +238,36 @@ export interface RefundLooked {
 
 export function refundLooked(refund: RefundRecord, c: RefundLooked): Decision<null> {
   return changed({ payment: {}, refund: { update: { ...refund, reconciledAt: c.at } }, events: [] }, null);
+}
+
+/**
+ * Where a failed call leaves the refund. Timeout: the processor may have refunded, so it is `pending` and its
+ * reservation holds while a retry or reconciliation asks. Unavailable: nothing happened; it stays `created`, still
+ * reserved, for the retry. A decline is `declined`; anything else `failed`.
+ */
+export function refundFailed(
+  p: PaymentRecord,
+  refund: RefundRecord,
+  c: RefundFailed,
+  now: number,
+): Decision<RefundRecord> {
+  const status =
+    c.error === 'timeout'
+      ? 'pending'
+      : c.error === 'unavailable'
+        ? null
+        : c.error === 'declined'
+          ? 'declined'
+          : 'failed';
+  return refundAnswered(
+    p,
+    refund,
+    {
+      type: 'refund_answered',
+      refundId: c.refundId,
+      status,
+      fields: { processorStatus: c.error, processorAttempts: c.processorAttempts },
+    },
+    now,
+  );
 }

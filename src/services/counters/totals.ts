@@ -1,48 +1,47 @@
 import { and, count, eq, gte, lt, type SQL, sql } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../../db/client.ts';
+import type { TotalQuery } from '../../db/paging.ts';
 import { disputeCounters, eventCounters, paymentCounters, paymentEvents, payments } from '../../db/schema/index.ts';
 import { type BucketSpan, DAY_MS, decompose } from '../../domain/buckets.ts';
 import type { OwnerScope } from '../../domain/caller.ts';
 
-/**
+/*
  * A list's exact `total`, read from the owner's counters (db/schema/counters.ts) instead of counting its history: the
  * whole history's counter, or, for a created range, the counters of the days, hours and quarter hours it covers and
  * the rows of its edges (less than a quarter hour each: domain/buckets.ts). A filter the counters do not keep (an
  * external reference, one payment's events) is counted on its own index range, which is small whatever the history.
- * The statements go in the list's own batch: `total` reads their results, in order.
  */
-export interface TotalQuery {
-  statements: BatchItem<'sqlite'>[];
-  total(results: readonly unknown[]): number;
-}
 
 export interface CountedRange {
   createdFrom?: number;
   createdBefore?: number;
 }
 
+/** A statement of a total: batched, and explained by the tests. */
+type Statement = TotalQuery['statements'][number];
+
 type Sum = { n: number | null }[];
 const sumOf = (result: unknown) => Number((result as Sum)[0]?.n ?? 0);
 
 /**
- * Counters over a created range, and the rows of its edges. An open range ends a day after now (nothing is created
- * later); one with no start is the whole history less what lies after its end.
+ * Counters over a created range, and the rows of its edges. A range ends at the latest a day after now (nothing is
+ * created later); one with no start is the whole history less what lies after its end.
  */
 function rangeTotal(
   range: CountedRange,
-  all: () => BatchItem<'sqlite'>,
-  buckets: (span: BucketSpan, list: number[]) => BatchItem<'sqlite'>,
-  rows: (from: number, to: number) => BatchItem<'sqlite'>,
+  all: () => Statement,
+  buckets: (span: BucketSpan, list: number[]) => Statement,
+  rows: (from: number, to: number) => Statement,
 ): TotalQuery {
   const horizon = Math.floor(Date.now() / DAY_MS) * DAY_MS + 2 * DAY_MS;
   if (range.createdFrom === undefined && range.createdBefore === undefined)
     return { statements: [all()], total: (results) => sumOf(results[0]) };
-  const statements: BatchItem<'sqlite'>[] = [];
+  const statements: Statement[] = [];
   const signs: number[] = [];
-  let from = range.createdFrom;
-  let to = range.createdBefore ?? horizon;
+  // Nothing was created before 1970 or after the horizon: a range reaching past either costs no more for it.
+  let from = range.createdFrom === undefined ? undefined : Math.max(range.createdFrom, 0);
+  let to = Math.min(range.createdBefore ?? horizon, horizon);
   let sign = 1;
   if (from === undefined) {
     // (-inf, to) is the whole history less [to, horizon).

@@ -1,6 +1,7 @@
 import { fetchPage, ownedListStatements, type Page, type PageStatements } from '../../db/paging.ts';
 import { disputes, type DisputeRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { disputesTotal } from '../counters/totals.ts';
 import type { OwnerScope } from '../../domain/caller.ts';
 import type { DisputeStatus } from '../../domain/disputes.ts';
 
@@ -16,7 +17,8 @@ export function disputeListStatements(
   filters: DisputeFilters,
   page: Page,
 ): PageStatements<DisputeRow> {
-  return ownedListStatements(db, disputes, scope, [[disputes.status, filters.status]], {}, page);
+  const total = disputesTotal(db, scope, filters);
+  return ownedListStatements(db, disputes, scope, [[disputes.status, filters.status]], {}, page, total);
 }
 
 export function listDisputes(deps: Deps, scope: OwnerScope, filters: DisputeFilters, page: Page) {

@@ -67,6 +67,7 @@ export const cancelPayment = defineOperation({
       account: outcome,
       processorStatus: outcome.processorStatus,
       requested: outcome.cancellation === 'requested',
+      voidAsked: payment.status === 'approved',
     });
     // Something else settled the payment while the processor was asked (a refund, a final notification, the
     // customer paid first).

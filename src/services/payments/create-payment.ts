@@ -5,7 +5,6 @@ import { isSupportedCurrency, MoneyError, parseAmount } from '../../domain/money
 import { validateWebhookUrl } from '../../domain/webhook-url.ts';
 import { invalidRequest, ServiceError, zodIssuesToFields } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { NO_SETTLEMENT } from '../../domain/settlement.ts';
 import { type DisplayConfiguration, displayConfigurationIssues } from '../../connectors/display.ts';
 import type { PaymentOutcome } from '../../connectors/types.ts';
 import { defineOperation, type Recorded } from '../operations/operation.ts';
@@ -13,7 +12,7 @@ import { usableMethod } from '../payment-methods/store.ts';
 import type { CreatePaymentBody } from './inputs.ts';
 import { connectorApiError, connectorFor, type MethodConnector } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
-import type { LedgerState } from '../../domain/ledger/index.ts';
+import { type LedgerState, openPayment } from '../../domain/ledger/index.ts';
 import { findPaymentByReference, mutate, recordPayment } from './store.ts';
 
 interface Plan {
@@ -78,53 +77,25 @@ export const createPayment = defineOperation({
       webhookUrl = checked.url;
     }
 
-    const now = Date.now();
-    const id = newId('pay');
-    const row: PaymentRow = {
-      id,
-      ownerId: ctx.caller.ownerId,
-      environment: ctx.environment,
-      paymentMethodId: method.id,
-      apiKeyId: ctx.caller.kind === 'api_key' ? ctx.caller.apiKeyId : null,
-      referenceScope: callerKey(ctx.caller),
-      externalReference: body.external_reference,
-      amountMinor,
-      currency,
-      status: 'created',
-      version: 1,
-      amountRefunded: 0,
-      amountReserved: 0,
-      refundCount: 0,
-      amountChargedBack: 0,
-      openDisputeId: null,
-      processorReference: null,
-      processorIdempotencyKey: id,
-      processorAttempts: 0,
-      processorStatus: null,
-      qrData: null,
-      requiredAction: null,
-      description: body.description ?? null,
-      metadata: body.metadata ?? null,
-      webhookUrl,
-      expiresAt: null,
-      reconciledAt: null,
-      chargedBackAt: null,
-      ...NO_SETTLEMENT,
-      voidedAt: null,
-      voidRefundReference: null,
-      cancelClaimedAt: null,
-      cancelAttemptKey: null,
-      cancelRequestedAt: null,
-      atTerminal: false,
-      terminalSeenAt: null,
-      terminalChecks: 0,
-      terminalCheckAt: null,
-      disputeCheckAt: null,
-      attemptKey: ctx.attempt.key,
-      attemptFingerprint: ctx.attempt.fingerprint,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const row = openPayment(
+      {
+        id: newId('pay'),
+        ownerId: ctx.caller.ownerId,
+        environment: ctx.environment,
+        paymentMethodId: method.id,
+        apiKeyId: ctx.caller.kind === 'api_key' ? ctx.caller.apiKeyId : null,
+        referenceScope: callerKey(ctx.caller),
+        externalReference: body.external_reference,
+        amountMinor,
+        currency,
+        description: body.description ?? null,
+        metadata: body.metadata ?? null,
+        webhookUrl,
+        attemptKey: ctx.attempt.key,
+        attemptFingerprint: ctx.attempt.fingerprint,
+      },
+      Date.now(),
+    );
     return { row, method, connector, configuration: merged.data as Record<string, unknown> };
   },
 

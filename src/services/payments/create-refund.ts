@@ -110,40 +110,35 @@ export const createRefund = defineOperation({
 
   async applyOutcome(deps, _ctx, { payment, refund, known }, call) {
     const processorAttempts = refund.processorAttempts + 1;
-    const answered = (
-      status: RefundRow['status'] | null,
-      fields: Partial<Pick<RefundRow, 'processorReference' | 'processorStatus'>>,
-      outcome?: RefundOutcome,
-    ) =>
-      mutate(
+    const options = known ? { known } : {};
+    if (call.ok) {
+      const answer = call.value;
+      const { outcome } = await mutate(
         deps,
         payment.id,
         {
           type: 'refund_answered',
           refundId: refund.id,
-          status,
-          fields: { ...fields, processorAttempts },
-          ...(outcome?.failureReason ? { failureReason: outcome.failureReason } : {}),
-          ...(outcome ? { reported: outcome } : {}),
+          status: answer.status,
+          fields: {
+            processorReference: answer.processorReference,
+            processorStatus: answer.processorStatus,
+            processorAttempts,
+          },
+          ...(answer.failureReason ? { failureReason: answer.failureReason } : {}),
+          reported: answer,
         },
-        known ? { known } : {},
-      ).then((saved) => saved.outcome);
-    if (call.ok) {
-      const { status, processorReference, processorStatus } = call.value;
-      return answered(status, { processorReference, processorStatus }, call.value);
+        options,
+      );
+      return outcome;
     }
     const error = call.error;
-    // Timeout: the processor may have refunded; the reservation holds while a retry or reconciliation asks.
-    // Unavailable: nothing happened; the refund stays `created`, still reserved, for the retry.
-    const target =
-      error.kind === 'timeout'
-        ? 'pending'
-        : error.kind === 'unavailable'
-          ? null
-          : error.kind === 'declined'
-            ? 'declined'
-            : 'failed';
-    const saved = await answered(target, { processorStatus: error.kind });
+    const { outcome: saved } = await mutate(
+      deps,
+      payment.id,
+      { type: 'refund_failed', refundId: refund.id, error: error.kind, processorAttempts },
+      options,
+    );
     // A decline is an outcome, answered as the refund; the others are errors (retryable or not).
     if (error.kind === 'declined') return saved;
     throw connectorApiError(error);

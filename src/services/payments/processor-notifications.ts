@@ -19,11 +19,11 @@ import type { Deps } from '../../deps.ts';
 import { ownerDeps } from '../shards/owner-deps.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { log } from '../../lib/log.ts';
-import type { ReportedSettlement } from '../../domain/ledger/index.ts';
+import { type ReportedSettlement, voidedAfterCollection } from '../../domain/ledger/index.ts';
 import { isReserving } from '../../domain/refund-state.ts';
 import { recordDisputeNews } from '../disputes/record-dispute-news.ts';
 import { enforceRateLimit, firstInWindow, type RateLimit } from '../rate-limit.ts';
-import { callConnector, connectorFor, pickSettlement, processorLookup, voidRefundFailed } from './processor.ts';
+import { callConnector, connectorFor, pickSettlement, processorLookup, readVoidRefund } from './processor.ts';
 import { mutate } from './store.ts';
 
 /**
@@ -133,7 +133,7 @@ async function applyPaymentNotification(
     // Verified news of a dispute: the dispute itself, and through it the chargeback summary when lost.
     return (await recordDisputeNews(deps, payment.id, notification.dispute)) ? 'applied' : 'ignored';
   }
-  const voided = payment.status === 'canceled' && payment.voidedAt !== null;
+  const voided = voidedAfterCollection(payment);
   if (notification.voidReversal || (voided && (!notification.trusted || notification.status === null))) {
     // News of a voided payment: verified news that its void's refund failed is believed when it names the refund
     // kept with the void (`void_refund_reference`): a late retry about the refund of an earlier void, reversed
@@ -142,12 +142,13 @@ async function applyPaymentNotification(
     // processor, which must be that named refund. Either makes the payment collected again only if the service
     // itself voided it after collection (`reverseVoid`).
     const named = notification.trusted ? notification.voidReversal?.processorRefundReference : undefined;
-    const kept = payment.voidRefundReference;
-    const failed =
-      named !== undefined && kept !== null ? named === kept : await voidRefundFailed(version, ctx, payment, named);
-    if (failed) {
-      const { outcome } = await mutate(deps, payment.id, { type: 'void_reversal', trusted: true });
-      return outcome ? 'applied' : 'ignored';
+    const evidence =
+      named !== undefined && payment.voidRefundReference !== null
+        ? ({ kind: 'named', refundReference: named } as const)
+        : await readVoidRefund(version, ctx, payment, named);
+    if (evidence) {
+      const { outcome } = await mutate(deps, payment.id, { type: 'void_reversal', evidence });
+      if (outcome !== 'not_failed') return outcome === 'reversed' ? 'applied' : 'ignored';
     }
     if (notification.voidReversal) return 'ignored';
   }

@@ -9,7 +9,7 @@ import {
 } from '../../connectors/types.ts';
 import type { PaymentMethodRow, PaymentRow, RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
-import { cancelAwaitingProcessor, type ReportedSettlement } from '../../domain/ledger/index.ts';
+import { cancelAwaitingProcessor, type ReportedSettlement, type VoidEvidence } from '../../domain/ledger/index.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { openSecrets } from '../payment-methods/secrets.ts';
 
@@ -62,7 +62,7 @@ export function processorLookup(payment: PaymentRow, refund?: RefundRow): Paymen
       processorReference: payment.processorReference,
       processorIdempotencyKey: payment.processorIdempotencyKey,
       amount: { minor: payment.amountMinor, currency: payment.currency },
-      ...(cancelAwaitingProcessor(payment) ? { cancelRequested: true } : {}),
+      ...(cancelAwaitingProcessor(payment, Date.now()) ? { cancelRequested: true } : {}),
     };
   }
   return {
@@ -110,23 +110,23 @@ export const pickSettlement = (from: ReportedSettlement): ReportedSettlement => 
 
 /**
  * The service's own read of the refund that carried out a payment's void (`getVoidRefund`, the newest void refund of
- * the payment): whether the processor now reports it failed (a `canceled` Stripe refund is a failure too), or null
- * when it cannot tell (its connector's voids are no refunds that can fail, or the read did not answer). The refund read
- * must be the void's: the one kept with it (`void_refund_reference`) and, when news named one (`expected`), that one;
- * another is no news of this void (false).
+ * the payment), as evidence for the ledger (`void_reversal`, which decides whether it shows the void failed); null
+ * when there is none to read (its connector's voids are no refunds that can fail) or the read did not answer.
  */
-export async function voidRefundFailed(
+export async function readVoidRefund(
   version: ConnectorVersion,
   ctx: ConnectorContext,
   payment: PaymentRow,
-  expected?: string,
-): Promise<boolean | null> {
+  named?: string,
+): Promise<VoidEvidence | null> {
   const getVoidRefund = version.adapter.getVoidRefund;
   if (!getVoidRefund) return null;
   const read = await callConnector(() => getVoidRefund(ctx, processorLookup(payment)));
   if (!read.ok) return null;
-  const reference = read.value.processorReference;
-  for (const required of [payment.voidRefundReference, expected])
-    if (required !== null && required !== undefined && reference !== required) return false;
-  return read.value.status === 'failed' || read.value.status === 'declined';
+  return {
+    kind: 'read',
+    refundReference: read.value.processorReference,
+    status: read.value.status,
+    ...(named !== undefined ? { named } : {}),
+  };
 }

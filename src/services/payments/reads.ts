@@ -12,6 +12,7 @@ import {
 } from '../../db/paging.ts';
 import { payments, refunds, type PaymentRow, type RefundRow } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { paymentsTotal } from '../counters/totals.ts';
 import type { PaymentStatus } from '../../domain/payment-state.ts';
 import type { OwnerScope } from '../../domain/caller.ts';
 
@@ -39,7 +40,7 @@ export function paymentListStatements(
     [payments.status, status],
     [payments.paymentMethodId, paymentMethodId],
   ] as const;
-  return ownedListStatements(db, payments, scope, columns, filters, page);
+  return ownedListStatements(db, payments, scope, columns, filters, page, paymentsTotal(db, scope, filters));
 }
 
 export function listPayments(deps: Deps, scope: OwnerScope, filters: PaymentFilters, page: Page) {

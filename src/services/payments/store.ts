@@ -209,9 +209,12 @@ export async function commit(
   return { payment: next, deliveries };
 }
 
+/** Counter values bound per statement: D1's limit is 100, and `written` binds a few of its own. */
+const COUNTER_VALUES_PER_STATEMENT = 90;
+
 /**
- * The owner's counters a change moves (domain/ledger/counts.ts), as at most three statements (payments, events,
- * disputes), each adding its deltas to every span's bucket only while `written` holds: the counters move with the rows
+ * The owner's counters a change moves (domain/ledger/counts.ts), as a few statements (payments, events, disputes),
+ * each adding its deltas to every span's bucket only while `written` holds: the counters move with the rows
  * they count or not at all.
  */
 function counterWrites(
@@ -224,30 +227,34 @@ function counterWrites(
   const rows = <T>(kind: CountDelta['kind'], each: (d: Extract<CountDelta, { kind: typeof kind }>) => T[]) =>
     deltas.filter((d) => d.kind === kind).flatMap((d) => each(d as never));
   // `insert ... select * from (values ...) where <written> on conflict do update`: the rows only while the payment is
-  // at the version read, each added to its bucket's count.
+  // at the version read, each added to its bucket's count. D1 binds at most 100 values per statement: the rows go in
+  // as many statements as that takes (a status change's two deltas in every span: two).
   const upsert = <T extends typeof paymentCounters | typeof eventCounters | typeof disputeCounters>(
     table: T,
     key: SQLiteColumn[],
     values: SQL[],
     sums: { count: SQLiteColumn; amountMinor?: SQLiteColumn },
-  ) =>
-    values.length === 0
-      ? []
-      : [
-          db
-            .insert(table)
-            .select(sql`select * from (values ${sql.join(values, sql`, `)}) where ${written}`)
-            .onConflictDoUpdate({
-              target: key,
-              // Each sum column of this counter table: its count plus the row's.
-              set: Object.fromEntries(
-                Object.entries(sums).map(([field, column]) => [
-                  field,
-                  sql`${column} + excluded.${sql.identifier(column!.name)}`,
-                ]),
-              ) as never,
-            }),
-        ];
+  ) => {
+    const perStatement = Math.floor(COUNTER_VALUES_PER_STATEMENT / (key.length + Object.keys(sums).length));
+    const chunks = Array.from({ length: Math.ceil(values.length / perStatement) }, (_, i) =>
+      values.slice(i * perStatement, (i + 1) * perStatement),
+    );
+    return chunks.map((chunk) =>
+      db
+        .insert(table)
+        .select(sql`select * from (values ${sql.join(chunk, sql`, `)}) where ${written}`)
+        .onConflictDoUpdate({
+          target: key,
+          // Each sum column of this counter table: its count plus the row's.
+          set: Object.fromEntries(
+            Object.entries(sums).map(([field, column]) => [
+              field,
+              sql`${column} + excluded.${sql.identifier(column!.name)}`,
+            ]),
+          ) as never,
+        }),
+    );
+  };
   const { ownerId, environment } = owner;
   const paymentRows = rows('payment', (d) =>
     d.kind !== 'payment'

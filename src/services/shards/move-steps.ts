@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { ownerMoves, ownerPlacements, paymentMethods } from '../../db/schema/index.ts';
 import type { ShardName } from '../../db/shards.ts';
 import type { Deps } from '../../deps.ts';
@@ -170,26 +170,31 @@ export async function verifyPage(
 
 /**
  * The directory names the target, in one compare-and-set on the move's id, origin and target; the move's record
- * says it flipped in the same batch (only if the flip applied). False when the directory was no longer this move's.
+ * says it flipped in the same batch (only if the flip applied). True as well when this move's flip was already
+ * applied: the platform runs a step again when its answer was lost after its write, and that flip stands. False when
+ * the directory was no longer this move's.
  */
 export async function flip(deps: Deps, move: Move, rowsCopied: Record<string, number>): Promise<boolean> {
   const now = Date.now();
-  const [flipped] = await deps.control.batch([
+  const flippedHere = sql`exists (select 1 from ${ownerPlacements} where ${ownerPlacements.ownerId} = ${move.ownerId} and ${ownerPlacements.moveId} = ${move.id} and ${ownerPlacements.shard} = ${move.to} and ${ownerPlacements.movingTo} is null)`;
+  const [, , record] = await deps.control.batch([
     deps.control.update(ownerPlacements).set({ shard: move.to, movingTo: null, updatedAt: now }).where(markedBy(move)),
     deps.control
       .update(ownerMoves)
       .set({ step: 'drain', flippedAt: now, rowsCopied: JSON.stringify(rowsCopied), updatedAt: now })
       .where(
-        and(
-          eq(ownerMoves.id, move.id),
-          eq(ownerMoves.status, 'running'),
-          sql`exists (select 1 from ${ownerPlacements} where ${ownerPlacements.ownerId} = ${move.ownerId} and ${ownerPlacements.moveId} = ${move.id} and ${ownerPlacements.shard} = ${move.to} and ${ownerPlacements.movingTo} is null)`,
-        ),
+        and(eq(ownerMoves.id, move.id), eq(ownerMoves.status, 'running'), isNull(ownerMoves.flippedAt), flippedHere),
       ),
+    // Whether the directory names the target under this move, and the record says so: by this run or an earlier one.
+    deps.control
+      .select({ flippedAt: ownerMoves.flippedAt })
+      .from(ownerMoves)
+      .where(and(eq(ownerMoves.id, move.id), isNotNull(ownerMoves.flippedAt), flippedHere)),
   ]);
   changed(placementSubject(move.ownerId));
-  if (flipped.meta.changes === 1) log('info', 'owner_move_flipped', { move_id: move.id, owner_id: move.ownerId });
-  return flipped.meta.changes === 1;
+  const flipped = record.length === 1;
+  if (flipped) log('info', 'owner_move_flipped', { move_id: move.id, owner_id: move.ownerId });
+  return flipped;
 }
 
 /**

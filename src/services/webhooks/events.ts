@@ -16,6 +16,7 @@ import {
   type WebhookDeliveryRow,
 } from '../../db/schema/index.ts';
 import type { Deps } from '../../deps.ts';
+import { eventsTotal } from '../counters/totals.ts';
 import type { PaymentEventType } from '../../domain/payment-state.ts';
 import { PAYMENT_URL_DESTINATION } from '../../domain/webhook-endpoints.ts';
 import { toIso, toIsoOrNull } from '../../lib/time.ts';
@@ -55,7 +56,7 @@ export function eventListStatements(
     [paymentEvents.type, filters.type],
     [paymentEvents.paymentId, filters.paymentId],
   ] as const;
-  return ownedListStatements(db, paymentEvents, scope, columns, filters, page);
+  return ownedListStatements(db, paymentEvents, scope, columns, filters, page, eventsTotal(db, scope, filters));
 }
 
 export function listEvents(deps: Deps, scope: OwnerScope, filters: EventFilters, page: Page) {
