@@ -102,6 +102,13 @@ export interface PaymentOutcome {
   status: ProcessorPaymentStatus;
   /** The processor's id of the payment (PaymentIntent id, order id...); null when none was created. */
   processorReference: string | null;
+  /**
+   * The processor's own id of the payment where `processorReference` is another name of it, learned only later
+   * (Adyen POS: `processorReference` is the transaction id the service sent, by which Adyen's news name the payment;
+   * the PSP reference its refunds and voids address exists once the terminal took the card). The core keeps the first
+   * one reported and gives it back with every later call (`PaymentLookupInput`, `RefundInput`).
+   */
+  processorPaymentId?: string;
   action: PaymentAction;
   /** The processor's own status word, kept for support; never in a public response. */
   processorStatus: string;
@@ -180,6 +187,8 @@ export interface ProcessorDispute {
 export interface PaymentLookupInput {
   paymentId: string;
   processorReference: string | null;
+  /** `PaymentOutcome.processorPaymentId` as first reported; absent while none was. */
+  processorPaymentId?: string;
   processorIdempotencyKey: string;
   amount: Money;
   /**
@@ -200,6 +209,8 @@ export interface RefundInput {
   processorIdempotencyKey: string;
   attemptNumber: number;
   paymentProcessorReference: string;
+  /** The payment's `PaymentOutcome.processorPaymentId` as first reported; absent while none was. */
+  paymentProcessorPaymentId?: string;
   amount: Money;
   reason?: string;
 }
@@ -250,6 +261,8 @@ export type ProcessorNotification = {
   | {
       resource: 'payment';
       status: ProcessorPaymentStatus | null;
+      /** Verified news naming the payment's `PaymentOutcome.processorPaymentId` (kept when none was yet). */
+      processorPaymentId?: string;
       /**
        * News of one of the payment's disputes, to be believed only when `trusted` (otherwise the core reads
        * `getPayment`'s `disputes`). `status` is then `charged_back` when the dispute is lost (the chargeback

@@ -183,6 +183,7 @@ export function voidedPaymentsDue(deps: Deps, now: number, limit: number, away: 
 interface Verdict<S> {
   target: S | null;
   processorReference: string | null;
+  processorPaymentId?: string;
   action?: PaymentAction;
   /** What the processor's answer said it kept (recorded as on every other path, `processorAccountChange`). */
   reported: ReportedSettlement;
@@ -201,7 +202,14 @@ async function askProcessor<S>(
   lookup: (
     version: ConnectorVersion,
     ctx: ConnectorContext,
-  ) => Promise<{ status: S; processorReference: string | null; action?: PaymentAction } & ReportedSettlement>,
+  ) => Promise<
+    {
+      status: S;
+      processorReference: string | null;
+      processorPaymentId?: string;
+      action?: PaymentAction;
+    } & ReportedSettlement
+  >,
 ): Promise<Verdict<S | 'failed'>> {
   const expired = createdAt <= now - IDEMPOTENCY_RETENTION_MS;
   if (!method || method.secretsCiphertext === null)
@@ -212,6 +220,7 @@ async function askProcessor<S>(
     return {
       target: read.value.status,
       processorReference: read.value.processorReference,
+      ...(read.value.processorPaymentId ? { processorPaymentId: read.value.processorPaymentId } : {}),
       ...(read.value.action ? { action: read.value.action } : {}),
       reported: pickSettlement(read.value),
     };
@@ -228,7 +237,7 @@ async function reconcilePayment(
   method: PaymentMethodRow | undefined,
   now: number,
 ) {
-  const { target, processorReference, action, reported } = await askProcessor(
+  const { target, processorReference, processorPaymentId, action, reported } = await askProcessor(
     deps,
     method,
     payment.createdAt,
@@ -241,7 +250,12 @@ async function reconcilePayment(
     target
       ? {
           type: 'processor_news',
-          account: { status: target, ...(action ? { action } : {}), ...reported },
+          account: {
+            status: target,
+            ...(action ? { action } : {}),
+            ...(processorPaymentId ? { processorPaymentId } : {}),
+            ...reported,
+          },
           lookedAt: now,
           processorReference,
         }

@@ -64,6 +64,7 @@ export function recordOf(
     amountChargedBack: 0,
     openDisputeId: null,
     processorReference: 'model',
+    processorPaymentId: null,
     processorIdempotencyKey: 'pay_model',
     processorAttempts: 1,
     processorStatus: null,

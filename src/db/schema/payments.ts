@@ -37,6 +37,8 @@ export const payments = sqliteTable(
     amountChargedBack: integer('amount_charged_back').notNull().default(0),
     openDisputeId: text('open_dispute_id'),
     processorReference: text('processor_reference'),
+    /** The processor's own id of the payment where `processor_reference` is another name of it (Adyen POS: the PSP reference); the first reported. */
+    processorPaymentId: text('processor_payment_id'),
     /** Sent to the processor with every call for this payment's creation; never changes. */
     processorIdempotencyKey: text('processor_idempotency_key').notNull(),
     processorAttempts: integer('processor_attempts').notNull(),

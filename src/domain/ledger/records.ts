@@ -33,6 +33,8 @@ export interface PaymentRecord extends SettlementColumns {
   /** The payment's dispute still open (at most one): refunds and voids are refused while it is. */
   openDisputeId: string | null;
   processorReference: string | null;
+  /** The processor's own id of the payment where `processorReference` is another name of it; the first reported. */
+  processorPaymentId: string | null;
   processorIdempotencyKey: string;
   processorAttempts: number;
   processorStatus: string | null;

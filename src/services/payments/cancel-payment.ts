@@ -47,6 +47,7 @@ export const cancelPayment = defineOperation({
     return version.adapter.cancelPayment(ctx, {
       paymentId: payment.id,
       processorReference: payment.processorReference,
+      ...(payment.processorPaymentId !== null ? { processorPaymentId: payment.processorPaymentId } : {}),
       processorIdempotencyKey: `${payment.processorIdempotencyKey}:cancel`,
       amount: { minor: payment.amountMinor, currency: payment.currency },
       // The claim admitted only created, pending, processing or approved; `approved` asks for a void.

@@ -103,6 +103,7 @@ export const createRefund = defineOperation({
       processorIdempotencyKey: refund.processorIdempotencyKey,
       attemptNumber: refund.processorAttempts + 1,
       paymentProcessorReference: payment.processorReference,
+      ...(payment.processorPaymentId !== null ? { paymentProcessorPaymentId: payment.processorPaymentId } : {}),
       amount: { minor: refund.amountMinor, currency: refund.currency },
       ...(refund.reason ? { reason: refund.reason } : {}),
     });

@@ -152,8 +152,15 @@ async function applyPaymentNotification(
     }
     if (notification.voidReversal) return 'ignored';
   }
-  let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null =
-    notification.status === null ? null : { status: notification.status };
+  let account: { status: ProcessorPaymentStatus; action?: PaymentAction; processorPaymentId?: string } | null =
+    notification.status === null
+      ? null
+      : {
+          status: notification.status,
+          ...(notification.trusted && notification.processorPaymentId
+            ? { processorPaymentId: notification.processorPaymentId }
+            : {}),
+        };
   let disputes: ProcessorDispute[] = [];
   let settled: ReportedSettlement = notification.trusted ? notification : {};
   // Verified news of a collection that does not say what the processor kept (Stripe's

@@ -60,6 +60,7 @@ export function processorLookup(payment: PaymentRow, refund?: RefundRow): Paymen
     return {
       paymentId: payment.id,
       processorReference: payment.processorReference,
+      ...(payment.processorPaymentId !== null ? { processorPaymentId: payment.processorPaymentId } : {}),
       processorIdempotencyKey: payment.processorIdempotencyKey,
       amount: { minor: payment.amountMinor, currency: payment.currency },
       ...(cancelAwaitingProcessor(payment, Date.now()) ? { cancelRequested: true } : {}),
