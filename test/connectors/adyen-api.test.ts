@@ -182,6 +182,53 @@ describe('webhooks', () => {
   });
 });
 
+describe('POS refunds and voids address the PSP reference kept with the payment, not the terminal', () => {
+  const refund = (paymentId: string, value: string) =>
+    call('POST', `/v1/payments/${paymentId}/refunds`, {
+      token: apiKey.secret,
+      headers: { 'Idempotency-Key': crypto.randomUUID() },
+      body: { amount: { value, currency: 'USD' } },
+    });
+  const refundsSentTo = (psp: string) => sim.requests.filter((r) => r.path === `/v72/payments/${psp}/refunds`);
+
+  it('a refund with the terminal offline: the PSP reference the create’s read reported is used', async () => {
+    const created = await pay(pos, '41.00', 'USD');
+    expect(created.body.data.status, created.text).toBe('approved');
+    const psp = sim.pspOfTerminalPayment(created.body.data.id);
+    sim.offlineTerminals.add(POIID);
+    try {
+      const res = await refund(created.body.data.id, '15.00');
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.data.status).toBe('pending');
+      expect(refundsSentTo(psp)).toHaveLength(1);
+      expect((await notify(pos, sim.lastDelivery('REFUND'))).body.data.outcome).toBe('applied');
+      expect((await get(created.body.data.id)).status).toBe('partially_refunded');
+    } finally {
+      sim.offlineTerminals.delete(POIID);
+    }
+  });
+
+  it('a refund after the terminal forgot the payment: the PSP reference of its AUTHORISATION webhook is used', async () => {
+    sim.terminalMode = 'manual';
+    let id: string;
+    try {
+      const created = await pay(pos, '42.00', 'USD');
+      expect(created.body.data).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+      id = created.body.data.id;
+      sim.customerPays(id);
+    } finally {
+      sim.terminalMode = 'auto';
+    }
+    // Adyen's signed news approves it; nothing reads the terminal meanwhile.
+    expect((await notify(pos, await sim.authorisePos(id))).body.data.outcome).toBe('applied');
+    sim.forgetTerminalTransactions();
+    const res = await refund(id, '42.00');
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.data.status).toBe('pending');
+    expect(refundsSentTo(sim.pspOfTerminalPayment(id))).toHaveLength(1);
+  });
+});
+
 describe('when news is late (Checkout has no read)', () => {
   async function approvedQr(value: string): Promise<{ id: string; processor_reference: string }> {
     const created = await pay(qr, value, 'BRL');

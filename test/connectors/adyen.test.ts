@@ -381,9 +381,52 @@ describe('POS at the terminal', () => {
     expect(await adapter.parseNotification(ctx, inbound(late.rawBody))).toMatchObject({
       resource: 'payment',
       processorReference: input.paymentId,
+      processorPaymentId: sim.pspOfTerminalPayment(input.paymentId),
       status: 'approved',
       trusted: true,
     });
+  });
+
+  it('reports the PSP reference once the terminal took the card; a void and a refund address it with the terminal offline', async () => {
+    const { sim, ctx, adapter } = setup('pos');
+    const input = createInput(2000, 'USD');
+    const approved = await adapter.createPayment(ctx, input);
+    const psp = sim.pspOfTerminalPayment(input.paymentId);
+    expect(approved).toMatchObject({
+      status: 'approved',
+      processorReference: input.paymentId,
+      processorPaymentId: psp,
+    });
+    sim.offlineTerminals.add(POIID);
+    const lookup = { ...input, processorReference: input.paymentId, processorPaymentId: psp };
+    expect(await adapter.cancelPayment(ctx, { ...lookup, currentStatus: 'approved' })).toMatchObject({
+      status: 'approved',
+      cancellation: 'requested',
+    });
+    const refund = await adapter.refundPayment(ctx, {
+      refundId: 'ref_1',
+      processorIdempotencyKey: 'ref_1',
+      attemptNumber: 1,
+      paymentProcessorReference: input.paymentId,
+      paymentProcessorPaymentId: psp,
+      amount: { minor: 500, currency: 'USD' },
+    });
+    expect(refund.status).toBe('pending');
+    expect(sim.requests.slice(-2).map((r) => r.path)).toEqual([
+      `/v72/payments/${psp}/reversals`,
+      `/v72/payments/${psp}/refunds`,
+    ]);
+    // Without it (a payment from before it was kept), the terminal is asked, and an offline one says so.
+    const unknown = await connectorError(
+      adapter.refundPayment(ctx, {
+        refundId: 'ref_2',
+        processorIdempotencyKey: 'ref_2',
+        attemptNumber: 1,
+        paymentProcessorReference: input.paymentId,
+        amount: { minor: 500, currency: 'USD' },
+      }),
+    );
+    expect(unknown).toMatchObject({ kind: 'unavailable', terminal: 'offline' });
   });
 });
 

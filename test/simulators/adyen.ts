@@ -42,6 +42,8 @@ interface TerminalPayment {
   psp: string;
   state: 'in_progress' | 'done';
   result: { Result: 'Success' | 'Failure'; ErrorCondition?: string };
+  /** No longer reported by the terminal (`forgetTerminalTransactions`). */
+  forgotten?: boolean;
 }
 
 interface CheckoutPayment {
@@ -287,6 +289,15 @@ export class AdyenSimulator {
     );
   }
 
+  /**
+   * The terminals no longer report their transactions (Adyen, "Verify transaction status": a ServiceID is unique
+   * within the last 48 hours, and the terminal reports its recent transactions only): TransactionStatus answers
+   * NotFound for every earlier payment, while Checkout still knows them by their PSP reference.
+   */
+  forgetTerminalTransactions() {
+    for (const payment of this.terminalPayments.values()) payment.forgotten = true;
+  }
+
   /** The PSP reference of a terminal payment (known to Adyen once the terminal processed it). */
   pspOfTerminalPayment(transactionId: string): string {
     return [...this.terminalPayments.values()].find((p) => p.transactionId === transactionId)!.psp;
@@ -526,7 +537,7 @@ export class AdyenSimulator {
         TransactionStatusResponse: { Response: { Result: 'Failure', ErrorCondition: condition } },
       },
     });
-    if (!payment) return failure('NotFound');
+    if (!payment || payment.forgotten) return failure('NotFound');
     if (payment.state === 'in_progress') return failure('InProgress');
     return {
       SaleToPOIResponse: {

@@ -449,9 +449,12 @@ function terminalOutcome(
     if (!amount || amount.minor !== expected.minor || amount.currency !== expected.currency) status = 'pending';
   }
   const condition = response.Response.ErrorCondition;
+  const psp = pspReferenceOf(response);
   return {
     status,
     processorReference: response.SaleData.SaleTransactionID.TransactionID,
+    // Kept with the payment by the core: its refunds and voids address it without asking the terminal again.
+    ...(psp ? { processorPaymentId: psp } : {}),
     action: { type: status === 'pending' && condition === 'InProgress' ? 'at_terminal' : 'none' },
     processorStatus: condition ? `${response.Response.Result}/${condition}` : response.Response.Result,
     ...(status === 'declined' ? { declineCode: safeCode(condition) ?? 'refused' } : {}),
@@ -565,6 +568,8 @@ async function parseStandard(ctx: Ctx, channel: Channel, json: unknown): Promise
         eventId,
         resource: 'payment',
         processorReference: paymentReference,
+        // A POS payment's PSP reference, which its refunds and voids address: kept by the core when first told.
+        ...(channel === 'pos' ? { processorPaymentId: paymentPsp } : {}),
         status,
         trusted: true,
         ...(status === 'approved' ? { settlement: null, settlementNullReason: 'not_reported' as const } : {}),
@@ -634,9 +639,17 @@ function parseTerminalEvent(json: unknown): ProcessorNotification {
 // The adapter
 
 function adyenAdapter(channel: Channel): ConnectorAdapter<AdyenCredentials, Configuration> {
-  /** The PSP reference Checkout's modifications take: a QR payment's own, a POS payment's read from the terminal. */
-  async function paymentPspOf(ctx: Ctx, processorReference: string): Promise<string> {
+  /**
+   * The PSP reference Checkout's modifications take: a QR payment's own; a POS payment's as the core kept it from the
+   * first answer or news that told it, else read from the terminal (which reports its transactions for about 48 hours).
+   */
+  async function paymentPspOf(
+    ctx: Ctx,
+    processorReference: string,
+    processorPaymentId: string | undefined,
+  ): Promise<string> {
     if (channel === 'qr') return processorReference;
+    if (processorPaymentId !== undefined) return processorPaymentId;
     const read = await readTransaction(ctx, processorReference);
     const psp = read.kind === 'found' ? pspReferenceOf(read.response) : null;
     if (!psp)
@@ -676,7 +689,7 @@ function adyenAdapter(channel: Channel): ConnectorAdapter<AdyenCredentials, Conf
         // A void: `/reversals` cancels it if not captured yet, refunds it otherwise; CANCEL_OR_REFUND tells.
         await modify(
           ctx,
-          await paymentPspOf(ctx, input.processorReference),
+          await paymentPspOf(ctx, input.processorReference, input.processorPaymentId),
           'reversals',
           input.processorIdempotencyKey,
           input.paymentId,
@@ -719,7 +732,7 @@ function adyenAdapter(channel: Channel): ConnectorAdapter<AdyenCredentials, Conf
 
     async refundPayment(ctx, input): Promise<RefundOutcome> {
       checkEnvironment(ctx);
-      const psp = await paymentPspOf(ctx, input.paymentProcessorReference);
+      const psp = await paymentPspOf(ctx, input.paymentProcessorReference, input.paymentProcessorPaymentId);
       const body = {
         amount: toCheckoutAmount(input.amount),
         merchantAccount: ctx.credentials.merchant_account,
