@@ -59,7 +59,10 @@ export type PaymentAction =
 export interface ConnectorContext<Credentials = unknown, Configuration = unknown> {
   /** Decrypted for the duration of one operation only; never logged, never returned. */
   credentials: Credentials;
-  /** The method's configuration merged with the payment's, defaults applied. */
+  /**
+   * The method's configuration merged with the payment's, defaults applied; for a call about an existing payment, the
+   * method's with what the payment kept of its own laid over it (`ConnectorVersion.keptConfiguration`).
+   */
   configuration: Configuration;
   environment: Environment;
   /** Outbound HTTP; tests point it at a processor simulator. */
@@ -428,6 +431,14 @@ export interface ConnectorVersion {
   credentialsSchema: z.ZodType;
   /** Every field has a default or is optional, so `{}` is a valid configuration. */
   configurationSchema: z.ZodType;
+  /**
+   * The configuration fields that say where a payment is made (the POS terminal, the till it speaks as), where later
+   * calls of the payment need them (Adyen addresses every read and abort to the terminal). Kept with each payment
+   * from the configuration it was created with (the method's merged with the payment's own) and laid over the
+   * method's for every later call of it, so a terminal given per payment, or a method moved to another terminal
+   * since, never sends them elsewhere. Absent: later calls use the method's configuration.
+   */
+  keptConfiguration?: readonly string[];
   /**
    * How long after approval the processor may still report a refund (or a void's refund) failed; absent
    * when its material documents no such failure. Reconciliation keeps reading approved refunds this long.

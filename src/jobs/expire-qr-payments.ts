@@ -49,7 +49,7 @@ async function withdrawAtProcessor(deps: Deps, payment: PaymentRow): Promise<Exp
   const method = await loadPaymentMethod(deps, payment.paymentMethodId);
   // Deleted with its credentials: nothing can be asked; the processor's own expiry applies.
   if (!method || method.secretsCiphertext === null) return { kind: 'withdrawn' };
-  const { version, ctx } = await connectorFor(deps, method);
+  const { version, ctx } = await connectorFor(deps, method, payment);
   const lookup = processorLookup(payment);
   const canceled = await callConnector(() =>
     version.adapter.cancelPayment(ctx, {

@@ -197,6 +197,7 @@ interface Verdict<S> {
 async function askProcessor<S>(
   deps: Deps,
   method: PaymentMethodRow | undefined,
+  payment: typeof payments.$inferSelect,
   createdAt: number,
   now: number,
   lookup: (
@@ -214,7 +215,7 @@ async function askProcessor<S>(
   const expired = createdAt <= now - IDEMPOTENCY_RETENTION_MS;
   if (!method || method.secretsCiphertext === null)
     return { target: expired ? 'failed' : null, processorReference: null, reported: {} };
-  const { version, ctx } = await connectorFor(deps, method);
+  const { version, ctx } = await connectorFor(deps, method, payment);
   const read = await callConnector(() => lookup(version, ctx));
   if (read.ok)
     return {
@@ -240,6 +241,7 @@ async function reconcilePayment(
   const { target, processorReference, processorPaymentId, action, reported } = await askProcessor(
     deps,
     method,
+    payment,
     payment.createdAt,
     now,
     (version, ctx) => version.adapter.getPayment(ctx, processorLookup(payment)),
@@ -274,6 +276,7 @@ async function reconcileRefund(
   const { target, processorReference, reported } = await askProcessor(
     deps,
     method,
+    payment,
     refund.createdAt,
     now,
     (version, ctx) => version.adapter.getRefund(ctx, processorLookup(payment, refund)),
@@ -312,7 +315,7 @@ export async function rereadApprovedRefund(
   now: number,
 ) {
   if (method && method.secretsCiphertext !== null && refund.processorReference !== null) {
-    const { version, ctx } = await connectorFor(deps, method);
+    const { version, ctx } = await connectorFor(deps, method, payment);
     const read = await callConnector(() => version.adapter.getRefund(ctx, processorLookup(payment, refund)));
     if (read.ok) {
       // Trusted news: the ledger reverses a refund now reported failed, or books a settlement first reported.
@@ -350,7 +353,7 @@ async function rereadVoidedPayment(
   const window = reversalWindowOf(method);
   const voidedAt = payment.voidedAt ?? 0;
   if (method && method.secretsCiphertext !== null && window !== undefined && voidedAt >= now - window) {
-    const { version, ctx } = await connectorFor(deps, method);
+    const { version, ctx } = await connectorFor(deps, method, payment);
     if (version.adapter.getVoidRefund) {
       const evidence = await readVoidRefund(version, ctx, payment);
       if (evidence) {

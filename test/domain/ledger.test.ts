@@ -56,6 +56,7 @@ const payment = (status: PaymentStatus): PaymentRecord => ({
   requiredAction: null,
   description: null,
   metadata: null,
+  keptConfiguration: null,
   webhookUrl: null,
   expiresAt: 50,
   reconciledAt: null,

@@ -72,6 +72,7 @@ export function recordOf(
     requiredAction: null,
     description: null,
     metadata: null,
+    keptConfiguration: null,
     webhookUrl: null,
     expiresAt: null,
     reconciledAt: null,

@@ -51,6 +51,11 @@ export const payments = sqliteTable(
     requiredAction: text('required_action').$type<RequiredAction>(),
     description: text('description'),
     metadata: text('metadata', { mode: 'json' }).$type<Record<string, unknown>>(),
+    /**
+     * What later calls of the payment keep of the configuration it was created with (ConnectorVersion
+     * `keptConfiguration`: e.g. its terminal); null when the version keeps nothing, or for rows from before.
+     */
+    keptConfiguration: text('kept_configuration', { mode: 'json' }).$type<Record<string, unknown>>(),
     webhookUrl: text('webhook_url'),
     /** When a pending QR payment expires (its method's `qr_ttl_seconds`). */
     expiresAt: integer('expires_at'),

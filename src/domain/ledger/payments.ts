@@ -94,6 +94,7 @@ export type NewPayment = Pick<
   | 'currency'
   | 'description'
   | 'metadata'
+  | 'keptConfiguration'
   | 'webhookUrl'
   | 'attemptKey'
   | 'attemptFingerprint'

@@ -42,6 +42,8 @@ export interface PaymentRecord extends SettlementColumns {
   requiredAction: RequiredAction | null;
   description: string | null;
   metadata: Record<string, unknown> | null;
+  /** What later calls of the payment keep of the configuration it was created with (its terminal); never changes. */
+  keptConfiguration: Record<string, unknown> | null;
   webhookUrl: string | null;
   expiresAt: number | null;
   reconciledAt: number | null;

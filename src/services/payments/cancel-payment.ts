@@ -43,7 +43,7 @@ export const cancelPayment = defineOperation({
   },
 
   async callProcessor(deps, { payment, method }): Promise<PaymentOutcome> {
-    const { version, ctx } = await connectorFor(deps, method);
+    const { version, ctx } = await connectorFor(deps, method, payment);
     return version.adapter.cancelPayment(ctx, {
       paymentId: payment.id,
       processorReference: payment.processorReference,

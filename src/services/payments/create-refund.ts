@@ -97,7 +97,7 @@ export const createRefund = defineOperation({
     if (payment.processorReference === null) {
       throw new ServiceError('invalid_state_transition', 'The payment has no processor reference to refund.');
     }
-    const { version, ctx } = await connectorFor(deps, method);
+    const { version, ctx } = await connectorFor(deps, method, payment);
     return version.adapter.refundPayment(ctx, {
       refundId: refund.id,
       processorIdempotencyKey: refund.processorIdempotencyKey,

@@ -23,7 +23,14 @@ import { type ReportedSettlement, voidedAfterCollection } from '../../domain/led
 import { isReserving } from '../../domain/refund-state.ts';
 import { recordDisputeNews } from '../disputes/record-dispute-news.ts';
 import { enforceRateLimit, firstInWindow, type RateLimit } from '../rate-limit.ts';
-import { callConnector, connectorFor, pickSettlement, processorLookup, readVoidRefund } from './processor.ts';
+import {
+  callConnector,
+  connectorFor,
+  forPayment,
+  pickSettlement,
+  processorLookup,
+  readVoidRefund,
+} from './processor.ts';
 import { mutate } from './store.ts';
 
 /**
@@ -117,7 +124,7 @@ async function applyPaymentNotification(
   deps: Deps,
   method: PaymentMethodRow,
   version: ConnectorVersion,
-  ctx: ConnectorContext,
+  methodCtx: ConnectorContext,
   notification: ProcessorNotification & { resource: 'payment' },
 ): Promise<NotificationOutcome> {
   const payment = await deps.db
@@ -128,6 +135,8 @@ async function applyPaymentNotification(
     )
     .get();
   if (!payment) return 'unknown_resource';
+  // Reads of the payment run as its other calls do: at its own terminal.
+  const ctx = forPayment(methodCtx, payment);
   if (!notification.trusted && !(await firstReadInWindow(deps, payment.id))) return 'duplicate';
   if (notification.trusted && notification.dispute) {
     // Verified news of a dispute: the dispute itself, and through it the chargeback summary when lost.
@@ -201,7 +210,7 @@ async function applyRefundNotification(
   deps: Deps,
   method: PaymentMethodRow,
   version: ConnectorVersion,
-  ctx: ConnectorContext,
+  methodCtx: ConnectorContext,
   notification: ProcessorNotification & { resource: 'refund' },
 ): Promise<NotificationOutcome> {
   const found = await deps.db
@@ -213,6 +222,7 @@ async function applyRefundNotification(
     )
     .get();
   if (!found) return 'unknown_resource';
+  const ctx = forPayment(methodCtx, found.payment);
   if (!notification.trusted && !(await firstReadInWindow(deps, found.refund.id))) return 'duplicate';
   const readRefund = () =>
     callConnector(() => version.adapter.getRefund(ctx, processorLookup(found.payment, found.refund)));
