@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { expireQrPayments } from '../../src/jobs/expire-qr-payments.ts';
 import { reconcile, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
+import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
 import { call, createKey, expectError, seedSession, type Session } from '../helpers/api.ts';
 import { depsOfPayment } from '../helpers/shards.ts';
 import { ADYEN_CHECKOUT_ORIGIN, ADYEN_DEVICE_ORIGIN, AdyenSimulator, type SignedWebhook } from '../simulators/adyen.ts';
@@ -226,6 +227,87 @@ describe('POS refunds and voids address the PSP reference kept with the payment,
     expect(res.status, res.text).toBe(201);
     expect(res.body.data.status).toBe('pending');
     expect(refundsSentTo(sim.pspOfTerminalPayment(id))).toHaveLength(1);
+  });
+});
+
+describe('a terminal given per payment (`configuration.poiid`) is the one every later call addresses', () => {
+  const OTHER_POIID = 'V400m-346403161';
+  sim.addTerminal(OTHER_POIID);
+  const payAt = (method: string, value: string, poiid: string) =>
+    call('POST', '/v1/payments', {
+      token: apiKey.secret,
+      headers: { 'Idempotency-Key': crypto.randomUUID() },
+      body: {
+        amount: { value, currency: 'USD' },
+        external_reference: `order-${crypto.randomUUID()}`,
+        payment_method: method,
+        configuration: { poiid },
+      },
+    });
+  const sentTo = (poiid: string, endpoint: 'async' | 'sync') =>
+    sim.requests.filter((r) => r.path.endsWith(`/devices/${poiid}/${endpoint}`));
+  const waiting = async <T>(fn: () => Promise<T>): Promise<T> => {
+    sim.terminalMode = 'manual';
+    try {
+      return await fn();
+    } finally {
+      sim.terminalMode = 'auto';
+    }
+  };
+
+  it('a method without a terminal: the cancel aborts at the payment’s terminal (202)', async () => {
+    const bare = await addMethod('cnv_adyen_pos_v1', {});
+    const created = await waiting(() => payAt(bare, '43.00', OTHER_POIID));
+    expect(created.body.data, created.text).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+    const aborts = () =>
+      sentTo(OTHER_POIID, 'async').filter((r) =>
+        Object.hasOwn((r.body as { SaleToPOIRequest: object }).SaleToPOIRequest, 'AbortRequest'),
+      );
+    const before = aborts().length;
+    const cancel = await call('POST', `/v1/payments/${created.body.data.id}/cancel`, {
+      token: apiKey.secret,
+      headers: { 'Idempotency-Key': crypto.randomUUID() },
+    });
+    expect(cancel.status, cancel.text).toBe(202);
+    expect(aborts()).toHaveLength(before + 1);
+    // The terminal's event makes the service read the payment at that terminal: canceled.
+    expect((await notify(bare, { rawBody: sim.terminalEvents.at(-1)! })).status).toBe(200);
+    expect((await get(created.body.data.id)).status).toBe('canceled');
+  });
+
+  it('a method whose terminal is another: the terminal checks read the payment at its own terminal', async () => {
+    const created = await waiting(() => payAt(pos, '44.00', OTHER_POIID));
+    const id = created.body.data.id;
+    expect(created.body.data, created.text).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+    sim.customerPays(id);
+    const reads = sentTo(OTHER_POIID, 'sync').length;
+    await runTerminalChecks(await depsOfPayment(id), Date.now() + 3_600_000);
+    expect(sentTo(OTHER_POIID, 'sync').length).toBeGreaterThan(reads);
+    expect((await get(id)).status).toBe('approved');
+  });
+
+  it('a method moved to another terminal since: its waiting payment is still aborted at the terminal that has it', async () => {
+    const moving = await addMethod('cnv_adyen_pos_v1', { poiid: POIID, sale_id: 'till-7' });
+    const created = await waiting(() => pay(moving, '45.00', 'USD'));
+    expect(created.body.data, created.text).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+    const moved = await call('PATCH', `/v1/account/payment-methods/${moving}`, {
+      token: session.accessToken,
+      body: { configuration: { poiid: OTHER_POIID, sale_id: 'till-8' } },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    const cancel = await call('POST', `/v1/payments/${created.body.data.id}/cancel`, {
+      token: apiKey.secret,
+      headers: { 'Idempotency-Key': crypto.randomUUID() },
+    });
+    expect(cancel.status, cancel.text).toBe(202);
+    const abort = sim.requests.at(-1)!;
+    expect(abort.path).toContain(`/devices/${POIID}/async`);
+    expect((abort.body as any).SaleToPOIRequest.AbortRequest.MessageReference).toMatchObject({
+      POIID,
+      SaleID: 'till-7',
+    });
+    expect((await notify(moving, { rawBody: sim.terminalEvents.at(-1)! })).status).toBe(200);
+    expect((await get(created.body.data.id)).status).toBe('canceled');
   });
 });
 

@@ -796,6 +796,8 @@ export const adyenPosV1 = defineVersion({
   type: 'pos',
   currencies: ADYEN_POS_CURRENCIES,
   configurationSchema: AdyenPosConfiguration,
+  // Every read, abort and PSP lookup of a payment speaks to the terminal and as the till that took it.
+  keptConfiguration: ['poiid', 'sale_id'],
   adapter: adyenAdapter('pos'),
 });
 
