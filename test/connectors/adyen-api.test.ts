@@ -230,6 +230,35 @@ describe('POS refunds and voids address the PSP reference kept with the payment,
   });
 });
 
+describe('a busy terminal', () => {
+  it('refuses a payment at once (409 terminal_unavailable, busy); once free, the same key sends it again and it is approved', async () => {
+    const key = crypto.randomUUID();
+    const body = {
+      amount: { value: '46.00', currency: 'USD' },
+      external_reference: `order-${key}`,
+      payment_method: pos,
+    };
+    const send = () =>
+      call('POST', '/v1/payments', { token: apiKey.secret, headers: { 'Idempotency-Key': key }, body });
+    sim.busyTerminals.add(POIID);
+    try {
+      const refused = expectError(await send(), 409, 'terminal_unavailable');
+      expect(refused.details).toMatchObject({ terminal_status: 'busy', processor_code: 'Busy' });
+      // Still busy: refused again, by a request of its own (a ServiceID is used once).
+      expectError(await send(), 409, 'terminal_unavailable');
+    } finally {
+      sim.busyTerminals.delete(POIID);
+    }
+    const paid = await send();
+    expect(paid.status, paid.text).toBe(201);
+    expect(paid.body.data.status).toBe('approved');
+    expect(sim.terminalResults(paid.body.data.id)).toEqual(['Failure/Busy', 'Failure/Busy', 'Success']);
+    // Its reads find the request the terminal took, past those it refused.
+    await reconcile(await depsOfPayment(paid.body.data.id), Date.now() + RECONCILE_AFTER_MS + 60_000);
+    expect((await get(paid.body.data.id)).status).toBe('approved');
+  });
+});
+
 describe('a terminal given per payment (`configuration.poiid`) is the one every later call addresses', () => {
   const OTHER_POIID = 'V400m-346403161';
   sim.addTerminal(OTHER_POIID);
