@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { EXPIRY_GRACE_MS } from '../../src/domain/ledger/index.ts';
 import { expireQrPayments } from '../../src/jobs/expire-qr-payments.ts';
 import { reconcile, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
 import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
@@ -370,16 +371,32 @@ describe('when news is late (Checkout has no read)', () => {
     expectError(more, 422, 'refund_exceeds_balance');
   });
 
+  const cancelsOf = (psp: string) => sim.requests.filter((r) => r.path === `/v72/payments/${psp}/cancels`);
+  /** Runs the expiry job `by` ms after the payment's QR expires (as its create answer says). */
+  const pastExpiry = async (payment: { id: string; action: { expires_at: string } }, by: number) =>
+    expireQrPayments(await depsOfPayment(payment.id), Date.parse(payment.action.expires_at) + by, 10_000);
+
   it('a QR past its expiry: the expiry job asks Adyen to cancel it (accepted, not done) and it waits for the news', async () => {
     const created = await pay(qr, '13.00', 'BRL');
     const payment = created.body.data;
-    const cancels = () => sim.requests.filter((r) => r.path === `/v72/payments/${payment.processor_reference}/cancels`);
-    await expireQrPayments(await depsOfPayment(payment.id), Date.now() + 86_400_000, 10_000);
-    expect(cancels()).toHaveLength(1);
+    await pastExpiry(payment, 1_000);
+    expect(cancelsOf(payment.processor_reference)).toHaveLength(1);
     // No read tells whether the buyer paid meanwhile: the payment stays pending until Adyen's news.
     expect((await get(payment.id)).status).toBe('pending');
     const news: SignedWebhook = sim.lastDelivery('CANCELLATION');
     expect((await notify(qr, news)).status).toBe(200);
     expect((await get(payment.id)).status).toBe('canceled');
+  });
+
+  it('a QR whose CANCELLATION never comes: expired once the grace period is over, and Adyen asked no more', async () => {
+    const created = await pay(qr, '17.00', 'BRL');
+    const payment = created.body.data;
+    await pastExpiry(payment, 1_000);
+    expect((await get(payment.id)).status).toBe('pending');
+    await pastExpiry(payment, EXPIRY_GRACE_MS + 1_000);
+    expect((await get(payment.id)).status).toBe('expired');
+    const asked = cancelsOf(payment.processor_reference).length;
+    await pastExpiry(payment, EXPIRY_GRACE_MS + 61_000);
+    expect(cancelsOf(payment.processor_reference)).toHaveLength(asked);
   });
 });
