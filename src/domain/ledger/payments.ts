@@ -215,10 +215,6 @@ export function expire(p: PaymentRecord, c: Expire, now: number): Decision<boole
   return account ? changed(paymentChange(p, account), account.status === 'expired') : unchanged(false);
 }
 
-/**
- * `reverseVoid` with the service's own record of the void (`voided_at`, set only by `approved` → `canceled`): the
- * payment is `approved` again, its void undated, and `payment.void_failed` is its one event. True when applied.
- */
 /** A payment the service voided after collection: news of it is about its void's refund first. */
 export const voidedAfterCollection = (p: Pick<PaymentRecord, 'status' | 'voidedAt'>) =>
   p.status === 'canceled' && p.voidedAt !== null;
@@ -238,6 +234,8 @@ export function voidRefundFailed(p: Pick<PaymentRecord, 'voidRefundReference'>, 
 }
 
 /**
+ * `reverseVoid` with the service's own record of the void (`voided_at`, set only by `approved` → `canceled`): the
+ * payment is `approved` again, its void undated, and `payment.void_failed` is its one event.
  * `not_failed`: the evidence does not show the void failed; `reversed`: the payment is collected again
  * (`reverseVoid`); `ignored`: it failed, but the payment is no void of a collection to reverse (any more).
  */
