@@ -1960,7 +1960,7 @@ export interface components {
                 [key: string]: string | number | boolean | null;
             };
             /**
-             * @description Validated against the method’s configuration schema and merged over its defaults.
+             * @description Validated against the method’s configuration schema and merged over its defaults. Where the processor addresses a POS payment’s later calls to its terminal (Adyen’s `poiid` and `sale_id`), the terminal it was made at stays its own: its cancel, refunds and reads go there, even after the method’s configuration changes.
              * @example {
              *       "qr_ttl_seconds": 600
              *     }

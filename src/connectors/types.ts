@@ -59,7 +59,10 @@ export type PaymentAction =
 export interface ConnectorContext<Credentials = unknown, Configuration = unknown> {
   /** Decrypted for the duration of one operation only; never logged, never returned. */
   credentials: Credentials;
-  /** The method's configuration merged with the payment's, defaults applied. */
+  /**
+   * The method's configuration merged with the payment's, defaults applied; for a call about an existing payment, the
+   * method's with what the payment kept of its own laid over it (`ConnectorVersion.keptConfiguration`).
+   */
   configuration: Configuration;
   environment: Environment;
   /** Outbound HTTP; tests point it at a processor simulator. */
@@ -102,6 +105,13 @@ export interface PaymentOutcome {
   status: ProcessorPaymentStatus;
   /** The processor's id of the payment (PaymentIntent id, order id...); null when none was created. */
   processorReference: string | null;
+  /**
+   * The processor's own id of the payment where `processorReference` is another name of it, learned only later
+   * (Adyen POS: `processorReference` is the transaction id the service sent, by which Adyen's news name the payment;
+   * the PSP reference its refunds and voids address exists once the terminal took the card). The core keeps the first
+   * one reported and gives it back with every later call (`PaymentLookupInput`, `RefundInput`).
+   */
+  processorPaymentId?: string;
   action: PaymentAction;
   /** The processor's own status word, kept for support; never in a public response. */
   processorStatus: string;
@@ -180,6 +190,8 @@ export interface ProcessorDispute {
 export interface PaymentLookupInput {
   paymentId: string;
   processorReference: string | null;
+  /** `PaymentOutcome.processorPaymentId` as first reported; absent while none was. */
+  processorPaymentId?: string;
   processorIdempotencyKey: string;
   amount: Money;
   /**
@@ -200,6 +212,8 @@ export interface RefundInput {
   processorIdempotencyKey: string;
   attemptNumber: number;
   paymentProcessorReference: string;
+  /** The payment's `PaymentOutcome.processorPaymentId` as first reported; absent while none was. */
+  paymentProcessorPaymentId?: string;
   amount: Money;
   reason?: string;
 }
@@ -250,6 +264,8 @@ export type ProcessorNotification = {
   | {
       resource: 'payment';
       status: ProcessorPaymentStatus | null;
+      /** Verified news naming the payment's `PaymentOutcome.processorPaymentId` (kept when none was yet). */
+      processorPaymentId?: string;
       /**
        * News of one of the payment's disputes, to be believed only when `trusted` (otherwise the core reads
        * `getPayment`'s `disputes`). `status` is then `charged_back` when the dispute is lost (the chargeback
@@ -415,6 +431,14 @@ export interface ConnectorVersion {
   credentialsSchema: z.ZodType;
   /** Every field has a default or is optional, so `{}` is a valid configuration. */
   configurationSchema: z.ZodType;
+  /**
+   * The configuration fields that say where a payment is made (the POS terminal, the till it speaks as), where later
+   * calls of the payment need them (Adyen addresses every read and abort to the terminal). Kept with each payment
+   * from the configuration it was created with (the method's merged with the payment's own) and laid over the
+   * method's for every later call of it, so a terminal given per payment, or a method moved to another terminal
+   * since, never sends them elsewhere. Absent: later calls use the method's configuration.
+   */
+  keptConfiguration?: readonly string[];
   /**
    * How long after approval the processor may still report a refund (or a void's refund) failed; absent
    * when its material documents no such failure. Reconciliation keeps reading approved refunds this long.

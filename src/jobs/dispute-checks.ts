@@ -161,7 +161,7 @@ async function readAndApply(
   method: PaymentMethodRow,
   now: number,
 ): Promise<number> {
-  const { version, ctx } = await connectorFor(deps, method);
+  const { version, ctx } = await connectorFor(deps, method, payment);
   const adapter = version.adapter;
   const lookup = processorLookup(payment);
   // The window's last slot is its very end (`nextDisputeCheck`), which a run always reaches a little later: decided

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull, lte } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, lte } from 'drizzle-orm';
 import { payments, type PaymentRow } from '../db/schema/index.ts';
 import type { Deps } from '../deps.ts';
 import type { Expire } from '../domain/ledger/index.ts';
@@ -9,28 +9,39 @@ import { callConnector, connectorFor, processorLookup } from '../services/paymen
 import { mutate } from '../services/payments/store.ts';
 
 /**
+ * The pending QR payments past their expiry, oldest expiry first: those still waiting on their processor within the
+ * grace period come first, and leave the head once it is over, so they hold later expiries back an hour at most.
+ * A range of `payments_expiry_idx` read in its order.
+ */
+export function dueExpiries(deps: Deps, now: number, limit: number, away: readonly string[] = []) {
+  return (
+    deps.db
+      .select()
+      .from(payments)
+      // One waiting on a required action is past its scan: only that action (or reconciliation) settles it.
+      .where(
+        and(
+          eq(payments.status, 'pending'),
+          isNotNull(payments.expiresAt),
+          lte(payments.expiresAt, now),
+          isNull(payments.requiredAction),
+          eq(payments.environment, deps.environment),
+          notAway(payments.ownerId, away),
+        ),
+      )
+      .orderBy(asc(payments.expiresAt))
+      .limit(limit)
+  );
+}
+
+/**
  * Pending QR payments past their method's `qr_ttl_seconds` become `expired` (and send `payment.expired`),
  * whether or not anyone asks about them again. The QR is withdrawn at the processor first, so a buyer
  * cannot pay a code we consider dead; if the processor refuses because the buyer already paid, its
  * answer is applied instead. Runs from the cron trigger; returns how many expired.
  */
 export async function expireQrPayments(deps: Deps, now: number, limit = 100): Promise<number> {
-  const away = await ownersAway(deps);
-  const due = await deps.db
-    .select()
-    .from(payments)
-    // One waiting on a required action is past its scan: only that action (or reconciliation) settles it.
-    .where(
-      and(
-        eq(payments.status, 'pending'),
-        isNotNull(payments.expiresAt),
-        lte(payments.expiresAt, now),
-        isNull(payments.requiredAction),
-        eq(payments.environment, deps.environment),
-        notAway(payments.ownerId, away),
-      ),
-    )
-    .limit(limit);
+  const due = await dueExpiries(deps, now, limit, await ownersAway(deps));
   let expired = 0;
   for (const payment of due) {
     try {
@@ -49,7 +60,7 @@ async function withdrawAtProcessor(deps: Deps, payment: PaymentRow): Promise<Exp
   const method = await loadPaymentMethod(deps, payment.paymentMethodId);
   // Deleted with its credentials: nothing can be asked; the processor's own expiry applies.
   if (!method || method.secretsCiphertext === null) return { kind: 'withdrawn' };
-  const { version, ctx } = await connectorFor(deps, method);
+  const { version, ctx } = await connectorFor(deps, method, payment);
   const lookup = processorLookup(payment);
   const canceled = await callConnector(() =>
     version.adapter.cancelPayment(ctx, {
@@ -58,10 +69,13 @@ async function withdrawAtProcessor(deps: Deps, payment: PaymentRow): Promise<Exp
       currentStatus: 'pending',
     }),
   );
-  if (canceled.ok)
-    return canceled.value.status === 'canceled'
-      ? { kind: 'withdrawn' }
-      : { kind: 'settled', status: canceled.value.status };
+  if (canceled.ok) {
+    const { status, cancellation } = canceled.value;
+    // Accepted to be carried out later, the payment still pending (Adyen's `/cancels`): its news completes it (canceled,
+    // or paid first). Until then there is no answer, and the grace runs as when the processor cannot be reached.
+    if (cancellation === 'requested' && status === 'pending') return { kind: 'no_answer' };
+    return status === 'canceled' ? { kind: 'withdrawn' } : { kind: 'settled', status };
+  }
   if (canceled.error.kind === 'declined') {
     // Refused: most likely paid meanwhile. Believe the processor's own account of the payment.
     const read = await callConnector(() => version.adapter.getPayment(ctx, lookup));

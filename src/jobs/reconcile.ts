@@ -183,6 +183,7 @@ export function voidedPaymentsDue(deps: Deps, now: number, limit: number, away: 
 interface Verdict<S> {
   target: S | null;
   processorReference: string | null;
+  processorPaymentId?: string;
   action?: PaymentAction;
   /** What the processor's answer said it kept (recorded as on every other path, `processorAccountChange`). */
   reported: ReportedSettlement;
@@ -196,22 +197,31 @@ interface Verdict<S> {
 async function askProcessor<S>(
   deps: Deps,
   method: PaymentMethodRow | undefined,
+  payment: typeof payments.$inferSelect,
   createdAt: number,
   now: number,
   lookup: (
     version: ConnectorVersion,
     ctx: ConnectorContext,
-  ) => Promise<{ status: S; processorReference: string | null; action?: PaymentAction } & ReportedSettlement>,
+  ) => Promise<
+    {
+      status: S;
+      processorReference: string | null;
+      processorPaymentId?: string;
+      action?: PaymentAction;
+    } & ReportedSettlement
+  >,
 ): Promise<Verdict<S | 'failed'>> {
   const expired = createdAt <= now - IDEMPOTENCY_RETENTION_MS;
   if (!method || method.secretsCiphertext === null)
     return { target: expired ? 'failed' : null, processorReference: null, reported: {} };
-  const { version, ctx } = await connectorFor(deps, method);
+  const { version, ctx } = await connectorFor(deps, method, payment);
   const read = await callConnector(() => lookup(version, ctx));
   if (read.ok)
     return {
       target: read.value.status,
       processorReference: read.value.processorReference,
+      ...(read.value.processorPaymentId ? { processorPaymentId: read.value.processorPaymentId } : {}),
       ...(read.value.action ? { action: read.value.action } : {}),
       reported: pickSettlement(read.value),
     };
@@ -228,9 +238,10 @@ async function reconcilePayment(
   method: PaymentMethodRow | undefined,
   now: number,
 ) {
-  const { target, processorReference, action, reported } = await askProcessor(
+  const { target, processorReference, processorPaymentId, action, reported } = await askProcessor(
     deps,
     method,
+    payment,
     payment.createdAt,
     now,
     (version, ctx) => version.adapter.getPayment(ctx, processorLookup(payment)),
@@ -241,7 +252,12 @@ async function reconcilePayment(
     target
       ? {
           type: 'processor_news',
-          account: { status: target, ...(action ? { action } : {}), ...reported },
+          account: {
+            status: target,
+            ...(action ? { action } : {}),
+            ...(processorPaymentId ? { processorPaymentId } : {}),
+            ...reported,
+          },
           lookedAt: now,
           processorReference,
         }
@@ -260,6 +276,7 @@ async function reconcileRefund(
   const { target, processorReference, reported } = await askProcessor(
     deps,
     method,
+    payment,
     refund.createdAt,
     now,
     (version, ctx) => version.adapter.getRefund(ctx, processorLookup(payment, refund)),
@@ -298,7 +315,7 @@ export async function rereadApprovedRefund(
   now: number,
 ) {
   if (method && method.secretsCiphertext !== null && refund.processorReference !== null) {
-    const { version, ctx } = await connectorFor(deps, method);
+    const { version, ctx } = await connectorFor(deps, method, payment);
     const read = await callConnector(() => version.adapter.getRefund(ctx, processorLookup(payment, refund)));
     if (read.ok) {
       // Trusted news: the ledger reverses a refund now reported failed, or books a settlement first reported.
@@ -336,7 +353,7 @@ async function rereadVoidedPayment(
   const window = reversalWindowOf(method);
   const voidedAt = payment.voidedAt ?? 0;
   if (method && method.secretsCiphertext !== null && window !== undefined && voidedAt >= now - window) {
-    const { version, ctx } = await connectorFor(deps, method);
+    const { version, ctx } = await connectorFor(deps, method, payment);
     if (version.adapter.getVoidRefund) {
       const evidence = await readVoidRefund(version, ctx, payment);
       if (evidence) {

@@ -150,7 +150,7 @@ export async function runSettlementChecks(
  */
 async function rereadPayment(deps: Deps, payment: PaymentRow, method: PaymentMethodRow | undefined, now: number) {
   if (!method || method.secretsCiphertext === null) return markLooked(deps, payment.id, now);
-  const { version, ctx } = await connectorFor(deps, method);
+  const { version, ctx } = await connectorFor(deps, method, payment);
   const read = await callConnector(() => version.adapter.getPayment(ctx, processorLookup(payment)));
   if (read.ok) for (const dispute of read.value.disputes ?? []) await recordDisputeNews(deps, payment.id, dispute);
   await mutate(

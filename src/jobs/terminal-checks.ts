@@ -80,7 +80,7 @@ async function claimRead(deps: Deps, paymentId: string, now: number): Promise<Pa
 }
 
 async function readAndApply(deps: Deps, payment: PaymentRow, method: PaymentMethodRow, now: number) {
-  const { version, ctx } = await connectorFor(deps, method);
+  const { version, ctx } = await connectorFor(deps, method, payment);
   const read = await callConnector(() => version.adapter.getPayment(ctx, processorLookup(payment)));
   if (!read.ok) {
     log('info', 'terminal_check_unanswered', { payment_id: payment.id, kind: read.error.kind });

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { EXPIRY_GRACE_MS } from '../../src/domain/ledger/index.ts';
 import { expireQrPayments } from '../../src/jobs/expire-qr-payments.ts';
 import { reconcile, RECONCILE_AFTER_MS } from '../../src/jobs/reconcile.ts';
+import { runTerminalChecks } from '../../src/jobs/terminal-checks.ts';
 import { call, createKey, expectError, seedSession, type Session } from '../helpers/api.ts';
 import { depsOfPayment } from '../helpers/shards.ts';
 import { ADYEN_CHECKOUT_ORIGIN, ADYEN_DEVICE_ORIGIN, AdyenSimulator, type SignedWebhook } from '../simulators/adyen.ts';
@@ -182,6 +184,163 @@ describe('webhooks', () => {
   });
 });
 
+describe('POS refunds and voids address the PSP reference kept with the payment, not the terminal', () => {
+  const refund = (paymentId: string, value: string) =>
+    call('POST', `/v1/payments/${paymentId}/refunds`, {
+      token: apiKey.secret,
+      headers: { 'Idempotency-Key': crypto.randomUUID() },
+      body: { amount: { value, currency: 'USD' } },
+    });
+  const refundsSentTo = (psp: string) => sim.requests.filter((r) => r.path === `/v72/payments/${psp}/refunds`);
+
+  it('a refund with the terminal offline: the PSP reference the create’s read reported is used', async () => {
+    const created = await pay(pos, '41.00', 'USD');
+    expect(created.body.data.status, created.text).toBe('approved');
+    const psp = sim.pspOfTerminalPayment(created.body.data.id);
+    sim.offlineTerminals.add(POIID);
+    try {
+      const res = await refund(created.body.data.id, '15.00');
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.data.status).toBe('pending');
+      expect(refundsSentTo(psp)).toHaveLength(1);
+      expect((await notify(pos, sim.lastDelivery('REFUND'))).body.data.outcome).toBe('applied');
+      expect((await get(created.body.data.id)).status).toBe('partially_refunded');
+    } finally {
+      sim.offlineTerminals.delete(POIID);
+    }
+  });
+
+  it('a refund after the terminal forgot the payment: the PSP reference of its AUTHORISATION webhook is used', async () => {
+    sim.terminalMode = 'manual';
+    let id: string;
+    try {
+      const created = await pay(pos, '42.00', 'USD');
+      expect(created.body.data).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+      id = created.body.data.id;
+      sim.customerPays(id);
+    } finally {
+      sim.terminalMode = 'auto';
+    }
+    // Adyen's signed news approves it; nothing reads the terminal meanwhile.
+    expect((await notify(pos, await sim.authorisePos(id))).body.data.outcome).toBe('applied');
+    sim.forgetTerminalTransactions();
+    const res = await refund(id, '42.00');
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.data.status).toBe('pending');
+    expect(refundsSentTo(sim.pspOfTerminalPayment(id))).toHaveLength(1);
+  });
+});
+
+describe('a busy terminal', () => {
+  it('refuses a payment at once (409 terminal_unavailable, busy); once free, the same key sends it again and it is approved', async () => {
+    const key = crypto.randomUUID();
+    const body = {
+      amount: { value: '46.00', currency: 'USD' },
+      external_reference: `order-${key}`,
+      payment_method: pos,
+    };
+    const send = () =>
+      call('POST', '/v1/payments', { token: apiKey.secret, headers: { 'Idempotency-Key': key }, body });
+    sim.busyTerminals.add(POIID);
+    try {
+      const refused = expectError(await send(), 409, 'terminal_unavailable');
+      expect(refused.details).toMatchObject({ terminal_status: 'busy', processor_code: 'Busy' });
+      // Still busy: refused again, by a request of its own (a ServiceID is used once).
+      expectError(await send(), 409, 'terminal_unavailable');
+    } finally {
+      sim.busyTerminals.delete(POIID);
+    }
+    const paid = await send();
+    expect(paid.status, paid.text).toBe(201);
+    expect(paid.body.data.status).toBe('approved');
+    expect(sim.terminalResults(paid.body.data.id)).toEqual(['Failure/Busy', 'Failure/Busy', 'Success']);
+    // Its reads find the request the terminal took, past those it refused.
+    await reconcile(await depsOfPayment(paid.body.data.id), Date.now() + RECONCILE_AFTER_MS + 60_000);
+    expect((await get(paid.body.data.id)).status).toBe('approved');
+  });
+});
+
+describe('a terminal given per payment (`configuration.poiid`) is the one every later call addresses', () => {
+  const OTHER_POIID = 'V400m-346403161';
+  sim.addTerminal(OTHER_POIID);
+  const payAt = (method: string, value: string, poiid: string) =>
+    call('POST', '/v1/payments', {
+      token: apiKey.secret,
+      headers: { 'Idempotency-Key': crypto.randomUUID() },
+      body: {
+        amount: { value, currency: 'USD' },
+        external_reference: `order-${crypto.randomUUID()}`,
+        payment_method: method,
+        configuration: { poiid },
+      },
+    });
+  const sentTo = (poiid: string, endpoint: 'async' | 'sync') =>
+    sim.requests.filter((r) => r.path.endsWith(`/devices/${poiid}/${endpoint}`));
+  const waiting = async <T>(fn: () => Promise<T>): Promise<T> => {
+    sim.terminalMode = 'manual';
+    try {
+      return await fn();
+    } finally {
+      sim.terminalMode = 'auto';
+    }
+  };
+
+  it('a method without a terminal: the cancel aborts at the payment’s terminal (202)', async () => {
+    const bare = await addMethod('cnv_adyen_pos_v1', {});
+    const created = await waiting(() => payAt(bare, '43.00', OTHER_POIID));
+    expect(created.body.data, created.text).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+    const aborts = () =>
+      sentTo(OTHER_POIID, 'async').filter((r) =>
+        Object.hasOwn((r.body as { SaleToPOIRequest: object }).SaleToPOIRequest, 'AbortRequest'),
+      );
+    const before = aborts().length;
+    const cancel = await call('POST', `/v1/payments/${created.body.data.id}/cancel`, {
+      token: apiKey.secret,
+      headers: { 'Idempotency-Key': crypto.randomUUID() },
+    });
+    expect(cancel.status, cancel.text).toBe(202);
+    expect(aborts()).toHaveLength(before + 1);
+    // The terminal's event makes the service read the payment at that terminal: canceled.
+    expect((await notify(bare, { rawBody: sim.terminalEvents.at(-1)! })).status).toBe(200);
+    expect((await get(created.body.data.id)).status).toBe('canceled');
+  });
+
+  it('a method whose terminal is another: the terminal checks read the payment at its own terminal', async () => {
+    const created = await waiting(() => payAt(pos, '44.00', OTHER_POIID));
+    const id = created.body.data.id;
+    expect(created.body.data, created.text).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+    sim.customerPays(id);
+    const reads = sentTo(OTHER_POIID, 'sync').length;
+    await runTerminalChecks(await depsOfPayment(id), Date.now() + 3_600_000);
+    expect(sentTo(OTHER_POIID, 'sync').length).toBeGreaterThan(reads);
+    expect((await get(id)).status).toBe('approved');
+  });
+
+  it('a method moved to another terminal since: its waiting payment is still aborted at the terminal that has it', async () => {
+    const moving = await addMethod('cnv_adyen_pos_v1', { poiid: POIID, sale_id: 'till-7' });
+    const created = await waiting(() => pay(moving, '45.00', 'USD'));
+    expect(created.body.data, created.text).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+    const moved = await call('PATCH', `/v1/account/payment-methods/${moving}`, {
+      token: session.accessToken,
+      body: { configuration: { poiid: OTHER_POIID, sale_id: 'till-8' } },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    const cancel = await call('POST', `/v1/payments/${created.body.data.id}/cancel`, {
+      token: apiKey.secret,
+      headers: { 'Idempotency-Key': crypto.randomUUID() },
+    });
+    expect(cancel.status, cancel.text).toBe(202);
+    const abort = sim.requests.at(-1)!;
+    expect(abort.path).toContain(`/devices/${POIID}/async`);
+    expect((abort.body as any).SaleToPOIRequest.AbortRequest.MessageReference).toMatchObject({
+      POIID,
+      SaleID: 'till-7',
+    });
+    expect((await notify(moving, { rawBody: sim.terminalEvents.at(-1)! })).status).toBe(200);
+    expect((await get(created.body.data.id)).status).toBe('canceled');
+  });
+});
+
 describe('when news is late (Checkout has no read)', () => {
   async function approvedQr(value: string): Promise<{ id: string; processor_reference: string }> {
     const created = await pay(qr, value, 'BRL');
@@ -212,16 +371,32 @@ describe('when news is late (Checkout has no read)', () => {
     expectError(more, 422, 'refund_exceeds_balance');
   });
 
+  const cancelsOf = (psp: string) => sim.requests.filter((r) => r.path === `/v72/payments/${psp}/cancels`);
+  /** Runs the expiry job `by` ms after the payment's QR expires (as its create answer says). */
+  const pastExpiry = async (payment: { id: string; action: { expires_at: string } }, by: number) =>
+    expireQrPayments(await depsOfPayment(payment.id), Date.parse(payment.action.expires_at) + by, 10_000);
+
   it('a QR past its expiry: the expiry job asks Adyen to cancel it (accepted, not done) and it waits for the news', async () => {
     const created = await pay(qr, '13.00', 'BRL');
     const payment = created.body.data;
-    const cancels = () => sim.requests.filter((r) => r.path === `/v72/payments/${payment.processor_reference}/cancels`);
-    await expireQrPayments(await depsOfPayment(payment.id), Date.now() + 86_400_000, 10_000);
-    expect(cancels()).toHaveLength(1);
+    await pastExpiry(payment, 1_000);
+    expect(cancelsOf(payment.processor_reference)).toHaveLength(1);
     // No read tells whether the buyer paid meanwhile: the payment stays pending until Adyen's news.
     expect((await get(payment.id)).status).toBe('pending');
     const news: SignedWebhook = sim.lastDelivery('CANCELLATION');
     expect((await notify(qr, news)).status).toBe(200);
     expect((await get(payment.id)).status).toBe('canceled');
+  });
+
+  it('a QR whose CANCELLATION never comes: expired once the grace period is over, and Adyen asked no more', async () => {
+    const created = await pay(qr, '17.00', 'BRL');
+    const payment = created.body.data;
+    await pastExpiry(payment, 1_000);
+    expect((await get(payment.id)).status).toBe('pending');
+    await pastExpiry(payment, EXPIRY_GRACE_MS + 1_000);
+    expect((await get(payment.id)).status).toBe('expired');
+    const asked = cancelsOf(payment.processor_reference).length;
+    await pastExpiry(payment, EXPIRY_GRACE_MS + 61_000);
+    expect(cancelsOf(payment.processor_reference)).toHaveLength(asked);
   });
 });

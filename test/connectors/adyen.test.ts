@@ -5,6 +5,7 @@ import {
   adyenQrV1,
   ADYEN_POS_CURRENCIES,
   ADYEN_QR_CURRENCIES,
+  TERMINAL_REQUESTS_PER_PAYMENT,
 } from '../../src/connectors/adyen/index.ts';
 import {
   ADYEN_CURRENCY_DECIMALS,
@@ -313,6 +314,13 @@ describe('requests are Adyen’s own: each validates against its operation’s s
   });
 });
 
+/** The ErrorConditions that are the service's terminal errors, with the terminal status each says (ERROR_CONDITION_TERMINAL). */
+const TERMINAL_REFUSALS = [
+  ['Busy', 'busy'],
+  ['DeviceOut', 'offline'],
+  ['UnavailableDevice', 'offline'],
+] as const;
+
 describe('POS at the terminal', () => {
   it('approved at once, declined (ending 51), failed (54); the terminal’s own outcome read with TransactionStatus', async () => {
     const { ctx, adapter } = setup('pos');
@@ -349,6 +357,72 @@ describe('POS at the terminal', () => {
     expect(await adapter.getTerminal!(ctx)).toMatchObject({ status: 'online' });
   });
 
+  it('a PaymentRequest refused as Busy, DeviceOut or UnavailableDevice is the terminal error, not a failed payment', async () => {
+    const { sim, ctx, adapter } = setup('pos');
+    for (const [condition, terminal] of TERMINAL_REFUSALS) {
+      sim.faults.terminalError = condition;
+      const error = await connectorError(adapter.createPayment(ctx, createInput(2000, 'USD')));
+      expect(error).toMatchObject({ kind: 'unavailable', terminal, processorCode: condition });
+    }
+  });
+
+  it('a refused request never started: the retry sends the next one, and reads and cancels find it past the refusals', async () => {
+    const { sim, ctx, adapter } = setup('pos');
+    sim.busyTerminals.add(POIID);
+    sim.terminalMode = 'manual';
+    const input = createInput(2000, 'USD');
+    const lookup = { ...input, processorReference: input.paymentId };
+    await connectorError(adapter.createPayment(ctx, input));
+    // Nothing of it is at the terminal: a read says so, and a cancel has nothing to abort.
+    expect((await connectorError(adapter.getPayment(ctx, lookup))).kind).toBe('not_found');
+    sim.busyTerminals.delete(POIID);
+    expect(await adapter.createPayment(ctx, { ...input, attemptNumber: 2 })).toMatchObject({
+      status: 'pending',
+      action: { type: 'at_terminal' },
+    });
+    expect(sim.terminalResults(input.paymentId)).toEqual(['Failure/Busy', 'Failure/InProgress']);
+    expect(await adapter.getPayment(ctx, lookup)).toMatchObject({ status: 'pending', action: { type: 'at_terminal' } });
+    expect(await adapter.cancelPayment(ctx, { ...lookup, currentStatus: 'pending' })).toMatchObject({
+      cancellation: 'requested',
+    });
+    expect((await adapter.getPayment(ctx, lookup)).status).toBe('canceled');
+    // A retry after that sends nothing more.
+    expect((await adapter.createPayment(ctx, { ...input, attemptNumber: 3 })).status).toBe('canceled');
+    expect(sim.terminalPaymentCount(input.paymentId)).toBe(2);
+  });
+
+  it('a payment its terminal refused again and again fails, as the last refusal says, and is sent no more', async () => {
+    const { sim, ctx, adapter } = setup('pos');
+    sim.busyTerminals.add(POIID);
+    const input = createInput(2000, 'USD');
+    for (let attempt = 1; attempt < TERMINAL_REQUESTS_PER_PAYMENT; attempt++)
+      await connectorError(adapter.createPayment(ctx, { ...input, attemptNumber: attempt }));
+    const failed = { status: 'failed', processorStatus: 'Failure/Busy' };
+    const last = { ...input, attemptNumber: TERMINAL_REQUESTS_PER_PAYMENT };
+    expect(await adapter.createPayment(ctx, last)).toMatchObject(failed);
+    expect(await adapter.createPayment(ctx, { ...last, attemptNumber: last.attemptNumber + 1 })).toMatchObject(failed);
+    expect(await adapter.getPayment(ctx, { ...input, processorReference: input.paymentId })).toMatchObject(failed);
+    expect(sim.terminalPaymentCount(input.paymentId)).toBe(TERMINAL_REQUESTS_PER_PAYMENT);
+  });
+
+  it('a read the terminal answers Busy, DeviceOut or UnavailableDevice is the terminal error (refuseIfUnavailable)', async () => {
+    const { sim, ctx, adapter } = setup('pos');
+    const input = createInput(2000, 'USD');
+    await adapter.createPayment(ctx, input);
+    const lookup = { ...input, processorReference: input.paymentId };
+    for (const [condition, terminal] of TERMINAL_REFUSALS) {
+      sim.faults.statusError = condition;
+      expect(await connectorError(adapter.getPayment(ctx, lookup))).toMatchObject({
+        kind: 'unavailable',
+        terminal,
+        processorCode: condition,
+      });
+      expect(await connectorError(adapter.cancelPayment(ctx, { ...lookup, currentStatus: 'pending' }))).toMatchObject({
+        terminal,
+      });
+    }
+  });
+
   it('waits at the terminal; a cancel is an AbortRequest (requested), and the terminal’s event makes the read say canceled', async () => {
     const { sim, ctx, adapter } = setup('pos');
     sim.terminalMode = 'manual';
@@ -381,9 +455,52 @@ describe('POS at the terminal', () => {
     expect(await adapter.parseNotification(ctx, inbound(late.rawBody))).toMatchObject({
       resource: 'payment',
       processorReference: input.paymentId,
+      processorPaymentId: sim.pspOfTerminalPayment(input.paymentId),
       status: 'approved',
       trusted: true,
     });
+  });
+
+  it('reports the PSP reference once the terminal took the card; a void and a refund address it with the terminal offline', async () => {
+    const { sim, ctx, adapter } = setup('pos');
+    const input = createInput(2000, 'USD');
+    const approved = await adapter.createPayment(ctx, input);
+    const psp = sim.pspOfTerminalPayment(input.paymentId);
+    expect(approved).toMatchObject({
+      status: 'approved',
+      processorReference: input.paymentId,
+      processorPaymentId: psp,
+    });
+    sim.offlineTerminals.add(POIID);
+    const lookup = { ...input, processorReference: input.paymentId, processorPaymentId: psp };
+    expect(await adapter.cancelPayment(ctx, { ...lookup, currentStatus: 'approved' })).toMatchObject({
+      status: 'approved',
+      cancellation: 'requested',
+    });
+    const refund = await adapter.refundPayment(ctx, {
+      refundId: 'ref_1',
+      processorIdempotencyKey: 'ref_1',
+      attemptNumber: 1,
+      paymentProcessorReference: input.paymentId,
+      paymentProcessorPaymentId: psp,
+      amount: { minor: 500, currency: 'USD' },
+    });
+    expect(refund.status).toBe('pending');
+    expect(sim.requests.slice(-2).map((r) => r.path)).toEqual([
+      `/v72/payments/${psp}/reversals`,
+      `/v72/payments/${psp}/refunds`,
+    ]);
+    // Without it (a payment from before it was kept), the terminal is asked, and an offline one says so.
+    const unknown = await connectorError(
+      adapter.refundPayment(ctx, {
+        refundId: 'ref_2',
+        processorIdempotencyKey: 'ref_2',
+        attemptNumber: 1,
+        paymentProcessorReference: input.paymentId,
+        amount: { minor: 500, currency: 'USD' },
+      }),
+    );
+    expect(unknown).toMatchObject({ kind: 'unavailable', terminal: 'offline' });
   });
 });
 

@@ -48,6 +48,7 @@ const payment = (status: PaymentStatus): PaymentRecord => ({
   amountChargedBack: 0,
   openDisputeId: null,
   processorReference: 'ch_1',
+  processorPaymentId: null,
   processorIdempotencyKey: 'pay_1',
   processorAttempts: 1,
   processorStatus: null,
@@ -55,6 +56,7 @@ const payment = (status: PaymentStatus): PaymentRecord => ({
   requiredAction: null,
   description: null,
   metadata: null,
+  keptConfiguration: null,
   webhookUrl: null,
   expiresAt: 50,
   reconciledAt: null,
@@ -454,5 +456,58 @@ describe('whether a void failed (voidRefundFailed)', () => {
     expect(
       voidRefundFailed({ voidRefundReference: null }, { kind: 'read', refundReference: 're_x', status: 'failed' }),
     ).toBe(true);
+  });
+});
+
+describe('the processor’s own id of a payment (`processorPaymentId`)', () => {
+  it('is kept from the first answer or news that holds it, whatever the status does, and never replaced', () => {
+    const waiting = { ...payment('pending'), processorReference: 'pay_1' };
+    const answered = decide(
+      { payment: { ...payment('created'), processorReference: null } },
+      {
+        type: 'create_answered',
+        account: { status: 'pending', action: { type: 'at_terminal' } },
+        processorReference: 'pay_1',
+        processorStatus: 'sent',
+        qrData: null,
+        qrTtlMs: null,
+      },
+      1_000,
+    );
+    expect(answered.kind === 'change' && answered.change.payment.processorPaymentId).toBeUndefined();
+    // News that changes no status still records it (an approval already recorded by a read that did not say it).
+    const approved = { ...waiting, status: 'approved' as const };
+    const told = decide(
+      { payment: approved },
+      { type: 'processor_news', account: { status: 'approved', processorPaymentId: 'PSP1' } },
+      2_000,
+    );
+    expect(told).toMatchObject({
+      kind: 'change',
+      outcome: 'ignored',
+      change: { payment: { processorPaymentId: 'PSP1' } },
+    });
+    const again = decide(
+      { payment: { ...approved, processorPaymentId: 'PSP1' } },
+      { type: 'processor_news', account: { status: 'approved', processorPaymentId: 'PSP2' } },
+      3_000,
+    );
+    expect(again.kind).toBe('none');
+    const first = decide(
+      { payment: { ...payment('created'), processorReference: null } },
+      {
+        type: 'create_answered',
+        account: { status: 'approved', processorPaymentId: 'PSP3' },
+        processorReference: 'pay_1',
+        processorStatus: 'Success',
+        qrData: null,
+        qrTtlMs: null,
+      },
+      4_000,
+    );
+    expect(first).toMatchObject({
+      kind: 'change',
+      change: { payment: { processorPaymentId: 'PSP3', status: 'approved' } },
+    });
   });
 });

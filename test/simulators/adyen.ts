@@ -16,8 +16,10 @@ import { assertSpec, webhookSchemaOf } from './adyen-spec.ts';
  * false). Modifications are answered `received`; their webhooks are queued in `deliveries` for the test to send.
  *
  * Terminals complete a payment at once unless `terminalMode` is `manual` (the payment waits, InProgress, until
- * `customerPays` or an AbortRequest); `offlineTerminals` have no cloud connection; `faults.terminalError` makes the
- * terminal answer that ErrorCondition (a late AUTHORISATION can follow: `authorisePos`). Each completed terminal
+ * `customerPays` or an AbortRequest); `offlineTerminals` have no cloud connection; `busyTerminals` are doing something
+ * else and refuse every PaymentRequest at once (Failure/Busy, its PaymentResponse as TransactionStatus repeats it);
+ * `faults.terminalError` makes the terminal answer that ErrorCondition (a late AUTHORISATION can follow:
+ * `authorisePos`), `faults.statusError` makes a TransactionStatusRequest itself fail with one. Each completed terminal
  * payment also queues its unsigned event notification (`terminalEvents`).
  */
 
@@ -42,6 +44,8 @@ interface TerminalPayment {
   psp: string;
   state: 'in_progress' | 'done';
   result: { Result: 'Success' | 'Failure'; ErrorCondition?: string };
+  /** No longer reported by the terminal (`forgetTerminalTransactions`). */
+  forgotten?: boolean;
 }
 
 interface CheckoutPayment {
@@ -68,9 +72,13 @@ export class AdyenSimulator {
     .toUpperCase();
   terminalMode: 'auto' | 'manual' = 'auto';
   readonly offlineTerminals = new Set<string>();
+  readonly busyTerminals = new Set<string>();
   readonly terminals = new Set<string>();
-  /** `terminalError`: the terminal answers this ErrorCondition; `syncFailsOnce`: the next `/sync` answers 500. */
-  faults: { terminalError?: string; syncFailsOnce?: boolean } = {};
+  /**
+   * `terminalError`: the terminal answers a PaymentRequest with this ErrorCondition; `statusError`: it answers a
+   * TransactionStatusRequest with this one; `syncFailsOnce`: the next `/sync` answers 500.
+   */
+  faults: { terminalError?: string; statusError?: string; syncFailsOnce?: boolean } = {};
   /** `on_demand`: an AbortRequest reaches the terminal only at `landAborts` (the customer may pay first). */
   abortsLand: 'at_once' | 'on_demand' = 'at_once';
   private readonly pendingAborts: string[] = [];
@@ -96,6 +104,13 @@ export class AdyenSimulator {
 
   terminalPaymentCount(transactionId: string): number {
     return [...this.terminalPayments.values()].filter((p) => p.transactionId === transactionId).length;
+  }
+
+  /** The outcomes the terminal gave a payment's PaymentRequests, in the order they were sent (`Failure/Busy`, ...). */
+  terminalResults(transactionId: string): string[] {
+    return [...this.terminalPayments.values()]
+      .filter((p) => p.transactionId === transactionId)
+      .map((p) => [p.result.Result, p.result.ErrorCondition].filter(Boolean).join('/'));
   }
 
   fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
@@ -287,6 +302,15 @@ export class AdyenSimulator {
     );
   }
 
+  /**
+   * The terminals no longer report their transactions (Adyen, "Verify transaction status": a ServiceID is unique
+   * within the last 48 hours, and the terminal reports its recent transactions only): TransactionStatus answers
+   * NotFound for every earlier payment, while Checkout still knows them by their PSP reference.
+   */
+  forgetTerminalTransactions() {
+    for (const payment of this.terminalPayments.values()) payment.forgotten = true;
+  }
+
   /** The PSP reference of a terminal payment (known to Adyen once the terminal processed it). */
   pspOfTerminalPayment(transactionId: string): string {
     return [...this.terminalPayments.values()].find((p) => p.transactionId === transactionId)!.psp;
@@ -429,7 +453,8 @@ export class AdyenSimulator {
         result: { Result: 'Failure', ErrorCondition: 'InProgress' },
       };
       this.terminalPayments.set(key, payment);
-      if (this.faults.terminalError)
+      if (this.busyTerminals.has(poiid)) this.complete(payment, { Result: 'Failure', ErrorCondition: 'Busy' });
+      else if (this.faults.terminalError)
         this.complete(payment, { Result: 'Failure', ErrorCondition: this.faults.terminalError });
       else if (minor % 100 === 51) this.complete(payment, { Result: 'Failure', ErrorCondition: 'Refusal' });
       else if (minor % 100 === 54) this.complete(payment, { Result: 'Failure', ErrorCondition: 'UnavailableService' });
@@ -526,7 +551,8 @@ export class AdyenSimulator {
         TransactionStatusResponse: { Response: { Result: 'Failure', ErrorCondition: condition } },
       },
     });
-    if (!payment) return failure('NotFound');
+    if (this.faults.statusError) return failure(this.faults.statusError);
+    if (!payment || payment.forgotten) return failure('NotFound');
     if (payment.state === 'in_progress') return failure('InProgress');
     return {
       SaleToPOIResponse: {

@@ -37,6 +37,7 @@ import {
   hmacPayload,
   messageOf,
   normalizeHttpError,
+  paymentServiceId,
   pspReferenceOf,
   QR_METHOD_CURRENCIES,
   qrMethodFor,
@@ -343,10 +344,14 @@ const header = (
   POIID: poiidOf(ctx),
 });
 
-export async function buildTerminalPayment(ctx: Ctx, input: CreatePaymentInput): Promise<TerminalRequest> {
+export async function buildTerminalPayment(
+  ctx: Ctx,
+  input: CreatePaymentInput,
+  serviceId: string,
+): Promise<TerminalRequest> {
   return {
     SaleToPOIRequest: {
-      MessageHeader: header(ctx, 'Payment', await serviceIdOf('payment', input.paymentId)),
+      MessageHeader: header(ctx, 'Payment', serviceId),
       PaymentRequest: {
         SaleData: {
           // Adyen keeps it as the payment's merchantReference: its webhooks name the payment by it.
@@ -393,6 +398,40 @@ type TransactionRead =
   | { kind: 'in_progress' }
   | { kind: 'not_found' };
 
+/**
+ * How many PaymentRequests of one payment its terminal may refuse at once (busy, out of service) before the payment
+ * fails as the last refusal says: each retry of the create sends one more, and every read walks past them.
+ */
+export const TERMINAL_REQUESTS_PER_PAYMENT = 10;
+
+/**
+ * The payment as its terminal has it, its requests read in the order they were sent: past those the terminal refused
+ * at once (they never started) to the one it took (`found`, `in_progress`, with its ServiceID), or to the first it has
+ * not seen (`not_found`, `next`: the request a create may send). `exhausted`: it refused every request it may.
+ */
+type PaymentRead =
+  | { kind: 'found'; response: TerminalPaymentResponse; serviceId: string }
+  | { kind: 'in_progress'; serviceId: string }
+  | { kind: 'not_found'; next: number }
+  | { kind: 'exhausted'; response: TerminalPaymentResponse };
+
+/** Whether the terminal refused the request at once (busy, out of service): it never started. */
+const refusedAtOnce = (response: TerminalPaymentResponse) =>
+  response.Response.Result === 'Failure' && terminalUnavailability(response.Response.ErrorCondition) !== null;
+
+async function readPayment(ctx: Ctx, paymentId: string): Promise<PaymentRead> {
+  let refused: TerminalPaymentResponse | undefined;
+  for (let request = 1; request <= TERMINAL_REQUESTS_PER_PAYMENT; request++) {
+    const serviceId = await paymentServiceId(paymentId, request);
+    const read = await readTransaction(ctx, paymentId, serviceId);
+    if (read.kind === 'not_found') return { kind: 'not_found', next: request };
+    if (read.kind === 'in_progress') return { kind: 'in_progress', serviceId };
+    if (!refusedAtOnce(read.response)) return { kind: 'found', response: read.response, serviceId };
+    refused = read.response;
+  }
+  return { kind: 'exhausted', response: refused! };
+}
+
 /** Refuses at once when the terminal cannot take a request (busy, out of service), as the service's 409. */
 function refuseIfUnavailable(condition: string | undefined) {
   const terminal = terminalUnavailability(condition);
@@ -404,8 +443,8 @@ function refuseIfUnavailable(condition: string | undefined) {
     );
 }
 
-/** The payment's result from the terminal: TransactionStatusRequest through the synchronous endpoint. */
-async function readTransaction(ctx: Ctx, transactionId: string): Promise<TransactionRead> {
+/** One PaymentRequest's result from the terminal: TransactionStatusRequest through the synchronous endpoint. */
+async function readTransaction(ctx: Ctx, transactionId: string, serviceId: string): Promise<TransactionRead> {
   const poiid = poiidOf(ctx);
   const body: TerminalRequest = {
     SaleToPOIRequest: {
@@ -413,7 +452,7 @@ async function readTransaction(ctx: Ctx, transactionId: string): Promise<Transac
       TransactionStatusRequest: {
         MessageReference: {
           MessageCategory: 'Payment',
-          ServiceID: await serviceIdOf('payment', transactionId),
+          ServiceID: serviceId,
           SaleID: ctx.configuration?.sale_id ?? 'payment-service',
           POIID: poiid,
         },
@@ -449,9 +488,12 @@ function terminalOutcome(
     if (!amount || amount.minor !== expected.minor || amount.currency !== expected.currency) status = 'pending';
   }
   const condition = response.Response.ErrorCondition;
+  const psp = pspReferenceOf(response);
   return {
     status,
     processorReference: response.SaleData.SaleTransactionID.TransactionID,
+    // Kept with the payment by the core: its refunds and voids address it without asking the terminal again.
+    ...(psp ? { processorPaymentId: psp } : {}),
     action: { type: status === 'pending' && condition === 'InProgress' ? 'at_terminal' : 'none' },
     processorStatus: condition ? `${response.Response.Result}/${condition}` : response.Response.Result,
     ...(status === 'declined' ? { declineCode: safeCode(condition) ?? 'refused' } : {}),
@@ -482,25 +524,32 @@ async function deviceStatus(ctx: Ctx): Promise<TerminalState> {
 
 async function createPosPayment(ctx: Ctx, input: CreatePaymentInput): Promise<PaymentOutcome> {
   const poiid = poiidOf(ctx);
-  const request = await buildTerminalPayment(ctx, input);
+  let next = 1;
   if (input.attemptNumber > 1) {
-    // A retry: the first request may have reached the terminal although its answer was lost. Never a second one.
-    const read = await readTransaction(ctx, input.paymentId);
-    if (read.kind === 'found') return terminalOutcome(read.response, input.amount);
+    // A retry: an earlier request may have reached the terminal although its answer was lost. Never a second one;
+    // only past requests the terminal refused at once.
+    const read = await readPayment(ctx, input.paymentId);
+    if (read.kind === 'found' || read.kind === 'exhausted') return terminalOutcome(read.response, input.amount);
     if (read.kind === 'in_progress') return atTerminal(input.paymentId, 'Failure/InProgress');
+    next = read.next;
   }
   // An offline terminal is refused at once rather than after the terminal's timeout.
   if ((await deviceStatus(ctx)).status === 'offline')
     throw new TerminalUnavailableError('offline', 'The Adyen terminal has no cloud connection.', 'OFFLINE');
+  const serviceId = await paymentServiceId(input.paymentId, next);
+  const request = await buildTerminalPayment(ctx, input, serviceId);
   await adyenCall(ctx, 'create', { method: 'POST', url: devicePath(ctx, poiid, 'async'), body: request });
   // The terminal's answer arrives as an event notification; reading it once tells a payment settled at once.
   // Sent: whatever the read answers now, the payment is at the terminal, never failed by a read that did not work.
-  const read = await readTransaction(ctx, input.paymentId).catch((error: unknown) => {
+  const read = await readTransaction(ctx, input.paymentId, serviceId).catch((error: unknown) => {
     if (error instanceof ConnectorError) return { kind: 'in_progress' } as const;
     throw error;
   });
-  if (read.kind === 'found') return terminalOutcome(read.response, input.amount);
-  return atTerminal(input.paymentId, 'sent');
+  if (read.kind !== 'found') return atTerminal(input.paymentId, 'sent');
+  // Refused at once (busy, out of service): nothing started, the service's 409; a retry sends the next request.
+  if (refusedAtOnce(read.response) && next < TERMINAL_REQUESTS_PER_PAYMENT)
+    refuseIfUnavailable(read.response.Response.ErrorCondition);
+  return terminalOutcome(read.response, input.amount);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -565,6 +614,8 @@ async function parseStandard(ctx: Ctx, channel: Channel, json: unknown): Promise
         eventId,
         resource: 'payment',
         processorReference: paymentReference,
+        // A POS payment's PSP reference, which its refunds and voids address: kept by the core when first told.
+        ...(channel === 'pos' ? { processorPaymentId: paymentPsp } : {}),
         status,
         trusted: true,
         ...(status === 'approved' ? { settlement: null, settlementNullReason: 'not_reported' as const } : {}),
@@ -634,10 +685,18 @@ function parseTerminalEvent(json: unknown): ProcessorNotification {
 // The adapter
 
 function adyenAdapter(channel: Channel): ConnectorAdapter<AdyenCredentials, Configuration> {
-  /** The PSP reference Checkout's modifications take: a QR payment's own, a POS payment's read from the terminal. */
-  async function paymentPspOf(ctx: Ctx, processorReference: string): Promise<string> {
+  /**
+   * The PSP reference Checkout's modifications take: a QR payment's own; a POS payment's as the core kept it from the
+   * first answer or news that told it, else read from the terminal (which reports its transactions for about 48 hours).
+   */
+  async function paymentPspOf(
+    ctx: Ctx,
+    processorReference: string,
+    processorPaymentId: string | undefined,
+  ): Promise<string> {
     if (channel === 'qr') return processorReference;
-    const read = await readTransaction(ctx, processorReference);
+    if (processorPaymentId !== undefined) return processorPaymentId;
+    const read = await readPayment(ctx, processorReference);
     const psp = read.kind === 'found' ? pspReferenceOf(read.response) : null;
     if (!psp)
       throw new ConnectorError(
@@ -657,9 +716,10 @@ function adyenAdapter(channel: Channel): ConnectorAdapter<AdyenCredentials, Conf
     async getPayment(ctx, input) {
       checkEnvironment(ctx);
       if (channel === 'qr') throw noRead('payment');
-      const read = await readTransaction(ctx, input.paymentId);
-      if (read.kind === 'found') return terminalOutcome(read.response, input.amount);
+      const read = await readPayment(ctx, input.paymentId);
+      if (read.kind === 'found' || read.kind === 'exhausted') return terminalOutcome(read.response, input.amount);
       if (read.kind === 'in_progress') return atTerminal(input.paymentId, 'Failure/InProgress');
+      // Also when the terminal refused its requests at once: none of them started.
       throw new ConnectorError('not_found', 'The Adyen terminal has no such payment.', 'NotFound');
     },
 
@@ -676,7 +736,7 @@ function adyenAdapter(channel: Channel): ConnectorAdapter<AdyenCredentials, Conf
         // A void: `/reversals` cancels it if not captured yet, refunds it otherwise; CANCEL_OR_REFUND tells.
         await modify(
           ctx,
-          await paymentPspOf(ctx, input.processorReference),
+          await paymentPspOf(ctx, input.processorReference, input.processorPaymentId),
           'reversals',
           input.processorIdempotencyKey,
           input.paymentId,
@@ -687,9 +747,9 @@ function adyenAdapter(channel: Channel): ConnectorAdapter<AdyenCredentials, Conf
         await modify(ctx, input.processorReference, 'cancels', input.processorIdempotencyKey, input.paymentId);
         return requested(input, 'pending', 'cancel_received');
       }
-      const read = await readTransaction(ctx, input.paymentId);
-      if (read.kind === 'found') return terminalOutcome(read.response, input.amount);
-      // Never reached the terminal: nothing to cancel there.
+      const read = await readPayment(ctx, input.paymentId);
+      if (read.kind === 'found' || read.kind === 'exhausted') return terminalOutcome(read.response, input.amount);
+      // Never reached the terminal (or refused there at once): nothing to cancel there.
       if (read.kind === 'not_found')
         return {
           status: 'canceled',
@@ -704,7 +764,7 @@ function adyenAdapter(channel: Channel): ConnectorAdapter<AdyenCredentials, Conf
           AbortRequest: {
             MessageReference: {
               MessageCategory: 'Payment',
-              ServiceID: await serviceIdOf('payment', input.paymentId),
+              ServiceID: read.serviceId,
               SaleID: ctx.configuration?.sale_id ?? 'payment-service',
               POIID: poiid,
             },
@@ -719,7 +779,7 @@ function adyenAdapter(channel: Channel): ConnectorAdapter<AdyenCredentials, Conf
 
     async refundPayment(ctx, input): Promise<RefundOutcome> {
       checkEnvironment(ctx);
-      const psp = await paymentPspOf(ctx, input.paymentProcessorReference);
+      const psp = await paymentPspOf(ctx, input.paymentProcessorReference, input.paymentProcessorPaymentId);
       const body = {
         amount: toCheckoutAmount(input.amount),
         merchantAccount: ctx.credentials.merchant_account,
@@ -783,6 +843,8 @@ export const adyenPosV1 = defineVersion({
   type: 'pos',
   currencies: ADYEN_POS_CURRENCIES,
   configurationSchema: AdyenPosConfiguration,
+  // Every read, abort and PSP lookup of a payment speaks to the terminal and as the till that took it.
+  keptConfiguration: ['poiid', 'sale_id'],
   adapter: adyenAdapter('pos'),
 });
 

@@ -203,7 +203,9 @@ export const ERROR_CONDITION_STATUS = {
   WrongPIN: 'declined',
   InvalidCard: 'declined',
   PaymentRestriction: 'declined',
-  // The terminal refused to start it: nothing was collected.
+  // The terminal refused to start it: nothing was collected. Busy, DeviceOut and UnavailableDevice are the service's
+  // terminal errors at the create (`ERROR_CONDITION_TERMINAL`), a retry sending the next request; failed only once the
+  // terminal refused every request a payment may send (index.ts `TERMINAL_REQUESTS_PER_PAYMENT`).
   Busy: 'failed',
   DeviceOut: 'failed',
   UnavailableDevice: 'failed',
@@ -474,6 +476,14 @@ export async function verifyHmac(hexKey: string, payload: string, signature: str
 export async function serviceIdOf(purpose: 'payment' | 'abort', processorKey: string): Promise<string> {
   return (await sha256Hex(`adyen:${purpose}:${processorKey}`)).slice(0, 10).toUpperCase();
 }
+
+/**
+ * The ServiceID of the payment's `request`-th PaymentRequest. A request the terminal refused at once (busy, out of
+ * service: `ERROR_CONDITION_TERMINAL`) never started, and a ServiceID is used once: the payment's next request takes
+ * the next ServiceID. The first is the one every payment had before.
+ */
+export const paymentServiceId = (paymentId: string, request: number) =>
+  serviceIdOf('payment', request === 1 ? paymentId : `${paymentId}:${request}`);
 
 /** The ServiceID of a read: a read may be repeated any number of times, so it is new each time. */
 export function readServiceId(): string {

@@ -37,6 +37,8 @@ export const payments = sqliteTable(
     amountChargedBack: integer('amount_charged_back').notNull().default(0),
     openDisputeId: text('open_dispute_id'),
     processorReference: text('processor_reference'),
+    /** The processor's own id of the payment where `processor_reference` is another name of it (Adyen POS: the PSP reference); the first reported. */
+    processorPaymentId: text('processor_payment_id'),
     /** Sent to the processor with every call for this payment's creation; never changes. */
     processorIdempotencyKey: text('processor_idempotency_key').notNull(),
     processorAttempts: integer('processor_attempts').notNull(),
@@ -49,6 +51,11 @@ export const payments = sqliteTable(
     requiredAction: text('required_action').$type<RequiredAction>(),
     description: text('description'),
     metadata: text('metadata', { mode: 'json' }).$type<Record<string, unknown>>(),
+    /**
+     * What later calls of the payment keep of the configuration it was created with (ConnectorVersion
+     * `keptConfiguration`: e.g. its terminal); null when the version keeps nothing, or for rows from before.
+     */
+    keptConfiguration: text('kept_configuration', { mode: 'json' }).$type<Record<string, unknown>>(),
     webhookUrl: text('webhook_url'),
     /** When a pending QR payment expires (its method's `qr_ttl_seconds`). */
     expiresAt: integer('expires_at'),

@@ -108,6 +108,8 @@ export interface ProcessorAccount {
   action?: { type: 'none' | 'display_qr' | 'check_terminal' | 'at_terminal' };
   /** The refund that carried out a void, when the processor named it. */
   voidRefundReference?: string;
+  /** The processor's own id of the payment (`PaymentOutcome.processorPaymentId`), when the answer holds it. */
+  processorPaymentId?: string;
   /** Absent: the answer did not say; null: it reported none (with its reason). */
   settlement?: SettlementFacts | null;
   settlementNullReason?: ProcessorSettlementNullReason;
@@ -162,6 +164,12 @@ export function accountPatch(current: PaymentRecord, account: ProcessorAccount, 
     ...(voided ? { voidedAt: now, voidRefundReference: account.voidRefundReference ?? null } : {}),
   };
 }
+
+/** The processor's own id of the payment, kept from the first answer or news that holds it; never replaced. */
+export const firstProcessorPaymentId = (current: PaymentRecord, account: ProcessorAccount): PaymentPatch =>
+  current.processorPaymentId === null && account.processorPaymentId
+    ? { processorPaymentId: account.processorPaymentId }
+    : {};
 
 /**
  * What is left of the payment for a refund or a chargeback: the amount less approved and in-flight refunds and what

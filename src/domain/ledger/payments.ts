@@ -2,7 +2,15 @@ import { applyTransition, nextUpdatedAt, type PaymentStatus } from '../payment-s
 import { reverseVoid, VOID_REVERSAL_EVENT_TYPE } from '../reversals.ts';
 import type { RefundStatus } from '../refund-state.ts';
 import { NO_SETTLEMENT } from '../settlement.ts';
-import { accountPatch, changed, type Decision, paymentChange, type ProcessorAccount, unchanged } from './change.ts';
+import {
+  accountPatch,
+  changed,
+  type Decision,
+  firstProcessorPaymentId,
+  paymentChange,
+  type ProcessorAccount,
+  unchanged,
+} from './change.ts';
 import type { PaymentRecord } from './records.ts';
 
 /** The processor's answer to the create, or the error it met: `applyOutcome` of create-payment. */
@@ -25,7 +33,8 @@ export interface CreateFailed {
 /**
  * News of the payment from its processor, trusted (a verified notification, or the service's own read: a
  * reconciliation, a terminal or settlement re-read, an expiry's withdrawal). `processorStatus` is written with a
- * change; `lookedAt` (the time the service read it) and a first `processorReference` are written whatever it says.
+ * change; `lookedAt` (the time the service read it), a first `processorReference` and a first `processorPaymentId` are
+ * written whatever it says.
  */
 export interface ProcessorNews {
   type: 'processor_news';
@@ -85,6 +94,7 @@ export type NewPayment = Pick<
   | 'currency'
   | 'description'
   | 'metadata'
+  | 'keptConfiguration'
   | 'webhookUrl'
   | 'attemptKey'
   | 'attemptFingerprint'
@@ -105,6 +115,7 @@ export function openPayment(input: NewPayment, now: number): PaymentRecord {
     amountChargedBack: 0,
     openDisputeId: null,
     processorReference: null,
+    processorPaymentId: null,
     processorIdempotencyKey: input.id,
     processorAttempts: 0,
     processorStatus: null,
@@ -137,6 +148,7 @@ export function createAnswered(p: PaymentRecord, c: CreateAnswered, now: number)
   return changed(
     paymentChange(p, {
       processorReference: c.processorReference,
+      ...firstProcessorPaymentId(p, c.account),
       processorStatus: c.processorStatus,
       processorAttempts: p.processorAttempts + 1,
       qrData: c.qrData,
@@ -176,6 +188,7 @@ export function processorNews(p: PaymentRecord, c: ProcessorNews, now: number): 
   const bookkeeping = {
     ...(c.lookedAt !== undefined ? { reconciledAt: c.lookedAt } : {}),
     ...(p.processorReference === null && c.processorReference ? { processorReference: c.processorReference } : {}),
+    ...firstProcessorPaymentId(p, c.account),
   };
   if (!account && Object.keys(bookkeeping).length === 0) return unchanged('ignored');
   return changed(
@@ -202,10 +215,6 @@ export function expire(p: PaymentRecord, c: Expire, now: number): Decision<boole
   return account ? changed(paymentChange(p, account), account.status === 'expired') : unchanged(false);
 }
 
-/**
- * `reverseVoid` with the service's own record of the void (`voided_at`, set only by `approved` → `canceled`): the
- * payment is `approved` again, its void undated, and `payment.void_failed` is its one event. True when applied.
- */
 /** A payment the service voided after collection: news of it is about its void's refund first. */
 export const voidedAfterCollection = (p: Pick<PaymentRecord, 'status' | 'voidedAt'>) =>
   p.status === 'canceled' && p.voidedAt !== null;
@@ -225,6 +234,8 @@ export function voidRefundFailed(p: Pick<PaymentRecord, 'voidRefundReference'>, 
 }
 
 /**
+ * `reverseVoid` with the service's own record of the void (`voided_at`, set only by `approved` → `canceled`): the
+ * payment is `approved` again, its void undated, and `payment.void_failed` is its one event.
  * `not_failed`: the evidence does not show the void failed; `reversed`: the payment is collected again
  * (`reverseVoid`); `ignored`: it failed, but the payment is no void of a collection to reverse (any more).
  */

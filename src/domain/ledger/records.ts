@@ -33,6 +33,8 @@ export interface PaymentRecord extends SettlementColumns {
   /** The payment's dispute still open (at most one): refunds and voids are refused while it is. */
   openDisputeId: string | null;
   processorReference: string | null;
+  /** The processor's own id of the payment where `processorReference` is another name of it; the first reported. */
+  processorPaymentId: string | null;
   processorIdempotencyKey: string;
   processorAttempts: number;
   processorStatus: string | null;
@@ -40,6 +42,8 @@ export interface PaymentRecord extends SettlementColumns {
   requiredAction: RequiredAction | null;
   description: string | null;
   metadata: Record<string, unknown> | null;
+  /** What later calls of the payment keep of the configuration it was created with (its terminal); never changes. */
+  keptConfiguration: Record<string, unknown> | null;
   webhookUrl: string | null;
   expiresAt: number | null;
   reconciledAt: number | null;

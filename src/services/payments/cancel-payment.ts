@@ -43,10 +43,11 @@ export const cancelPayment = defineOperation({
   },
 
   async callProcessor(deps, { payment, method }): Promise<PaymentOutcome> {
-    const { version, ctx } = await connectorFor(deps, method);
+    const { version, ctx } = await connectorFor(deps, method, payment);
     return version.adapter.cancelPayment(ctx, {
       paymentId: payment.id,
       processorReference: payment.processorReference,
+      ...(payment.processorPaymentId !== null ? { processorPaymentId: payment.processorPaymentId } : {}),
       processorIdempotencyKey: `${payment.processorIdempotencyKey}:cancel`,
       amount: { minor: payment.amountMinor, currency: payment.currency },
       // The claim admitted only created, pending, processing or approved; `approved` asks for a void.

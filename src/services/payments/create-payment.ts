@@ -10,7 +10,7 @@ import type { PaymentOutcome } from '../../connectors/types.ts';
 import { defineOperation, type Recorded } from '../operations/operation.ts';
 import { usableMethod } from '../payment-methods/store.ts';
 import type { CreatePaymentBody } from './inputs.ts';
-import { connectorApiError, connectorFor, type MethodConnector } from './processor.ts';
+import { connectorApiError, connectorFor, forPayment, keptConfigurationOf, type MethodConnector } from './processor.ts';
 import { toPaymentResource } from './resources.ts';
 import { type LedgerState, openPayment } from '../../domain/ledger/index.ts';
 import { findPaymentByReference, mutate, recordPayment } from './store.ts';
@@ -90,6 +90,7 @@ export const createPayment = defineOperation({
         currency,
         description: body.description ?? null,
         metadata: body.metadata ?? null,
+        keptConfiguration: keptConfigurationOf(version, merged.data as Record<string, unknown>),
         webhookUrl,
         attemptKey: ctx.attempt.key,
         attemptFingerprint: ctx.attempt.fingerprint,
@@ -126,17 +127,15 @@ export const createPayment = defineOperation({
   },
 
   callProcessor(_deps, { payment, connector, configuration }): Promise<PaymentOutcome> {
-    return connector.version.adapter.createPayment(
-      { ...connector.ctx, configuration },
-      {
-        paymentId: payment.id,
-        processorIdempotencyKey: payment.processorIdempotencyKey,
-        attemptNumber: payment.processorAttempts + 1,
-        amount: { minor: payment.amountMinor, currency: payment.currency },
-        externalReference: payment.externalReference,
-        ...(payment.description ? { description: payment.description } : {}),
-      },
-    );
+    // A retry goes on where the first attempt went (its terminal), whatever the method says now.
+    return connector.version.adapter.createPayment(forPayment({ ...connector.ctx, configuration }, payment), {
+      paymentId: payment.id,
+      processorIdempotencyKey: payment.processorIdempotencyKey,
+      attemptNumber: payment.processorAttempts + 1,
+      amount: { minor: payment.amountMinor, currency: payment.currency },
+      externalReference: payment.externalReference,
+      ...(payment.description ? { description: payment.description } : {}),
+    });
   },
 
   async applyOutcome(deps, _ctx, { configuration, payment, known }, call) {

@@ -97,12 +97,13 @@ export const createRefund = defineOperation({
     if (payment.processorReference === null) {
       throw new ServiceError('invalid_state_transition', 'The payment has no processor reference to refund.');
     }
-    const { version, ctx } = await connectorFor(deps, method);
+    const { version, ctx } = await connectorFor(deps, method, payment);
     return version.adapter.refundPayment(ctx, {
       refundId: refund.id,
       processorIdempotencyKey: refund.processorIdempotencyKey,
       attemptNumber: refund.processorAttempts + 1,
       paymentProcessorReference: payment.processorReference,
+      ...(payment.processorPaymentId !== null ? { paymentProcessorPaymentId: payment.processorPaymentId } : {}),
       amount: { minor: refund.amountMinor, currency: refund.currency },
       ...(refund.reason ? { reason: refund.reason } : {}),
     });

@@ -23,7 +23,14 @@ import { type ReportedSettlement, voidedAfterCollection } from '../../domain/led
 import { isReserving } from '../../domain/refund-state.ts';
 import { recordDisputeNews } from '../disputes/record-dispute-news.ts';
 import { enforceRateLimit, firstInWindow, type RateLimit } from '../rate-limit.ts';
-import { callConnector, connectorFor, pickSettlement, processorLookup, readVoidRefund } from './processor.ts';
+import {
+  callConnector,
+  connectorFor,
+  forPayment,
+  pickSettlement,
+  processorLookup,
+  readVoidRefund,
+} from './processor.ts';
 import { mutate } from './store.ts';
 
 /**
@@ -117,7 +124,7 @@ async function applyPaymentNotification(
   deps: Deps,
   method: PaymentMethodRow,
   version: ConnectorVersion,
-  ctx: ConnectorContext,
+  methodCtx: ConnectorContext,
   notification: ProcessorNotification & { resource: 'payment' },
 ): Promise<NotificationOutcome> {
   const payment = await deps.db
@@ -128,6 +135,8 @@ async function applyPaymentNotification(
     )
     .get();
   if (!payment) return 'unknown_resource';
+  // Reads of the payment run as its other calls do: at its own terminal.
+  const ctx = forPayment(methodCtx, payment);
   if (!notification.trusted && !(await firstReadInWindow(deps, payment.id))) return 'duplicate';
   if (notification.trusted && notification.dispute) {
     // Verified news of a dispute: the dispute itself, and through it the chargeback summary when lost.
@@ -152,8 +161,15 @@ async function applyPaymentNotification(
     }
     if (notification.voidReversal) return 'ignored';
   }
-  let account: { status: ProcessorPaymentStatus; action?: PaymentAction } | null =
-    notification.status === null ? null : { status: notification.status };
+  let account: { status: ProcessorPaymentStatus; action?: PaymentAction; processorPaymentId?: string } | null =
+    notification.status === null
+      ? null
+      : {
+          status: notification.status,
+          ...(notification.trusted && notification.processorPaymentId
+            ? { processorPaymentId: notification.processorPaymentId }
+            : {}),
+        };
   let disputes: ProcessorDispute[] = [];
   let settled: ReportedSettlement = notification.trusted ? notification : {};
   // Verified news of a collection that does not say what the processor kept (Stripe's
@@ -194,7 +210,7 @@ async function applyRefundNotification(
   deps: Deps,
   method: PaymentMethodRow,
   version: ConnectorVersion,
-  ctx: ConnectorContext,
+  methodCtx: ConnectorContext,
   notification: ProcessorNotification & { resource: 'refund' },
 ): Promise<NotificationOutcome> {
   const found = await deps.db
@@ -206,6 +222,7 @@ async function applyRefundNotification(
     )
     .get();
   if (!found) return 'unknown_resource';
+  const ctx = forPayment(methodCtx, found.payment);
   if (!notification.trusted && !(await firstReadInWindow(deps, found.refund.id))) return 'duplicate';
   const readRefund = () =>
     callConnector(() => version.adapter.getRefund(ctx, processorLookup(found.payment, found.refund)));

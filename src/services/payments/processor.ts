@@ -13,12 +13,11 @@ import { cancelAwaitingProcessor, type ReportedSettlement, type VoidEvidence } f
 import { ServiceError } from '../../lib/errors.ts';
 import { openSecrets } from '../payment-methods/secrets.ts';
 
-/** Builds the connector call for a method: its version's adapter and the freshly decrypted secrets. */
-export async function connectorFor(
-  deps: Deps,
-  method: PaymentMethodRow,
-  configurationOverride?: Record<string, unknown>,
-) {
+/**
+ * Builds the connector call for a method: its version's adapter and the freshly decrypted secrets. A call about an
+ * existing payment passes it, so that it runs with what the payment kept of its configuration (`forPayment`).
+ */
+export async function connectorFor(deps: Deps, method: PaymentMethodRow, payment?: KeptConfiguration) {
   const version = findConnectorVersion(method.connectorVersionId);
   if (!version)
     throw new ServiceError(
@@ -26,14 +25,37 @@ export async function connectorFor(
       'The payment method’s connector version is no longer available.',
     );
   const secrets = await openSecrets(deps, method);
-  const configuration = configurationOverride ?? secrets.configuration;
   const ctx: ConnectorContext = {
     credentials: secrets.credentials,
-    configuration,
+    configuration: secrets.configuration,
     environment: deps.environment,
     fetch: globalThis.fetch.bind(globalThis),
   };
-  return { version, ctx, storedConfiguration: secrets.configuration };
+  return { version, ctx: payment ? forPayment(ctx, payment) : ctx, storedConfiguration: secrets.configuration };
+}
+
+type KeptConfiguration = Pick<PaymentRow, 'keptConfiguration'>;
+
+/**
+ * The context of a call about an existing payment: the method's configuration with what the payment kept of the
+ * configuration it was created with laid over it (`ConnectorVersion.keptConfiguration`: its terminal stays its own).
+ */
+export function forPayment(ctx: ConnectorContext, payment: KeptConfiguration): ConnectorContext {
+  if (payment.keptConfiguration === null) return ctx;
+  return { ...ctx, configuration: { ...(ctx.configuration as object), ...payment.keptConfiguration } };
+}
+
+/** What a payment keeps of the configuration it is created with (the method's merged with its own); null: nothing. */
+export function keptConfigurationOf(
+  version: Pick<ConnectorVersion, 'keptConfiguration'>,
+  configuration: Record<string, unknown>,
+): Record<string, unknown> | null {
+  const kept = Object.fromEntries(
+    (version.keptConfiguration ?? []).flatMap((field) =>
+      configuration[field] === undefined ? [] : [[field, configuration[field]]],
+    ),
+  );
+  return Object.keys(kept).length > 0 ? kept : null;
 }
 
 export type ConnectorCall<T> = { ok: true; value: T } | { ok: false; error: ConnectorError };
@@ -60,6 +82,7 @@ export function processorLookup(payment: PaymentRow, refund?: RefundRow): Paymen
     return {
       paymentId: payment.id,
       processorReference: payment.processorReference,
+      ...(payment.processorPaymentId !== null ? { processorPaymentId: payment.processorPaymentId } : {}),
       processorIdempotencyKey: payment.processorIdempotencyKey,
       amount: { minor: payment.amountMinor, currency: payment.currency },
       ...(cancelAwaitingProcessor(payment, Date.now()) ? { cancelRequested: true } : {}),
