@@ -1,5 +1,6 @@
 // What the bench's tools (run.ts, profile.ts) send a local server: requests as fetch and autocannon send them, and a
 // merchant set up through the API. Measurement only; nothing of it runs in the service.
+import { randomBytes } from 'node:crypto';
 
 export interface RequestSpec {
   method: 'GET' | 'POST';
@@ -44,17 +45,31 @@ export const paymentBody = (reference: string, value: string, method: string) =>
 
 export const SCOPES = ['payment_methods:read', 'payments:create', 'payments:read', 'payments:cancel', 'refunds:create'];
 
-/** `count` API keys of the user of `token`, and a sandbox POS method linked to each. */
-export async function merchant(base: string, token: string, count: number) {
+/** `count` API keys of the user of `token`, and a sandbox method (POS unless `connector` says) linked to each. */
+export async function merchant(base: string, token: string, count: number, connector = 'cnv_sandbox_pos_v1') {
   const keys: { id: string; secret: string }[] = [];
   for (let k = 0; k < count; k++)
     keys.push(await call(base, token, '/v1/account/api-keys', 201, { name: `bench ${k}`, scopes: SCOPES }));
   const { id: method } = await call(base, token, '/v1/account/payment-methods', 201, {
-    connector_definition_version_id: 'cnv_sandbox_pos_v1',
-    name: 'Bench POS',
+    connector_definition_version_id: connector,
+    name: `Bench ${connector}`,
     credentials: { api_key: 'bench-sandbox-key' },
   });
   for (const key of keys)
     await call(base, token, `/v1/account/payment-methods/${method}/api-keys`, 201, { api_key_id: key.id });
   return { keys, method: method as string };
 }
+
+/** A new merchant: a user made by the admin of `token`, its `keys` API keys and a sandbox method (see `merchant`). */
+export async function newMerchant(base: string, token: string, name: string, keys: number, connector?: string) {
+  const user = {
+    email: `${name}-${randomBytes(6).toString('hex')}@example.com`,
+    password: randomBytes(18).toString('base64url'),
+  };
+  const { id } = await call(base, token, '/v1/users', 201, { ...user, name });
+  return { id: id as string, ...(await merchant(base, await login(base, user), keys, connector)) };
+}
+
+/** The shard the directory placed user `id` on. */
+export const placement = async (base: string, token: string, id: string) =>
+  (await call(base, token, `/v1/users/${id}/placement`, 200)).shard as string;

@@ -1,11 +1,11 @@
-// The Worker entry the bench serves instead of src/index.ts (bench/servers.ts): the same app, queue consumer, cron and
-// Durable Objects, with every D1 binding (`DB`, `SHARD_<n>`) metered (bench/d1.ts) in the Worker and in the
+// The Worker entry the bench serves instead of src/index.ts (bench/servers.ts): the same app, queue consumer, cron,
+// Workflow and Durable Objects, with every D1 binding (`DB`, `SHARD_<n>`) metered (bench/d1.ts) in the Worker and in the
 // idempotency object, whose share comes back beside its answer. Every response carries `X-D1-Stats` (the object's
 // share alone in `X-D1-Stats-Operation`). Vars: `BENCH_D1_SERVICE_MS`, the single-writer model (its writers at
 // `GET /__bench/d1-writers`); `BENCH_RATE_LIMIT` and `BENCH_CONSOLE`, the platform models (bench/platform-model.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Env } from '../src/env.ts';
-import service, { IdempotencyStore as ServiceIdempotencyStore, RateLimiter } from '../src/index.ts';
+import service, { OwnerMoveWorkflow, IdempotencyStore as ServiceIdempotencyStore, RateLimiter } from '../src/index.ts';
 import type { OperationAnswer, OperationRequest } from '../src/services/idempotency.ts';
 import {
   addD1Stats,
@@ -51,7 +51,7 @@ function instrumentedEnv(env: BenchEnv): BenchEnv {
   return wrapped;
 }
 
-export { RateLimiter };
+export { OwnerMoveWorkflow, RateLimiter };
 
 export class IdempotencyStore extends ServiceIdempotencyStore {
   constructor(ctx: DurableObjectState, env: BenchEnv) {

@@ -143,3 +143,8 @@ export function summarize(rounds: Round[]) {
   };
 }
 export type Summary = ReturnType<typeof summarize>;
+
+/** This machine, and its load average now. */
+export const machine = () =>
+  `${os.cpus()[0]?.model}, ${os.cpus().length} cores; Node ${process.version}; load ${os.loadavg().map((l) => l.toFixed(1))}`;
+export const fmt = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');

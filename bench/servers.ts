@@ -17,11 +17,16 @@ export type Server = { name: string; child: ChildProcess; baseUrl: string; inspe
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const started: ChildProcess[] = [];
 
-/** Stops every server started (whole process groups) and removes `dir`. */
+/** Stops the servers (whole process groups), their state kept (bench/history.ts writes into it meanwhile). */
+export async function stop(...servers: ChildProcess[]) {
+  for (const child of servers) if (!exited(child)) killGroup(child, 'SIGTERM');
+  for (let i = 0; i < 100 && servers.some((child) => !exited(child)); i++) await sleep(100);
+  for (const child of servers) killGroup(child, 'SIGKILL');
+}
+
+/** Stops every server started and removes `dir`. */
 export async function stopAll(dir?: string) {
-  for (const child of started) if (!exited(child)) killGroup(child, 'SIGTERM');
-  for (let i = 0; i < 100 && started.some((child) => !exited(child)); i++) await sleep(100);
-  for (const child of started) killGroup(child, 'SIGKILL');
+  await stop(...started);
   if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
@@ -63,7 +68,8 @@ async function migrate(binding: string, state: string, config: string[]) {
 /**
  * The service on a fresh state in `dir`: the project's wrangler.toml with its paths made absolute, without its
  * `[assets]` (deployed, Cloudflare's asset router in front of the Worker is not the Worker's work), with `shards`
- * shard databases when given; migrated, with fresh secrets and an admin, whose access token comes back.
+ * shard databases when given; migrated, with fresh secrets and an admin, whose access token comes back; `restart`
+ * serves the same state again once stopped.
  */
 export async function startService(dir: string, options: { shards?: number; vars?: string[] } = {}) {
   const toml = readFileSync(join(ROOT, 'wrangler.toml'), 'utf8');
@@ -103,8 +109,9 @@ export async function startService(dir: string, options: { shards?: number; vars
   writeFileSync(devVars, `${vars}CREDENTIALS_ENCRYPTION_KEYS=k1:${ring!.toString('base64')}\n`);
   const args = ['bench/instrumented.ts', ...config, '--persist-to', state, '--env-file', devVars];
   const models = [...platformModelVars(toml), ...(options.vars ?? [])];
-  const server = await startWrangler('service', dir, [...args, ...models], '/openapi.json');
-  return { server, token: await login(server.baseUrl, admin) };
+  const restart = () => startWrangler('service', dir, [...args, ...models], '/openapi.json');
+  const server = await restart();
+  return { server, token: await login(server.baseUrl, admin), state, restart };
 }
 
 export async function startBaseline(dir: string): Promise<Server> {
