@@ -9,13 +9,13 @@ import {
   type LedgerState,
   type PaymentRecord,
   type RefundRecord,
+  openPayment,
   refundableBalance,
   voidRefundFailed,
 } from '../../src/domain/ledger/index.ts';
 import { eventTypeFor, PAYMENT_STATUSES, type PaymentStatus } from '../../src/domain/payment-state.ts';
 import { REFUND_STATUSES } from '../../src/domain/refund-state.ts';
 import { canReversePayment } from '../../src/domain/reversals.ts';
-import { NO_SETTLEMENT } from '../../src/domain/settlement.ts';
 
 /**
  * The ledger over random histories: a payment driven by every command the service sends it (processor news of every
@@ -30,52 +30,32 @@ import { NO_SETTLEMENT } from '../../src/domain/settlement.ts';
  */
 
 const AMOUNT = 10_000;
+/** A stored payment of `AMOUNT` in `status`: the ledger's new payment, once its processor answered. */
 const payment = (status: PaymentStatus): PaymentRecord => ({
-  id: 'pay_1',
-  ownerId: 'usr_1',
-  environment: 'test',
-  paymentMethodId: 'pm_1',
-  apiKeyId: null,
-  referenceScope: 'scope',
-  externalReference: 'order-1',
-  amountMinor: AMOUNT,
-  currency: 'USD',
+  ...openPayment(
+    {
+      id: 'pay_1',
+      ownerId: 'usr_1',
+      environment: 'test',
+      paymentMethodId: 'pm_1',
+      apiKeyId: null,
+      referenceScope: 'scope',
+      externalReference: 'order-1',
+      amountMinor: AMOUNT,
+      currency: 'USD',
+      description: null,
+      metadata: null,
+      keptConfiguration: null,
+      webhookUrl: null,
+      attemptKey: null,
+      attemptFingerprint: null,
+    },
+    0,
+  ),
   status,
-  version: 1,
-  amountRefunded: 0,
-  amountReserved: 0,
-  refundCount: 0,
-  amountChargedBack: 0,
-  openDisputeId: null,
   processorReference: 'ch_1',
-  processorPaymentId: null,
-  processorIdempotencyKey: 'pay_1',
   processorAttempts: 1,
-  processorStatus: null,
-  qrData: null,
-  requiredAction: null,
-  description: null,
-  metadata: null,
-  keptConfiguration: null,
-  webhookUrl: null,
   expiresAt: 50,
-  reconciledAt: null,
-  chargedBackAt: null,
-  ...NO_SETTLEMENT,
-  voidedAt: null,
-  voidRefundReference: null,
-  cancelClaimedAt: null,
-  cancelAttemptKey: null,
-  cancelRequestedAt: null,
-  atTerminal: false,
-  terminalSeenAt: null,
-  terminalChecks: 0,
-  terminalCheckAt: null,
-  disputeCheckAt: null,
-  attemptKey: null,
-  attemptFingerprint: null,
-  createdAt: 0,
-  updatedAt: 0,
 });
 
 const ACCOUNT_STATUSES = [...PAYMENT_STATUSES.filter((s) => s !== 'created'), 'charged_back'] as const;

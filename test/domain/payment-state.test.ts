@@ -276,8 +276,9 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
       kind: fc.constant('notify' as const),
       // Mostly the processor's real outcomes, but any status may arrive late or out of order.
       to: fc.oneof(
-        { weight: 2, arbitrary: fc.constantFrom<PaymentStatus>('approved', 'pending', 'processing') },
-        { weight: 3, arbitrary: fc.constantFrom(...PAYMENT_STATUSES) },
+        { weight: 2, arbitrary: fc.constant<PaymentStatus>('approved') },
+        { weight: 1, arbitrary: fc.constantFrom<PaymentStatus>('pending', 'processing') },
+        { weight: 2, arbitrary: fc.constantFrom(...PAYMENT_STATUSES) },
       ),
       dt,
     }),
@@ -302,7 +303,12 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('settle' as const),
       index: fc.nat(),
-      to: fc.constantFrom(...REFUND_STATUSES),
+      // Mostly the processor's real outcome, so that payments actually end refunded often enough to prove
+      // something; any status may still arrive late or out of order.
+      to: fc.oneof(
+        { weight: 1, arbitrary: fc.constant<RefundStatus>('approved') },
+        { weight: 1, arbitrary: fc.constantFrom(...REFUND_STATUSES) },
+      ),
       dt,
     }),
   },

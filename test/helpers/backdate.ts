@@ -1,5 +1,5 @@
 import { BUCKET_SPANS } from '../../src/domain/buckets.ts';
-import { SHARDS } from './shards.ts';
+import { shardDbOfPayment } from './shards.ts';
 
 /**
  * Moves a payment (or a payment's events) to another creation time, as if made then, together with the owner's
@@ -9,16 +9,9 @@ import { SHARDS } from './shards.ts';
 
 const spans = BUCKET_SPANS.map(({ span, size }) => ({ span, size }));
 
-/** The shard database that holds the payment. */
-async function shardOfPayment(paymentId: string): Promise<D1Database> {
-  for (const { d1 } of SHARDS)
-    if (await d1.prepare('SELECT 1 FROM payments WHERE id = ?').bind(paymentId).first()) return d1;
-  throw new Error(`payment ${paymentId} is on no shard`);
-}
-
 /** Sets a payment's `created_at` to `at`, moving it from its buckets of every span to those of `at`. */
 export async function backdatePayment(paymentId: string, at: number): Promise<void> {
-  const db = await shardOfPayment(paymentId);
+  const db = await shardDbOfPayment(paymentId);
   const row = await db
     .prepare(
       'SELECT owner_id, environment, status, payment_method_id, currency, amount_minor, created_at FROM payments WHERE id = ?',
@@ -61,7 +54,7 @@ export async function backdatePayment(paymentId: string, at: number): Promise<vo
 
 /** Sets the `created_at` of every event of a payment to `at`, moving each from its buckets to those of `at`. */
 export async function backdateEvents(paymentId: string, at: number): Promise<void> {
-  const db = await shardOfPayment(paymentId);
+  const db = await shardDbOfPayment(paymentId);
   const { results } = await db
     .prepare('SELECT owner_id, environment, type, created_at FROM payment_events WHERE payment_id = ?')
     .bind(paymentId)

@@ -32,14 +32,22 @@ export async function depsOfOwner(ownerId: string): Promise<Deps> {
   return createDeps(env, { shard });
 }
 
-/** An invocation on the shard that holds the payment. */
-export async function depsOfPayment(paymentId: string): Promise<Deps> {
-  for (const { name, d1 } of SHARDS) {
-    if (await d1.prepare('SELECT 1 FROM payments WHERE id = ?').bind(paymentId).first()) {
-      return createDeps(env, { shard: name });
-    }
+/** The shard that holds the payment. */
+async function shardOfPayment(paymentId: string): Promise<(typeof SHARDS)[number]> {
+  for (const shard of SHARDS) {
+    if (await shard.d1.prepare('SELECT 1 FROM payments WHERE id = ?').bind(paymentId).first()) return shard;
   }
   throw new Error(`payment ${paymentId} is on no shard`);
+}
+
+/** The database of the shard that holds the payment. */
+export async function shardDbOfPayment(paymentId: string): Promise<D1Database> {
+  return (await shardOfPayment(paymentId)).d1;
+}
+
+/** An invocation on the shard that holds the payment. */
+export async function depsOfPayment(paymentId: string): Promise<Deps> {
+  return createDeps(env, { shard: (await shardOfPayment(paymentId)).name });
 }
 
 /** Runs a per-shard job (the cron's work) on every shard, as the cron does. */

@@ -10,6 +10,7 @@ import { call } from '../helpers/api.ts';
 import { paymentBody, postIdempotent, setupMerchant, type Merchant } from '../helpers/merchant.ts';
 import { depsOfOwner } from '../helpers/shards.ts';
 import { webhookTestSetup } from '../helpers/webhooks.ts';
+import { random } from '../helpers/random.ts';
 
 /**
  * The counters (db/schema/counters.ts) equal `COUNT(*)` over the rows they count, for every filter the lists offer and
@@ -24,18 +25,6 @@ webhookTestSetup();
 beforeAll(async () => {
   m = await setupMerchant();
 });
-
-/** A deterministic random source (mulberry32). */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const helper = (path: string, body?: unknown) =>
   call('POST', `/v1/test-helpers/${path}`, { token: m.key.secret, ...(body !== undefined ? { body } : {}) });

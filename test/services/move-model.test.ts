@@ -11,6 +11,7 @@ import { addSandboxMethod, linkMethod, paymentBody, postIdempotent, SANDBOX_POS 
 import { countRows, ownerRows } from '../helpers/owners.ts';
 import { shardOf } from '../helpers/shards.ts';
 import { captureQueue, consumeOnce, receiver } from '../helpers/webhooks.ts';
+import { random } from '../helpers/random.ts';
 
 /**
  * The move as a model: a move's steps run one at a time, and at every boundary between two steps the test does what
@@ -111,18 +112,6 @@ class Stepper {
     release();
     await this.parked();
   }
-}
-
-/** A deterministic random source (mulberry32), so a failing scenario can be run again by its seed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 type SecondRequest = 'same' | 'origin' | 'third' | 'concurrent';
