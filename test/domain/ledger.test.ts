@@ -9,13 +9,13 @@ import {
   type LedgerState,
   type PaymentRecord,
   type RefundRecord,
-  openPayment,
   refundableBalance,
   voidRefundFailed,
 } from '../../src/domain/ledger/index.ts';
 import { eventTypeFor, PAYMENT_STATUSES, type PaymentStatus } from '../../src/domain/payment-state.ts';
 import { REFUND_STATUSES } from '../../src/domain/refund-state.ts';
 import { canReversePayment } from '../../src/domain/reversals.ts';
+import { openedPayment } from '../helpers/refund-model.ts';
 
 /**
  * The ledger over random histories: a payment driven by every command the service sends it (processor news of every
@@ -32,26 +32,7 @@ import { canReversePayment } from '../../src/domain/reversals.ts';
 const AMOUNT = 10_000;
 /** A stored payment of `AMOUNT` in `status`: the ledger's new payment, once its processor answered. */
 const payment = (status: PaymentStatus): PaymentRecord => ({
-  ...openPayment(
-    {
-      id: 'pay_1',
-      ownerId: 'usr_1',
-      environment: 'test',
-      paymentMethodId: 'pm_1',
-      apiKeyId: null,
-      referenceScope: 'scope',
-      externalReference: 'order-1',
-      amountMinor: AMOUNT,
-      currency: 'USD',
-      description: null,
-      metadata: null,
-      keptConfiguration: null,
-      webhookUrl: null,
-      attemptKey: null,
-      attemptFingerprint: null,
-    },
-    0,
-  ),
+  ...openedPayment(AMOUNT),
   status,
   processorReference: 'ch_1',
   processorAttempts: 1,

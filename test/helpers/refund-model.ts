@@ -47,32 +47,37 @@ export function paymentStatusAfterRefunds(
   return approved === amount ? 'refunded' : 'partially_refunded';
 }
 
+/** A new payment of `amountMinor` as the ledger opens it (created, nothing asked of a processor yet). */
+export function openedPayment(amountMinor: number): PaymentRecord {
+  return openPayment(
+    {
+      id: 'pay_model',
+      ownerId: 'usr_model',
+      environment: 'test',
+      paymentMethodId: 'pm_model',
+      apiKeyId: null,
+      referenceScope: 'scope',
+      externalReference: 'model',
+      amountMinor,
+      currency: 'USD',
+      description: null,
+      metadata: null,
+      keptConfiguration: null,
+      webhookUrl: null,
+      attemptKey: null,
+      attemptFingerprint: null,
+    },
+    0,
+  );
+}
+
 /** A payment record whose totals are the list's (the rest as any stored payment of `amount`). */
 export function recordOf(
   payment: { status: PaymentStatus; amount: number; updatedAt: number },
   refunds: readonly RefundLedgerEntry[],
 ): PaymentRecord {
   return {
-    ...openPayment(
-      {
-        id: 'pay_model',
-        ownerId: 'usr_model',
-        environment: 'test',
-        paymentMethodId: 'pm_model',
-        apiKeyId: null,
-        referenceScope: 'scope',
-        externalReference: 'model',
-        amountMinor: payment.amount,
-        currency: 'USD',
-        description: null,
-        metadata: null,
-        keptConfiguration: null,
-        webhookUrl: null,
-        attemptKey: null,
-        attemptFingerprint: null,
-      },
-      0,
-    ),
+    ...openedPayment(payment.amount),
     status: payment.status,
     amountRefunded: approvedRefundTotal(refunds),
     amountReserved: reservedRefundTotal(refunds),
