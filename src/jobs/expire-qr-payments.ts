@@ -9,9 +9,11 @@ import { callConnector, connectorFor, processorLookup } from '../services/paymen
 import { mutate } from '../services/payments/store.ts';
 
 /**
- * The pending QR payments past their expiry, oldest expiry first: those still waiting on their processor within the
- * grace period come first, and leave the head once it is over, so they hold later expiries back an hour at most.
- * A range of `payments_expiry_idx` read in its order.
+ * The pending QR payments past their expiry, oldest expiry first: those whose processor could not be reached come
+ * first within the grace period, and leave the head once it is over, so they hold later expiries back an hour at most.
+ * One whose withdrawal the processor accepted to carry out later (`cancel_requested_at`) waits for its news and is
+ * asked no more. A range of `payments_expiry_idx` read in its order: the index holds neither those nor the payments
+ * waiting on a required action, so the range costs the same however many of them a shard keeps.
  */
 export function dueExpiries(deps: Deps, now: number, limit: number, away: readonly string[] = []) {
   return (
@@ -25,6 +27,7 @@ export function dueExpiries(deps: Deps, now: number, limit: number, away: readon
           isNotNull(payments.expiresAt),
           lte(payments.expiresAt, now),
           isNull(payments.requiredAction),
+          isNull(payments.cancelRequestedAt),
           eq(payments.environment, deps.environment),
           notAway(payments.ownerId, away),
         ),
@@ -71,9 +74,8 @@ async function withdrawAtProcessor(deps: Deps, payment: PaymentRow): Promise<Exp
   );
   if (canceled.ok) {
     const { status, cancellation } = canceled.value;
-    // Accepted to be carried out later, the payment still pending (Adyen's `/cancels`): its news completes it (canceled,
-    // or paid first). Until then there is no answer, and the grace runs as when the processor cannot be reached.
-    if (cancellation === 'requested' && status === 'pending') return { kind: 'no_answer' };
+    // Accepted to be carried out later, the payment still pending (Adyen's `/cancels`): its news completes it.
+    if (cancellation === 'requested' && status === 'pending') return { kind: 'requested' };
     return status === 'canceled' ? { kind: 'withdrawn' } : { kind: 'settled', status };
   }
   if (canceled.error.kind === 'declined') {

@@ -376,27 +376,35 @@ describe('when news is late (Checkout has no read)', () => {
   const pastExpiry = async (payment: { id: string; action: { expires_at: string } }, by: number) =>
     expireQrPayments(await depsOfPayment(payment.id), Date.parse(payment.action.expires_at) + by, 10_000);
 
-  it('a QR past its expiry: the expiry job asks Adyen to cancel it (accepted, not done) and it waits for the news', async () => {
+  it('a QR past its expiry: the expiry job asks Adyen to cancel it (accepted, not done), it waits for the news, and its CANCELLATION expires it', async () => {
     const created = await pay(qr, '13.00', 'BRL');
     const payment = created.body.data;
     await pastExpiry(payment, 1_000);
     expect(cancelsOf(payment.processor_reference)).toHaveLength(1);
     // No read tells whether the buyer paid meanwhile: the payment stays pending until Adyen's news.
-    expect((await get(payment.id)).status).toBe('pending');
+    const waiting = await get(payment.id);
+    expect(waiting.status).toBe('pending');
+    expect(waiting.cancel_requested_at).not.toBeNull();
     const news: SignedWebhook = sim.lastDelivery('CANCELLATION');
     expect((await notify(qr, news)).status).toBe(200);
-    expect((await get(payment.id)).status).toBe('canceled');
+    // The service's own withdrawal at the QR's expiry: expired, as every processor's QR nobody paid in time.
+    expect((await get(payment.id)).status).toBe('expired');
+    const events = await call('GET', `/v1/events?payment_id=${payment.id}`, { token: apiKey.secret });
+    expect(events.body.data.map((event: { type: string }) => event.type)).toContain('payment.expired');
   });
 
-  it('a QR whose CANCELLATION never comes: expired once the grace period is over, and Adyen asked no more', async () => {
+  it('a QR whose CANCELLATION never comes: pending, Adyen asked no more, and an AUTHORISATION however late is applied', async () => {
     const created = await pay(qr, '17.00', 'BRL');
     const payment = created.body.data;
     await pastExpiry(payment, 1_000);
-    expect((await get(payment.id)).status).toBe('pending');
     await pastExpiry(payment, EXPIRY_GRACE_MS + 1_000);
-    expect((await get(payment.id)).status).toBe('expired');
-    const asked = cancelsOf(payment.processor_reference).length;
-    await pastExpiry(payment, EXPIRY_GRACE_MS + 61_000);
-    expect(cancelsOf(payment.processor_reference)).toHaveLength(asked);
+    await pastExpiry(payment, 30 * EXPIRY_GRACE_MS);
+    expect(cancelsOf(payment.processor_reference)).toHaveLength(1);
+    expect((await get(payment.id)).status).toBe('pending');
+    // The buyer paid before Adyen withdrew the code: its news is the truth, a day later too.
+    expect((await notify(qr, await sim.settleQr(payment.processor_reference, 'paid'))).status).toBe(200);
+    const paid = await get(payment.id);
+    expect(paid.status).toBe('approved');
+    expect(paid.cancel_requested_at).toBeNull();
   });
 });

@@ -6,6 +6,7 @@ import {
   type Command,
   decide,
   type DisputeRecord,
+  EXPIRY_GRACE_MS,
   type LedgerState,
   type PaymentRecord,
   type RefundRecord,
@@ -100,7 +101,13 @@ const operation = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const) }) },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('expire' as const), target: fc.constantFrom(...ACCOUNT_STATUSES) }),
+    arbitrary: fc.record({
+      kind: fc.constant('expire' as const),
+      withdrawal: fc.oneof(
+        fc.constantFrom({ kind: 'withdrawn' as const }, { kind: 'requested' as const }, { kind: 'no_answer' as const }),
+        fc.record({ kind: fc.constant('settled' as const), status: fc.constantFrom(...ACCOUNT_STATUSES) }),
+      ),
+    }),
   },
 );
 type Operation = typeof operation extends fc.Arbitrary<infer O> ? O : never;
@@ -194,7 +201,7 @@ function commandOf(model: Model, op: Operation): { command: Command; state: Ledg
     case 'release':
       return { command: { type: 'release_cancel' }, state };
     case 'expire':
-      return { command: { type: 'expire', withdrawal: { kind: 'settled', status: op.target } }, state };
+      return { command: { type: 'expire', withdrawal: op.withdrawal }, state };
   }
 }
 
@@ -373,6 +380,44 @@ describe('a void the processor carries out later (Adyen /reversals)', () => {
     expect(decision).toMatchObject({ kind: 'change', outcome: 'not_cancelable' });
     expect(p.cancelRequestedAt).toBeNull();
     expect(reserve(p, NOW).kind).toBe('change');
+  });
+});
+
+describe('a QR withdrawal the processor carries out later (Adyen /cancels at the expiry)', () => {
+  const EXPIRES = 50;
+  const pendingQr = (): PaymentRecord => ({ ...payment('pending'), qrData: 'qr', expiresAt: EXPIRES });
+  const apply = (p: PaymentRecord, command: Command, now: number): PaymentRecord => {
+    const decision = decide({ payment: p }, command, now);
+    return decision.kind === 'change' ? { ...p, ...decision.change.payment, version: p.version + 1 } : p;
+  };
+  const requested = (now: number) => apply(pendingQr(), { type: 'expire', withdrawal: { kind: 'requested' } }, now);
+  const news = (status: PaymentStatus): Command => ({
+    type: 'processor_news',
+    account: { status },
+    processorStatus: status,
+  });
+
+  it('waits pending with cancel_requested_at, past the grace too, where a processor not reached is expired', () => {
+    const waiting = requested(EXPIRES + 1);
+    expect(waiting).toMatchObject({ status: 'pending', cancelRequestedAt: EXPIRES + 1 });
+    const late = EXPIRES + EXPIRY_GRACE_MS + 1;
+    expect(decide({ payment: waiting }, { type: 'expire', withdrawal: { kind: 'requested' } }, late).kind).toBe('none');
+    expect(apply(pendingQr(), { type: 'expire', withdrawal: { kind: 'no_answer' } }, late).status).toBe('expired');
+  });
+
+  it('its completion is the expiry (payment.expired); a payment first is applied; a client’s own cancel stays a cancel', () => {
+    const waiting = requested(EXPIRES + 1);
+    const completed = decide({ payment: waiting }, news('canceled'), EXPIRES + 10 * EXPIRY_GRACE_MS);
+    expect(completed).toMatchObject({
+      kind: 'change',
+      change: { payment: { status: 'expired' }, events: [{ type: 'payment.expired' }] },
+    });
+    expect(apply(waiting, news('approved'), EXPIRES + 10 * EXPIRY_GRACE_MS)).toMatchObject({
+      status: 'approved',
+      cancelRequestedAt: null,
+    });
+    const clients = { ...waiting, cancelAttemptKey: 'k1' };
+    expect(apply(clients, news('canceled'), EXPIRES + 2).status).toBe('canceled');
   });
 });
 

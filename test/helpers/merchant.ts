@@ -110,6 +110,7 @@ export interface PaymentDbRow {
   processor_attempts: number;
   version: number;
   expires_at: number | null;
+  cancel_requested_at: number | null;
   created_at: number;
   updated_at: number;
 }

@@ -127,7 +127,11 @@ export const payments = sqliteTable(
   (t) => [
     uniqueIndex('payments_reference_idx').on(t.referenceScope, t.externalReference),
     index('payments_status_idx').on(t.status, t.updatedAt),
-    index('payments_expiry_idx').on(t.status, t.expiresAt),
+    // The QR expiries due (jobs/expire-qr-payments.ts `dueExpiries`): those waiting on a required action or on the
+    // processor's news of a withdrawal it accepted are not in it, so however many a shard keeps, the range skips none.
+    index('payments_expiry_idx')
+      .on(t.status, t.expiresAt)
+      .where(sql`${t.requiredAction} is null and ${t.cancelRequestedAt} is null`),
     index('payments_processor_reference_idx').on(t.paymentMethodId, t.processorReference),
     // The terminal re-reads due (jobs/terminal-checks.ts): only payments with a read scheduled are in it.
     index('payments_terminal_check_idx').on(t.terminalCheckAt).where(sql`${t.terminalCheckAt} is not null`),

@@ -136,7 +136,9 @@ export function accountPatch(current: PaymentRecord, account: ProcessorAccount, 
       ...settlement,
     };
   }
-  const move = applyTransition(current, account.status, now, {
+  // The expiry's own withdrawal, completed: the processor calls it a cancel (Adyen's CANCELLATION); the QR expired.
+  const target = account.status === 'canceled' && expiryWithdrawalAwaited(current) ? 'expired' : account.status;
+  const move = applyTransition(current, target, now, {
     hasRefunds: current.refundCount > 0,
     chargedBack: current.chargedBackAt !== null,
   });
@@ -164,6 +166,19 @@ export function accountPatch(current: PaymentRecord, account: ProcessorAccount, 
     ...(voided ? { voidedAt: now, voidRefundReference: account.voidRefundReference ?? null } : {}),
   };
 }
+
+/**
+ * The expiry job asked the processor to withdraw this QR and it accepted to do so later (`expire`'s `requested`): a
+ * pending QR past its expiry whose cancel no client asked for (a client's cancel keeps its attempt's key).
+ */
+export const expiryWithdrawalAwaited = (
+  p: Pick<PaymentRecord, 'status' | 'expiresAt' | 'cancelRequestedAt' | 'cancelAttemptKey'>,
+): boolean =>
+  p.status === 'pending' &&
+  p.expiresAt !== null &&
+  p.cancelRequestedAt !== null &&
+  p.cancelRequestedAt >= p.expiresAt &&
+  p.cancelAttemptKey === null;
 
 /** The processor's own id of the payment, kept from the first answer or news that holds it; never replaced. */
 export const firstProcessorPaymentId = (current: PaymentRecord, account: ProcessorAccount): PaymentPatch =>

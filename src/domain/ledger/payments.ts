@@ -49,12 +49,16 @@ export const EXPIRY_GRACE_MS = 60 * 60 * 1000;
 
 /**
  * A pending QR past its time, and what the processor said when asked to withdraw it: withdrawn (or nothing could be
- * asked: its method is gone, and the processor's own expiry applies), its own status instead (paid meanwhile), or no
- * answer.
+ * asked: its method is gone, and the processor's own expiry applies), accepted to be withdrawn later (Adyen's
+ * `/cancels`: its news completes it), its own status instead (paid meanwhile), or no answer.
  */
 export interface Expire {
   type: 'expire';
-  withdrawal: { kind: 'withdrawn' } | { kind: 'settled'; status: PaymentAccountStatus } | { kind: 'no_answer' };
+  withdrawal:
+    | { kind: 'withdrawn' }
+    | { kind: 'requested' }
+    | { kind: 'settled'; status: PaymentAccountStatus }
+    | { kind: 'no_answer' };
 }
 type PaymentAccountStatus = ProcessorAccount['status'];
 
@@ -201,14 +205,21 @@ export function processorNews(p: PaymentRecord, c: ProcessorNews, now: number): 
   );
 }
 
-/** True when the payment expired by it. */
 /**
- * `expired` once withdrawn, or past `EXPIRY_GRACE_MS` without an answer (a buyer cannot pay a code that old); the
- * processor's status when it says the QR was settled otherwise. True when the payment expired.
+ * `expired` once withdrawn, or past `EXPIRY_GRACE_MS` without an answer (a processor that cannot be reached for an
+ * hour withdrew nothing the buyer could still pay, as far as anyone can know); the processor's status when it says the
+ * QR was settled otherwise. A withdrawal the processor accepted to carry out later leaves the payment `pending` with
+ * `cancel_requested_at`, which takes it out of the due expiries: only the processor's news settles it, as `expired`
+ * (`expiryWithdrawalAwaited`) or as paid first, because only the processor knows whether the buyer paid meanwhile.
+ * True when the payment expired.
  */
 export function expire(p: PaymentRecord, c: Expire, now: number): Decision<boolean> {
   if (p.expiresAt === null || p.expiresAt > now) return unchanged(false);
   const { withdrawal } = c;
+  if (withdrawal.kind === 'requested') {
+    if (p.cancelRequestedAt !== null) return unchanged(false);
+    return changed(paymentChange(p, { cancelRequestedAt: now, updatedAt: nextUpdatedAt(p.updatedAt, now) }), false);
+  }
   if (withdrawal.kind === 'no_answer' && now <= p.expiresAt + EXPIRY_GRACE_MS) return unchanged(false);
   const target = withdrawal.kind === 'settled' ? withdrawal.status : 'expired';
   const account = accountPatch(p, { status: target }, now);

@@ -83,7 +83,7 @@ export const PaymentSchema = z
     ...settlementFields('the collected payment'),
     cancel_requested_at: Timestamp.nullable().openapi({
       description:
-        'Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`; or the void of an approved payment, e.g. Adyen’s reversal, during which refunds are refused): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`; this field stays, dating the request), or `approved` if the customer paid first (`payment.approved`; this field is cleared: no cancel is awaited any more). Null when no cancel is awaited or was requested this way.',
+        'Set when the processor accepted a cancel that it completes later (a POS payment already on the terminal, e.g. a Mercado Pago Point order `at_terminal`; or the void of an approved payment, e.g. Adyen’s reversal, during which refunds are refused): the cancel answered `202` and the payment kept its status. It completes by the processor’s notification or the service’s own read: the payment becomes `canceled` (`payment.canceled`; this field stays, dating the request), or `approved` if the customer paid first (`payment.approved`; this field is cleared: no cancel is awaited any more). Also set on a pending QR payment past its expiry whose withdrawal the processor accepted to carry out later (Adyen’s `/cancels`): its completion makes the payment `expired` (`payment.expired`). Null when no cancel is awaited or was requested this way.',
       example: null,
     }),
     created_at: Timestamp,

@@ -1,0 +1,2 @@
+DROP INDEX `payments_expiry_idx`;--> statement-breakpoint
+CREATE INDEX `payments_expiry_idx` ON `payments` (`status`,`expires_at`) WHERE "payments"."required_action" is null and "payments"."cancel_requested_at" is null;
