@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { ROOT } from '../scripts/lib/admin.mjs';
 import { auth, merchant, newMerchant, placement, type RequestSpec, send } from './api.ts';
 import { historyRun } from './history.ts';
-import { D1_OPERATION_STATS_HEADER, D1_STATS_HEADER, parseD1Stats, type D1Stats } from './d1.ts';
+import { D1_STATS_HEADER, parseD1Stats, type D1Stats } from './d1.ts';
 import * as load from './load.ts';
 import { fmt, LARGE, type Operation, type Side, type Summary } from './load.ts';
 import { startBaseline, startService, stopAll } from './servers.ts';
@@ -74,12 +74,11 @@ const cleanup = async () => {
 
 // ------------------------------------------------------------------ load
 
-/** The D1 work of one request: the whole request's, and the idempotency object's share. */
+/** The D1 work of one request, the idempotency object's share included. */
 async function d1Of(base: string, spec: RequestSpec) {
   const answer = await send(base, spec);
   if (answer.status >= 300) throw new Error(`${spec.path}: ${answer.status} ${answer.text}`);
-  const header = (name: string) => parseD1Stats(answer.headers.get(name));
-  return { total: header(D1_STATS_HEADER), operation: header(D1_OPERATION_STATS_HEADER) };
+  return parseD1Stats(answer.headers.get(D1_STATS_HEADER));
 }
 
 /**
@@ -92,7 +91,7 @@ async function sampleD1(side: Side, op: Operation) {
     samples.push(
       await d1Of(side.server.baseUrl, side.request[op](load.nextNumber(`${side.server.name}:${op}`, side.keys))),
     );
-  return samples.sort((a, b) => (a.total?.rowsRead ?? 0) - (b.total?.rowsRead ?? 0))[SAMPLES >> 1]!;
+  return samples.sort((a, b) => (a?.rowsRead ?? 0) - (b?.rowsRead ?? 0))[SAMPLES >> 1]!;
 }
 
 /** Rows read by a refund after 1 and after HISTORY earlier refunds of its payment (one key, one at a time). */
@@ -101,7 +100,7 @@ async function refundRows(side: Side) {
   const payment = await send(side.server.baseUrl, { ...create, body: create.body!.replace('"10.00"', `"${LARGE}"`) });
   const rows: History = [];
   for (let n = 0; n <= HISTORY; n++) {
-    const { total } = await d1Of(
+    const total = await d1Of(
       side.server.baseUrl,
       load.refund(`/v1/payments/${payment.body.data.id}`, `history-${RUN_ID}-${n}`, {
         Authorization: create.headers.Authorization!,
@@ -131,12 +130,12 @@ function targets(results: Result[], history: History): string[] {
     const [, ratio, roundTrips] = OPS[r.op];
     const rounds = r.service.roundRps.map((x, i) => fmt(x / r.baseline.roundRps[i]!, 2)).join(', ');
     check(r.ratio >= ratio, `${label(r.op)} ≥ ${ratio}× baseline`, `${fmt(r.ratio, 2)}× (rounds ${rounds})`);
-    const trips = r.d1.total?.roundTrips ?? NaN;
+    const trips = r.d1?.roundTrips ?? NaN;
     if (roundTrips !== null) check(trips <= roundTrips, `≤ ${roundTrips} serial D1 round trips`, `${trips}`);
     if (r.op !== 'get') continue;
     const cpu = r.service.cpuMsPerRequest / r.baseline.cpuMsPerRequest;
     check(cpu <= 1.5, "workerd CPU ≤ 1.5× the baseline's", `${fmt(cpu, 2)}×`);
-    check((r.d1.total?.rowsRead ?? NaN) <= 2, 'rows read ≤ 2', `${r.d1.total?.rowsRead}`);
+    check((r.d1?.rowsRead ?? NaN) <= 2, 'rows read ≤ 2', `${r.d1?.rowsRead}`);
   }
   const [first, last] = history;
   const detail = history.map((h) => `${h.rowsRead} after ${h.after}`).join(', ');
@@ -163,7 +162,7 @@ function render(results: Result[], history: History, perKey: [string, string, Su
     ...results.flatMap((r) =>
       (
         [
-          [label(r.op), 'service', r.service, r.d1.total, `**${fmt(r.ratio, 2)}×**`],
+          [label(r.op), 'service', r.service, r.d1, `**${fmt(r.ratio, 2)}×**`],
           ['', 'baseline', r.baseline, r.baselineD1, '1.00×'],
         ] as const
       ).map(
@@ -172,10 +171,7 @@ function render(results: Result[], history: History, perKey: [string, string, Su
       ),
     ),
     '',
-    `D1: the middle of ${SAMPLES} single requests after the load (D1's own \`rows_read\` / \`rows_written\`), the idempotency object's share included (inside it: ${results
-      .filter((r) => r.d1.operation)
-      .map((r) => `${r.op} ${r.d1.operation!.roundTrips} round trips, ${r.d1.operation!.rowsRead} rows read`)
-      .join('; ')}). CPU: utime + stime of the side's workerd processes over its rounds, per request.`,
+    `D1: the middle of ${SAMPLES} single requests after the load (D1's own \`rows_read\` / \`rows_written\`), the idempotency object's share included. CPU: utime + stime of the side's workerd processes over its rounds, per request.`,
     ...(history.length > 0
       ? [
           '',
@@ -227,7 +223,7 @@ async function measure(op: Operation, service: Side, baseline: Side) {
     for (const i of round % 2 === 0 ? [0, 1] : [1, 0])
       rounds[i]!.push(await drive([service, baseline][i]!, DURATION_S));
   const [s, b] = [load.summarize(rounds[0]!), load.summarize(rounds[1]!)];
-  const [d1, baselineD1] = [await sampleD1(service, op), (await sampleD1(baseline, op)).total];
+  const [d1, baselineD1] = [await sampleD1(service, op), await sampleD1(baseline, op)];
   log(
     `${label(op)}: ${fmt(s.rps / b.rps, 2)}×; CPU ${fmt(s.cpuMsPerRequest, 2)} against ${fmt(b.cpuMsPerRequest, 2)} ms`,
   );
