@@ -1,6 +1,7 @@
 // What the bench's tools (run.ts, profile.ts) send a local server: requests as fetch and autocannon send them, and a
 // merchant set up through the API. Measurement only; nothing of it runs in the service.
 import { randomBytes } from 'node:crypto';
+import { D1_STATS_HEADER, parseD1Stats } from './d1.ts';
 
 export interface RequestSpec {
   method: 'GET' | 'POST';
@@ -21,6 +22,13 @@ export async function send(base: string, spec: RequestSpec): Promise<Answer> {
   const text = await res.text();
   // The service and the baseline answer JSON, or nothing.
   return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
+}
+
+/** `spec` answered below 300 (else an error naming it), with its D1 work as the bench's entries report it. */
+export async function sendOk(base: string, spec: RequestSpec) {
+  const answer = await send(base, spec);
+  if (answer.status >= 300) throw new Error(`${spec.path}: ${answer.status} ${answer.text}`);
+  return { ...answer, d1: parseD1Stats(answer.headers.get(D1_STATS_HEADER)) };
 }
 
 export const auth = (secret: string) => ({ Authorization: `Bearer ${secret}` });

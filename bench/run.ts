@@ -15,9 +15,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../scripts/lib/admin.mjs';
-import { auth, merchant, newMerchant, placement, type RequestSpec, send } from './api.ts';
+import { auth, merchant, newMerchant, placement, send, sendOk } from './api.ts';
 import { historyRun } from './history.ts';
-import { D1_STATS_HEADER, parseD1Stats, type D1Stats } from './d1.ts';
+import type { D1Stats } from './d1.ts';
 import * as load from './load.ts';
 import { fmt, LARGE, type Operation, type Side, type Summary } from './load.ts';
 import { startBaseline, startService, stopAll } from './servers.ts';
@@ -74,39 +74,19 @@ const cleanup = async () => {
 
 // ------------------------------------------------------------------ load
 
-/** The D1 work of one request, the idempotency object's share included. */
-async function d1Of(base: string, spec: RequestSpec) {
-  const answer = await send(base, spec);
-  if (answer.status >= 300) throw new Error(`${spec.path}: ${answer.status} ${answer.text}`);
-  return parseD1Stats(answer.headers.get(D1_STATS_HEADER));
-}
-
-/**
- * The D1 work of SAMPLES single requests, one after the other, with one API key (as a busy key's): the middle one by
- * rows read (a request that missed a cache reads more).
- */
-async function sampleD1(side: Side, op: Operation) {
-  const samples = [];
-  for (let i = 0; i < SAMPLES; i++)
-    samples.push(
-      await d1Of(side.server.baseUrl, side.request[op](load.nextNumber(`${side.server.name}:${op}`, side.keys))),
-    );
-  return samples.sort((a, b) => (a?.rowsRead ?? 0) - (b?.rowsRead ?? 0))[SAMPLES >> 1]!;
-}
-
 /** Rows read by a refund after 1 and after HISTORY earlier refunds of its payment (one key, one at a time). */
 async function refundRows(side: Side) {
   const create = side.request.create(load.nextNumber('service:create', side.keys));
   const payment = await send(side.server.baseUrl, { ...create, body: create.body!.replace('"10.00"', `"${LARGE}"`) });
   const rows: History = [];
   for (let n = 0; n <= HISTORY; n++) {
-    const total = await d1Of(
+    const { d1 } = await sendOk(
       side.server.baseUrl,
       load.refund(`/v1/payments/${payment.body.data.id}`, `history-${RUN_ID}-${n}`, {
         Authorization: create.headers.Authorization!,
       }),
     );
-    if (n === 1 || n === HISTORY) rows.push({ after: n, rowsRead: total?.rowsRead ?? null });
+    if (n === 1 || n === HISTORY) rows.push({ after: n, rowsRead: d1?.rowsRead ?? null });
   }
   return rows;
 }
@@ -223,7 +203,11 @@ async function measure(op: Operation, service: Side, baseline: Side) {
     for (const i of round % 2 === 0 ? [0, 1] : [1, 0])
       rounds[i]!.push(await drive([service, baseline][i]!, DURATION_S));
   const [s, b] = [load.summarize(rounds[0]!), load.summarize(rounds[1]!)];
-  const [d1, baselineD1] = [await sampleD1(service, op), await sampleD1(baseline, op)];
+  // One API key (as a busy key's), fresh request numbers.
+  const sample = async (s: Side) =>
+    (await load.oneAtATime(s.server, () => s.request[op](load.nextNumber(`${s.server.name}:${op}`, s.keys)), SAMPLES))
+      .d1;
+  const [d1, baselineD1] = [await sample(service), await sample(baseline)];
   log(
     `${label(op)}: ${fmt(s.rps / b.rps, 2)}×; CPU ${fmt(s.cpuMsPerRequest, 2)} against ${fmt(b.cpuMsPerRequest, 2)} ms`,
   );
