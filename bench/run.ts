@@ -11,8 +11,7 @@
 // (256), BENCH_SAMPLES (5), BENCH_OPS (create,get,replay,refund), BENCH_KEYS (32), BENCH_KEYLOAD_DURATION (s per
 // phase, 10; 0 skips it), BENCH_KEYLOAD_RATE (20), BENCH_HISTORY (200; 0 skips it), BENCH_SCALE_OWNERS (8).
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../scripts/lib/admin.mjs';
 import { auth, merchant, newMerchant, placement, send, sendOk } from './api.ts';
@@ -20,7 +19,7 @@ import { historyRun } from './history.ts';
 import type { D1Stats } from './d1.ts';
 import * as load from './load.ts';
 import { fmt, LARGE, type Operation, type Side, type Summary } from './load.ts';
-import { startBaseline, startService, stopAll } from './servers.ts';
+import { runGuarded, startBaseline, startService, stopAll, tempDir } from './servers.ts';
 
 function setting(name: string, fallback: number, max: number, raw = process.env[name]): number {
   const value = raw === undefined || raw === '' ? fallback : Number(raw);
@@ -65,12 +64,6 @@ const label = (op: Operation) => OPS[op][0];
 const RESULTS_FILE = join(ROOT, 'bench', 'RESULTS.md');
 const RUN_ID = randomBytes(4).toString('hex');
 const log = (message: string) => console.log(`[bench] ${message}`);
-
-let tempDir = '';
-const cleanup = async () => {
-  await stopAll(tempDir || undefined);
-  tempDir = '';
-};
 
 // ------------------------------------------------------------------ load
 
@@ -217,9 +210,9 @@ type Result = Awaited<ReturnType<typeof measure>>;
 
 async function main() {
   const began = Date.now();
-  tempDir = mkdtempSync(join(os.tmpdir(), 'payment-service-bench-'));
-  log(`state in ${tempDir}; starting the service and the baseline...`);
-  const [{ server, token }, baselineServer] = await Promise.all([startService(tempDir), startBaseline(tempDir)]);
+  const dir = tempDir('bench');
+  log(`state in ${dir}; starting the service and the baseline...`);
+  const [{ server, token }, baselineServer] = await Promise.all([startService(dir), startBaseline(dir)]);
   log(`creating ${KEYS} API keys, a sandbox POS method and ${POOL} payments per side...`);
   const { keys, method } = await merchant(server.baseUrl, token, KEYS + 2);
   const [quiet, flooding] = keys.splice(KEYS, 2) as [(typeof keys)[0], (typeof keys)[0]];
@@ -265,9 +258,9 @@ async function scale() {
   const rows: string[] = [];
   let one = NaN;
   for (const shards of SCALE) {
-    tempDir = mkdtempSync(join(os.tmpdir(), 'payment-service-scale-'));
+    const dir = tempDir('scale');
     log(`${shards} shard(s): a fresh deployment, ${SCALE_OWNERS} merchants...`);
-    const { server, token } = await startService(tempDir, {
+    const { server, token } = await startService(dir, {
       shards,
       vars: ['--var', `BENCH_D1_SERVICE_MS:${SERVICE_MS}`],
     });
@@ -313,7 +306,7 @@ async function scale() {
       `| ${shards} | ${placed.join(', ')} | ${fmt(s.rps)} | ${fmt(speedup, 2)} | **${fmt(speedup / shards, 2)}** | ${fmt(s.p50)} | ${fmt(s.p99)} | ${s.non2xx} | ${busy.map((w) => `${w.db} ${fmt(w.perCreate, 2)} calls/create, ${fmt(100 * w.busy, 0)}% busy`).join('; ')} | ${fmt(100 * s.cpuShare, 0)}% |`,
     );
     log(`  ${fmt(s.rps)} creates/s (${s.statuses})`);
-    await cleanup();
+    await stopAll();
   }
   const text = [
     '<!-- scale:start -->',
@@ -337,21 +330,8 @@ function keepSection(name: string, text: string) {
   writeFileSync(RESULTS_FILE, next);
 }
 
-// Whatever happens, the run ends (and cleans up) within 45 minutes.
-setTimeout(() => void cleanup().finally(() => process.exit(1)), 45 * 60_000).unref();
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
-  process.once(signal, () => void cleanup().finally(() => process.exit(130)));
-let exitCode = 0;
-try {
-  if (process.argv.includes('history')) {
-    tempDir = mkdtempSync(join(os.tmpdir(), 'payment-service-history-'));
-    keepSection('history', await historyRun(tempDir));
-  } else await (SCALE.length > 0 ? scale() : main());
+await runGuarded(async () => {
+  if (process.argv.includes('history')) keepSection('history', await historyRun(tempDir('history')));
+  else await (SCALE.length > 0 ? scale() : main());
   log(`wrote ${RESULTS_FILE}`);
-} catch (error) {
-  console.error(`[bench] failed: ${(error as Error).stack ?? error}`);
-  exitCode = 1;
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+});
