@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { BUCKET_SPANS, DAY_MS } from '../src/domain/buckets.ts';
 import { eventTypeFor, type PaymentStatus } from '../src/domain/payment-state.ts';
-import { auth, newMerchant, paymentBody, placement, type RequestSpec, send } from './api.ts';
+import { auth, newMerchant, placement, type RequestSpec, send } from './api.ts';
 import * as load from './load.ts';
 import { fmt } from './load.ts';
 import { startService, stop } from './servers.ts';
@@ -123,11 +123,8 @@ export async function historyRun(dir: string): Promise<string> {
   const b = await newMerchant(server.baseUrl, token, 'B', 1, 'cnv_sandbox_qr_v1');
   const placed = [await placement(server.baseUrl, token, a.id), await placement(server.baseUrl, token, b.id)];
   const key = (m: typeof a, n: number) => auth(m.keys[n % m.keys.length]!.secret);
-  const create = (m: typeof a, name: string) => (n: number) => ({
-    ...{ method: 'POST' as const, path: '/v1/payments' },
-    headers: { ...key(m, n), 'Idempotency-Key': `${name}-${RUN_ID}-${n}` },
-    body: paymentBody(`${name}-${RUN_ID}-${n}`, '10.00', m.method),
-  });
+  const create = (m: typeof a, name: string) =>
+    load.creates({ prefix: '/v1', keyOf: (n) => key(m, n), methodOf: () => m.method }, name);
   const get = (path: string) => (n: number) => ({ method: 'GET' as const, path, headers: key(a, n) });
   await send(server.baseUrl, create(a, 'first')(0));
   const stages: Stage[] = [];

@@ -26,22 +26,25 @@ export const refund = (path: string, key: string, headers: Record<string, string
 });
 
 /** `prefix`: its routes', `/v1` or none (the baseline); `keyOf`, `methodOf`: the n-th request's credential, method. */
-type SideOptions = { prefix: string; keys: number; pool: number } & Record<'keyOf' | 'methodOf', (n: number) => any>;
+type Requests = { prefix: string } & Record<'keyOf' | 'methodOf', (n: number) => any>;
+
+/** The n-th create of series `name`, with an Idempotency-Key and a reference of its own. */
+export const creates =
+  ({ prefix, keyOf, methodOf }: Requests, name: string, value = '10.00') =>
+  (n: number): RequestSpec => ({
+    method: 'POST',
+    path: `${prefix}/payments`,
+    headers: { ...keyOf(n), 'Idempotency-Key': `${name}-${RUN_ID}-${n}` },
+    body: paymentBody(`${name}-${RUN_ID}-${n}`, value, methodOf(n)),
+  });
 
 /**
  * A side's requests, after it made `pool` large approved payments for the reads and refunds to spread over, and one
  * replay seed per key (which also fills the isolate's key and method caches).
  */
-export async function side(server: Server, options: SideOptions): Promise<Side> {
-  const { prefix, keys, keyOf, methodOf, pool: size } = options;
-  const create =
-    (name: string) =>
-    (n: number): RequestSpec => ({
-      method: 'POST',
-      path: `${prefix}/payments`,
-      headers: { ...keyOf(n), 'Idempotency-Key': `${name}-${RUN_ID}-${n}` },
-      body: paymentBody(`${name}-${RUN_ID}-${n}`, name === 'pool' ? LARGE : '10.00', methodOf(n)),
-    });
+export async function side(server: Server, options: Requests & { keys: number; pool: number }): Promise<Side> {
+  const { prefix, keys, keyOf, pool: size } = options;
+  const create = (name: string) => creates(options, name, name === 'pool' ? LARGE : '10.00');
   const pool: string[] = [];
   let next = 0;
   const worker = async () => {

@@ -124,9 +124,8 @@ export async function startService(dir: string, options: { shards?: number; vars
   writeFileSync(config[1]!, sections.join(''));
   const state = join(dir, 'service-state');
   mkdirSync(state);
-  const names =
-    shards === undefined ? databaseBindings('test').shards : Array.from({ length: shards }, (_, i) => `SHARD_${i}`);
-  for (const binding of ['DB', ...names]) await migrate(binding, state, config);
+  const databases = databaseBindings('test', config[1]);
+  for (const binding of [databases.control, ...databases.shards]) await migrate(binding, state, config);
   const [email, password] = [`bench-${randomBytes(4).toString('hex')}@example.com`, randomBytes(18).toString('hex')];
   const admin = { email, password };
   await ensureAdmin({ env: 'test', target: ['--local', '--persist-to', state], name: 'Bench Admin', ...admin });
