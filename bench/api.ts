@@ -71,7 +71,8 @@ export async function merchant(base: string, token: string, count: number, conne
 /** A new merchant: a user made by the admin of `token`, its `keys` API keys and a sandbox method (see `merchant`). */
 export async function newMerchant(base: string, token: string, name: string, keys: number, connector?: string) {
   const user = {
-    email: `${name}-${randomBytes(6).toString('hex')}@example.com`,
+    // The name may hold spaces (`Shop 1`), which an address may not.
+    email: `${name.replaceAll(' ', '-')}-${randomBytes(6).toString('hex')}@example.com`,
     password: randomBytes(18).toString('base64url'),
   };
   const { id } = await call(base, token, '/v1/users', 201, { ...user, name });
