@@ -1,6 +1,7 @@
 // What the bench's tools (run.ts, profile.ts) send a local server: requests as fetch and autocannon send them, and a
 // merchant set up through the API. Measurement only; nothing of it runs in the service.
 import { randomBytes } from 'node:crypto';
+import { D1_STATS_HEADER, parseD1Stats } from './d1.ts';
 
 export interface RequestSpec {
   method: 'GET' | 'POST';
@@ -21,6 +22,13 @@ export async function send(base: string, spec: RequestSpec): Promise<Answer> {
   const text = await res.text();
   // The service and the baseline answer JSON, or nothing.
   return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
+}
+
+/** `spec` answered below 300 (else an error naming it), with its D1 work as the bench's entries report it. */
+export async function sendOk(base: string, spec: RequestSpec) {
+  const answer = await send(base, spec);
+  if (answer.status >= 300) throw new Error(`${spec.path}: ${answer.status} ${answer.text}`);
+  return { ...answer, d1: parseD1Stats(answer.headers.get(D1_STATS_HEADER)) };
 }
 
 export const auth = (secret: string) => ({ Authorization: `Bearer ${secret}` });
@@ -63,7 +71,8 @@ export async function merchant(base: string, token: string, count: number, conne
 /** A new merchant: a user made by the admin of `token`, its `keys` API keys and a sandbox method (see `merchant`). */
 export async function newMerchant(base: string, token: string, name: string, keys: number, connector?: string) {
   const user = {
-    email: `${name}-${randomBytes(6).toString('hex')}@example.com`,
+    // The name may hold spaces (`Shop 1`), which an address may not.
+    email: `${name.replaceAll(' ', '-')}-${randomBytes(6).toString('hex')}@example.com`,
     password: randomBytes(18).toString('base64url'),
   };
   const { id } = await call(base, token, '/v1/users', 201, { ...user, name });

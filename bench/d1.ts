@@ -12,8 +12,6 @@ const FIELDS = ['statements', 'roundTrips', 'rowsRead', 'rowsWritten', 'unmetere
 export type D1Stats = Record<(typeof FIELDS)[number], number>;
 
 export const D1_STATS_HEADER = 'X-D1-Stats';
-/** The idempotency object's share of `X-D1-Stats` (the operation itself, without the request's auth). */
-export const D1_OPERATION_STATS_HEADER = 'X-D1-Stats-Operation';
 
 export const emptyD1Stats = () => Object.fromEntries(FIELDS.map((field) => [field, 0])) as D1Stats;
 

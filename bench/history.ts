@@ -9,11 +9,10 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { BUCKET_SPANS, DAY_MS } from '../src/domain/buckets.ts';
 import { eventTypeFor, type PaymentStatus } from '../src/domain/payment-state.ts';
-import { auth, newMerchant, paymentBody, placement, type RequestSpec, send } from './api.ts';
-import { D1_STATS_HEADER, parseD1Stats } from './d1.ts';
+import { auth, newMerchant, placement, type RequestSpec, send } from './api.ts';
 import * as load from './load.ts';
 import { fmt } from './load.ts';
-import { CLK_TCK, type Server, startService, stop, workerdTicks } from './servers.ts';
+import { startService, stop } from './servers.ts';
 
 const [SAMPLES, POLL_S, KEYS, RUN_ID] = [40, 10, 16, randomBytes(4).toString('hex')];
 /** A's statuses by the fill's row number `i` (70% approved, as the issue's), as SQL: each up to its share of 100. */
@@ -114,30 +113,7 @@ function fill(file: string, ownerId: string, size: number) {
   return picked;
 }
 
-type Measure = { p50: number; p95: number; cpu: number; rows: number; total?: number };
-
-/**
- * Requests one at a time after 3 to warm up, SAMPLES of them or until `done`: latency, workerd's CPU per request (less
- * swayed than latency by what else this machine runs; not while others load it too), rows read, a list's total.
- */
-async function measure(server: Server, request: (n: number) => RequestSpec, done?: () => boolean): Promise<Measure> {
-  const [ms, rows] = [[] as number[], [] as number[]];
-  let [total, ticks] = [undefined as number | undefined, 0];
-  for (let n = 0; done ? !done() : n < SAMPLES + 3; n++) {
-    if (n === 3) ticks = workerdTicks(server);
-    const began = performance.now();
-    const answer = await send(server.baseUrl, request(n));
-    if (answer.status >= 300) throw new Error(`${request(n).path}: ${answer.status} ${answer.text}`);
-    if (n < 3) continue;
-    ms.push(performance.now() - began);
-    rows.push(parseD1Stats(answer.headers.get(D1_STATS_HEADER))?.rowsRead ?? NaN);
-    total = answer.body?.pagination?.total;
-  }
-  const cpu = done ? NaN : ((workerdTicks(server) - ticks) * 1000) / CLK_TCK / ms.length;
-  return { p50: load.percentile(ms, 50), p95: load.percentile(ms, 95), cpu, rows: load.percentile(rows, 50), total };
-}
-
-type Stage = { size: number; rows: Map<string, Measure>; poll: load.Summary };
+type Stage = { size: number; rows: Map<string, load.Measure>; poll: load.Summary };
 
 /** The run; returns its section of bench/RESULTS.md. */
 export async function historyRun(dir: string): Promise<string> {
@@ -147,11 +123,8 @@ export async function historyRun(dir: string): Promise<string> {
   const b = await newMerchant(server.baseUrl, token, 'B', 1, 'cnv_sandbox_qr_v1');
   const placed = [await placement(server.baseUrl, token, a.id), await placement(server.baseUrl, token, b.id)];
   const key = (m: typeof a, n: number) => auth(m.keys[n % m.keys.length]!.secret);
-  const create = (m: typeof a, name: string) => (n: number) => ({
-    ...{ method: 'POST' as const, path: '/v1/payments' },
-    headers: { ...key(m, n), 'Idempotency-Key': `${name}-${RUN_ID}-${n}` },
-    body: paymentBody(`${name}-${RUN_ID}-${n}`, '10.00', m.method),
-  });
+  const create = (m: typeof a, name: string) =>
+    load.creates({ prefix: '/v1', keyOf: (n) => key(m, n), methodOf: () => m.method }, name);
   const get = (path: string) => (n: number) => ({ method: 'GET' as const, path, headers: key(a, n) });
   await send(server.baseUrl, create(a, 'first')(0));
   const stages: Stage[] = [];
@@ -176,12 +149,12 @@ export async function historyRun(dir: string): Promise<string> {
       ['A creates', create(a, `a-${size}`)],
       ['B creates', create(b, `b-${size}`)],
     ];
-    const rows = new Map<string, Measure>();
-    for (const [label, request] of requests) rows.set(label, await measure(server, request));
+    const rows = new Map<string, load.Measure>();
+    for (const [label, request] of requests) rows.set(label, await load.oneAtATime(server, request, SAMPLES));
     let done = false;
     const [round, polled] = await Promise.all([
       load.drive(server, `poll-${size}`, get('/v1/payments'), POLL_S, 8).finally(() => (done = true)),
-      measure(server, create(b, `polled-${size}`), () => done),
+      load.oneAtATime(server, create(b, `polled-${size}`), SAMPLES, () => done),
     ]);
     stages.push({
       size,
@@ -192,7 +165,7 @@ export async function historyRun(dir: string): Promise<string> {
   await stop(server.child);
   const [small, large] = stages as [Stage, Stage];
   const ratio = (x: number, y: number) => (Number.isFinite(y / x) ? `${fmt(y / x, 2)}×` : 'n/a');
-  const cells = (m: Measure) => `${fmt(m.p50)} | ${fmt(m.p95)} | ${fmt(m.cpu, 2)} | ${m.rows}`;
+  const cells = (m: load.Measure) => `${fmt(m.p50)} | ${fmt(m.p95)} | ${fmt(m.cpu, 2)} | ${m.d1?.rowsRead}`;
   const total = (stage: Stage) => stage.rows.get('payments list, first page')!.total;
   return [
     '<!-- history:start -->',
@@ -204,7 +177,7 @@ export async function historyRun(dir: string): Promise<string> {
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...[...small.rows].map(([label, x]) => {
       const y = large.rows.get(label)!;
-      return `| ${label} | ${cells(x)} | ${cells(y)} | **${ratio(x.p50, y.p50)}** | ${ratio(x.cpu, y.cpu)} | ${ratio(x.rows, y.rows)} |`;
+      return `| ${label} | ${cells(x)} | ${cells(y)} | **${ratio(x.p50, y.p50)}** | ${ratio(x.cpu, y.cpu)} | ${ratio(x.d1?.rowsRead ?? NaN, y.d1?.rowsRead ?? NaN)} |`;
     }),
     '',
     `The poller read ${fmt(small.poll.rps)} and ${fmt(large.poll.rps)} lists/s (p50 ${fmt(small.poll.p50)} and ${fmt(large.poll.p50)} ms; workerd CPU ${fmt(small.poll.cpuMsPerRequest, 2)} and ${fmt(large.poll.cpuMsPerRequest, 2)} ms per list, B's creates beside them included).`,

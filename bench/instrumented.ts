@@ -1,7 +1,7 @@
 // The Worker entry the bench serves instead of src/index.ts (bench/servers.ts): the same app, queue consumer, cron,
 // Workflow and Durable Objects, with every D1 binding (`DB`, `SHARD_<n>`) metered (bench/d1.ts) in the Worker and in the
-// idempotency object, whose share comes back beside its answer. Every response carries `X-D1-Stats` (the object's
-// share alone in `X-D1-Stats-Operation`). Vars: `BENCH_D1_SERVICE_MS`, the single-writer model (its writers at
+// idempotency object, whose share comes back beside its answer. Every response carries `X-D1-Stats`, the whole
+// request's. Vars: `BENCH_D1_SERVICE_MS`, the single-writer model (its writers at
 // `GET /__bench/d1-writers`); `BENCH_RATE_LIMIT` and `BENCH_CONSOLE`, the platform models (bench/platform-model.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Env } from '../src/env.ts';
@@ -9,11 +9,9 @@ import service, { OwnerMoveWorkflow, IdempotencyStore as ServiceIdempotencyStore
 import type { OperationAnswer, OperationRequest } from '../src/services/idempotency.ts';
 import {
   addD1Stats,
-  D1_OPERATION_STATS_HEADER,
   D1_STATS_HEADER,
   emptyD1Stats,
   instrumentedEnv as instrumentedD1Env,
-  parseD1Stats,
   singleWriterStats,
   type D1Stats,
 } from './d1.ts';
@@ -21,13 +19,11 @@ import { modelConsole, parseRateLimit, rateLimitModel } from './platform-model.t
 
 type BenchEnv = Env & { BENCH_D1_SERVICE_MS?: string; BENCH_RATE_LIMIT?: string; BENCH_CONSOLE?: string };
 
-/** One request's meter, and the idempotency object's share of it (JSON). */
-type RequestMeter = { stats: D1Stats; operation?: string };
-
-const requestMeter = new AsyncLocalStorage<RequestMeter>();
+/** The D1 work of the request (or idempotent operation) running: its context's. */
+const requestStats = new AsyncLocalStorage<D1Stats>();
 /** Calls made outside any request (the queue, the cron) are counted here and never reported. */
-const unattributed: RequestMeter = { stats: emptyD1Stats() };
-const currentMeter = () => requestMeter.getStore() ?? unattributed;
+const unattributed = emptyD1Stats();
+const currentStats = () => requestStats.getStore() ?? unattributed;
 
 let wrapped: BenchEnv | undefined;
 
@@ -39,7 +35,7 @@ let wrapped: BenchEnv | undefined;
 function instrumentedEnv(env: BenchEnv): BenchEnv {
   if (!wrapped) {
     const serviceMs = Number(env.BENCH_D1_SERVICE_MS ?? 0) || 0;
-    const modelled = instrumentedD1Env(env, () => currentMeter().stats, serviceMs);
+    const modelled = instrumentedD1Env(env, currentStats, serviceMs);
     const rateLimit = parseRateLimit(env.BENCH_RATE_LIMIT);
     wrapped = {
       ...modelled,
@@ -60,15 +56,15 @@ export class IdempotencyStore extends ServiceIdempotencyStore {
     super(ctx, instrumentedEnv(env));
   }
 
-  override async execute(request: OperationRequest): Promise<OperationAnswer & { d1?: string }> {
+  override async execute(request: OperationRequest): Promise<OperationAnswer & { d1?: D1Stats }> {
     // Its own meter, found by the wrapped bindings through the async context, as a request's is in the Worker.
-    const meter: RequestMeter = { stats: emptyD1Stats() };
-    const answer = await requestMeter.run(meter, () => super.execute(request));
-    return { ...answer, d1: JSON.stringify(meter.stats) };
+    const d1 = emptyD1Stats();
+    const answer = await requestStats.run(d1, () => super.execute(request));
+    return { ...answer, d1 };
   }
 }
 
-/** The `IDEMPOTENCY` namespace as the Worker sees it, whose stubs hand each answer's D1 share to the request's meter. */
+/** The `IDEMPOTENCY` namespace as the Worker sees it, whose stubs add each answer's D1 share to the request's meter. */
 function collectingOperations(binding: BenchEnv['IDEMPOTENCY']) {
   return new Proxy(binding, {
     get(target, prop) {
@@ -81,8 +77,8 @@ function collectingOperations(binding: BenchEnv['IDEMPOTENCY']) {
           get(stub, p) {
             if (p !== 'execute') return Reflect.get(stub, p);
             return async (request: OperationRequest) => {
-              const answer = (await stub.execute(request)) as OperationAnswer & { d1?: string };
-              currentMeter().operation = answer.d1;
+              const answer = (await stub.execute(request)) as OperationAnswer & { d1?: D1Stats };
+              addD1Stats(currentStats(), answer.d1 ?? null);
               return answer;
             };
           },
@@ -96,12 +92,10 @@ export default {
   async fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
     if (pathname === '/__bench/d1-writers') return Response.json(singleWriterStats());
-    const meter: RequestMeter = { stats: emptyD1Stats() };
-    const response = await requestMeter.run(meter, () => service.fetch(request, instrumentedEnv(env), ctx));
-    addD1Stats(meter.stats, parseD1Stats(meter.operation));
+    const stats = emptyD1Stats();
+    const response = await requestStats.run(stats, () => service.fetch(request, instrumentedEnv(env), ctx));
     // The app's own responses (the bench serves no static assets, whose headers are immutable).
-    if (meter.operation) response.headers.set(D1_OPERATION_STATS_HEADER, meter.operation);
-    response.headers.set(D1_STATS_HEADER, JSON.stringify(meter.stats));
+    response.headers.set(D1_STATS_HEADER, JSON.stringify(stats));
     return response;
   },
 } satisfies ExportedHandler<BenchEnv>;

@@ -2,7 +2,8 @@
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { paymentBody, type RequestSpec, send, withContentType } from './api.ts';
+import { paymentBody, type RequestSpec, send, sendOk, withContentType } from './api.ts';
+import type { D1Stats } from './d1.ts';
 import { CLK_TCK, type Server, workerdTicks } from './servers.ts';
 
 export const OPERATIONS = ['create', 'get', 'replay', 'refund'] as const;
@@ -25,22 +26,25 @@ export const refund = (path: string, key: string, headers: Record<string, string
 });
 
 /** `prefix`: its routes', `/v1` or none (the baseline); `keyOf`, `methodOf`: the n-th request's credential, method. */
-type SideOptions = { prefix: string; keys: number; pool: number } & Record<'keyOf' | 'methodOf', (n: number) => any>;
+type Requests = { prefix: string } & Record<'keyOf' | 'methodOf', (n: number) => any>;
+
+/** The n-th create of series `name`, with an Idempotency-Key and a reference of its own. */
+export const creates =
+  ({ prefix, keyOf, methodOf }: Requests, name: string, value = '10.00') =>
+  (n: number): RequestSpec => ({
+    method: 'POST',
+    path: `${prefix}/payments`,
+    headers: { ...keyOf(n), 'Idempotency-Key': `${name}-${RUN_ID}-${n}` },
+    body: paymentBody(`${name}-${RUN_ID}-${n}`, value, methodOf(n)),
+  });
 
 /**
  * A side's requests, after it made `pool` large approved payments for the reads and refunds to spread over, and one
  * replay seed per key (which also fills the isolate's key and method caches).
  */
-export async function side(server: Server, options: SideOptions): Promise<Side> {
-  const { prefix, keys, keyOf, methodOf, pool: size } = options;
-  const create =
-    (name: string) =>
-    (n: number): RequestSpec => ({
-      method: 'POST',
-      path: `${prefix}/payments`,
-      headers: { ...keyOf(n), 'Idempotency-Key': `${name}-${RUN_ID}-${n}` },
-      body: paymentBody(`${name}-${RUN_ID}-${n}`, name === 'pool' ? LARGE : '10.00', methodOf(n)),
-    });
+export async function side(server: Server, options: Requests & { keys: number; pool: number }): Promise<Side> {
+  const { prefix, keys, keyOf, pool: size } = options;
+  const create = (name: string) => creates(options, name, name === 'pool' ? LARGE : '10.00');
   const pool: string[] = [];
   let next = 0;
   const worker = async () => {
@@ -143,6 +147,34 @@ export function summarize(rounds: Round[]) {
   };
 }
 export type Summary = ReturnType<typeof summarize>;
+
+/**
+ * `request`'s requests one at a time after 3 to warm up, `samples` of them or until `done`: latency, workerd's CPU per
+ * request (less swayed than latency by what else this machine runs; not while others load it too), the D1 work of the
+ * middle one by rows read (a request that missed a cache reads more), a list's total.
+ */
+export async function oneAtATime(
+  server: Server,
+  request: (n: number) => RequestSpec,
+  samples: number,
+  done?: () => boolean,
+) {
+  const [ms, d1] = [[] as number[], [] as (D1Stats | null)[]];
+  let [total, ticks] = [undefined as number | undefined, 0];
+  for (let n = 0; done ? !done() : n < samples + 3; n++) {
+    if (n === 3) ticks = workerdTicks(server);
+    const began = performance.now();
+    const answer = await sendOk(server.baseUrl, request(n));
+    if (n < 3) continue;
+    ms.push(performance.now() - began);
+    d1.push(answer.d1);
+    total = answer.body?.pagination?.total;
+  }
+  const cpu = done ? NaN : ((workerdTicks(server) - ticks) * 1000) / CLK_TCK / ms.length;
+  d1.sort((a, b) => (a?.rowsRead ?? 0) - (b?.rowsRead ?? 0));
+  return { p50: percentile(ms, 50), p95: percentile(ms, 95), cpu, d1: d1[Math.ceil(d1.length / 2) - 1] ?? null, total };
+}
+export type Measure = Awaited<ReturnType<typeof oneAtATime>>;
 
 /** This machine, and its load average now. */
 export const machine = () =>

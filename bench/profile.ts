@@ -4,12 +4,9 @@
 // (a sample counts for every package on its stack, once). Measurement only; nothing of it runs in the service.
 //   BENCH_PROFILE_OP=get|replay|create|refund   BENCH_PROFILE_SECONDS=8   BENCH_PROFILE_CONNECTIONS=8   BENCH_PROFILE_TOP=30
 //   BENCH_PROFILE_POOL=256 (payments the reads and refunds are spread over, as `npm run bench` spreads them)
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { auth, merchant } from './api.ts';
 import { drive, OPERATIONS, type Operation, side } from './load.ts';
-import { startService, stopAll } from './servers.ts';
+import { runGuarded, startService, tempDir } from './servers.ts';
 
 const OP = (process.env.BENCH_PROFILE_OP ?? 'get') as Operation;
 if (!OPERATIONS.includes(OP)) throw new Error(`BENCH_PROFILE_OP: one of ${OPERATIONS.join(', ')}`);
@@ -147,37 +144,30 @@ function summarize(profile: Profile, modules: ModuleMap) {
   top('time with the source file or package on the stack (inclusive)', inclusive);
 }
 
-async function main() {
-  const dir = mkdtempSync(join(tmpdir(), 'payment-service-profile-'));
-  try {
-    const { server, token } = await startService(dir);
-    const { keys, method } = await merchant(server.baseUrl, token, KEYS);
-    // Reads and refunds spread over a pool of payments as `npm run bench` spreads them; a create or a replay needs none.
-    const pool = OP === 'get' || OP === 'refund' ? POOL : 1;
-    const keyOf = (n: number) => auth(keys[n % KEYS]!.secret);
-    const load = await side(server, { prefix: '/v1', keys: KEYS, keyOf, methodOf: () => method, pool });
-    const session = inspector(await workerTarget(server.inspectorUrl));
-    await session.opened;
-    await session.send('Profiler.enable');
-    await session.send('Profiler.setSamplingInterval', { interval: 200 });
-    await session.send('Profiler.start');
-    const round = await drive(server, OP, load.request[OP], SECONDS, CONNECTIONS);
-    const { profile } = (await session.send('Profiler.stop')) as { profile: Profile };
-    // The bundle's text, to name the source module of each bundled line (moduleMapOf).
-    await session.send('Debugger.enable');
-    const sources = new Map<string, string>();
-    for (const scriptId of new Set(profile.nodes.map((n) => n.callFrame.scriptId).filter((id) => id && id !== '0'))) {
-      const answer = (await session.send('Debugger.getScriptSource', { scriptId })) as { scriptSource?: string };
-      if (answer?.scriptSource) sources.set(scriptId!, answer.scriptSource);
-    }
-    session.close();
-    console.log(
-      `${OP}: ${(round.requests / round.seconds).toFixed(0)} req/s, ${round.requests} requests, non-2xx ${round.non2xx}`,
-    );
-    summarize(profile, moduleMapOf(sources));
-  } finally {
-    await stopAll(dir);
+await runGuarded(async () => {
+  const { server, token } = await startService(tempDir('profile'));
+  const { keys, method } = await merchant(server.baseUrl, token, KEYS);
+  // Reads and refunds spread over a pool of payments as `npm run bench` spreads them; a create or a replay needs none.
+  const pool = OP === 'get' || OP === 'refund' ? POOL : 1;
+  const keyOf = (n: number) => auth(keys[n % KEYS]!.secret);
+  const load = await side(server, { prefix: '/v1', keys: KEYS, keyOf, methodOf: () => method, pool });
+  const session = inspector(await workerTarget(server.inspectorUrl));
+  await session.opened;
+  await session.send('Profiler.enable');
+  await session.send('Profiler.setSamplingInterval', { interval: 200 });
+  await session.send('Profiler.start');
+  const round = await drive(server, OP, load.request[OP], SECONDS, CONNECTIONS);
+  const { profile } = (await session.send('Profiler.stop')) as { profile: Profile };
+  // The bundle's text, to name the source module of each bundled line (moduleMapOf).
+  await session.send('Debugger.enable');
+  const sources = new Map<string, string>();
+  for (const scriptId of new Set(profile.nodes.map((n) => n.callFrame.scriptId).filter((id) => id && id !== '0'))) {
+    const answer = (await session.send('Debugger.getScriptSource', { scriptId })) as { scriptSource?: string };
+    if (answer?.scriptSource) sources.set(scriptId!, answer.scriptSource);
   }
-}
-
-await main();
+  session.close();
+  console.log(
+    `${OP}: ${(round.requests / round.seconds).toFixed(0)} req/s, ${round.requests} requests, non-2xx ${round.non2xx}`,
+  );
+  summarize(profile, moduleMapOf(sources));
+});

@@ -11,16 +11,15 @@
 // (256), BENCH_SAMPLES (5), BENCH_OPS (create,get,replay,refund), BENCH_KEYS (32), BENCH_KEYLOAD_DURATION (s per
 // phase, 10; 0 skips it), BENCH_KEYLOAD_RATE (20), BENCH_HISTORY (200; 0 skips it), BENCH_SCALE_OWNERS (8).
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../scripts/lib/admin.mjs';
-import { auth, merchant, newMerchant, placement, type RequestSpec, send } from './api.ts';
+import { auth, merchant, newMerchant, placement, send, sendOk } from './api.ts';
 import { historyRun } from './history.ts';
-import { D1_OPERATION_STATS_HEADER, D1_STATS_HEADER, parseD1Stats, type D1Stats } from './d1.ts';
+import type { D1Stats } from './d1.ts';
 import * as load from './load.ts';
 import { fmt, LARGE, type Operation, type Side, type Summary } from './load.ts';
-import { startBaseline, startService, stopAll } from './servers.ts';
+import { runGuarded, startBaseline, startService, stopAll, tempDir } from './servers.ts';
 
 function setting(name: string, fallback: number, max: number, raw = process.env[name]): number {
   const value = raw === undefined || raw === '' ? fallback : Number(raw);
@@ -66,34 +65,7 @@ const RESULTS_FILE = join(ROOT, 'bench', 'RESULTS.md');
 const RUN_ID = randomBytes(4).toString('hex');
 const log = (message: string) => console.log(`[bench] ${message}`);
 
-let tempDir = '';
-const cleanup = async () => {
-  await stopAll(tempDir || undefined);
-  tempDir = '';
-};
-
 // ------------------------------------------------------------------ load
-
-/** The D1 work of one request: the whole request's, and the idempotency object's share. */
-async function d1Of(base: string, spec: RequestSpec) {
-  const answer = await send(base, spec);
-  if (answer.status >= 300) throw new Error(`${spec.path}: ${answer.status} ${answer.text}`);
-  const header = (name: string) => parseD1Stats(answer.headers.get(name));
-  return { total: header(D1_STATS_HEADER), operation: header(D1_OPERATION_STATS_HEADER) };
-}
-
-/**
- * The D1 work of SAMPLES single requests, one after the other, with one API key (as a busy key's): the middle one by
- * rows read (a request that missed a cache reads more).
- */
-async function sampleD1(side: Side, op: Operation) {
-  const samples = [];
-  for (let i = 0; i < SAMPLES; i++)
-    samples.push(
-      await d1Of(side.server.baseUrl, side.request[op](load.nextNumber(`${side.server.name}:${op}`, side.keys))),
-    );
-  return samples.sort((a, b) => (a.total?.rowsRead ?? 0) - (b.total?.rowsRead ?? 0))[SAMPLES >> 1]!;
-}
 
 /** Rows read by a refund after 1 and after HISTORY earlier refunds of its payment (one key, one at a time). */
 async function refundRows(side: Side) {
@@ -101,13 +73,13 @@ async function refundRows(side: Side) {
   const payment = await send(side.server.baseUrl, { ...create, body: create.body!.replace('"10.00"', `"${LARGE}"`) });
   const rows: History = [];
   for (let n = 0; n <= HISTORY; n++) {
-    const { total } = await d1Of(
+    const { d1 } = await sendOk(
       side.server.baseUrl,
       load.refund(`/v1/payments/${payment.body.data.id}`, `history-${RUN_ID}-${n}`, {
         Authorization: create.headers.Authorization!,
       }),
     );
-    if (n === 1 || n === HISTORY) rows.push({ after: n, rowsRead: total?.rowsRead ?? null });
+    if (n === 1 || n === HISTORY) rows.push({ after: n, rowsRead: d1?.rowsRead ?? null });
   }
   return rows;
 }
@@ -131,12 +103,12 @@ function targets(results: Result[], history: History): string[] {
     const [, ratio, roundTrips] = OPS[r.op];
     const rounds = r.service.roundRps.map((x, i) => fmt(x / r.baseline.roundRps[i]!, 2)).join(', ');
     check(r.ratio >= ratio, `${label(r.op)} ≥ ${ratio}× baseline`, `${fmt(r.ratio, 2)}× (rounds ${rounds})`);
-    const trips = r.d1.total?.roundTrips ?? NaN;
+    const trips = r.d1?.roundTrips ?? NaN;
     if (roundTrips !== null) check(trips <= roundTrips, `≤ ${roundTrips} serial D1 round trips`, `${trips}`);
     if (r.op !== 'get') continue;
     const cpu = r.service.cpuMsPerRequest / r.baseline.cpuMsPerRequest;
     check(cpu <= 1.5, "workerd CPU ≤ 1.5× the baseline's", `${fmt(cpu, 2)}×`);
-    check((r.d1.total?.rowsRead ?? NaN) <= 2, 'rows read ≤ 2', `${r.d1.total?.rowsRead}`);
+    check((r.d1?.rowsRead ?? NaN) <= 2, 'rows read ≤ 2', `${r.d1?.rowsRead}`);
   }
   const [first, last] = history;
   const detail = history.map((h) => `${h.rowsRead} after ${h.after}`).join(', ');
@@ -163,7 +135,7 @@ function render(results: Result[], history: History, perKey: [string, string, Su
     ...results.flatMap((r) =>
       (
         [
-          [label(r.op), 'service', r.service, r.d1.total, `**${fmt(r.ratio, 2)}×**`],
+          [label(r.op), 'service', r.service, r.d1, `**${fmt(r.ratio, 2)}×**`],
           ['', 'baseline', r.baseline, r.baselineD1, '1.00×'],
         ] as const
       ).map(
@@ -172,10 +144,7 @@ function render(results: Result[], history: History, perKey: [string, string, Su
       ),
     ),
     '',
-    `D1: the middle of ${SAMPLES} single requests after the load (D1's own \`rows_read\` / \`rows_written\`), the idempotency object's share included (inside it: ${results
-      .filter((r) => r.d1.operation)
-      .map((r) => `${r.op} ${r.d1.operation!.roundTrips} round trips, ${r.d1.operation!.rowsRead} rows read`)
-      .join('; ')}). CPU: utime + stime of the side's workerd processes over its rounds, per request.`,
+    `D1: the middle of ${SAMPLES} single requests after the load (D1's own \`rows_read\` / \`rows_written\`), the idempotency object's share included. CPU: utime + stime of the side's workerd processes over its rounds, per request.`,
     ...(history.length > 0
       ? [
           '',
@@ -227,7 +196,11 @@ async function measure(op: Operation, service: Side, baseline: Side) {
     for (const i of round % 2 === 0 ? [0, 1] : [1, 0])
       rounds[i]!.push(await drive([service, baseline][i]!, DURATION_S));
   const [s, b] = [load.summarize(rounds[0]!), load.summarize(rounds[1]!)];
-  const [d1, baselineD1] = [await sampleD1(service, op), (await sampleD1(baseline, op)).total];
+  // One API key (as a busy key's), fresh request numbers.
+  const sample = async (s: Side) =>
+    (await load.oneAtATime(s.server, () => s.request[op](load.nextNumber(`${s.server.name}:${op}`, s.keys)), SAMPLES))
+      .d1;
+  const [d1, baselineD1] = [await sample(service), await sample(baseline)];
   log(
     `${label(op)}: ${fmt(s.rps / b.rps, 2)}×; CPU ${fmt(s.cpuMsPerRequest, 2)} against ${fmt(b.cpuMsPerRequest, 2)} ms`,
   );
@@ -237,9 +210,9 @@ type Result = Awaited<ReturnType<typeof measure>>;
 
 async function main() {
   const began = Date.now();
-  tempDir = mkdtempSync(join(os.tmpdir(), 'payment-service-bench-'));
-  log(`state in ${tempDir}; starting the service and the baseline...`);
-  const [{ server, token }, baselineServer] = await Promise.all([startService(tempDir), startBaseline(tempDir)]);
+  const dir = tempDir('bench');
+  log(`state in ${dir}; starting the service and the baseline...`);
+  const [{ server, token }, baselineServer] = await Promise.all([startService(dir), startBaseline(dir)]);
   log(`creating ${KEYS} API keys, a sandbox POS method and ${POOL} payments per side...`);
   const { keys, method } = await merchant(server.baseUrl, token, KEYS + 2);
   const [quiet, flooding] = keys.splice(KEYS, 2) as [(typeof keys)[0], (typeof keys)[0]];
@@ -285,9 +258,9 @@ async function scale() {
   const rows: string[] = [];
   let one = NaN;
   for (const shards of SCALE) {
-    tempDir = mkdtempSync(join(os.tmpdir(), 'payment-service-scale-'));
+    const dir = tempDir('scale');
     log(`${shards} shard(s): a fresh deployment, ${SCALE_OWNERS} merchants...`);
-    const { server, token } = await startService(tempDir, {
+    const { server, token } = await startService(dir, {
       shards,
       vars: ['--var', `BENCH_D1_SERVICE_MS:${SERVICE_MS}`],
     });
@@ -333,7 +306,7 @@ async function scale() {
       `| ${shards} | ${placed.join(', ')} | ${fmt(s.rps)} | ${fmt(speedup, 2)} | **${fmt(speedup / shards, 2)}** | ${fmt(s.p50)} | ${fmt(s.p99)} | ${s.non2xx} | ${busy.map((w) => `${w.db} ${fmt(w.perCreate, 2)} calls/create, ${fmt(100 * w.busy, 0)}% busy`).join('; ')} | ${fmt(100 * s.cpuShare, 0)}% |`,
     );
     log(`  ${fmt(s.rps)} creates/s (${s.statuses})`);
-    await cleanup();
+    await stopAll();
   }
   const text = [
     '<!-- scale:start -->',
@@ -357,21 +330,8 @@ function keepSection(name: string, text: string) {
   writeFileSync(RESULTS_FILE, next);
 }
 
-// Whatever happens, the run ends (and cleans up) within 45 minutes.
-setTimeout(() => void cleanup().finally(() => process.exit(1)), 45 * 60_000).unref();
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
-  process.once(signal, () => void cleanup().finally(() => process.exit(130)));
-let exitCode = 0;
-try {
-  if (process.argv.includes('history')) {
-    tempDir = mkdtempSync(join(os.tmpdir(), 'payment-service-history-'));
-    keepSection('history', await historyRun(tempDir));
-  } else await (SCALE.length > 0 ? scale() : main());
+await runGuarded(async () => {
+  if (process.argv.includes('history')) keepSection('history', await historyRun(tempDir('history')));
+  else await (SCALE.length > 0 ? scale() : main());
   log(`wrote ${RESULTS_FILE}`);
-} catch (error) {
-  console.error(`[bench] failed: ${(error as Error).stack ?? error}`);
-  exitCode = 1;
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+});

@@ -2,7 +2,8 @@
 // baseline (bench/baseline), each on a fresh state in its own process group on free loopback ports; and the CPU time
 // of their workerd processes.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join } from 'node:path';
 import { ensureAdmin, ROOT, runWrangler, wranglerBin } from '../scripts/lib/admin.mjs';
@@ -15,7 +16,7 @@ import { platformModelVars } from './platform-model.ts';
 export type Server = { name: string; child: ChildProcess; baseUrl: string; inspectorUrl: string };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const started: ChildProcess[] = [];
+const [started, dirs]: [ChildProcess[], string[]] = [[], []];
 
 /** Stops the servers (whole process groups), their state kept (bench/history.ts writes into it meanwhile). */
 export async function stop(...servers: ChildProcess[]) {
@@ -24,10 +25,36 @@ export async function stop(...servers: ChildProcess[]) {
   for (const child of servers) killGroup(child, 'SIGKILL');
 }
 
-/** Stops every server started and removes `dir`. */
-export async function stopAll(dir?: string) {
+/** A fresh temporary directory for a run's state and logs, removed by `stopAll`. */
+export function tempDir(name: string): string {
+  dirs.push(mkdtempSync(join(tmpdir(), `payment-service-${name}-`)));
+  return dirs.at(-1)!;
+}
+
+/** Stops every server started and removes every temporary directory. */
+export async function stopAll() {
   await stop(...started);
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Runs `task` and exits with its outcome, every server stopped and directory removed first, also on a signal or after
+ * 45 minutes: the servers run in process groups of their own, which a Ctrl-C at the terminal does not reach.
+ */
+export async function runGuarded(task: () => Promise<void>): Promise<never> {
+  setTimeout(() => void stopAll().finally(() => process.exit(1)), 45 * 60_000).unref();
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.once(signal, () => void stopAll().finally(() => process.exit(130)));
+  let exitCode = 0;
+  try {
+    await task();
+  } catch (error) {
+    console.error(`[bench] failed: ${(error as Error).stack ?? error}`);
+    exitCode = 1;
+  } finally {
+    await stopAll();
+  }
+  process.exit(exitCode);
 }
 
 /** `wrangler dev <args>`, its output in `<dir>/<name>.log`, awaited until `readyPath` answers below 500. */
@@ -97,9 +124,8 @@ export async function startService(dir: string, options: { shards?: number; vars
   writeFileSync(config[1]!, sections.join(''));
   const state = join(dir, 'service-state');
   mkdirSync(state);
-  const names =
-    shards === undefined ? databaseBindings('test').shards : Array.from({ length: shards }, (_, i) => `SHARD_${i}`);
-  for (const binding of ['DB', ...names]) await migrate(binding, state, config);
+  const databases = databaseBindings('test', config[1]);
+  for (const binding of [databases.control, ...databases.shards]) await migrate(binding, state, config);
   const [email, password] = [`bench-${randomBytes(4).toString('hex')}@example.com`, randomBytes(18).toString('hex')];
   const admin = { email, password };
   await ensureAdmin({ env: 'test', target: ['--local', '--persist-to', state], name: 'Bench Admin', ...admin });
