@@ -9,8 +9,7 @@
 // PAYMENT_SERVICE_STATE_DIR=<dir> (optional; the Node test project uses it) keeps everything in <dir>
 // instead: the vars file is <dir>/.dev.vars (created the same way, given to wrangler dev with --env-file)
 // and the local D1 / Durable Object state is <dir>/state (--persist-to); the developer's data is untouched.
-// Arguments after the script's name go to wrangler dev as they are (`npm start -- --var NAME:value`; the bench's
-// profile runs its instrumented entry this way).
+// Arguments after the script's name go to wrangler dev as they are (`npm start -- --var NAME:value`).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
