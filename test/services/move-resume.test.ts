@@ -92,7 +92,7 @@ describe('resumeMoves', () => {
     expect(restartsOf(beating)).toBe(1);
   });
 
-  it('never restarts a finished move, whatever its instance reports; an unfinished one beside it is', async () => {
+  it('never restarts a finished move, whatever its instance reports; unfinished ones beside it are', async () => {
     const now = Date.now();
     const long = now - 60 * 60_000;
     const finished = [
@@ -100,17 +100,15 @@ describe('resumeMoves', () => {
       await moveWith({ heartbeatAt: long, status: 'errored', finishedAt: long }),
       await moveWith({ heartbeatAt: long, status: 'complete', finishedAt: long }),
     ];
-    const unfinished = await moveWith({ heartbeatAt: long, status: 'complete' });
+    // Silent, its instance complete (a run that ended without finishing the move); and one that gave up just now,
+    // restarted at once as before heartbeats.
+    const unfinished = [
+      await moveWith({ heartbeatAt: long, status: 'complete' }),
+      await moveWith({ heartbeatAt: now, status: 'errored' }),
+    ];
     await resumeMoves(deps, now);
     for (const id of finished) expect(restartsOf(id), id).toBe(0);
-    expect(restartsOf(unfinished)).toBe(1);
-  });
-
-  it('restarts an errored job at once, as before heartbeats', async () => {
-    const now = Date.now();
-    const errored = await moveWith({ heartbeatAt: now, status: 'errored' });
-    await resumeMoves(deps, now);
-    expect(restartsOf(errored)).toBe(1);
+    for (const id of unfinished) expect(restartsOf(id), id).toBe(1);
   });
 
   it("a job's heartbeat and its finish are written only by the run that holds the move", async () => {

@@ -44,7 +44,8 @@ export const ownerMoves = sqliteTable(
     flippedAt: integer('flipped_at'),
     /**
      * When the move's job ended, after its last write (the old copy deleted, or a partial copy removed): until then
-     * the scheduled jobs leave the owner's rows on both shards alone, and the cron starts the job again if it gave up.
+     * the scheduled jobs leave the owner's rows on both shards alone, and the cron starts the job again if it gave up
+     * or went silent (`heartbeat_at`).
      */
     finishedAt: integer('finished_at'),
     /**
