@@ -16,7 +16,8 @@
 //     stays reserved (`created`) in the database, nor any payment `created` with no processor attempt.
 // Then one more round moves the merchant to the other shard during a burst (docs/SCALE.md, "Moves"): the move is
 // asked for, a burst of creates meets `503 owner_moving`, the server is killed mid-move and started again, the move
-// (a durable job) resumes by itself and ends, and the retried creates land on the new shard. It checks that every
+// (a durable job) resumes by itself (the cron starts its silent job again) and ends, and the retried creates land on
+// the new shard. It checks that every
 // row the merchant had, and every payment answered 201, is on the shard the directory names and none is left on
 // the other.
 // Bounded: CHAOS_ROUNDS (default 4) rounds of CHAOS_BURST (default 24) creates, CHAOS_MAX_RETRIES
@@ -38,8 +39,13 @@ const MAX_RETRIES = Number(process.env.CHAOS_MAX_RETRIES ?? 8);
 const KILL_AFTER_MS: [number, number] = [20, 400];
 /** When the server is killed during the move: within its settle wait (40 s) or its copy. */
 const MOVE_KILL_AFTER_MS: [number, number] = [2_000, 45_000];
-/** How long the move may take, the crash and restart included. */
-const MOVE_TIMEOUT_MS = 5 * 60_000;
+/**
+ * How long the move may take, the crash and restart included. wrangler dev's local Workflows never resume an instance
+ * whose process died (docs/SCALE.md, "Moves"): the cron starts the job again once it has been silent for
+ * `MOVE_SILENCE_MS` (5 minutes, src/services/shards/move-owner.ts), at its next minute, and the new run settles (40 s)
+ * and copies again: 5 + 1 + 3 minutes.
+ */
+const MOVE_TIMEOUT_MS = 9 * 60_000;
 /** Sandbox amount endings (docs/sandbox.md): approve, timeout then success, unavailable then success, decline. */
 const ENDINGS = ['00', '52', '53', '51'];
 

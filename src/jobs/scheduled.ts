@@ -16,8 +16,8 @@ import { resumeMoves } from '../services/shards/move-owner.ts';
  */
 export async function runScheduledJobs(env: Env, now: number) {
   const base = createDeps(env);
-  // Owner moves whose durable job gave up are started again (services/shards/move-owner.ts).
-  const moves = settled('control', resumeMoves(base));
+  // Owner moves whose durable job gave up or went silent are started again (services/shards/move-owner.ts).
+  const moves = settled('control', resumeMoves(base, now));
   const perShard = await Promise.all(
     base.shards.map(async ({ name }) => {
       const deps = base.withShard(name);

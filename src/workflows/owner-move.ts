@@ -10,7 +10,8 @@ export interface OwnerMoveParams {
 /**
  * A step that fails (a D1 call that timed out, a restarted isolate) is tried again: every step is idempotent and
  * fenced (services/shards/move-steps.ts). After the last try the instance errors with the owner still marked; the
- * same `PUT .../placement` restarts it, a move back to the origin cancels it.
+ * cron starts it again (services/shards/move-owner.ts, `resumeMoves`), as it does an instance silent longer than
+ * `MOVE_SILENCE_MS` whatever it reports, and so does the same `PUT .../placement`; a move back to the origin cancels it.
  */
 const STEP: WorkflowStepConfig = {
   retries: { limit: 8, delay: '5 seconds', backoff: 'exponential' },

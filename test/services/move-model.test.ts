@@ -124,6 +124,11 @@ interface Scenario {
   second: SecondRequest | null;
   /** The boundary of the first move at which its job crashes and starts again from its first step; -1: never. */
   crashAt: number;
+  /**
+   * The boundary of the first move at which its job is started again while its first run goes on (the cron restarts
+   * an instance that looked dead but was only slow): both runs take steps, interleaved; -1 or absent: never.
+   */
+  restartAt?: number;
   /** Every step of every move runs twice (its write committed, its answer lost). */
   rerun?: boolean;
 }
@@ -216,7 +221,7 @@ async function versionsOnDirectoryShard(ownerId: string): Promise<Map<string, nu
   return new Map(results.map((r) => [r.id, r.version]));
 }
 
-async function runScenario({ seed, at, second, crashAt, rerun = false }: Scenario) {
+async function runScenario({ seed, at, second, crashAt, restartAt = -1, rerun = false }: Scenario) {
   const rand = random(seed);
   const queue = captureQueue();
   const hooks = receiver();
@@ -251,6 +256,12 @@ async function runScenario({ seed, at, second, crashAt, rerun = false }: Scenari
         continue;
       }
       const job = running[Math.floor(rand() * running.length)]!;
+      if (job === jobs.get(first.move!.id) && boundary === restartAt) {
+        // The first run is not dropped: it keeps taking steps alongside the second.
+        jobs.set(`${job.moveId} restarted`, new Stepper(job.moveId, modelDeps, rerun));
+        boundary++;
+        continue;
+      }
       if (job.moveId === first.move!.id && boundary === crashAt) {
         // The job's process died here: the platform starts it again, this model from its very first step.
         jobs.set(job.moveId, new Stepper(job.moveId, modelDeps, rerun));
@@ -258,7 +269,7 @@ async function runScenario({ seed, at, second, crashAt, rerun = false }: Scenari
         continue;
       }
       await job.step();
-      if (job.moveId === first.move!.id) boundary++;
+      if (job === jobs.get(first.move!.id)) boundary++;
     }
     for (const job of jobs.values()) {
       expect(job.error).toBeUndefined();
@@ -285,7 +296,14 @@ async function runScenario({ seed, at, second, crashAt, rerun = false }: Scenari
     // The owner works where the directory says.
     const read = await call('GET', `/v1/payments/${owner.payments[0]}`, { token: owner.key.secret });
     expect(read.status, read.text).toBe(200);
-    return { boundaries: boundary, moves: jobs.size, home, target, outcome: jobs.get(first.move!.id)!.outcome };
+    return {
+      boundaries: boundary,
+      moves: jobs.size,
+      home,
+      target,
+      outcome: jobs.get(first.move!.id)!.outcome,
+      move: await loadMove(modelDeps, first.move!.id),
+    };
   } finally {
     hooks.restore();
     queue.restore();
@@ -330,6 +348,27 @@ describe('the move model', () => {
     'second request $second at boundary $at, crash at $crashAt, steps run twice: $rerun (seed $seed)',
     async (scenario) => {
       await runScenario(scenario);
+    },
+    120_000,
+  );
+
+  // The cron restarts a job whose heartbeat went silent (move-owner.ts, resumeMoves) without knowing whether its
+  // process died or is only slow: a second run of the same move at every boundary of the first, both going on. The
+  // move must end as it would have alone: done, every row on the target.
+  const restarts: Scenario[] = Array.from({ length: BOUNDARIES }, (_, at) => ({
+    seed: 2_000 + at,
+    at: 0,
+    second: null,
+    crashAt: -1,
+    restartAt: at,
+    rerun: at % 2 === 1,
+  }));
+  it.each(restarts)(
+    'a second run of the same move from boundary $restartAt while the first goes on, steps run twice: $rerun (seed $seed)',
+    async (scenario) => {
+      const { home, target, move } = await runScenario(scenario);
+      expect(move?.status, move?.reason ?? '').toBe('done');
+      expect(home).toBe(target);
     },
     120_000,
   );

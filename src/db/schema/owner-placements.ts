@@ -44,9 +44,23 @@ export const ownerMoves = sqliteTable(
     flippedAt: integer('flipped_at'),
     /**
      * When the move's job ended, after its last write (the old copy deleted, or a partial copy removed): until then
-     * the scheduled jobs leave the owner's rows on both shards alone, and the cron starts the job again if it gave up.
+     * the scheduled jobs leave the owner's rows on both shards alone, and the cron starts the job again if it gave up
+     * or went silent (`heartbeat_at`).
      */
     finishedAt: integer('finished_at'),
+    /**
+     * The job's last sign of life: written by its every step (a copied page is a step) while the job is unfinished.
+     * Distinct from `updated_at`, which says when the record last changed (shown by the API): a job that copies a
+     * thousand pages beats a thousand times without changing what the record says. Null on moves from before it
+     * existed (`updated_at` stands in). The cron restarts a job silent too long (move-owner.ts, `resumeMoves`).
+     */
+    heartbeatAt: integer('heartbeat_at'),
+    /**
+     * Which run of the job holds the move: each fresh run of the instance (a restart, not a resume after a crash,
+     * which keeps its first step's result) takes the next number in its first step, and every later write of the job
+     * is fenced by it, so a run that was restarted while still alive writes nothing more (move-steps.ts).
+     */
+    run: integer('run').notNull().default(0),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

@@ -29,6 +29,10 @@ export interface Move {
   rowsCopied: Record<string, number> | null;
   flippedAt: number | null;
   finishedAt: number | null;
+  /** The job's last sign of life (`updated_at` for a move from before heartbeats). */
+  heartbeatAt: number;
+  /** The run of the job that holds the move (db/schema/owner-placements.ts): its writes are fenced by it. */
+  run: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -124,6 +128,8 @@ async function startMove(deps: Deps, current: Placement, to: ShardName): Promise
         rowsCopied: null,
         flippedAt: null,
         finishedAt: null,
+        heartbeatAt: now,
+        run: 0,
         createdAt: now,
         updatedAt: now,
       },
@@ -168,41 +174,60 @@ async function cancelMove(deps: Deps, current: Placement): Promise<MoveRequestRe
   return { kind: 'canceled', placement, move };
 }
 
-/** Ends a move's record if it is still running (its job ends by itself at its next fenced step). */
+/**
+ * Ends a move's record if it is still running (its job ends by itself at its next fenced step). `run`: only while
+ * that run of the job holds the move (the job's own closes; an operator's request closes whichever run holds it).
+ */
 export async function closeMove(
   deps: Deps,
   id: string,
   status: Exclude<MoveStatus, 'running'>,
   reason: string | null,
-  step?: MoveStep,
+  { step, run }: { step?: MoveStep; run?: number } = {},
 ): Promise<void> {
   await deps.control
     .update(ownerMoves)
     .set({ status, reason, ...(step ? { step } : {}), updatedAt: Date.now() })
-    .where(and(eq(ownerMoves.id, id), eq(ownerMoves.status, 'running')))
+    .where(
+      and(
+        eq(ownerMoves.id, id),
+        eq(ownerMoves.status, 'running'),
+        run === undefined ? undefined : eq(ownerMoves.run, run),
+      ),
+    )
     .run();
 }
 
 /**
  * The move's durable job exists: created with the move's id as its instance id, so a second create of the same move
- * (a joined request, a retry after a failed create) finds the first.
+ * (a joined request, a retry after a failed create) finds the first. Its instance if it existed before, null if this
+ * call created it.
  */
-export async function ensureJob(deps: Deps, id: string): Promise<void> {
+async function existingJob(deps: Deps, id: string): Promise<WorkflowInstance | null> {
   try {
     await deps.ownerMoves.create({ id, params: { moveId: id } });
-    return;
+    return null;
   } catch (error) {
     // Created before (a joined request, or a retry after a crash): the instance exists unless creating failed.
-    let instance: WorkflowInstance;
     try {
-      instance = await deps.ownerMoves.get(id);
+      return await deps.ownerMoves.get(id);
     } catch {
       throw error;
     }
-    // A job that gave up (every try of a step failed) starts again: its steps are idempotent and fenced.
-    const { status } = await instance.status();
-    if (status === 'errored' || status === 'terminated') await instance.restart();
   }
+}
+
+/** The move's job exists, and runs again if it gave up (every try of a step failed): its steps are idempotent and fenced. */
+export async function ensureJob(deps: Deps, id: string): Promise<void> {
+  const instance = await existingJob(deps, id);
+  if (!instance) return;
+  const { status } = await instance.status();
+  if (status === 'errored' || status === 'terminated') await instance.restart();
+}
+
+/** The move's job starts again from its first step, whatever its instance reports (`resumeMoves`). */
+async function restartJob(deps: Deps, id: string): Promise<void> {
+  await (await existingJob(deps, id))?.restart();
 }
 
 export async function loadMove(deps: Deps, id: string): Promise<Move | null> {
@@ -222,7 +247,7 @@ export async function latestMove(deps: Deps, ownerId: string): Promise<Move | nu
   return row ? toMove(row) : null;
 }
 
-function toMove(row: OwnerMoveRow): Move {
+export function toMove(row: OwnerMoveRow): Move {
   if (!isShardName(row.fromShard) || !isShardName(row.toShard)) {
     throw new Error(`A move names a shard that is not a shard binding name: ${row.fromShard}/${row.toShard}`);
   }
@@ -237,22 +262,67 @@ function toMove(row: OwnerMoveRow): Move {
     rowsCopied: row.rowsCopied ? (JSON.parse(row.rowsCopied) as Record<string, number>) : null,
     flippedAt: row.flippedAt,
     finishedAt: row.finishedAt,
+    heartbeatAt: row.heartbeatAt ?? row.updatedAt,
+    run: row.run,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
 }
 
 /**
- * Moves whose job has not finished are started again when their job gave up (the cron, every minute): a move's job
- * always ends, and until it does the scheduled jobs leave the owner's rows on both shards alone (`ownersAway`).
+ * How long a move's job may go without a heartbeat (`owner_moves.heartbeat_at`, written by its every step) before the
+ * cron starts it again. A healthy job beats far more often: its longest silence is a sleep (`MOVE_SETTLE_MS`, 40 s)
+ * followed by one step (a page of at most 2,000 rows, written in batches of 50: seconds). What outlasts 5 minutes is
+ * a dead process (a `running` instance that nothing runs: wrangler dev's local Workflows after a restart, docs/SCALE.md)
+ * or a step failing again and again (the 6th try waits 160 s, workflows/owner-move.ts); starting the latter again only
+ * resets its tries.
  */
-export async function resumeMoves(deps: Deps): Promise<number> {
+export const MOVE_SILENCE_MS = 5 * 60_000;
+
+/**
+ * Moves whose job has not finished are started again (the cron, every minute) when their job gave up (`errored`,
+ * `terminated`) or has been silent longer than `MOVE_SILENCE_MS`, whatever its instance reports: a move's job always
+ * ends, and until it does the scheduled jobs leave the owner's rows on both shards alone (`ownersAway`).
+ *
+ * Starting a job that was only slow is safe: every step is idempotent and fenced (move-steps.ts), and the restarted
+ * run takes the next `run` number in its first step, so every later write of the older run (the directory's flip
+ * included, a compare-and-set whose result is checked) finds its fence gone and writes nothing; a write of the older run
+ * already past its fence is over before the new run writes, which first waits `MOVE_SETTLE_MS` (run-move.ts).
+ * test/services/move-model.test.ts runs a second run of the same move from every boundary of the first.
+ * A restart is claimed by a compare-and-set on the heartbeat it read, which it also renews: two crons at once restart
+ * a job once, and the restarted run has the whole `MOVE_SILENCE_MS` to show its first sign of life.
+ */
+export async function resumeMoves(deps: Deps, now = Date.now()): Promise<number> {
   const unfinished = await deps.control
-    .select({ id: ownerMoves.id })
+    .select({ id: ownerMoves.id, heartbeatAt: ownerMoves.heartbeatAt, updatedAt: ownerMoves.updatedAt })
     .from(ownerMoves)
     .where(isNull(ownerMoves.finishedAt))
     .limit(100)
     .all();
-  for (const { id } of unfinished) await ensureJob(deps, id);
+  for (const move of unfinished) {
+    const silentMs = now - (move.heartbeatAt ?? move.updatedAt);
+    if (silentMs > MOVE_SILENCE_MS && (await claimRestart(deps, move.id, move.heartbeatAt, now))) {
+      log('warn', 'owner_move_restarted', { move_id: move.id, silent_ms: silentMs });
+      await restartJob(deps, move.id);
+    } else {
+      await ensureJob(deps, move.id);
+    }
+  }
   return unfinished.length;
+}
+
+/** The move's heartbeat is still the one read (no step and no other cron since): renewed, and the restart is ours. */
+async function claimRestart(deps: Deps, id: string, heartbeatAt: number | null, now: number): Promise<boolean> {
+  const claimed = await deps.control
+    .update(ownerMoves)
+    .set({ heartbeatAt: now })
+    .where(
+      and(
+        eq(ownerMoves.id, id),
+        isNull(ownerMoves.finishedAt),
+        heartbeatAt === null ? isNull(ownerMoves.heartbeatAt) : eq(ownerMoves.heartbeatAt, heartbeatAt),
+      ),
+    )
+    .run();
+  return claimed.meta.changes === 1;
 }

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { log } from '../../lib/log.ts';
 import { changed } from '../../lib/isolate-cache.ts';
 import { placementSubject, readPlacement } from './directory.ts';
-import { closeMove, loadMove, type Move, type MoveStep } from './move-owner.ts';
+import { closeMove, loadMove, type Move, type MoveStep, toMove } from './move-owner.ts';
 import {
   canonicalRow,
   countOwned,
@@ -24,6 +24,12 @@ import {
  * step writes only while the directory still names this move's id, its origin and its target (`ownedByMove`); the
  * flip is a compare-and-set on that state whose result is checked; a copy is deleted only from a shard the directory
  * names neither as the owner's shard nor as a move's target (`unreferenced`).
+ *
+ * A move's job may run twice at once: the cron restarts a job that went silent (move-owner.ts, `resumeMoves`), and one
+ * that was only slow goes on. Each fresh run takes the next `run` number of the move in its first step (`claimMove`),
+ * and every later write of the job to the control database, and every fence before the flip, holds only for the run
+ * that has the move's current number (`heldBy`): the older run then writes nothing more that a move id alone would
+ * let through (clearing the target after the newer run verified it, flipping, closing or finishing the record).
  *
  * A fence is read from the control database and the write goes to a shard, so the two are not one transaction: a
  * step that read its fence may still write once after the directory changed. Every write of a step is one D1 batch of
@@ -61,15 +67,64 @@ const database = (deps: Deps, name: ShardName) => {
   return shard.d1;
 };
 
-/** Before the flip: the directory still marks the owner moving from `from` to `to` under this move's id. */
-async function ownedByMove(deps: Deps, move: Move): Promise<boolean> {
-  const placement = await readPlacement(deps, move.ownerId);
-  return (
-    placement !== null &&
-    placement.moveId === move.id &&
-    placement.shard === move.from &&
-    placement.movingTo === move.to
+/** The move's record is held by this run of its job (the latest to start). */
+const heldBy = (move: Move) => and(eq(ownerMoves.id, move.id), eq(ownerMoves.run, move.run));
+
+/** The directory's row still marks the owner moving under this move (the condition of the flip and of a failure). */
+const markedBy = (move: Move) =>
+  and(
+    eq(ownerPlacements.ownerId, move.ownerId),
+    eq(ownerPlacements.moveId, move.id),
+    eq(ownerPlacements.shard, move.from),
+    eq(ownerPlacements.movingTo, move.to),
   );
+
+/** The same, in a statement on the directory: this run still holds the move. */
+const runHolds = (move: Move) =>
+  sql`exists (select 1 from ${ownerMoves} where ${ownerMoves.id} = ${move.id} and ${ownerMoves.run} = ${move.run})`;
+
+/**
+ * Before the flip: the directory still marks the owner moving from `from` to `to` under this move's id, and this run
+ * of the job holds the move.
+ */
+async function ownedByMove(deps: Deps, move: Move): Promise<boolean> {
+  const row = await deps.control
+    .select({ moveId: ownerPlacements.moveId })
+    .from(ownerPlacements)
+    .where(and(markedBy(move), runHolds(move)))
+    .get();
+  return row !== undefined;
+}
+
+/**
+ * The job's first step: this run takes the next run number of the move (the move as it is, with that number). A
+ * finished move is left as it is: its run number is no longer anyone's, so whatever a run of it still does is fenced.
+ */
+export async function claimMove(deps: Deps, moveId: string): Promise<Move | null> {
+  const now = Date.now();
+  const [, rows] = await deps.control.batch([
+    deps.control
+      .update(ownerMoves)
+      .set({ run: sql`${ownerMoves.run} + 1`, heartbeatAt: now })
+      .where(and(eq(ownerMoves.id, moveId), isNull(ownerMoves.finishedAt))),
+    deps.control.select().from(ownerMoves).where(eq(ownerMoves.id, moveId)),
+  ]);
+  return rows[0] ? toMove(rows[0]) : null;
+}
+
+/** The job is alive (`owner_moves.heartbeat_at`, read by `resumeMoves`): written while this run holds the move. */
+export async function beat(deps: Deps, move: Move): Promise<void> {
+  await deps.control
+    .update(ownerMoves)
+    .set({ heartbeatAt: Date.now() })
+    .where(and(heldBy(move), isNull(ownerMoves.finishedAt)))
+    .run();
+}
+
+/** After `abandon`'s close: whether this run still holds the move (false once a newer run took it). */
+export async function holdsMove(deps: Deps, move: Move): Promise<boolean> {
+  const row = await deps.control.select({ id: ownerMoves.id }).from(ownerMoves).where(heldBy(move)).get();
+  return row !== undefined;
 }
 
 /** A shard neither holding the owner's live data nor the target of a running move: its copy is only a leftover. */
@@ -94,21 +149,12 @@ async function deletePage(
   return { fenced: true, value: { done: true } };
 }
 
-/** The directory's row still marks the owner moving under this move (the condition of the flip and of a failure). */
-const markedBy = (move: Move) =>
-  and(
-    eq(ownerPlacements.ownerId, move.ownerId),
-    eq(ownerPlacements.moveId, move.id),
-    eq(ownerPlacements.shard, move.from),
-    eq(ownerPlacements.movingTo, move.to),
-  );
-
 /** Records how far the move got (shown by `GET .../placement`), while it runs. */
-export async function enterStep(deps: Deps, moveId: string, step: MoveStep): Promise<void> {
+export async function enterStep(deps: Deps, move: Move, step: MoveStep): Promise<void> {
   await deps.control
     .update(ownerMoves)
     .set({ step, updatedAt: Date.now() })
-    .where(and(eq(ownerMoves.id, moveId), eq(ownerMoves.status, 'running')))
+    .where(and(heldBy(move), eq(ownerMoves.status, 'running')))
     .run();
 }
 
@@ -178,13 +224,14 @@ export async function flip(deps: Deps, move: Move, rowsCopied: Record<string, nu
   const now = Date.now();
   const flippedHere = sql`exists (select 1 from ${ownerPlacements} where ${ownerPlacements.ownerId} = ${move.ownerId} and ${ownerPlacements.moveId} = ${move.id} and ${ownerPlacements.shard} = ${move.to} and ${ownerPlacements.movingTo} is null)`;
   const [, , record] = await deps.control.batch([
-    deps.control.update(ownerPlacements).set({ shard: move.to, movingTo: null, updatedAt: now }).where(markedBy(move)),
+    deps.control
+      .update(ownerPlacements)
+      .set({ shard: move.to, movingTo: null, updatedAt: now })
+      .where(and(markedBy(move), runHolds(move))),
     deps.control
       .update(ownerMoves)
       .set({ step: 'drain', flippedAt: now, rowsCopied: JSON.stringify(rowsCopied), updatedAt: now })
-      .where(
-        and(eq(ownerMoves.id, move.id), eq(ownerMoves.status, 'running'), isNull(ownerMoves.flippedAt), flippedHere),
-      ),
+      .where(and(heldBy(move), eq(ownerMoves.status, 'running'), isNull(ownerMoves.flippedAt), flippedHere)),
     // Whether the directory names the target under this move, and the record says so: by this run or an earlier one.
     deps.control
       .select({ flippedAt: ownerMoves.flippedAt })
@@ -218,24 +265,28 @@ export function removePartialCopy(deps: Deps, move: Move, owned: Owned): Promise
 
 /** A move that cannot complete (its copy kept differing): the owner stays where it was, unmarked. */
 export async function failMove(deps: Deps, move: Move, reason: string): Promise<void> {
-  await deps.control.update(ownerPlacements).set({ movingTo: null, updatedAt: Date.now() }).where(markedBy(move)).run();
+  await deps.control
+    .update(ownerPlacements)
+    .set({ movingTo: null, updatedAt: Date.now() })
+    .where(and(markedBy(move), runHolds(move)))
+    .run();
   changed(placementSubject(move.ownerId));
-  await closeMove(deps, move.id, 'failed', reason);
+  await closeMove(deps, move.id, 'failed', reason, { run: move.run });
   log('error', 'owner_move_failed', { move_id: move.id, owner_id: move.ownerId, reason });
 }
 
 /** The move ended: its record says so (a canceled move's record was closed by the request that canceled it). */
 export async function finishMove(deps: Deps, move: Move): Promise<void> {
-  await closeMove(deps, move.id, 'done', null, 'done');
+  await closeMove(deps, move.id, 'done', null, { step: 'done', run: move.run });
   log('info', 'owner_move_done', { move_id: move.id, owner_id: move.ownerId });
 }
 
 /** The job's last step, after its last write: the owner's rows on both shards are the scheduled jobs' again. */
-export async function jobFinished(deps: Deps, moveId: string): Promise<void> {
+export async function jobFinished(deps: Deps, move: Move): Promise<void> {
   const now = Date.now();
   await deps.control
     .update(ownerMoves)
-    .set({ finishedAt: now, updatedAt: now })
-    .where(and(eq(ownerMoves.id, moveId), isNull(ownerMoves.finishedAt)))
+    .set({ finishedAt: now, heartbeatAt: now, updatedAt: now })
+    .where(and(heldBy(move), isNull(ownerMoves.finishedAt)))
     .run();
 }

@@ -1,7 +1,9 @@
 import type { Deps } from '../../deps.ts';
 import { DIRECTORY_CACHE_MS } from './directory.ts';
-import { closeMove, loadMove, type Move, type MoveStatus } from './move-owner.ts';
+import { closeMove, type Move, type MoveStatus } from './move-owner.ts';
 import {
+  beat,
+  claimMove,
   clearTarget,
   copyPage,
   deleteOldCopy,
@@ -9,6 +11,7 @@ import {
   failMove,
   finishMove,
   flip,
+  holdsMove,
   jobFinished,
   ownedOf,
   removePartialCopy,
@@ -35,7 +38,8 @@ export interface MoveRunner {
   sleep(name: string, ms: number): Promise<void>;
 }
 
-export type MoveOutcome = Exclude<MoveStatus, 'running'> | 'unknown';
+/** `superseded`: a newer run of the same job took the move (move-steps.ts) and carries it on. */
+export type MoveOutcome = Exclude<MoveStatus, 'running'> | 'unknown' | 'superseded';
 
 /**
  * A move, step by step: settle (wait out the caches) → copy (clear the target, then every table page by page) →
@@ -44,14 +48,28 @@ export type MoveOutcome = Exclude<MoveStatus, 'running'> | 'unknown';
  * fence is gone before the flip (canceled, or superseded) removes what it copied and ends.
  */
 export async function runMove(runner: MoveRunner, deps: Deps, moveId: string): Promise<MoveOutcome> {
-  const outcome = await steps(runner, deps, moveId);
-  await runner.do('finished', () => jobFinished(deps, moveId));
+  // A run resumed after a crash gets this step's kept result, and so its own run number; a restarted run takes a new one.
+  const move = await runner.do('load', () => claimMove(deps, moveId));
+  if (!move) return 'unknown';
+  const beating = heartbeat(runner, deps, move);
+  const outcome = await steps(beating, deps, move);
+  await beating.do('finished', () => jobFinished(deps, move));
   return outcome;
 }
 
-async function steps(runner: MoveRunner, deps: Deps, moveId: string): Promise<MoveOutcome> {
-  const move = await runner.do('load', () => loadMove(deps, moveId));
-  if (!move) return 'unknown';
+/** Every step first says the job is alive: the cron restarts a job silent too long (move-owner.ts, `resumeMoves`). */
+function heartbeat(runner: MoveRunner, deps: Deps, move: Move): MoveRunner {
+  return {
+    do: (name, run) =>
+      runner.do(name, async () => {
+        await beat(deps, move);
+        return run();
+      }),
+    sleep: (name, ms) => runner.sleep(name, ms),
+  };
+}
+
+async function steps(runner: MoveRunner, deps: Deps, move: Move): Promise<MoveOutcome> {
   const owned = await runner.do('owned', () => ownedOf(deps, move.ownerId));
   // A run restarted after its flip (a failed delete) goes on deleting; one whose move already ended does nothing.
   if (move.status !== 'running' && move.flippedAt === null) return abandon(runner, deps, move, owned);
@@ -63,11 +81,11 @@ async function steps(runner: MoveRunner, deps: Deps, moveId: string): Promise<Mo
       await removeCopy(runner, deps, move, owned);
       return 'failed';
     }
-    await runner.do('step flip', () => enterStep(deps, move.id, 'flip'));
+    await runner.do('step flip', () => enterStep(deps, move, 'flip'));
     if (!(await runner.do('flip', () => flip(deps, move, copied)))) return abandon(runner, deps, move, owned);
   }
   await runner.sleep('drain', DIRECTORY_CACHE_MS);
-  await runner.do('step delete', () => enterStep(deps, move.id, 'delete'));
+  await runner.do('step delete', () => enterStep(deps, move, 'delete'));
   for (let page = 0; ; page++) {
     const deleted = await runner.do(`delete ${page}`, () => deleteOldCopy(deps, move, owned));
     // Not fenced: a newer move targets the old shard and clears it before copying there.
@@ -84,7 +102,7 @@ async function copyAndVerify(
   owned: Owned,
 ): Promise<Record<string, number> | 'fence_lost' | 'differing'> {
   await runner.sleep('settle', MOVE_SETTLE_MS);
-  await runner.do('step copy', () => enterStep(deps, move.id, 'copy'));
+  await runner.do('step copy', () => enterStep(deps, move, 'copy'));
   for (let page = 0; ; page++) {
     const cleared = await runner.do(`clear target ${page}`, () => clearTarget(deps, move, owned));
     if (!cleared.fenced) return 'fence_lost';
@@ -104,7 +122,7 @@ async function copyAndVerify(
         after = page.value!.next;
       }
     }
-    await runner.do(`step verify ${round}`, () => enterStep(deps, move.id, 'verify'));
+    await runner.do(`step verify ${round}`, () => enterStep(deps, move, 'verify'));
     let equal = true;
     for (const { table } of OWNER_TABLES) {
       for (let after = 0; equal; ) {
@@ -123,11 +141,18 @@ async function copyAndVerify(
   return 'differing';
 }
 
-/** The directory no longer names this move before its flip: it was canceled or superseded. */
+/**
+ * The fence is gone before the flip: the directory no longer names this move (canceled, or superseded by a newer
+ * move), or a newer run of this job holds it, which carries the move on and is left to it.
+ */
 async function abandon(runner: MoveRunner, deps: Deps, move: Move, owned: Owned): Promise<MoveOutcome> {
-  await runner.do('abandoned', () =>
-    closeMove(deps, move.id, 'canceled', 'The directory no longer names this move (canceled or superseded).'),
-  );
+  const held = await runner.do('abandoned', async () => {
+    await closeMove(deps, move.id, 'canceled', 'The directory no longer names this move (canceled or superseded).', {
+      run: move.run,
+    });
+    return holdsMove(deps, move);
+  });
+  if (!held) return 'superseded';
   await removeCopy(runner, deps, move, owned);
   return 'canceled';
 }
