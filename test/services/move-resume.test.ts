@@ -24,7 +24,14 @@ const jobs = {
   get: async (id: string) => {
     const status = statuses.get(id);
     if (status === undefined) throw new Error('instance.not_found');
-    return { id, status: async () => ({ status }), restart: async () => void restarted.push(id) };
+    return {
+      id,
+      status: async () => ({ status }),
+      restart: async () => {
+        if (status === 'unrestartable') throw new Error('the platform refused the restart');
+        restarted.push(id);
+      },
+    };
   },
 };
 const deps = createDeps({ ...env, OWNER_MOVES: jobs } as unknown as typeof env);
@@ -109,6 +116,18 @@ describe('resumeMoves', () => {
     await resumeMoves(deps, now);
     for (const id of finished) expect(restartsOf(id), id).toBe(0);
     for (const id of unfinished) expect(restartsOf(id), id).toBe(1);
+  });
+
+  it('goes on to the other moves when one job cannot be restarted, and tries that one again at the next run', async () => {
+    const now = Date.now();
+    const silentSince = now - MOVE_SILENCE_MS - 1;
+    const refused = await moveWith({ heartbeatAt: silentSince, status: 'unrestartable' });
+    const after = await moveWith({ heartbeatAt: silentSince, status: 'running' });
+    await resumeMoves(deps, now);
+    expect(restartsOf(after)).toBe(1);
+    statuses.set(refused, 'running');
+    await resumeMoves(deps, now + MOVE_SILENCE_MS + 1);
+    expect(restartsOf(refused)).toBe(1);
   });
 
   it("a job's heartbeat and its finish are written only by the run that holds the move", async () => {

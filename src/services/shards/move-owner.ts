@@ -5,7 +5,7 @@ import { isShardName, type ShardName } from '../../db/shards.ts';
 import type { Deps } from '../../deps.ts';
 import { ServiceError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { log } from '../../lib/log.ts';
+import { errorFields, log } from '../../lib/log.ts';
 import { changed } from '../../lib/isolate-cache.ts';
 import { type Placement, placeOwner, placementSubject, readPlacement } from './directory.ts';
 
@@ -300,12 +300,17 @@ export async function resumeMoves(deps: Deps, now = Date.now()): Promise<number>
     .limit(100)
     .all();
   for (const move of unfinished) {
-    const silentMs = now - (move.heartbeatAt ?? move.updatedAt);
-    if (silentMs > MOVE_SILENCE_MS && (await claimRestart(deps, move.id, move.heartbeatAt, now))) {
-      log('warn', 'owner_move_restarted', { move_id: move.id, silent_ms: silentMs });
-      await restartJob(deps, move.id);
-    } else {
-      await ensureJob(deps, move.id);
+    // One job the platform cannot start now must not keep the cron from the others; it is tried again next minute.
+    try {
+      const silentMs = now - (move.heartbeatAt ?? move.updatedAt);
+      if (silentMs > MOVE_SILENCE_MS && (await claimRestart(deps, move.id, move.heartbeatAt, now))) {
+        log('warn', 'owner_move_restarted', { move_id: move.id, silent_ms: silentMs });
+        await restartJob(deps, move.id);
+      } else {
+        await ensureJob(deps, move.id);
+      }
+    } catch (error) {
+      log('error', 'owner_move_resume_failed', { move_id: move.id, ...errorFields(error) });
     }
   }
   return unfinished.length;
