@@ -405,6 +405,13 @@ describe('a QR withdrawal the processor carries out later (Adyen /cancels at the
     expect(apply(pendingQr(), { type: 'expire', withdrawal: { kind: 'no_answer' } }, late).status).toBe('expired');
   });
 
+  it('is not recorded on a payment its news approved while the processor was being asked', () => {
+    const paid = { ...pendingQr(), status: 'approved' as const };
+    expect(decide({ payment: paid }, { type: 'expire', withdrawal: { kind: 'requested' } }, EXPIRES + 1).kind).toBe(
+      'none',
+    );
+  });
+
   it('its completion is the expiry (payment.expired); a payment first is applied; a client’s own cancel stays a cancel', () => {
     const waiting = requested(EXPIRES + 1);
     const completed = decide({ payment: waiting }, news('canceled'), EXPIRES + 10 * EXPIRY_GRACE_MS);

@@ -217,7 +217,8 @@ export function expire(p: PaymentRecord, c: Expire, now: number): Decision<boole
   if (p.expiresAt === null || p.expiresAt > now) return unchanged(false);
   const { withdrawal } = c;
   if (withdrawal.kind === 'requested') {
-    if (p.cancelRequestedAt !== null) return unchanged(false);
+    // Paid while the processor was being asked (its news came first): no withdrawal is awaited of a collected payment.
+    if (p.status !== 'pending' || p.cancelRequestedAt !== null) return unchanged(false);
     return changed(paymentChange(p, { cancelRequestedAt: now, updatedAt: nextUpdatedAt(p.updatedAt, now) }), false);
   }
   if (withdrawal.kind === 'no_answer' && now <= p.expiresAt + EXPIRY_GRACE_MS) return unchanged(false);

@@ -300,7 +300,8 @@ export async function resumeMoves(deps: Deps, now = Date.now()): Promise<number>
     .limit(100)
     .all();
   for (const move of unfinished) {
-    // One job the platform cannot start now must not keep the cron from the others; it is tried again next minute.
+    // One job the platform cannot start now must not keep the cron from the others. It is tried again at a later run:
+    // the next minute's, or, when its restart was claimed (the heartbeat renewed), once it is silent that long again.
     try {
       const silentMs = now - (move.heartbeatAt ?? move.updatedAt);
       if (silentMs > MOVE_SILENCE_MS && (await claimRestart(deps, move.id, move.heartbeatAt, now))) {

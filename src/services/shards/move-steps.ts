@@ -98,7 +98,8 @@ async function ownedByMove(deps: Deps, move: Move): Promise<boolean> {
 
 /**
  * The job's first step: this run takes the next run number of the move (the move as it is, with that number). A
- * finished move is left as it is: its run number is no longer anyone's, so whatever a run of it still does is fenced.
+ * finished move is left as it is, its number unchanged: what a run of it still does is fenced by the move's status and
+ * `finished_at`, not by the number.
  */
 export async function claimMove(deps: Deps, moveId: string): Promise<Move | null> {
   const now = Date.now();

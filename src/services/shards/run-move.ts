@@ -49,7 +49,7 @@ export type MoveOutcome = Exclude<MoveStatus, 'running'> | 'unknown' | 'supersed
  */
 export async function runMove(runner: MoveRunner, deps: Deps, moveId: string): Promise<MoveOutcome> {
   // A run resumed after a crash gets this step's kept result, and so its own run number; a restarted run takes a new one.
-  const move = await runner.do('load', () => claimMove(deps, moveId));
+  const move = await runner.do('claim', () => claimMove(deps, moveId));
   if (!move) return 'unknown';
   const beating = heartbeat(runner, deps, move);
   const outcome = await steps(beating, deps, move);
