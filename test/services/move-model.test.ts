@@ -1,11 +1,13 @@
 import { applyD1Migrations } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ownerMoves } from '../../src/db/schema/index.ts';
 import { createDeps, type Deps } from '../../src/deps.ts';
 import { runScheduledJobs } from '../../src/jobs/scheduled.ts';
 import { clearPlacementCache, readPlacement } from '../../src/services/shards/directory.ts';
 import { loadMove, type MoveRequestResult, requestMove } from '../../src/services/shards/move-owner.ts';
-import { type MoveOutcome, type MoveRunner, runMove } from '../../src/services/shards/run-move.ts';
+import { MOVE_MAX_RUNS, type MoveOutcome, type MoveRunner, runMove } from '../../src/services/shards/run-move.ts';
 import { call, createKey, seedSession } from '../helpers/api.ts';
 import { addSandboxMethod, linkMethod, paymentBody, postIdempotent, SANDBOX_POS } from '../helpers/merchant.ts';
 import { countRows, ownerRows } from '../helpers/owners.ts';
@@ -372,4 +374,33 @@ describe('the move model', () => {
     },
     120_000,
   );
+
+  it('a move whose job started more than MOVE_MAX_RUNS runs before its flip fails: the owner stays, unmarked, whole', async () => {
+    const owner = await seedOwner();
+    const origin = (await shardOf(owner.id))!;
+    const target = origin === 'SHARD_0' ? 'SHARD_1' : 'SHARD_0';
+    const started = await requestMove({ deps: modelDeps, input: { ownerId: owner.id, to: target } });
+    expect(started.kind).toBe('started');
+    const id = started.move!.id;
+    // A run that copied part of the owner, then went silent for good (parked here, never let on).
+    const silent = new Stepper(id, modelDeps);
+    for (let boundary = 0; boundary < 12; boundary++) await silent.step();
+    expect(countRows(await ownerRows(shardDb(target), owner.id))).toBeGreaterThan(0);
+    // Every run the cron could start before this one did the same.
+    await modelDeps.control.update(ownerMoves).set({ run: MOVE_MAX_RUNS }).where(eq(ownerMoves.id, id)).run();
+    const last = new Stepper(id, modelDeps);
+    while (!last.done) await last.step();
+    expect(last.error).toBeUndefined();
+    expect(last.outcome).toBe('failed');
+    expect(await loadMove(modelDeps, id)).toMatchObject({ status: 'failed', run: MOVE_MAX_RUNS + 1 });
+    expect((await loadMove(modelDeps, id))!.finishedAt).not.toBeNull();
+    clearPlacementCache();
+    expect(await readPlacement(modelDeps, owner.id)).toMatchObject({ shard: origin, movingTo: null });
+    expect(countRows(await ownerRows(shardDb(target), owner.id))).toBe(0);
+    const rows = await ownerRows(shardDb(origin), owner.id);
+    expect(rows.payments!.map((r) => r.id).sort()).toEqual([...owner.payments].sort());
+    // The owner writes again.
+    const write = await postIdempotent('/v1/payments', owner.key.secret, paymentBody(owner.pos.id, '2.00'));
+    expect(write.status, write.text).toBe(201);
+  }, 120_000);
 });

@@ -38,6 +38,15 @@ export interface MoveRunner {
   sleep(name: string, ms: number): Promise<void>;
 }
 
+/**
+ * How many runs a move's job may start before the flip (`owner_moves.run`; the cron starts one for every silence of
+ * `MOVE_SILENCE_MS` or every give-up) before the move fails instead: about an hour of a job that can never succeed (a
+ * step failing at every try, a shard binding gone), during which the owner's writes answer `503 owner_moving`. It then
+ * stays where it was, unmarked, and what the runs copied is removed. After the flip the owner is on its new shard and
+ * writes freely: the old copy's delete is retried without a cap.
+ */
+export const MOVE_MAX_RUNS = 12;
+
 /** `superseded`: a newer run of the same job took the move (move-steps.ts) and carries it on. */
 export type MoveOutcome = Exclude<MoveStatus, 'running'> | 'unknown' | 'superseded';
 
@@ -74,6 +83,13 @@ async function steps(runner: MoveRunner, deps: Deps, move: Move): Promise<MoveOu
   // A run restarted after its flip (a failed delete) goes on deleting; one whose move already ended does nothing.
   if (move.status !== 'running' && move.flippedAt === null) return abandon(runner, deps, move, owned);
   if (move.flippedAt === null) {
+    if (move.run > MOVE_MAX_RUNS) {
+      await runner.do('give up', () =>
+        failMove(deps, move, `The move's job started ${move.run} runs without reaching the flip.`),
+      );
+      await removeCopy(runner, deps, move, owned);
+      return 'failed';
+    }
     const copied = await copyAndVerify(runner, deps, move, owned);
     if (copied === 'fence_lost') return abandon(runner, deps, move, owned);
     if (copied === 'differing') {
