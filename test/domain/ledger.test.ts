@@ -320,14 +320,22 @@ describe('the ledger over random histories', () => {
   });
 });
 
+const stateOf = (payment: PaymentRecord): LedgerState => ({ payment });
+/** The ledger's decision on `p`, and `p` as its commit leaves it. */
+const apply = (p: PaymentRecord, command: Command, now: number) => {
+  const decision = decide(stateOf(p), command, now);
+  if (decision.kind !== 'change') return { p, decision };
+  return { p: { ...p, ...decision.change.payment, version: p.version + 1 }, decision };
+};
+/** Trusted news of the payment's status from its processor. */
+const news = (status: PaymentStatus): Command => ({
+  type: 'processor_news',
+  account: { status },
+  processorStatus: status,
+});
+
 describe('a void the processor carries out later (Adyen /reversals)', () => {
   const NOW = 1_000_000;
-  const stateOf = (payment: PaymentRecord): LedgerState => ({ payment });
-  const apply = (p: PaymentRecord, command: Command, now: number) => {
-    const decision = decide(stateOf(p), command, now);
-    if (decision.kind !== 'change') return { p, decision };
-    return { p: { ...p, ...decision.change.payment, version: p.version + 1 }, decision };
-  };
   const answer = (voidAsked: boolean, status: PaymentStatus): Command => ({
     type: 'cancel_answered',
     attemptKey: 'k1',
@@ -358,11 +366,6 @@ describe('a void the processor carries out later (Adyen /reversals)', () => {
       outcome: 'done',
     });
     // News that changes no status keeps the request; the news of the void cancels the payment and keeps its date.
-    const news = (status: PaymentStatus): Command => ({
-      type: 'processor_news',
-      account: { status },
-      processorStatus: status,
-    });
     expect(apply(requested, news('approved'), NOW + 1).p.cancelRequestedAt).toBe(NOW);
     const voided = apply(requested, news('canceled'), NOW + 2).p;
     expect(voided).toMatchObject({ status: 'canceled', cancelRequestedAt: NOW });
@@ -386,23 +389,14 @@ describe('a void the processor carries out later (Adyen /reversals)', () => {
 describe('a QR withdrawal the processor carries out later (Adyen /cancels at the expiry)', () => {
   const EXPIRES = 50;
   const pendingQr = (): PaymentRecord => ({ ...payment('pending'), qrData: 'qr', expiresAt: EXPIRES });
-  const apply = (p: PaymentRecord, command: Command, now: number): PaymentRecord => {
-    const decision = decide({ payment: p }, command, now);
-    return decision.kind === 'change' ? { ...p, ...decision.change.payment, version: p.version + 1 } : p;
-  };
-  const requested = (now: number) => apply(pendingQr(), { type: 'expire', withdrawal: { kind: 'requested' } }, now);
-  const news = (status: PaymentStatus): Command => ({
-    type: 'processor_news',
-    account: { status },
-    processorStatus: status,
-  });
+  const requested = (now: number) => apply(pendingQr(), { type: 'expire', withdrawal: { kind: 'requested' } }, now).p;
 
   it('waits pending with cancel_requested_at, past the grace too, where a processor not reached is expired', () => {
     const waiting = requested(EXPIRES + 1);
     expect(waiting).toMatchObject({ status: 'pending', cancelRequestedAt: EXPIRES + 1 });
     const late = EXPIRES + EXPIRY_GRACE_MS + 1;
     expect(decide({ payment: waiting }, { type: 'expire', withdrawal: { kind: 'requested' } }, late).kind).toBe('none');
-    expect(apply(pendingQr(), { type: 'expire', withdrawal: { kind: 'no_answer' } }, late).status).toBe('expired');
+    expect(apply(pendingQr(), { type: 'expire', withdrawal: { kind: 'no_answer' } }, late).p.status).toBe('expired');
   });
 
   it('is not recorded on a payment its news approved while the processor was being asked', () => {
@@ -419,12 +413,12 @@ describe('a QR withdrawal the processor carries out later (Adyen /cancels at the
       kind: 'change',
       change: { payment: { status: 'expired' }, events: [{ type: 'payment.expired' }] },
     });
-    expect(apply(waiting, news('approved'), EXPIRES + 10 * EXPIRY_GRACE_MS)).toMatchObject({
+    expect(apply(waiting, news('approved'), EXPIRES + 10 * EXPIRY_GRACE_MS).p).toMatchObject({
       status: 'approved',
       cancelRequestedAt: null,
     });
     const clients = { ...waiting, cancelAttemptKey: 'k1' };
-    expect(apply(clients, news('canceled'), EXPIRES + 2).status).toBe('canceled');
+    expect(apply(clients, news('canceled'), EXPIRES + 2).p.status).toBe('canceled');
   });
 });
 
