@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, eq, exists, isNotNull, isNull, sql } from 'drizzle-orm';
 import { ownerMoves, ownerPlacements, paymentMethods } from '../../db/schema/index.ts';
 import type { ShardName } from '../../db/shards.ts';
 import type { Deps } from '../../deps.ts';
@@ -79,9 +79,9 @@ const markedBy = (move: Move) =>
     eq(ownerPlacements.movingTo, move.to),
   );
 
-/** The same, in a statement on the directory: this run still holds the move. */
-const runHolds = (move: Move) =>
-  sql`exists (select 1 from ${ownerMoves} where ${ownerMoves.id} = ${move.id} and ${ownerMoves.run} = ${move.run})`;
+/** `heldBy`, in a statement on the directory: this run still holds the move. */
+const runHolds = (deps: Deps, move: Move) =>
+  exists(deps.control.select({ id: ownerMoves.id }).from(ownerMoves).where(heldBy(move)));
 
 /**
  * Before the flip: the directory still marks the owner moving from `from` to `to` under this move's id, and this run
@@ -91,7 +91,7 @@ async function ownedByMove(deps: Deps, move: Move): Promise<boolean> {
   const row = await deps.control
     .select({ moveId: ownerPlacements.moveId })
     .from(ownerPlacements)
-    .where(and(markedBy(move), runHolds(move)))
+    .where(and(markedBy(move), runHolds(deps, move)))
     .get();
   return row !== undefined;
 }
@@ -228,7 +228,7 @@ export async function flip(deps: Deps, move: Move, rowsCopied: Record<string, nu
     deps.control
       .update(ownerPlacements)
       .set({ shard: move.to, movingTo: null, updatedAt: now })
-      .where(and(markedBy(move), runHolds(move))),
+      .where(and(markedBy(move), runHolds(deps, move))),
     deps.control
       .update(ownerMoves)
       .set({ step: 'drain', flippedAt: now, rowsCopied: JSON.stringify(rowsCopied), updatedAt: now })
@@ -269,7 +269,7 @@ export async function failMove(deps: Deps, move: Move, reason: string): Promise<
   await deps.control
     .update(ownerPlacements)
     .set({ movingTo: null, updatedAt: Date.now() })
-    .where(and(markedBy(move), runHolds(move)))
+    .where(and(markedBy(move), runHolds(deps, move)))
     .run();
   changed(placementSubject(move.ownerId));
   await closeMove(deps, move.id, 'failed', reason, { run: move.run });
