@@ -938,6 +938,19 @@ describe('/dashboard in Chromium', () => {
     expect(await page.getByLabel('Status').inputValue()).toBe('needs_response');
   });
 
+  /** Stores tokens the test rotated through the API as the page's session, so the next test starts unspent. */
+  const adopt = (session: object, tokens: { access_token: string; refresh_token: string; expires_in: number }) =>
+    page.evaluate(
+      `localStorage.setItem('${SESSION_KEY}', ${JSON.stringify(
+        JSON.stringify({
+          ...session,
+          accessToken: tokens.access_token,
+          refreshToken: tokens.refresh_token,
+          expiresAt: Date.now() + tokens.expires_in * 1000,
+        }),
+      )})`,
+    );
+
   it('rotates the session once for two tabs whose access token lapses at the same time', async () => {
     const second = await context.newPage();
     watchConsole(second);
@@ -964,7 +977,40 @@ describe('/dashboard in Chromium', () => {
     // The rotated chain is intact: the new refresh token still rotates (a reused one would have revoked it).
     const rotated = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: after.refreshToken });
     expect(rotated.status).toBe(201);
+    await adopt(after, rotated.body.data);
     await second.close();
+  });
+
+  it('a tab that still reads the spent refresh token takes its successor from the rotation record, not a second exchange', async () => {
+    // Chromium updates each renderer's copy of localStorage from other tabs asynchronously: a tab granted the
+    // refresh lock can still read the session another tab has just rotated. Made deterministic here by writing
+    // the spent session back, as that tab would read it.
+    const refreshes: string[] = [];
+    context.on('request', (request) => {
+      if (request.url().endsWith('/v1/auth/refresh')) refreshes.push(request.url());
+    });
+    await page.goto(`${base}/dashboard/api-keys`);
+    await settled(page);
+    const lapsed = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+    lapsed.expiresAt = Date.now();
+    const write = (session: unknown) =>
+      page.evaluate(`localStorage.setItem('${SESSION_KEY}', ${JSON.stringify(JSON.stringify(session))})`);
+    await write(lapsed);
+    await page.reload();
+    await settled(page);
+    expect(refreshes).toHaveLength(1);
+    const rotated = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+    expect(rotated.refreshToken).not.toBe(lapsed.refreshToken);
+    await write(lapsed);
+    await page.reload();
+    await settled(page);
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    expect(refreshes).toHaveLength(1);
+    const after = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+    expect(after.refreshToken).toBe(rotated.refreshToken);
+    const chain = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: after.refreshToken });
+    expect(chain.status).toBe(201);
+    await adopt(after, chain.body.data);
   });
 
   it('signs out: logout is called, the sign-in form shows at the same address, and the session’s tokens stop working', async () => {

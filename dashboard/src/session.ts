@@ -1,12 +1,13 @@
 import { client, type Schemas } from './client.ts';
 import { type Answer, NETWORK_PROBLEM, type Problem, problemOf } from './problem.ts';
+import { lastRotation, recordRotation } from './rotation.ts';
 
 /**
  * The user's session (docs/dashboard.md, "Session"). Both tokens live in localStorage, shared by every tab of
  * this origin: one session for all tabs, so a sign-in or sign-out in one is seen by all. A refresh token may be
  * exchanged only once (a second exchange revokes the whole chain), so the refresh runs under a Web Lock that
- * every tab takes: the tab holding it reads the stored session again first, and uses what another tab
- * rotated instead of exchanging the same token twice.
+ * every tab takes: the tab holding it looks first for what another tab rotated (the rotation record, in
+ * IndexedDB, see rotation.ts), and uses it instead of exchanging the same token twice.
  */
 export interface Session {
   accessToken: string;
@@ -90,6 +91,7 @@ export async function signIn(email: string, password: string): Promise<Answer<Se
 export async function signOut(): Promise<void> {
   const session = readSession();
   store(null);
+  await recordRotation(null);
   if (!session) return;
   try {
     await client.POST('/v1/auth/logout', { body: { refresh_token: session.refreshToken } });
@@ -133,9 +135,15 @@ export async function accessToken(): Promise<string> {
   if (!session) throw new SessionProblem(SIGNED_OUT);
   if (fresh(session)) return session.accessToken;
   return navigator.locks.request(REFRESH_LOCK, async () => {
-    // Another tab may have rotated while this one waited for the lock: its tokens are the ones to use.
-    const current = readSession();
+    let current = readSession();
     if (!current) throw new SessionProblem(SIGNED_OUT);
+    // Another tab may have rotated while this one waited for the lock, and its localStorage write may not have
+    // reached this tab yet: the rotation record says which token it spent and what it became.
+    const rotation = await lastRotation<Session>();
+    if (rotation?.from === current.refreshToken) {
+      current = rotation.session;
+      store(current);
+    }
     if (fresh(current)) return current.accessToken;
     const { data, error, response } = await client.POST('/v1/auth/refresh', {
       body: { refresh_token: current.refreshToken },
@@ -143,6 +151,8 @@ export async function accessToken(): Promise<string> {
     if (data) {
       const rotated = sessionOf(data.data);
       store(rotated);
+      // Recorded before the lock is released, so the next tab to hold it finds the new tokens.
+      await recordRotation({ from: current.refreshToken, session: rotated });
       return rotated.accessToken;
     }
     if (response.status === 401) {
