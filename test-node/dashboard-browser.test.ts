@@ -447,6 +447,48 @@ describe('/dashboard in Chromium', () => {
     expectedConsoleErrors(1, (entry) => entry.url.endsWith(`/v1/payments/${paymentId}/refunds`));
   });
 
+  it('an amount edited after a lost answer: the key refused as reused shows the refund made, the next submit is new', async () => {
+    const payment = await createPayment('10.00', posMethodId);
+    expect(payment.status).toBe('approved');
+    const refundsPath = `/v1/payments/${payment.id}/refunds`;
+    await page.goto(`${base}/dashboard/payments/${payment.id}`);
+    await settled(page);
+    await page.getByRole('button', { name: 'Refund…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Refund payment' });
+    const amount = dialog.getByLabel('Amount (USD)');
+    await amount.fill('2.00');
+    const keys: string[] = [];
+    await page.route(`**${refundsPath}`, async (route) => {
+      if (route.request().method() !== 'POST') return route.fallback();
+      keys.push((await route.request().allHeaders())['idempotency-key']!);
+      if (keys.length > 1) return route.fallback();
+      expect((await route.fetch()).status()).toBe(201);
+      return route.abort('failed');
+    });
+    await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
+    await dialog.getByRole('alert').getByText('The service could not be reached').waitFor();
+    // Not Retry: the amount changed, then Refund. The API refuses the key, its first use having gone through.
+    await amount.fill('3.00');
+    await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
+    await dialog.getByRole('alert').getByText('idempotency_key_reused').waitFor();
+    await dialog.getByRole('status').getByText('An earlier attempt from this dialog went through').waitFor();
+    await dialog.getByText('Refundable: $8.00').waitFor();
+    await page.getByRole('region', { name: 'Refunds' }).getByText('$2.00').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    // Refund again now is a deliberate second refund: a new key.
+    await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Refund ref_\w+ of \$3\.00: approved\.$/ })
+      .waitFor();
+    await page.unroute(`**${refundsPath}`);
+    expect(keys).toHaveLength(3);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
+    expect((await refundsOf(payment.id)).map((r) => r.amount.value).sort()).toEqual(['2.00', '3.00']);
+    expectedConsoleErrors(2, (entry) => entry.url.endsWith(refundsPath));
+  });
+
   it('cancels a payment waiting at the terminal: 202 shows "cancel requested", not canceled', async () => {
     // .56: the sandbox's customer never presents a card (docs/sandbox.md), so the payment waits at the terminal.
     const payment = await createPayment('12.56', posMethodId);

@@ -14,6 +14,7 @@ import { Countdown, Time, viewerTimeZone } from '../components/time.tsx';
 import { digitsOf, formatMoney, fromMinor, refundableBalance, toMinor } from '../money.ts';
 import type { Answer } from '../problem.ts';
 import { readSession } from '../session.ts';
+import { walkList } from '../walk-list.ts';
 
 type Payment = Schemas['Payment'];
 type Refund = Schemas['Refund'];
@@ -26,10 +27,13 @@ const CANCELABLE = new Set<Payment['status']>(['created', 'pending', 'processing
 const WATCH_EVERY_MS = 3000;
 const WATCH_FOR_MS = 120_000;
 
-const SETTLEMENT_NULL: Record<string, string> = {
+/** Every reason the API declares (a new one fails the typecheck until it has its text here). */
+const SETTLEMENT_NULL: Record<NonNullable<Payment['settlement_null_reason']>, string> = {
   not_collected: 'No money moved.',
   pending_at_processor: 'The processor has not booked it yet; it is read again later.',
   not_reported: 'This processor reports no fee for it.',
+  unrepresentable_amount:
+    'The processor reported it in a form no amount here can show (a currency without a minor unit, or a fraction of one).',
 };
 
 const ACTION_TEXT: Record<string, string> = {
@@ -39,7 +43,10 @@ const ACTION_TEXT: Record<string, string> = {
 };
 
 function Settlement({ of }: { of: Payment | Refund }) {
-  if (!of.settlement) return <p>{SETTLEMENT_NULL[of.settlement_null_reason ?? ''] ?? 'Not booked.'}</p>;
+  if (!of.settlement) {
+    const reason = of.settlement_null_reason;
+    return <p>{(reason && SETTLEMENT_NULL[reason]) ?? 'Not booked.'}</p>;
+  }
   return (
     <dl class="fields">
       <dt>Fee</dt>
@@ -60,17 +67,21 @@ function RefundDialog({
   refunds,
   onClose,
   onDone,
+  onEarlierAttempt,
 }: {
   payment: Payment;
   refunds: Refund[];
   onClose: () => void;
   onDone: (message: string) => void;
+  /** The API refused this dialog's key as used with other values: a refund already went through. */
+  onEarlierAttempt: () => void;
 }) {
   const digits = digitsOf(payment.amount.value);
   const balance = refundableBalance(payment.amount, refunds);
   const [amount, setAmount] = useState(balance);
   const [reason, setReason] = useState('');
   const [invalid, setInvalid] = useState('');
+  const [earlier, setEarlier] = useState(false);
   // One logical attempt per dialog: a double click or a Retry sends this same key. A definite refusal
   // (not retryable: nothing was refunded) makes the next submit a new attempt.
   const key = useRef(newIdempotencyKey());
@@ -84,7 +95,15 @@ function RefundDialog({
       ),
     ({ data }) => onDone(`Refund ${data.id} of ${formatMoney(data.amount)}: ${data.status.replaceAll('_', ' ')}.`),
     (problem) => {
-      if (!problem.retryable) key.current = newIdempotencyKey();
+      if (problem.retryable) return;
+      // Refused for good, nothing refunded: the next submit is a new attempt. But `idempotency_key_reused` is
+      // the one refusal that says an earlier send of this key went through (its answer was lost, then the
+      // amount was edited): the payment is read again so the refund it made shows before any other is sent.
+      if (problem.code === 'idempotency_key_reused') {
+        setEarlier(true);
+        onEarlierAttempt();
+      }
+      key.current = newIdempotencyKey();
     },
   );
   const submit = () => {
@@ -102,6 +121,12 @@ function RefundDialog({
   };
   return (
     <FormDialog title="Refund payment" submit="Refund" action={refund} onSubmit={submit} onClose={onClose}>
+      {earlier && (
+        <p class="notice" role="status">
+          An earlier attempt from this dialog went through with other values: the refunds below show it, and the
+          refundable amount is read again. Refund again only to refund more.
+        </p>
+      )}
       <p>
         Refundable: <strong>{formatMoney({ value: balance, currency: payment.amount.currency })}</strong>
       </p>
@@ -285,10 +310,13 @@ export function PaymentPage({ id }: { id: string }) {
   const test = readSession()?.environment === 'test';
   const path = { payment_id: id };
   const payment = useLoad(() => ask(client.GET('/v1/payments/{payment_id}', { params: { path } })), [id]);
-  const refunds = useLoad(
-    () => ask(client.GET('/v1/payments/{payment_id}/refunds', { params: { path, query: { limit: 100 } } })),
-    [id],
-  );
+  // Every refund, not a first page: the refund dialog's balance is the payment's amount less all of them.
+  const refunds = useLoad(async (): Promise<Answer<{ data: Refund[] }>> => {
+    const walked = await walkList((window) =>
+      ask(client.GET('/v1/payments/{payment_id}/refunds', { params: { path, query: window } })),
+    );
+    return walked.problem ? { problem: walked.problem } : { data: { data: walked.items }, status: 200 };
+  }, [id]);
   const disputes = useLoad(
     () => ask(client.GET('/v1/payments/{payment_id}/disputes', { params: { path, query: { limit: 100 } } })),
     [id],
@@ -381,7 +409,13 @@ export function PaymentPage({ id }: { id: string }) {
               </p>
             )}
             {dialog === 'refund' && refunds.data && (
-              <RefundDialog payment={p} refunds={refunds.data.data} onClose={() => setDialog(null)} onDone={changed} />
+              <RefundDialog
+                payment={p}
+                refunds={refunds.data.data}
+                onClose={() => setDialog(null)}
+                onDone={changed}
+                onEarlierAttempt={reloadAll}
+              />
             )}
             {dialog === 'cancel' && <CancelDialog payment={p} onClose={() => setDialog(null)} onDone={changed} />}
 
