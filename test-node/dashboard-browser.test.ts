@@ -749,6 +749,9 @@ describe('/dashboard in Chromium', () => {
     const pesos = await createPayment('0', posMethodId, { amount: { value: '1500', currency: 'CLP' } });
     expect(pesos.status).toBe('approved');
     expect((await createPayment('8.51', posMethodId)).status).toBe('declined');
+    // And a dispute waiting on the merchant.
+    const disputed = await createPayment('3.00', posMethodId);
+    expect((await api('POST', `/v1/test-helpers/payments/${disputed.id}/dispute`, token)).status).toBe(200);
     const calls: URL[] = [];
     const onRequest = (request: { url: () => string }) => {
       const url = new URL(request.url());
@@ -818,6 +821,26 @@ describe('/dashboard in Chromium', () => {
       shown(sum(usd).minor, 'USD'),
       shown(sum(clp).minor, 'CLP'),
     ]);
+    // The same counts as a chart: one bar per status, in the table's order, each naming its count.
+    const statusChart = page.getByRole('img', { name: /^Payments of the last 30 days by status: / });
+    const bars = await statusChart.locator('g').all();
+    expect(bars).toHaveLength(statusRows.length);
+    for (const [i, bar] of bars.entries())
+      expect(await bar.locator('text').allTextContents()).toEqual((await cells(statusRows[i]!)).slice(0, 2));
+    // Disputes and inquiries waiting for a response, as the list counts them, each linking to its own filter.
+    const waiting = page.getByRole('region', { name: 'Disputes waiting on you' });
+    for (const [status, noun] of [
+      ['needs_response', /^\d+ disputes? needs? a response\./],
+      ['warning_needs_response', /^\d+ inquir(y|ies) needs? a response/],
+    ] as const) {
+      const listedTotal = (await api('GET', `/v1/disputes?status=${status}&limit=1`, token)).body.pagination.total;
+      if (status === 'needs_response') expect(listedTotal).toBeGreaterThan(0);
+      const item = waiting.getByRole('listitem').filter({ hasText: noun });
+      expect(await item.innerText()).toMatch(new RegExp(`^${listedTotal} `));
+      const links = item.getByRole('link');
+      expect(await links.count()).toBe(listedTotal > 0 ? 1 : 0);
+      if (listedTotal > 0) expect(await links.getAttribute('href')).toBe(`/dashboard/disputes?status=${status}`);
+    }
     // Among them this step's payments.
     for (const status of ['approved', 'declined'])
       expect(Number((await cells(byStatus.getByRole('row', { name: new RegExp(`^${status} `) })))[1])).toBeGreaterThan(

@@ -4,7 +4,15 @@ import { PageTitle } from '../components/page-title.tsx';
 import { viewerTimeZone } from '../components/time.tsx';
 import { formatMoney, fromMinor } from '../money.ts';
 import type { Answer } from '../problem.ts';
-import { type CurrencyReport, calendarDays, dayIn, lastDays, type ReportSummary, summarize } from '../report.ts';
+import {
+  APPROVED_STATUSES,
+  type CurrencyReport,
+  calendarDays,
+  dayIn,
+  lastDays,
+  type ReportSummary,
+  summarize,
+} from '../report.ts';
 
 const DAYS = 30;
 
@@ -29,19 +37,23 @@ async function loadOverview(): Promise<Answer<Overview>> {
   return { data: { range, days, ...summarize(answer.data.data, days, dayOf) }, status: answer.status };
 }
 
-/** Disputes waiting for the merchant's evidence: the list's totals of the two statuses that need a response. */
-async function loadNeedsResponse(): Promise<Answer<number>> {
+const WAITING = ['needs_response', 'warning_needs_response'] as const;
+type Waiting = { status: (typeof WAITING)[number]; count: number };
+
+/**
+ * Disputes waiting for the merchant's evidence: the list's total of each status that needs a response (a dispute
+ * and an inquiry, which the disputes page filters one at a time).
+ */
+async function loadNeedsResponse(): Promise<Answer<Waiting[]>> {
   const totals = await Promise.all(
-    (['needs_response', 'warning_needs_response'] as const).map((status) =>
-      ask(client.GET('/v1/disputes', { params: { query: { status, limit: 1 } } })),
-    ),
+    WAITING.map((status) => ask(client.GET('/v1/disputes', { params: { query: { status, limit: 1 } } }))),
   );
-  let count = 0;
-  for (const answer of totals) {
+  const waiting: Waiting[] = [];
+  for (const [i, answer] of totals.entries()) {
     if (answer.problem) return { problem: answer.problem };
-    count += answer.data.pagination.total;
+    waiting.push({ status: WAITING[i]!, count: answer.data.pagination.total });
   }
-  return { data: count, status: 200 };
+  return { data: waiting, status: 200 };
 }
 
 const money = (minor: bigint, report: Pick<CurrencyReport, 'currency' | 'digits'>) =>
@@ -180,6 +192,52 @@ function CurrencyDays({ report }: { report: CurrencyReport }) {
   );
 }
 
+const STATUS_ROW = 24;
+const STATUS_LABEL = 150;
+const STATUS_COUNT_TEXT = 60;
+
+/**
+ * The last 30 days by status: one bar per status, as long as its count, its amounts in every currency on hover
+ * (counts add up across currencies, amounts do not). The table beside it holds every number for every reader.
+ */
+function StatusChart({ overview }: { overview: Overview }) {
+  const { byStatus, currencies } = overview;
+  const most = Math.max(1, ...byStatus.map((row) => row.count));
+  const room = WIDTH - STATUS_LABEL - STATUS_COUNT_TEXT;
+  return (
+    <svg
+      class="chart"
+      viewBox={`0 0 ${WIDTH} ${byStatus.length * STATUS_ROW}`}
+      role="img"
+      aria-label={`Payments of the last ${DAYS} days by status: their number as bars (the numbers and amounts are in the table "Payments of the last ${DAYS} days by status")`}
+    >
+      {byStatus.map((row, i) => {
+        const y = i * STATUS_ROW;
+        const length = row.count > 0 ? Math.max(1, (row.count / most) * room) : 0;
+        const amounts = currencies.map((c) => money(row.amounts.get(c.currency) ?? 0n, c)).join(', ');
+        return (
+          <g key={row.status}>
+            <title>{`${row.status.replaceAll('_', ' ')}: ${plural(row.count, 'payment', 'payments')}${amounts ? `, ${amounts}` : ''}`}</title>
+            <text x={STATUS_LABEL - 8} y={y + STATUS_ROW * 0.68} text-anchor="end">
+              {row.status.replaceAll('_', ' ')}
+            </text>
+            <rect
+              class={APPROVED_STATUSES.has(row.status) ? 'bar' : 'bar-other'}
+              x={STATUS_LABEL}
+              y={y + STATUS_ROW * 0.15}
+              width={length}
+              height={STATUS_ROW * 0.7}
+            />
+            <text x={STATUS_LABEL + length + 6} y={y + STATUS_ROW * 0.68}>
+              {row.count}
+            </text>
+          </g>
+        );
+      })}
+    </svg>
+  );
+}
+
 function ByStatus({ overview, listed }: { overview: Overview; listed: (status?: string) => string }) {
   const { byStatus, currencies } = overview;
   return (
@@ -247,6 +305,7 @@ export function Overview() {
                   {plural(total, 'payment', 'payments')} from {DAY_TEXT.format(dayDate(data.days[0] ?? ''))} to today,
                   by the days of {viewerTimeZone} (your time zone). <a href={listed()}>List them</a>
                 </p>
+                <StatusChart overview={data} />
                 <ByStatus overview={data} listed={listed} />
                 {data.currencies.map((report) => (
                   <CurrencyDays key={report.currency} report={report} />
@@ -259,11 +318,24 @@ export function Overview() {
       <section class="card" aria-labelledby="disputes-title">
         <h2 id="disputes-title">Disputes waiting on you</h2>
         <LoadState state={needsResponse}>
-          {(count) => (
-            <p>
-              {count} {count === 1 ? 'dispute needs' : 'disputes need'} a response.{' '}
-              <a href="/dashboard/disputes?status=needs_response">See them</a>
-            </p>
+          {([disputes, inquiries]) => (
+            <ul class="plain">
+              {[disputes, inquiries].map((waiting) =>
+                waiting ? (
+                  <li key={waiting.status}>
+                    {waiting.status === 'needs_response'
+                      ? `${plural(waiting.count, 'dispute needs', 'disputes need')} a response.`
+                      : `${plural(waiting.count, 'inquiry needs', 'inquiries need')} a response (an inquiry may become a chargeback).`}{' '}
+                    {waiting.count > 0 && (
+                      <a href={`/dashboard/disputes?status=${waiting.status}`}>
+                        See {waiting.count === 1 ? 'it' : 'them'}
+                        <span class="visually-hidden"> ({waiting.status.replaceAll('_', ' ')})</span>
+                      </a>
+                    )}
+                  </li>
+                ) : null,
+              )}
+            </ul>
           )}
         </LoadState>
       </section>
