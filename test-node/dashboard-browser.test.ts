@@ -225,6 +225,8 @@ describe('/dashboard in Chromium', () => {
     expect(res?.status()).toBe(200);
     expect((await res!.allHeaders())['content-security-policy']).toContain("connect-src 'self'");
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    // The deployment is `test`: its banner shows before any token could say so.
+    await page.getByText('TEST deployment: sandbox data, no real money moves').waitFor();
     expect(await axeViolations(page)).toEqual([]);
     await shot(page, 'sign-in');
     await page.getByLabel('Email').fill(inject('adminEmail'));
@@ -512,6 +514,60 @@ describe('/dashboard in Chromium', () => {
     expect(read.body.data.status).toBe('pending');
     expect(read.body.data.cancel_requested_at).not.toBeNull();
     await checkPage(page, 'payment-cancel-requested');
+  });
+
+  it('applies the sandbox’s news from the test helpers: approve, decline, expire, fail, a failed refund, a chargeback, the terminal', async () => {
+    const read = async (id: string) => (await api('GET', `/v1/payments/${id}`, token)).body.data;
+    const applied = () => page.getByRole('status').filter({ hasText: 'Test helper applied.' }).waitFor();
+    // .56: the payment waits at the terminal (docs/sandbox.md) until the news says how it ended.
+    for (const [action, status] of [
+      ['Approve', 'approved'],
+      ['Decline', 'declined'],
+      ['Expire', 'expired'],
+      ['Fail', 'failed'],
+    ] as const) {
+      const waiting = await createPayment('4.56', posMethodId);
+      expect(waiting.status).toBe('pending');
+      await page.goto(`${base}/dashboard/payments/${waiting.id}`);
+      await settled(page);
+      await page.getByRole('button', { name: `${action} (test)`, exact: true }).click();
+      await applied();
+      await page.locator('main > p .status', { hasText: status.replaceAll('_', ' ') }).waitFor();
+      expect((await read(waiting.id)).status, action).toBe(status);
+    }
+
+    // A refund the processor fails later, then a chargeback: refunds end there.
+    const paid = await createPayment('6.00', posMethodId);
+    const refund = await api(
+      'POST',
+      `/v1/payments/${paid.id}/refunds`,
+      keySecret,
+      { amount: { value: '1.00', currency: 'USD' } },
+      { 'Idempotency-Key': randomUUID() },
+    );
+    expect(refund.body.data.status).toBe('approved');
+    await page.goto(`${base}/dashboard/payments/${paid.id}`);
+    await settled(page);
+    const refunds = page.getByRole('region', { name: 'Refunds' });
+    await refunds.getByRole('button', { name: `Fail refund ${refund.body.data.id} (test)` }).click();
+    await applied();
+    await refunds.locator('.status', { hasText: 'failed' }).waitFor();
+    expect((await refundsOf(paid.id)).map((r) => r.status)).toEqual(['failed']);
+    await page.getByRole('button', { name: 'Charge back (test)' }).click();
+    await applied();
+    await page.getByText('Charged back', { exact: true }).waitFor();
+    expect((await read(paid.id)).charged_back_at).not.toBeNull();
+    expect(await page.getByRole('button', { name: 'Refund…' }).count()).toBe(0);
+
+    // The terminal's status, set and read back, then left online for the steps after.
+    const terminal = page.getByRole('region', { name: 'Terminal' });
+    for (const status of ['busy', 'online'] as const) {
+      await terminal.getByRole('button', { name: `Set terminal ${status} (test)` }).click();
+      await terminal.locator('.status', { hasText: status }).waitFor();
+      const reported = await api('GET', `/v1/payment-methods/${posMethodId}/terminal`, keySecret);
+      expect(reported.body.data.status).toBe(status);
+    }
+    expect(await axeViolations(page)).toEqual([]);
   });
 
   it('draws a QR payment’s code in the page, with the time left to pay', async () => {
@@ -1076,6 +1132,24 @@ describe('/dashboard in Chromium', () => {
     const chain = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: after.refreshToken });
     expect(chain.status).toBe(201);
     await adopt(after, chain.body.data);
+  });
+
+  it('without Web Locks (an address that is not a secure context) a lapsed session says where to open the dashboard, and spends nothing', async () => {
+    const tab = await context.newPage();
+    watchConsole(tab);
+    await tab.addInitScript('delete Navigator.prototype.locks');
+    const refreshes: string[] = [];
+    context.on('request', (request) => {
+      if (request.url().endsWith('/v1/auth/refresh')) refreshes.push(request.url());
+    });
+    const stored = (await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string;
+    const lapsed = { ...JSON.parse(stored), expiresAt: Date.now() };
+    await page.evaluate(`localStorage.setItem('${SESSION_KEY}', ${JSON.stringify(JSON.stringify(lapsed))})`);
+    await tab.goto(`${base}/dashboard/api-keys`);
+    await tab.getByRole('alert').getByText('The session cannot be renewed on this address').first().waitFor();
+    expect(refreshes).toEqual([]);
+    await page.evaluate(`localStorage.setItem('${SESSION_KEY}', ${JSON.stringify(stored)})`);
+    await tab.close();
   });
 
   it('signs out: logout is called, the sign-in form shows at the same address, and the session’s tokens stop working', async () => {

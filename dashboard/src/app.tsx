@@ -10,6 +10,7 @@ import { Payments } from './pages/payments.tsx';
 import { SignIn } from './pages/sign-in.tsx';
 import { Users } from './pages/users.tsx';
 import { Webhooks } from './pages/webhooks.tsx';
+import { pageEnvironment, TestBanner } from './components/test-banner.tsx';
 import { onSessionChange, readSession, type Session, signOut } from './session.ts';
 
 /** The pages of the navigation, in its order (docs/dashboard.md, "Adding a page"). */
@@ -34,9 +35,7 @@ function Shell({ session }: { session: Session }) {
         Skip to content
       </a>
       <header>
-        {session.environment === 'test' && (
-          <p class="test-banner">TEST deployment: sandbox data, no real money moves</p>
-        )}
+        <TestBanner environment={session.environment} />
         <div class="top">
           <a class="brand" href="/dashboard">
             Payment Service
@@ -86,7 +85,16 @@ export function App() {
   useEffect(() => onSessionChange(setSession), []);
   return (
     <LocationProvider scope="/dashboard">
-      {session ? <Shell key={session.user.id} session={session} /> : <SignIn />}
+      {session ? (
+        <Shell key={session.user.id} session={session} />
+      ) : (
+        <>
+          <header>
+            <TestBanner environment={pageEnvironment} />
+          </header>
+          <SignIn />
+        </>
+      )}
     </LocationProvider>
   );
 }

@@ -123,6 +123,15 @@ const SIGNED_OUT: Problem = {
   retryable: false,
 };
 
+const INSECURE_CONTEXT: Problem = {
+  status: 0,
+  code: 'insecure_context',
+  message:
+    'The session cannot be renewed on this address: open the dashboard over https:// (or http://localhost or http://127.0.0.1 locally), then sign in again.',
+  requestId: null,
+  retryable: false,
+};
+
 const fresh = (session: Session) => session.expiresAt - Date.now() > REFRESH_MARGIN_MS;
 
 /**
@@ -134,6 +143,8 @@ export async function accessToken(): Promise<string> {
   const session = readSession();
   if (!session) throw new SessionProblem(SIGNED_OUT);
   if (fresh(session)) return session.accessToken;
+  // Web Locks exist only in a secure context: without them two tabs could spend the same refresh token.
+  if (!('locks' in navigator)) throw new SessionProblem(INSECURE_CONTEXT);
   return navigator.locks.request(REFRESH_LOCK, async () => {
     let current = readSession();
     if (!current) throw new SessionProblem(SIGNED_OUT);

@@ -26,6 +26,14 @@ describe('GET /dashboard', () => {
     expect(res.text).toContain('<div id="app"></div>');
   });
 
+  it('names its deployment’s environment in the page, for the sign-in form’s TEST banner', async () => {
+    const { text } = await call('GET', '/dashboard/payments');
+    const head = text.slice(text.indexOf('<head>'), text.indexOf('</head>'));
+    expect(head).toContain('<meta name="deployment-environment" content="test" />');
+    expect(text.match(/deployment-environment/g)).toHaveLength(1);
+    expect(text.trimEnd().endsWith('</html>')).toBe(true);
+  });
+
   it('loads only files of its own, no inline script and no inline style', async () => {
     const { text } = await call('GET', '/dashboard');
     const assets = assetsOf(text);

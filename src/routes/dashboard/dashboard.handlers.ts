@@ -12,6 +12,16 @@ export const DASHBOARD_CSP =
 const SHELL = '/dashboard/';
 
 /**
+ * The deployment's environment written into the page, so the sign-in form shows the `TEST` banner before any
+ * token names the environment (signed in, the app reads the token's `env` claim).
+ */
+function withEnvironment(shell: Response, environment: string | undefined): Response {
+  if (environment !== 'test' && environment !== 'live') return shell;
+  const meta = `<meta name="deployment-environment" content="${environment}" />`;
+  return new HTMLRewriter().on('head', { element: (head) => void head.append(meta, { html: true }) }).transform(shell);
+}
+
+/**
  * Every `/dashboard` path that is not one of its files answers the app's page, so a deep link or a reload
  * of `/dashboard/payments/pay_...` opens that page; the app routes in the browser. `no-cache`: a new build
  * is picked up at the next load.
@@ -19,7 +29,8 @@ const SHELL = '/dashboard/';
 export async function dashboardShell(c: Context<AppEnv>) {
   const shell = await c.env.ASSETS.fetch(new Request(new URL(SHELL, c.req.url), { method: c.req.method }));
   if (!shell.ok) return c.notFound();
-  const res = new Response(shell.body, shell);
+  const page = withEnvironment(shell, c.env.ENVIRONMENT);
+  const res = new Response(page.body, page);
   res.headers.set('Content-Security-Policy', DASHBOARD_CSP);
   res.headers.set('X-Content-Type-Options', 'nosniff');
   res.headers.set('Referrer-Policy', 'no-referrer');
