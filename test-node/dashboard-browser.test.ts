@@ -10,7 +10,7 @@
 // test, and so does any CSP violation or console error that no step expected.
 // Screenshots: test-results/dashboard-*.png.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -116,11 +116,16 @@ describe('/dashboard in Chromium', () => {
   }
 
   /** axe-core's violations on the page as it is now, injected as a plain script evaluation (the CSP stays on). */
+  /** Every axe run of the file: written to test-results/axe-results.json, and summed up in the log, at the end. */
+  const axeRuns: { url: string; passed: number; incomplete: number; violations: string[] }[] = [];
+
   async function axeViolations(target: Page): Promise<string[]> {
     if (!(await target.evaluate('typeof window.axe === "object"'))) await target.evaluate(AXE_SOURCE);
-    return target.evaluate(
-      `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ' (' + v.impact + '): ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`,
-    );
+    const run = (await target.evaluate(
+      `axe.run(document).then((r) => ({ passed: r.passes.length, incomplete: r.incomplete.length, violations: r.violations.map((v) => v.id + ' (' + v.impact + '): ' + v.nodes.map((n) => n.target.join(' ')).join(', ')) }))`,
+    )) as { passed: number; incomplete: number; violations: string[] };
+    axeRuns.push({ url: new URL(target.url()).pathname, ...run });
+    return run.violations;
   }
 
   /** Every page: the TEST banner, no axe violation, a screenshot. */
@@ -215,6 +220,12 @@ describe('/dashboard in Chromium', () => {
   });
 
   afterAll(async () => {
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(join(RESULTS, 'axe-results.json'), `${JSON.stringify(axeRuns, null, 2)}\n`);
+    const violations = axeRuns.reduce((n, run) => n + run.violations.length, 0);
+    console.log(
+      `axe-core: ${axeRuns.length} runs over ${new Set(axeRuns.map((run) => run.url)).size} addresses, ${violations} violations (test-results/axe-results.json)`,
+    );
     await context?.close();
     await browser?.close();
     await new Promise((resolve) => receiver?.server.close(resolve));
@@ -1026,11 +1037,29 @@ describe('/dashboard in Chromium', () => {
     expect(new URL(page.url()).pathname).toBe('/dashboard/disputes');
   });
 
-  it('reaches the refund dialog by keyboard: focus moves into it and Escape closes it', async () => {
+  it('reaches the refund dialog by keyboard from the top of the page: focus moves into it and Escape closes it', async () => {
     await page.goto(`${base}/dashboard/payments/${paymentId}`);
     await settled(page);
-    const open = page.getByRole('button', { name: 'Refund…' });
-    await open.focus();
+    // Tab from the top of the page: every stop along the way is visible and has a name, and one of them is Refund….
+    await page.evaluate('document.activeElement?.blur()');
+    const stops: string[] = [];
+    for (let i = 0; i < 80; i++) {
+      await page.keyboard.press('Tab');
+      const stop = (await page.evaluate(`(() => {
+        const el = document.activeElement;
+        if (!el || el === document.body) return null;
+        const name = (el.getAttribute('aria-label') || el.textContent || el.labels?.[0]?.textContent || el.getAttribute('title') || '').trim();
+        const box = el.getBoundingClientRect();
+        return { tag: el.tagName.toLowerCase(), name, visible: box.width > 0 && box.height > 0 };
+      })()`)) as { tag: string; name: string; visible: boolean } | null;
+      if (!stop) continue;
+      expect(stop.name, JSON.stringify(stops)).not.toBe('');
+      expect(stop.visible, stop.name).toBe(true);
+      stops.push(stop.name);
+      if (stop.tag === 'button' && stop.name === 'Refund…') break;
+    }
+    expect(stops.at(-1), JSON.stringify(stops)).toBe('Refund…');
+    expect(stops[0]).toBe('Skip to content');
     await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog', { name: 'Refund payment' });
     await dialog.waitFor();
