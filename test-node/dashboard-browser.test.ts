@@ -471,20 +471,26 @@ describe('/dashboard in Chromium', () => {
     const amount = dialog.getByLabel('Amount (USD)');
     await amount.fill('2.00');
     const keys: string[] = [];
+    const statuses: number[] = [];
     await page.route(`**${refundsPath}`, async (route) => {
       if (route.request().method() !== 'POST') return route.fallback();
       keys.push((await route.request().allHeaders())['idempotency-key']!);
       if (keys.length > 1) return route.fallback();
-      expect((await route.fetch()).status()).toBe(201);
+      statuses.push((await route.fetch()).status());
       return route.abort('failed');
     });
     await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
     await dialog.getByRole('alert').getByText('The service could not be reached').waitFor();
+    expect(statuses).toEqual([201]);
     // Not Retry: the amount changed, then Refund. The API refuses the key, its first use having gone through.
     await amount.fill('3.00');
     await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
     await dialog.getByRole('alert').getByText('idempotency_key_reused').waitFor();
-    await dialog.getByRole('status').getByText('An earlier attempt from this dialog went through').waitFor();
+    await dialog
+      .getByRole('status')
+      .filter({ hasText: /^An earlier attempt from this dialog reached the service/ })
+      .filter({ hasText: 'Its latest refund: $2.00, approved.' })
+      .waitFor();
     await dialog.getByText('Refundable: $8.00').waitFor();
     await page.getByRole('region', { name: 'Refunds' }).getByText('$2.00').waitFor();
     expect(await axeViolations(page)).toEqual([]);
@@ -1080,6 +1086,8 @@ describe('/dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(page.url()).toBe(address);
     expectedConsoleErrors(1, (entry) => entry.text.includes('401') && entry.url.includes('/v1/disputes'));
+    // Forgotten in the record too: no tab holding the session lock takes that sign-in's tokens up again.
+    await expect.poll(() => recordedSession()).toEqual({ session: null });
     await page.getByLabel('Email').fill(inject('adminEmail'));
     await page.getByLabel('Password').fill(inject('adminPassword'));
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -1088,42 +1096,82 @@ describe('/dashboard in Chromium', () => {
     expect(await page.getByLabel('Status').inputValue()).toBe('needs_response');
   });
 
-  /** Stores tokens the test rotated through the API as the page's session, so the next test starts unspent. */
+  /** The session in this tab's localStorage. */
+  const storedSession = async (target: Page = page) =>
+    JSON.parse((await target.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+
+  /** The session record in IndexedDB (dashboard/src/session-record.ts), which a tab holding the session lock reads. */
+  const recordedSession = (target: Page = page) =>
+    target.evaluate(`new Promise((resolve, reject) => {
+      const opening = indexedDB.open('payment-dashboard', 1);
+      opening.onsuccess = () => {
+        const get = opening.result.transaction('session').objectStore('session').get('current');
+        get.onsuccess = () => { opening.result.close(); resolve(get.result ?? null); };
+        get.onerror = () => reject(get.error);
+      };
+      opening.onerror = () => reject(opening.error);
+    })`) as Promise<{ session: Record<string, unknown> | null } | null>;
+
+  /**
+   * Sets the session as time or another tab would: in localStorage, and, unless `recorded` is false (a tab whose copy
+   * of localStorage lags behind), in the record too.
+   */
+  const setSession = async (session: unknown, recorded = true) => {
+    await page.evaluate(`localStorage.setItem('${SESSION_KEY}', ${JSON.stringify(JSON.stringify(session))})`);
+    if (!recorded) return;
+    await page.evaluate(`new Promise((resolve, reject) => {
+      const opening = indexedDB.open('payment-dashboard', 1);
+      opening.onsuccess = () => {
+        const transaction = opening.result.transaction('session', 'readwrite');
+        transaction.objectStore('session').put({ session: ${JSON.stringify(session)} }, 'current');
+        transaction.oncomplete = () => { opening.result.close(); resolve(null); };
+        transaction.onerror = () => reject(transaction.error);
+      };
+      opening.onerror = () => reject(opening.error);
+    })`);
+  };
+
+  /** Takes tokens the test rotated through the API as the page's session, so the next test starts unspent. */
   const adopt = (session: object, tokens: { access_token: string; refresh_token: string; expires_in: number }) =>
-    page.evaluate(
-      `localStorage.setItem('${SESSION_KEY}', ${JSON.stringify(
-        JSON.stringify({
-          ...session,
-          accessToken: tokens.access_token,
-          refreshToken: tokens.refresh_token,
-          expiresAt: Date.now() + tokens.expires_in * 1000,
-        }),
-      )})`,
-    );
+    setSession({
+      ...session,
+      accessToken: tokens.access_token,
+      refreshToken: tokens.refresh_token,
+      expiresAt: Date.now() + tokens.expires_in * 1000,
+    });
+
+  /** Counts the refresh calls of every tab until `stop` is called. */
+  const countRefreshes = () => {
+    const refreshes: string[] = [];
+    const listener = (request: { url: () => string }) => {
+      if (request.url().endsWith('/v1/auth/refresh')) refreshes.push(request.url());
+    };
+    context.on('request', listener);
+    return { refreshes, stop: () => context.off('request', listener) };
+  };
 
   it('rotates the session once for two tabs whose access token lapses at the same time', async () => {
     const second = await context.newPage();
     watchConsole(second);
-    const refreshes: string[] = [];
-    context.on('request', (request) => {
-      if (request.url().endsWith('/v1/auth/refresh')) refreshes.push(request.url());
-    });
+    const { refreshes, stop } = countRefreshes();
     await page.goto(`${base}/dashboard/api-keys`);
     await settled(page);
     await second.goto(`${base}/dashboard/api-keys`);
     await settled(second);
-    // Both tabs share the stored session: make its access token lapse, then load a page in both at once.
-    const before = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
-    await page.evaluate(
-      `(() => { const s = JSON.parse(localStorage.getItem('${SESSION_KEY}')); s.expiresAt = Date.now(); localStorage.setItem('${SESSION_KEY}', JSON.stringify(s)); })()`,
-    );
+    // Both tabs share the session: make its access token lapse, then load a page in both at once.
+    const before = await storedSession();
+    expect((await recordedSession())?.session?.refreshToken).toBe(before.refreshToken);
+    await setSession({ ...before, expiresAt: Date.now() });
     await Promise.all([page.reload(), second.reload()]);
     await Promise.all([settled(page), settled(second)]);
     for (const tab of [page, second]) await tab.getByRole('heading', { name: 'API keys' }).waitFor();
+    stop();
     expect(refreshes).toHaveLength(1);
-    const after = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+    const after = await storedSession();
     expect(after.refreshToken).not.toBe(before.refreshToken);
     expect(after.expiresAt).toBeGreaterThan(Date.now() + 60_000);
+    expect((await storedSession(second)).refreshToken).toBe(after.refreshToken);
+    expect((await recordedSession())?.session).toEqual(after);
     // The rotated chain is intact: the new refresh token still rotates (a reused one would have revoked it).
     const rotated = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: after.refreshToken });
     expect(rotated.status).toBe(201);
@@ -1131,54 +1179,54 @@ describe('/dashboard in Chromium', () => {
     await second.close();
   });
 
-  it('a tab that still reads the spent refresh token takes its successor from the rotation record, not a second exchange', async () => {
+  it('a tab whose localStorage still shows the spent session takes the newest from the record, not a second exchange', async () => {
     // Chromium updates each renderer's copy of localStorage from other tabs asynchronously: a tab granted the
-    // refresh lock can still read the session another tab has just rotated. Made deterministic here by writing
-    // the spent session back, as that tab would read it.
-    const refreshes: string[] = [];
-    context.on('request', (request) => {
-      if (request.url().endsWith('/v1/auth/refresh')) refreshes.push(request.url());
-    });
+    // session lock can still read the session another tab has just rotated. Made deterministic here by writing
+    // the spent session back into localStorage only, as that tab would read it.
+    const { refreshes, stop } = countRefreshes();
     await page.goto(`${base}/dashboard/api-keys`);
     await settled(page);
-    const lapsed = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
-    lapsed.expiresAt = Date.now();
-    const write = (session: unknown) =>
-      page.evaluate(`localStorage.setItem('${SESSION_KEY}', ${JSON.stringify(JSON.stringify(session))})`);
-    await write(lapsed);
+    const lapsed = { ...(await storedSession()), expiresAt: Date.now() };
+    await setSession(lapsed);
     await page.reload();
     await settled(page);
     expect(refreshes).toHaveLength(1);
-    const rotated = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+    const rotated = await storedSession();
     expect(rotated.refreshToken).not.toBe(lapsed.refreshToken);
-    await write(lapsed);
+    await setSession(lapsed, false);
     await page.reload();
     await settled(page);
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    stop();
     expect(refreshes).toHaveLength(1);
-    const after = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
-    expect(after.refreshToken).toBe(rotated.refreshToken);
-    const chain = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: after.refreshToken });
+    expect((await storedSession()).refreshToken).toBe(rotated.refreshToken);
+    const chain = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: rotated.refreshToken });
     expect(chain.status).toBe(201);
-    await adopt(after, chain.body.data);
+    await adopt(rotated, chain.body.data);
   });
 
-  it('without Web Locks (an address that is not a secure context) a lapsed session says where to open the dashboard, and spends nothing', async () => {
-    const tab = await context.newPage();
-    watchConsole(tab);
-    await tab.addInitScript('delete Navigator.prototype.locks');
-    const refreshes: string[] = [];
-    context.on('request', (request) => {
-      if (request.url().endsWith('/v1/auth/refresh')) refreshes.push(request.url());
-    });
-    const stored = (await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string;
-    const lapsed = { ...JSON.parse(stored), expiresAt: Date.now() };
-    await page.evaluate(`localStorage.setItem('${SESSION_KEY}', ${JSON.stringify(JSON.stringify(lapsed))})`);
-    await tab.goto(`${base}/dashboard/api-keys`);
-    await tab.getByRole('alert').getByText('The session cannot be renewed on this address').first().waitFor();
+  it('without Web Locks a lapsed session says why it cannot be renewed (the address, or the browser), and spends nothing', async () => {
+    const { refreshes, stop } = countRefreshes();
+    const stored = await storedSession();
+    await setSession({ ...stored, expiresAt: Date.now() });
+    // Web Locks are missing on an address that is not a secure context, or in a browser too old to have them.
+    for (const [script, message] of [
+      [
+        "delete Navigator.prototype.locks; Object.defineProperty(window, 'isSecureContext', { value: false });",
+        'The session cannot be renewed on this address: open the dashboard over https://',
+      ],
+      ['delete Navigator.prototype.locks;', 'The session cannot be renewed in this browser'],
+    ] as const) {
+      const tab = await context.newPage();
+      watchConsole(tab);
+      await tab.addInitScript(script);
+      await tab.goto(`${base}/dashboard/api-keys`);
+      await tab.getByRole('alert').getByText(message).first().waitFor();
+      await tab.close();
+    }
+    stop();
     expect(refreshes).toEqual([]);
-    await page.evaluate(`localStorage.setItem('${SESSION_KEY}', ${JSON.stringify(stored)})`);
-    await tab.close();
+    await setSession(stored);
   });
 
   it('signs out: logout is called, the sign-in form shows at the same address, and the session’s tokens stop working', async () => {
@@ -1197,6 +1245,7 @@ describe('/dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(page.url()).toBe(address);
     expect(await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)).toBeNull();
+    expect(await recordedSession()).toEqual({ session: null });
     expect(await page.getByRole('navigation', { name: 'Dashboard' }).count()).toBe(0);
     // Ended at the API, not only forgotten here: the refresh token and the access token are refused.
     const refreshed = await api('POST', '/v1/auth/refresh', undefined, { refresh_token: stored.refreshToken });

@@ -35,7 +35,7 @@ function Shell({ session }: { session: Session }) {
         Skip to content
       </a>
       <header>
-        <TestBanner environment={session.environment} />
+        <TestBanner environment={session.environment === 'unknown' ? pageEnvironment : session.environment} />
         <div class="top">
           <a class="brand" href="/dashboard">
             Payment Service
@@ -89,9 +89,11 @@ export function App() {
         <Shell key={session.user.id} session={session} />
       ) : (
         <>
-          <header>
-            <TestBanner environment={pageEnvironment} />
-          </header>
+          {pageEnvironment === 'test' && (
+            <header>
+              <TestBanner environment={pageEnvironment} />
+            </header>
+          )}
           <SignIn />
         </>
       )}

@@ -1,13 +1,14 @@
 import { client, type Schemas } from './client.ts';
 import { type Answer, NETWORK_PROBLEM, type Problem, problemOf } from './problem.ts';
-import { lastRotation, recordRotation } from './rotation.ts';
+import { readRecord, writeRecord } from './session-record.ts';
 
 /**
  * The user's session (docs/dashboard.md, "Session"). Both tokens live in localStorage, shared by every tab of
- * this origin: one session for all tabs, so a sign-in or sign-out in one is seen by all. A refresh token may be
- * exchanged only once (a second exchange revokes the whole chain), so the refresh runs under a Web Lock that
- * every tab takes: the tab holding it looks first for what another tab rotated (the rotation record, in
- * IndexedDB, see rotation.ts), and uses it instead of exchanging the same token twice.
+ * this origin: one session for all tabs, so a sign-in or sign-out in one is seen by all, and a page reads its
+ * token from there without waiting. A refresh token may be exchanged only once (a second exchange revokes the
+ * whole chain), so every change of the session (a rotation, a sign-in, a sign-out) is made under one Web Lock
+ * that every tab takes, and the holder reads the session from its record in IndexedDB (session-record.ts), which
+ * every tab sees alike, not from this tab's copy of localStorage, which can lag behind another tab's write.
  */
 export interface Session {
   accessToken: string;
@@ -17,10 +18,14 @@ export interface Session {
   user: Schemas['User'];
   /** The deployment's environment (`test` or `live`), from the access token's `env` claim. */
   environment: string;
+  /** Epoch milliseconds of the sign-in this session comes from, kept across rotations: which chain it is. */
+  signedInAt: number;
 }
 
 const STORAGE_KEY = 'payment-dashboard.session';
-const REFRESH_LOCK = 'payment-dashboard.refresh';
+const SESSION_LOCK = 'payment-dashboard.session';
+/** The logout is sent while the lock is held (no tab may renew the chain before it ends): never for longer. */
+const LOGOUT_PATIENCE_MS = 5000;
 /** Rotated this long before the access token lapses, so no request leaves with one about to expire. */
 const REFRESH_MARGIN_MS = 60_000;
 
@@ -64,7 +69,7 @@ function claimsOf(jwt: string): Record<string, unknown> {
   }
 }
 
-function sessionOf(tokens: Schemas['SessionTokens']): Session {
+function sessionOf(tokens: Schemas['SessionTokens'], signedInAt: number): Session {
   const env = claimsOf(tokens.access_token).env;
   return {
     accessToken: tokens.access_token,
@@ -72,6 +77,7 @@ function sessionOf(tokens: Schemas['SessionTokens']): Session {
     expiresAt: Date.now() + tokens.expires_in * 1000,
     user: tokens.user,
     environment: typeof env === 'string' ? env : 'unknown',
+    signedInAt,
   };
 }
 
@@ -79,33 +85,70 @@ export async function signIn(email: string, password: string): Promise<Answer<Se
   try {
     const { data, error, response } = await client.POST('/v1/auth/login', { body: { email, password } });
     if (!data) return { problem: problemOf(response, error) };
-    const session = sessionOf(data.data);
-    store(session);
+    const session = sessionOf(data.data, Date.now());
+    // After any change of the session in flight in another tab (a rotation of the session signed in before).
+    await underLock(() => commit(session));
     return { data: session, status: response.status };
   } catch {
     return { problem: NETWORK_PROBLEM };
   }
 }
 
-/** Ends the session at the API (its tokens stop working) and in every tab; signed out here even offline. */
-export async function signOut(): Promise<void> {
-  const session = readSession();
-  store(null);
-  await recordRotation(null);
-  if (!session) return;
-  try {
-    await client.POST('/v1/auth/logout', { body: { refresh_token: session.refreshToken } });
-  } catch {
-    // Signed out here already; the refresh token lapses by itself (30 days) if the API could not be told.
-  }
+/**
+ * Runs a change of the session under the session lock, so changes happen one at a time across tabs. Without Web
+ * Locks (not a secure context) a sign-in or sign-out still runs; a refresh does not (`accessToken`).
+ */
+function underLock<T>(change: () => Promise<T>): Promise<T> {
+  // The lock's promise settles with the callback's own (lib.dom types it as a promise of one).
+  return 'locks' in navigator ? (navigator.locks.request(SESSION_LOCK, change) as Promise<T>) : change();
+}
+
+/** Under the lock: the session as the last change left it (its record), or, with no record, localStorage's. */
+async function newest(): Promise<Session | null> {
+  const record = await readRecord<Session>();
+  return record ? record.session : readSession();
+}
+
+/** Under the lock: the session from now on, in every tab and in the record the next lock holder reads. */
+async function commit(session: Session | null): Promise<void> {
+  store(session);
+  await writeRecord(session);
 }
 
 /**
- * Forgets, in every tab, the session whose access token the API refused (401), without asking the API again.
- * A newer session (signed in since, in another tab) stays.
+ * Ends the session at the API (its tokens stop working) and in every tab; signed out here at once, and even
+ * offline. The logout is sent under the lock, with the newest refresh token, so no tab renews the chain first.
+ */
+export async function signOut(): Promise<void> {
+  const shown = readSession();
+  store(null);
+  await underLock(async () => {
+    const ended = (await newest()) ?? shown;
+    await commit(null);
+    if (!ended) return;
+    try {
+      await client.POST('/v1/auth/logout', {
+        body: { refresh_token: ended.refreshToken },
+        signal: AbortSignal.timeout(LOGOUT_PATIENCE_MS),
+      });
+    } catch {
+      // Signed out here already; the refresh token lapses by itself (30 days) if the API could not be told.
+    }
+  });
+}
+
+/**
+ * Forgets, in every tab, the session whose access token the API refused (401), without asking the API again:
+ * the API refuses an access token when its session ended, and that ends every token rotated from the same
+ * sign-in. A session signed in since, in another tab, stays.
  */
 export function forgetSession(refusedAccessToken: string | undefined) {
-  if (readSession()?.accessToken === refusedAccessToken) store(null);
+  const refused = readSession();
+  if (!refused || refused.accessToken !== refusedAccessToken) return;
+  store(null);
+  void underLock(async () => {
+    if ((await newest())?.signedInAt === refused.signedInAt) await commit(null);
+  });
 }
 
 /** Why no access token could be had: signed out, or the refresh failed (its problem, to show and retry). */
@@ -123,14 +166,16 @@ const SIGNED_OUT: Problem = {
   retryable: false,
 };
 
-const INSECURE_CONTEXT: Problem = {
+/** Web Locks are missing: on an address that is not a secure context, or in a browser too old to have them. */
+const NO_LOCKS: () => Problem = () => ({
   status: 0,
-  code: 'insecure_context',
-  message:
-    'The session cannot be renewed on this address: open the dashboard over https:// (or http://localhost or http://127.0.0.1 locally), then sign in again.',
+  code: isSecureContext ? 'unsupported_browser' : 'insecure_context',
+  message: isSecureContext
+    ? 'The session cannot be renewed in this browser (it has no Web Locks, which keep tabs from renewing it twice): use a current browser, then sign in again.'
+    : 'The session cannot be renewed on this address: open the dashboard over https:// (or http://localhost or http://127.0.0.1 locally), then sign in again.',
   requestId: null,
   retryable: false,
-};
+});
 
 const fresh = (session: Session) => session.expiresAt - Date.now() > REFRESH_MARGIN_MS;
 
@@ -144,30 +189,27 @@ export async function accessToken(): Promise<string> {
   if (!session) throw new SessionProblem(SIGNED_OUT);
   if (fresh(session)) return session.accessToken;
   // Web Locks exist only in a secure context: without them two tabs could spend the same refresh token.
-  if (!('locks' in navigator)) throw new SessionProblem(INSECURE_CONTEXT);
-  return navigator.locks.request(REFRESH_LOCK, async () => {
-    let current = readSession();
-    if (!current) throw new SessionProblem(SIGNED_OUT);
-    // Another tab may have rotated while this one waited for the lock, and its localStorage write may not have
-    // reached this tab yet: the rotation record says which token it spent and what it became.
-    const rotation = await lastRotation<Session>();
-    if (rotation?.from === current.refreshToken) {
-      current = rotation.session;
-      store(current);
+  if (!('locks' in navigator)) throw new SessionProblem(NO_LOCKS());
+  return navigator.locks.request(SESSION_LOCK, async () => {
+    // Another tab may have rotated, signed out or signed in while this one waited for the lock.
+    const current = await newest();
+    if (!current) {
+      if (readSession()) store(null);
+      throw new SessionProblem(SIGNED_OUT);
     }
+    if (readSession()?.refreshToken !== current.refreshToken) store(current);
     if (fresh(current)) return current.accessToken;
     const { data, error, response } = await client.POST('/v1/auth/refresh', {
       body: { refresh_token: current.refreshToken },
     });
     if (data) {
-      const rotated = sessionOf(data.data);
-      store(rotated);
-      // Recorded before the lock is released, so the next tab to hold it finds the new tokens.
-      await recordRotation({ from: current.refreshToken, session: rotated });
+      const rotated = sessionOf(data.data, current.signedInAt);
+      await commit(rotated);
       return rotated.accessToken;
     }
     if (response.status === 401) {
-      if (readSession()?.refreshToken === current.refreshToken) store(null);
+      // The newest session's refresh token refused: the session ended (signed out elsewhere, or revoked).
+      await commit(null);
       throw new SessionProblem(SIGNED_OUT);
     }
     // Rate limited or unavailable: the current token still works until it lapses.

@@ -84,8 +84,9 @@ const MAX_ERRORS = 3;
 /** Documentation routes the description does not (and need not) describe: checked for status only. */
 const DOC_ROUTES: Array<{ method: string; pattern: RegExp; statuses: number[] }> = [
   { method: 'GET', pattern: /^\/docs$/, statuses: [200] },
-  // The dashboard's page, at every path of it but its files.
+  // The dashboard's page, at every path of it but its files (HEAD as GET: the page's headers without it).
   { method: 'GET', pattern: /^\/dashboard(?!\/assets\/)(\/.*)?$/, statuses: [200] },
+  { method: 'HEAD', pattern: /^\/dashboard(?!\/assets\/)(\/.*)?$/, statuses: [200] },
 ];
 /** Files of the explorer and of the dashboard: 200, or the unknown-route envelope for a file that does not exist. */
 const DOC_ASSETS = /^\/(docs|dashboard)\/assets\/./;

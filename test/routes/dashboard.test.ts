@@ -34,6 +34,18 @@ describe('GET /dashboard', () => {
     expect(text.trimEnd().endsWith('</html>')).toBe(true);
   });
 
+  it('answers HEAD with the page’s headers, none that describe the file without the environment', async () => {
+    const get = await call('GET', '/dashboard');
+    const head = await call('HEAD', '/dashboard');
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(head.headers.get('content-security-policy')).toBe(DASHBOARD_CSP);
+    const length = head.headers.get('content-length');
+    if (length !== null) expect(Number(length)).toBe(new TextEncoder().encode(get.text).length);
+    expect(head.headers.get('etag')).toBeNull();
+  });
+
   it('loads only files of its own, no inline script and no inline style', async () => {
     const { text } = await call('GET', '/dashboard');
     const assets = assetsOf(text);

@@ -329,7 +329,9 @@ export function Overview() {
                     {waiting.count > 0 && (
                       <a href={`/dashboard/disputes?status=${waiting.status}`}>
                         See {waiting.count === 1 ? 'it' : 'them'}
-                        <span class="visually-hidden"> ({waiting.status.replaceAll('_', ' ')})</span>
+                        <span class="visually-hidden">
+                          {waiting.status === 'needs_response' ? ' (disputes)' : ' (inquiries)'}
+                        </span>
                       </a>
                     )}
                   </li>

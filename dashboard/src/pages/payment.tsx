@@ -78,6 +78,10 @@ function RefundDialog({
 }) {
   const digits = digitsOf(payment.amount.value);
   const balance = refundableBalance(payment.amount, refunds);
+  const latest = refunds.reduce<Refund | undefined>(
+    (newest, refund) => (!newest || refund.created_at > newest.created_at ? refund : newest),
+    undefined,
+  );
   const [amount, setAmount] = useState(balance);
   const [reason, setReason] = useState('');
   const [invalid, setInvalid] = useState('');
@@ -123,8 +127,15 @@ function RefundDialog({
     <FormDialog title="Refund payment" submit="Refund" action={refund} onSubmit={submit} onClose={onClose}>
       {earlier && (
         <p class="notice" role="status">
-          An earlier attempt from this dialog went through with other values: the refunds below show it, and the
-          refundable amount is read again. Refund again only to refund more.
+          An earlier attempt from this dialog reached the service with other values (its answer was lost), so the
+          payment was read again.
+          {latest && (
+            <>
+              {' '}
+              Its latest refund: {formatMoney(latest.amount)}, {latest.status.replaceAll('_', ' ')}.
+            </>
+          )}{' '}
+          Refund again only to refund more.
         </p>
       )}
       <p>

@@ -31,6 +31,9 @@ export async function dashboardShell(c: Context<AppEnv>) {
   if (!shell.ok) return c.notFound();
   const page = withEnvironment(shell, c.env.ENVIRONMENT);
   const res = new Response(page.body, page);
+  // The file's length and tag describe the file, not the page with its environment (a HEAD keeps them otherwise).
+  res.headers.delete('Content-Length');
+  res.headers.delete('ETag');
   res.headers.set('Content-Security-Policy', DASHBOARD_CSP);
   res.headers.set('X-Content-Type-Options', 'nosniff');
   res.headers.set('Referrer-Policy', 'no-referrer');
