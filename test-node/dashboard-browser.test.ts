@@ -914,6 +914,22 @@ describe('/dashboard in Chromium', () => {
       expect(await links.count()).toBe(listedTotal > 0 ? 1 : 0);
       if (listedTotal > 0) expect(await links.getAttribute('href')).toBe(`/dashboard/disputes?status=${status}`);
     }
+    // Inquiries: the sandbox opens chargebacks only, so the list's answer for them is stood in for here.
+    await page.route('**/v1/disputes?*', async (route) => {
+      if (new URL(route.request().url()).searchParams.get('status') !== 'warning_needs_response')
+        return route.fallback();
+      const answer = await route.fetch();
+      const body = await answer.json();
+      return route.fulfill({ response: answer, json: { ...body, pagination: { ...body.pagination, total: 2 } } });
+    });
+    await page.reload();
+    await settled(page);
+    const inquiries = waiting.getByRole('listitem').filter({ hasText: /inquiries need a response/ });
+    expect(await inquiries.innerText()).toMatch(/^2 inquiries need a response/);
+    expect(await inquiries.getByRole('link', { name: 'See them (inquiries)' }).getAttribute('href')).toBe(
+      '/dashboard/disputes?status=warning_needs_response',
+    );
+    await page.unroute('**/v1/disputes?*');
     // Among them this step's payments.
     for (const status of ['approved', 'declined'])
       expect(Number((await cells(byStatus.getByRole('row', { name: new RegExp(`^${status} `) })))[1])).toBeGreaterThan(
