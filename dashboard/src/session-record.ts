@@ -4,7 +4,7 @@
  * localStorage in each renderer and updates it from the other tabs asynchronously, so a tab granted the lock right
  * after another one rotated the tokens, signed out or signed in can still read the session as it was, and would
  * exchange a spent refresh token (which revokes the chain) or bring back a session that ended. An IndexedDB
- * transaction that has completed is seen by every transaction started after it, in any tab.
+ * transaction that has completed is visible to every transaction started after it, in any tab.
  *
  * Only lock holders write it (session.ts), so its writes are in the lock's order. Same origin as localStorage,
  * so no more exposed than the tokens already are; `{ session: null }` once signed out.
@@ -13,66 +13,92 @@ export interface SessionRecord<Session> {
   session: Session | null;
 }
 
+/**
+ * What the lock holder found: the record; none (never written, or IndexedDB unusable here, as it then is in every
+ * tab of this browser, which then all go by localStorage); or unreadable for now (it did not answer in time).
+ */
+export type RecordRead<Session> = { found: SessionRecord<Session> } | { none: true } | { unreadable: true };
+
 const DATABASE = 'payment-dashboard';
 const STORE = 'session';
 const KEY = 'current';
-/** A browser whose IndexedDB does not answer in this time is treated as one without it: the lock is not held on. */
+/** IndexedDB gets this long per call: the lock is not held on for a browser whose storage does not answer. */
 const PATIENCE_MS = 2000;
 
-function database(): Promise<IDBDatabase> {
+class TimedOut extends Error {}
+
+/**
+ * One request in its own transaction, settled once the transaction has completed. Given up after PATIENCE_MS:
+ * the transaction is then aborted (or never begun, if the database opens later), so a late write cannot land
+ * after the next lock holder's.
+ */
+function transact(mode: IDBTransactionMode, request: (store: IDBObjectStore) => IDBRequest): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const opening = indexedDB.open(DATABASE, 1);
+    let transaction: IDBTransaction | undefined;
+    let gaveUp = false;
+    const timer = setTimeout(() => {
+      gaveUp = true;
+      try {
+        transaction?.abort();
+      } catch {
+        // Already finished or aborted.
+      }
+      reject(new TimedOut('IndexedDB did not answer'));
+    }, PATIENCE_MS);
+    const fail = (error: unknown) => {
+      clearTimeout(timer);
+      reject(error);
+    };
+    let opening: IDBOpenDBRequest;
+    try {
+      opening = indexedDB.open(DATABASE, 1);
+    } catch (error) {
+      return fail(error);
+    }
     opening.onupgradeneeded = () => opening.result.createObjectStore(STORE);
-    opening.onsuccess = () => resolve(opening.result);
-    opening.onerror = () => reject(opening.error);
-    opening.onblocked = () => reject(new Error('IndexedDB open blocked'));
+    opening.onerror = () => fail(opening.error);
+    opening.onblocked = () => fail(new Error('IndexedDB open blocked'));
+    opening.onsuccess = () => {
+      const db = opening.result;
+      if (gaveUp) return db.close();
+      try {
+        transaction = db.transaction(STORE, mode);
+        const pending = request(transaction.objectStore(STORE));
+        transaction.oncomplete = () => {
+          clearTimeout(timer);
+          db.close();
+          resolve(pending.result);
+        };
+        transaction.onerror = transaction.onabort = () => {
+          db.close();
+          fail(transaction?.error ?? new Error('IndexedDB transaction aborted'));
+        };
+      } catch (error) {
+        db.close();
+        fail(error);
+      }
+    };
   });
 }
 
-/** One request in its own transaction, settled once the transaction has completed (so it is durable), or refused. */
-async function transact(mode: IDBTransactionMode, request: (store: IDBObjectStore) => IDBRequest): Promise<unknown> {
-  const db = await database();
+export async function readRecord<Session>(): Promise<RecordRead<Session>> {
   try {
-    return await new Promise((resolve, reject) => {
-      const transaction = db.transaction(STORE, mode);
-      const pending = request(transaction.objectStore(STORE));
-      transaction.oncomplete = () => resolve(pending.result);
-      transaction.onerror = () => reject(transaction.error);
-      transaction.onabort = () => reject(transaction.error);
-    });
-  } finally {
-    db.close();
+    const found = (await transact('readonly', (store) => store.get(KEY))) as SessionRecord<Session> | undefined;
+    return found && typeof found === 'object' && 'session' in found ? { found } : { none: true };
+  } catch (error) {
+    return error instanceof TimedOut ? { unreadable: true } : { none: true };
   }
 }
 
-function patiently<T>(work: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('IndexedDB did not answer')), PATIENCE_MS);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
-
-/** The record, or undefined when there is none or IndexedDB is unavailable (then localStorage is all there is). */
-export async function readRecord<Session>(): Promise<SessionRecord<Session> | undefined> {
-  try {
-    const found = (await patiently(transact('readonly', (store) => store.get(KEY)))) as
-      | SessionRecord<Session>
-      | undefined;
-    return found && typeof found === 'object' && 'session' in found ? found : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
+/** Written before the session is shown anywhere else, so a tab that unloads midway leaves no spent token here. */
 export async function writeRecord<Session>(session: Session | null): Promise<void> {
   try {
-    await patiently(transact('readwrite', (store) => store.put({ session } satisfies SessionRecord<Session>, KEY)));
+    await transact('readwrite', (store) => store.put({ session } satisfies SessionRecord<Session>, KEY));
   } catch {
     // A record left as it was would be read as the truth by the next lock holder: without one, it reads
     // localStorage, as it would in a browser without IndexedDB.
     try {
-      await patiently(transact('readwrite', (store) => store.delete(KEY)));
+      await transact('readwrite', (store) => store.delete(KEY));
     } catch {
       // IndexedDB refused both: nothing more can be done from here.
     }

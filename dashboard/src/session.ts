@@ -24,8 +24,10 @@ export interface Session {
 
 const STORAGE_KEY = 'payment-dashboard.session';
 const SESSION_LOCK = 'payment-dashboard.session';
-/** The logout is sent while the lock is held (no tab may renew the chain before it ends): never for longer. */
+/** A sign-out waits this long at most for the logout's answer. */
 const LOGOUT_PATIENCE_MS = 5000;
+/** A refresh is sent under the lock, which every tab waits for: never held on for longer. */
+const REFRESH_PATIENCE_MS = 10_000;
 /** Rotated this long before the access token lapses, so no request leaves with one about to expire. */
 const REFRESH_MARGIN_MS = 60_000;
 
@@ -98,43 +100,59 @@ export async function signIn(email: string, password: string): Promise<Answer<Se
  * Runs a change of the session under the session lock, so changes happen one at a time across tabs. Without Web
  * Locks (not a secure context) a sign-in or sign-out still runs; a refresh does not (`accessToken`).
  */
-function underLock<T>(change: () => Promise<T>): Promise<T> {
-  // The lock's promise settles with the callback's own (lib.dom types it as a promise of one).
-  return 'locks' in navigator ? (navigator.locks.request(SESSION_LOCK, change) as Promise<T>) : change();
+async function underLock<T>(change: () => Promise<T>): Promise<T> {
+  return 'locks' in navigator ? navigator.locks.request(SESSION_LOCK, change) : change();
 }
 
-/** Under the lock: the session as the last change left it (its record), or, with no record, localStorage's. */
-async function newest(): Promise<Session | null> {
-  const record = await readRecord<Session>();
-  return record ? record.session : readSession();
+/**
+ * Under the lock: the session as the last change left it (its record), or, with no record, localStorage's.
+ * `unknown` when IndexedDB did not answer in time: nothing may be exchanged on a guess.
+ */
+async function newest(): Promise<Session | null | 'unknown'> {
+  const read = await readRecord<Session>();
+  if ('found' in read) return read.found.session;
+  return 'none' in read ? readSession() : 'unknown';
 }
 
-/** Under the lock: the session from now on, in every tab and in the record the next lock holder reads. */
+/**
+ * Under the lock: the session from now on, in the record the next lock holder reads, then in every tab. In that
+ * order: a tab that unloads between the two leaves localStorage behind (its access token still works, and the next
+ * lock holder repairs it from the record), never a record with a spent refresh token.
+ */
 async function commit(session: Session | null): Promise<void> {
-  store(session);
   await writeRecord(session);
+  store(session);
+}
+
+/** POST /v1/auth/logout: the API ends the whole session from any of its refresh tokens, even a spent one. */
+async function logout(refreshToken: string): Promise<void> {
+  try {
+    await client.POST('/v1/auth/logout', {
+      body: { refresh_token: refreshToken },
+      // Sent even if the tab closes right after the click.
+      keepalive: true,
+      signal: AbortSignal.timeout(LOGOUT_PATIENCE_MS),
+    });
+  } catch {
+    // Signed out here already; the refresh token lapses by itself (30 days) if the API could not be told.
+  }
 }
 
 /**
  * Ends the session at the API (its tokens stop working) and in every tab; signed out here at once, and even
- * offline. The logout is sent under the lock, with the newest refresh token, so no tab renews the chain first.
+ * offline. The logout leaves at once, before waiting for the lock (a rotation in another tab may hold it); then,
+ * under the lock, the session ends in the record and every tab, and a different sign-in found there is ended too.
  */
 export async function signOut(): Promise<void> {
   const shown = readSession();
   store(null);
+  const sent = shown ? logout(shown.refreshToken) : Promise.resolve();
   await underLock(async () => {
-    const ended = (await newest()) ?? shown;
+    const found = await newest();
     await commit(null);
-    if (!ended) return;
-    try {
-      await client.POST('/v1/auth/logout', {
-        body: { refresh_token: ended.refreshToken },
-        signal: AbortSignal.timeout(LOGOUT_PATIENCE_MS),
-      });
-    } catch {
-      // Signed out here already; the refresh token lapses by itself (30 days) if the API could not be told.
-    }
+    if (found && found !== 'unknown' && found.signedInAt !== shown?.signedInAt) await logout(found.refreshToken);
   });
+  await sent;
 }
 
 /**
@@ -147,7 +165,11 @@ export function forgetSession(refusedAccessToken: string | undefined) {
   if (!refused || refused.accessToken !== refusedAccessToken) return;
   store(null);
   void underLock(async () => {
-    if ((await newest())?.signedInAt === refused.signedInAt) await commit(null);
+    const current = await newest();
+    if (current === 'unknown') return;
+    if (current?.signedInAt === refused.signedInAt) await commit(null);
+    // Signed in since, in another tab: that session stays, here too.
+    else if (current) store(current);
   });
 }
 
@@ -164,6 +186,14 @@ const SIGNED_OUT: Problem = {
   message: 'Your session ended: sign in again.',
   requestId: null,
   retryable: false,
+};
+
+const STORAGE_SILENT: Problem = {
+  status: 0,
+  code: 'storage_unavailable',
+  message: 'The browser’s storage did not answer, so the session could not be renewed safely: retry in a moment.',
+  requestId: null,
+  retryable: true,
 };
 
 /** Web Locks are missing: on an address that is not a secure context, or in a browser too old to have them. */
@@ -193,6 +223,12 @@ export async function accessToken(): Promise<string> {
   return navigator.locks.request(SESSION_LOCK, async () => {
     // Another tab may have rotated, signed out or signed in while this one waited for the lock.
     const current = await newest();
+    if (current === 'unknown') {
+      // Exchanging this tab's copy on a guess could spend a token another tab already spent.
+      const shown = readSession();
+      if (shown && shown.expiresAt > Date.now()) return shown.accessToken;
+      throw new SessionProblem(STORAGE_SILENT);
+    }
     if (!current) {
       if (readSession()) store(null);
       throw new SessionProblem(SIGNED_OUT);
@@ -201,6 +237,8 @@ export async function accessToken(): Promise<string> {
     if (fresh(current)) return current.accessToken;
     const { data, error, response } = await client.POST('/v1/auth/refresh', {
       body: { refresh_token: current.refreshToken },
+      // The lock is every tab's: it is not held on for an answer that does not come.
+      signal: AbortSignal.timeout(REFRESH_PATIENCE_MS),
     });
     if (data) {
       const rotated = sessionOf(data.data, current.signedInAt);
