@@ -429,21 +429,29 @@ describe('/dashboard in Chromium', () => {
     await page.screenshot({ path: join(RESULTS, 'dashboard-payment.png') });
   });
 
-  it('a retry after a lost answer sends the same Idempotency-Key: the refund happens once', async () => {
-    await page.getByRole('button', { name: 'Refund…' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Refund payment' });
-    expect(await dialog.getByLabel('Amount (USD)').inputValue()).toBe('25.00');
-    await dialog.getByLabel('Amount (USD)').fill('5.00');
-    // The server takes the refund; its answer is lost on the way back (the browser sees a network error).
+  /**
+   * The server takes the payment's next refund; its answer is lost on the way back (the browser sees a network
+   * error). Every refund POST's key is recorded, and the status the server gave the one whose answer was lost.
+   */
+  const loseFirstRefundAnswer = async (id: string) => {
     const keys: string[] = [];
     const statuses: number[] = [];
-    await page.route(`**/v1/payments/${paymentId}/refunds`, async (route) => {
+    await page.route(`**/v1/payments/${id}/refunds`, async (route) => {
       if (route.request().method() !== 'POST') return route.fallback();
       keys.push((await route.request().allHeaders())['idempotency-key']!);
       if (keys.length > 1) return route.fallback();
       statuses.push((await route.fetch()).status());
       return route.abort('failed');
     });
+    return { keys, statuses };
+  };
+
+  it('a retry after a lost answer sends the same Idempotency-Key: the refund happens once', async () => {
+    await page.getByRole('button', { name: 'Refund…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Refund payment' });
+    expect(await dialog.getByLabel('Amount (USD)').inputValue()).toBe('25.00');
+    await dialog.getByLabel('Amount (USD)').fill('5.00');
+    const { keys, statuses } = await loseFirstRefundAnswer(paymentId);
     await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
     const problem = dialog.getByRole('alert');
     await problem.getByText('The service could not be reached').waitFor();
@@ -470,15 +478,7 @@ describe('/dashboard in Chromium', () => {
     const dialog = page.getByRole('dialog', { name: 'Refund payment' });
     const amount = dialog.getByLabel('Amount (USD)');
     await amount.fill('2.00');
-    const keys: string[] = [];
-    const statuses: number[] = [];
-    await page.route(`**${refundsPath}`, async (route) => {
-      if (route.request().method() !== 'POST') return route.fallback();
-      keys.push((await route.request().allHeaders())['idempotency-key']!);
-      if (keys.length > 1) return route.fallback();
-      statuses.push((await route.fetch()).status());
-      return route.abort('failed');
-    });
+    const { keys, statuses } = await loseFirstRefundAnswer(payment.id);
     await dialog.getByRole('button', { name: 'Refund', exact: true }).click();
     await dialog.getByRole('alert').getByText('The service could not be reached').waitFor();
     expect(statuses).toEqual([201]);
@@ -1249,7 +1249,7 @@ describe('/dashboard in Chromium', () => {
     const address = `${base}/dashboard/api-keys`;
     await page.goto(address);
     await settled(page);
-    const stored = JSON.parse((await page.evaluate(`localStorage.getItem('${SESSION_KEY}')`)) as string);
+    const stored = await storedSession();
     expect((await api('GET', '/v1/auth/me', stored.accessToken)).status).toBe(200);
     const [logout] = await Promise.all([
       page.waitForRequest((request) => request.url().endsWith('/v1/auth/logout')),

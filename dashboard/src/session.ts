@@ -220,7 +220,7 @@ export async function accessToken(): Promise<string> {
   if (fresh(session)) return session.accessToken;
   // Web Locks exist only in a secure context: without them two tabs could spend the same refresh token.
   if (!('locks' in navigator)) throw new SessionProblem(NO_LOCKS());
-  return navigator.locks.request(SESSION_LOCK, async () => {
+  return underLock(async () => {
     // Another tab may have rotated, signed out or signed in while this one waited for the lock.
     const current = await newest();
     if (current === 'unknown') {

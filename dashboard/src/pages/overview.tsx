@@ -215,11 +215,12 @@ function StatusChart({ overview }: { overview: Overview }) {
         const y = i * STATUS_ROW;
         const length = row.count > 0 ? Math.max(1, (row.count / most) * room) : 0;
         const amounts = currencies.map((c) => money(row.amounts.get(c.currency) ?? 0n, c)).join(', ');
+        const label = row.status.replaceAll('_', ' ');
         return (
           <g key={row.status}>
-            <title>{`${row.status.replaceAll('_', ' ')}: ${plural(row.count, 'payment', 'payments')}${amounts ? `, ${amounts}` : ''}`}</title>
+            <title>{`${label}: ${plural(row.count, 'payment', 'payments')}${amounts ? `, ${amounts}` : ''}`}</title>
             <text x={STATUS_LABEL - 8} y={y + STATUS_ROW * 0.68} text-anchor="end">
-              {row.status.replaceAll('_', ' ')}
+              {label}
             </text>
             <rect
               class={APPROVED_STATUSES.has(row.status) ? 'bar' : 'bar-other'}
@@ -318,25 +319,23 @@ export function Overview() {
       <section class="card" aria-labelledby="disputes-title">
         <h2 id="disputes-title">Disputes waiting on you</h2>
         <LoadState state={needsResponse}>
-          {([disputes, inquiries]) => (
+          {(waiting) => (
             <ul class="plain">
-              {[disputes, inquiries].map((waiting) =>
-                waiting ? (
-                  <li key={waiting.status}>
-                    {waiting.status === 'needs_response'
-                      ? `${plural(waiting.count, 'dispute needs', 'disputes need')} a response.`
-                      : `${plural(waiting.count, 'inquiry needs', 'inquiries need')} a response (an inquiry may become a chargeback).`}{' '}
-                    {waiting.count > 0 && (
-                      <a href={`/dashboard/disputes?status=${waiting.status}`}>
-                        See {waiting.count === 1 ? 'it' : 'them'}
-                        <span class="visually-hidden">
-                          {waiting.status === 'needs_response' ? ' (disputes)' : ' (inquiries)'}
-                        </span>
-                      </a>
-                    )}
-                  </li>
-                ) : null,
-              )}
+              {waiting.map(({ status, count }) => (
+                <li key={status}>
+                  {status === 'needs_response'
+                    ? `${plural(count, 'dispute needs', 'disputes need')} a response.`
+                    : `${plural(count, 'inquiry needs', 'inquiries need')} a response (an inquiry may become a chargeback).`}{' '}
+                  {count > 0 && (
+                    <a href={`/dashboard/disputes?status=${status}`}>
+                      See {count === 1 ? 'it' : 'them'}
+                      <span class="visually-hidden">
+                        {status === 'needs_response' ? ' (disputes)' : ' (inquiries)'}
+                      </span>
+                    </a>
+                  )}
+                </li>
+              ))}
             </ul>
           )}
         </LoadState>
